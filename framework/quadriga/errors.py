@@ -1,0 +1,111 @@
+"""Exceptions raised by quadriga.
+
+Every error a user can cause derives from :class:`QuadrigaError` and carries a
+message meant to be read on a terminal: it names the file, the table
+(``stage.srmc``) and the key at fault where there is one, and suggests the fix.
+The CLI prints these without a traceback (exit code 2 for configuration and
+usage errors, 1 for a run that failed) unless ``--debug`` is given.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "QuadrigaError",
+    "ConfigError",
+    "UnknownComponentError",
+    "DuplicateComponentError",
+    "StageError",
+    "NonFiniteError",
+    "suggest",
+]
+
+
+def suggest(name: str, candidates: Iterable[str], n: int = 3) -> str:
+    """Return a ``" did you mean ...?"`` hint for ``name`` among ``candidates``.
+
+    Args:
+        name: the name the user typed.
+        candidates: the valid names.
+        n: at most this many close matches are shown.
+
+    Returns:
+        ``" Did you mean 'a' or 'b'?"`` or the empty string when nothing is close.
+        Uses :func:`difflib.get_close_matches` (cutoff 0.6), as gymnasium does.
+    """
+    matches = difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.6)
+    if not matches:
+        return ""
+    quoted = [f"'{m}'" for m in matches]
+    joined = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f" Did you mean {joined}?"
+
+
+class QuadrigaError(Exception):
+    """Base class of every error quadriga raises on purpose.
+
+    ``exit_code`` is what the CLI returns: 2 for usage and configuration
+    errors (the default), 1 for a run that started and failed.
+    """
+
+    exit_code = 2
+
+
+class ConfigError(QuadrigaError):
+    """A pipeline file, an override or a component's parameters are invalid.
+
+    Args:
+        message: what is wrong and how to fix it.
+        file: the pipeline file (or ``"--set"`` for a command-line override).
+        table: the TOML table at fault, e.g. ``"stage.srmc"``.
+        key: the key at fault within the table, e.g. ``"alpha"``.
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, table: str | None = None,
+                 key: str | None = None) -> None:
+        self.file, self.table, self.key, self.reason = file, table, key, message
+        where = []
+        if file:
+            where.append(str(file))
+        if table:
+            where.append(f"[{table}]")
+        if key:
+            where.append(f"key '{key}'")
+        prefix = (", ".join(where) + ": ") if where else ""
+        super().__init__(prefix + message)
+
+
+class UnknownComponentError(ConfigError):
+    """No component of that kind and name is registered (close matches are suggested)."""
+
+
+class DuplicateComponentError(QuadrigaError):
+    """Two distributions registered the same kind and name; the message names both."""
+
+
+class StageError(QuadrigaError):
+    """A stage raised while running; the run is marked failed and earlier stages stay saved.
+
+    Args:
+        stage: the stage name.
+        message: what went wrong.
+    """
+
+    exit_code = 1
+
+    def __init__(self, stage: str, message: str) -> None:
+        self.stage = stage
+        super().__init__(f"stage '{stage}' failed: {message}")
+
+
+class NonFiniteError(StageError):
+    """A stage produced NaN or inf (in its artifact, or in a metric it logged at ``step``)."""
+
+    def __init__(self, stage: str, what: str, step: int | None = None) -> None:
+        self.step = step
+        at = f" at step {step}" if step is not None else ""
+        super().__init__(stage, f"non-finite value (NaN or inf) in {what}{at}; "
+                         "results computed so far are kept in the run directory. "
+                         "Lower the step size or learning rate, or check the inputs.")

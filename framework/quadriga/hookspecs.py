@@ -1,0 +1,84 @@
+"""Hook specifications: the functions a quadriga plugin may implement.
+
+A plugin is a module named by an entry point of the ``quadriga`` group, e.g. in
+its ``pyproject.toml``::
+
+    [project.entry-points.quadriga]
+    srmc = "quadriga_srmc.plugin"
+
+The module defines functions decorated with :data:`quadriga.hookimpl` whose
+names are the hooks below. Each hook is called by keyword, so an
+implementation may accept only the arguments it needs, as in pluggy and pytest.
+Built-in components (``quadriga-std``) are registered through exactly the same
+hooks as third-party ones.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from quadriga.registry import PluginRegistrar
+
+hookspec = pluggy.HookspecMarker("quadriga")
+hookimpl = pluggy.HookimplMarker("quadriga")
+
+
+@hookspec
+def quadriga_register(registry: PluginRegistrar) -> None:
+    """Register the plugin's components, ready pipelines and claims.
+
+    Called once per plugin when the registry is first used (``quadriga list``,
+    ``quadriga run``, ...), plugin by plugin, so that an exception here marks
+    only this plugin as broken. It must be cheap: add specs by lazy
+    ``"module:attr"`` paths and import nothing heavy (no torch)::
+
+        @quadriga.hookimpl
+        def quadriga_register(registry):
+            registry.add("sampler", "srmc", "quadriga_srmc.sampler:SRMC",
+                         summary="Score-Repellent Monte Carlo around a base kernel",
+                         paper="Doe et al. 2025, Algorithm 1")
+            registry.add_pipeline("srmc-vs-mala", "quadriga_srmc:pipelines/srmc-vs-mala.toml")
+            registry.add_claim("srmc-variance", "quadriga_srmc.claims:variance_reduction",
+                               summary="SR-MALA has lower MSE than tuned MALA")
+
+    :param registry: the registrar bound to this plugin's distribution; see
+        :class:`quadriga.registry.PluginRegistrar`.
+    :return: ignored.
+    """
+
+
+@hookspec
+def quadriga_run_start(run: Any) -> None:
+    """Called after a run's directory is created and before its first stage runs.
+
+    :param run: the :class:`quadriga.runs.Run` (``run.dir``, ``run.config``, ``run.seed``).
+    :return: ignored. An exception is reported as a warning naming the plugin and
+        does not stop the run.
+    """
+
+
+@hookspec
+def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> None:
+    """Called after a stage finished and its results were written to disk.
+
+    :param run: the :class:`quadriga.runs.Run`.
+    :param stage: the stage name.
+    :param artifact: the artifact the stage returned (``Samples``, ``Fitted``,
+        ``Estimate`` or ``Metrics``).
+    :param seconds: wall-clock seconds the stage took.
+    :return: ignored. Exceptions are reported as warnings.
+    """
+
+
+@hookspec
+def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None:
+    """Called once when a run ends, whatever the outcome.
+
+    :param run: the :class:`quadriga.runs.Run`.
+    :param status: ``"finished"``, ``"failed"`` or ``"interrupted"``.
+    :param error: the exception that ended the run, or ``None``.
+    :return: ignored. Exceptions are reported as warnings.
+    """

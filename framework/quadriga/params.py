@@ -1,0 +1,93 @@
+"""Declaring a component's hyperparameters.
+
+Components are attrs classes whose fields are their hyperparameters; ``param``
+is :func:`attrs.field` with the one-line documentation that ``quadriga info``
+shows stored in the field's metadata::
+
+    @attrs.define(kw_only=True)
+    class MALA(Sampler):
+        step_size: float = param(0.1, doc="Langevin step size h (units of x squared)",
+                                 validator=attrs.validators.gt(0))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+__all__ = ["param", "describe_params"]
+
+_NOTHING = attrs.NOTHING
+
+
+def param(default: Any = _NOTHING, *, doc: str = "", validator: Any = None,
+          factory: Any = None, converter: Any = None) -> Any:
+    """Declare one hyperparameter of a component.
+
+    Args:
+        default: the default value; omit it for a required parameter.
+        doc: a one-line description with units, shown by ``quadriga info``.
+        validator: an attrs validator (or list of them) run when the component is built.
+        factory: a zero-argument callable producing the default (for lists and dicts).
+        converter: an attrs converter.
+
+    Returns:
+        An :func:`attrs.field` to be assigned in the class body.
+    """
+    kwargs: dict[str, Any] = {"metadata": {"doc": doc}}
+    if factory is not None:
+        kwargs["factory"] = factory
+    elif default is not _NOTHING:
+        kwargs["default"] = default
+    if validator is not None:
+        kwargs["validator"] = validator
+    if converter is not None:
+        kwargs["converter"] = converter
+    return attrs.field(**kwargs)
+
+
+def _type_name(tp: Any) -> str:
+    if tp is None:
+        return "any"
+    if isinstance(tp, str):
+        return tp
+    name = getattr(tp, "__name__", None)
+    if name and not getattr(tp, "__args__", None):
+        return name
+    return str(tp).replace("typing.", "")
+
+
+def describe_params(cls: type) -> list[dict[str, str]]:
+    """List the hyperparameters of an attrs component class.
+
+    Args:
+        cls: an attrs class.
+
+    Returns:
+        One dict per field, in declaration order, with keys ``name``, ``type``,
+        ``default`` (``"required"`` when there is none) and ``doc``.
+
+    Raises:
+        TypeError: if ``cls`` is not an attrs class.
+    """
+    try:
+        attrs.resolve_types(cls)
+    except Exception:  # unresolved forward references: fall back to the strings
+        pass
+    rows = []
+    for f in attrs.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        if f.default is _NOTHING:
+            default = "required"
+        elif isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
+            try:
+                default = repr(f.default.factory())
+            except Exception:
+                default = "(computed)"
+        else:
+            default = repr(f.default)
+        rows.append({"name": f.name, "type": _type_name(f.type), "default": default,
+                     "doc": f.metadata.get("doc", "")})
+    return rows

@@ -1,0 +1,1 @@
+"""quadriga-std tasks."""
