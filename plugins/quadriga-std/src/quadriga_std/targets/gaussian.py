@@ -1,0 +1,351 @@
+"""Gaussian and Gaussian-mixture targets with exact densities, scores, samples and moments.
+
+Parameters are stored in float64; every method works in the dtype of its input ``x``
+(float32 or float64). The mixture also gives the exact score of its law after the
+forward (variance-preserving) diffusion x_t = sqrt(ab) x_0 + sqrt(1 - ab) eps, used by
+diffusion samplers as an analytic score.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import torch
+
+from quadriga import param
+from quadriga.errors import ConfigError
+from quadriga.interfaces import Target
+
+__all__ = ["Gaussian", "GaussianMixture", "PRESETS"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+PRESETS = ("4-mode-2d", "8-ring", "25-grid", "random")
+
+
+def _matrix(value: Any, name: str, shape: tuple[int, ...] | None = None) -> torch.Tensor:
+    try:
+        t = torch.as_tensor(value, dtype=torch.float64)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"'{name}' must be a (nested) list of numbers: {exc}", key=name) from None
+    if shape is not None and tuple(t.shape) != shape:
+        raise ConfigError(f"'{name}' has shape {tuple(t.shape)}, expected {shape}.", key=name)
+    if not torch.isfinite(t).all():
+        raise ConfigError(f"'{name}' contains NaN or inf.", key=name)
+    return t
+
+
+def _eigh_pd(cov: torch.Tensor, name: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Eigen-decomposition of a symmetric positive-definite matrix, or a ConfigError."""
+    if not torch.allclose(cov, cov.transpose(-1, -2), atol=1e-10, rtol=1e-8):
+        raise ConfigError(f"'{name}' must be symmetric.", key=name)
+    evals, evecs = torch.linalg.eigh(cov)
+    if (evals <= 1e-12 * evals.abs().amax(-1, keepdim=True).clamp_min(1.0)).any():
+        raise ConfigError(f"'{name}' is not positive definite (smallest eigenvalue "
+                          f"{float(evals.min()):.3g}); give a covariance with positive eigenvalues "
+                          "(for equicorrelation rho in dim d, -1/(d-1) < rho < 1).", key=name)
+    return evals, evecs
+
+
+def _check_x(x: torch.Tensor, dim: int) -> None:
+    if x.ndim != 2 or x.shape[1] != dim:
+        raise ValueError(f"x must have shape [n, {dim}], got {tuple(x.shape)}")
+
+
+@attrs.define(kw_only=True)
+class Gaussian(Target):
+    """Multivariate normal N(mean, covariance), normalised.
+
+    Give ``mean`` and ``covariance`` as lists, or ``dim`` (mean 0) with ``equicorrelation``
+    rho, giving covariance I + rho (1 1^T - I). Once built, ``dim`` is an int and ``mean``
+    (``Tensor[d]``) and ``covariance`` (``Tensor[d, d]``) hold the exact float64 moments.
+
+    Raises:
+        ConfigError: missing/inconsistent parameters or a covariance that is not positive definite.
+    """
+
+    mean: Any = param(None, doc="mean vector (list of d numbers; default zeros); a Tensor[d] once built")
+    covariance: Any = param(None, doc="covariance (d x d nested list; default from dim/equicorrelation); "
+                            "a Tensor[d, d] once built")
+    dim: Any = param(None, doc="dimension d when mean/covariance are not given")
+    equicorrelation: float = param(0.0, doc="rho: covariance I + rho (11^T - I) when only dim is given")
+    _evals: Any = attrs.field(init=False, default=None)
+    _evecs: Any = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        d, mu, cov = self.dim, None, None
+        if self.mean is not None:
+            mu = _matrix(self.mean, "mean")
+            if mu.ndim != 1:
+                raise ConfigError("'mean' must be a flat list of d numbers.", key="mean")
+            if d is not None and mu.shape[0] != int(d):
+                raise ConfigError(f"'mean' has {mu.shape[0]} entries but dim is {d}.", key="mean")
+            d = mu.shape[0]
+        if self.covariance is not None:
+            cov = _matrix(self.covariance, "covariance")
+            if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
+                raise ConfigError("'covariance' must be a square d x d nested list.", key="covariance")
+            if d is not None and cov.shape[0] != int(d):
+                raise ConfigError(f"'covariance' is {cov.shape[0]}x{cov.shape[0]} but the dimension is {d}.",
+                                  key="covariance")
+            d = cov.shape[0]
+        if d is None or int(d) < 1:
+            raise ConfigError("give 'mean' and 'covariance', or a positive 'dim'.", key="dim")
+        d = int(d)
+        if cov is None:
+            rho = float(self.equicorrelation)
+            cov = (1.0 - rho) * torch.eye(d, dtype=torch.float64) + rho * torch.ones(d, d, dtype=torch.float64)
+        self._evals, self._evecs = _eigh_pd(cov, "covariance")
+        self.mean = torch.zeros(d, dtype=torch.float64) if mu is None else mu
+        self.covariance, self.dim = cov, d
+
+    @classmethod
+    def from_moments(cls, mean: Any, covariance: Any) -> Gaussian:
+        """Build from a mean ``Tensor[d]`` and covariance ``Tensor[d, d]``."""
+        return cls(mean=torch.as_tensor(mean).tolist(), covariance=torch.as_tensor(covariance).tolist())
+
+    def _whiten(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        _check_x(x, self.dim)
+        evecs, evals = self._evecs.to(x.dtype), self._evals.to(x.dtype)
+        y = (x - self.mean.to(x.dtype)) @ evecs
+        return y, evals
+
+    def log_prob(self, x: torch.Tensor) -> torch.Tensor:
+        """Normalised log density: ``Tensor[n, d] -> Tensor[n]`` (nats)."""
+        y, evals = self._whiten(x)
+        return -0.5 * ((y * y) / evals).sum(-1) - 0.5 * evals.log().sum() - 0.5 * self.dim * _LOG_2PI
+
+    def score(self, x: torch.Tensor) -> torch.Tensor:
+        """Score -Sigma^{-1}(x - mean): ``Tensor[n, d] -> Tensor[n, d]``."""
+        y, evals = self._whiten(x)
+        return -(y / evals) @ self._evecs.to(x.dtype).T
+
+    def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
+        """Exact samples ``Tensor[num_samples, d]`` float64."""
+        z = torch.randn(int(num_samples), self.dim, generator=generator, dtype=torch.float64)
+        return self.mean + (z * self._evals.sqrt()) @ self._evecs.T
+
+
+@attrs.define(kw_only=True)
+class GaussianMixture(Target):
+    """Gaussian mixture sum_k w_k N(mu_k, Sigma_k), normalised, with exact noised scores.
+
+    Give ``weights``, ``means`` and ``covariances`` (or ``scale``: a number sigma for
+    sigma^2 I, or a list of d standard deviations), or a ``preset``:
+    ``4-mode-2d`` (means (+-radius, +-radius), radius 2, scale 0.6), ``8-ring`` (8 means on
+    a circle of radius 4, scale 0.5), ``25-grid`` (means {-r,-r/2,0,r/2,r}^2, r=4, scale 0.3),
+    ``random`` (``num_components`` means drawn uniformly on the sphere of ``radius`` (default 6)
+    in ``dim`` dimensions by ``prepare(generator=...)``, scale 1). Presets have equal weights
+    unless ``weights`` is given.
+
+    Raises:
+        ConfigError: inconsistent shapes, negative weights, unknown preset, a covariance
+            that is not positive definite.
+
+    Source of the noised score: the forward process of Ho et al. 2020 (eq. 4) applied to a
+    mixture; see Li, Cai & Wei 2025 (arXiv 2504.05300).
+    """
+
+    weights: Any = param(None, doc="mixture weights (list of K non-negative numbers, normalised here)")
+    means: Any = param(None, doc="component means (K x d nested list)")
+    covariances: Any = param(None, doc="component covariances (K x d x d nested list)")
+    scale: Any = param(None, doc="component standard deviation: a number, or a list of d numbers (diagonal)")
+    preset: Any = param(None, doc="one of '4-mode-2d', '8-ring', '25-grid', 'random'",
+                        validator=attrs.validators.optional(attrs.validators.in_(PRESETS)))
+    dim: Any = param(None, doc="dimension d of the 'random' preset (an int once built)")
+    num_components: int = param(8, doc="number of components K of the 'random' preset",
+                                validator=attrs.validators.gt(0))
+    radius: Any = param(None, doc="preset size: half-distance of 4-mode-2d means, ring or sphere radius")
+    _w: Any = attrs.field(init=False, default=None)
+    _mu: Any = attrs.field(init=False, default=None)
+    _evals: Any = attrs.field(init=False, default=None)
+    _evecs: Any = attrs.field(init=False, default=None)
+
+    def __attrs_post_init__(self) -> None:
+        if self.preset is None and self.means is None:
+            raise ConfigError("give 'means' (with 'covariances' or 'scale') or a 'preset' "
+                              f"(one of {', '.join(PRESETS)}).", key="means")
+        if self.preset == "random":
+            if self.dim is None or int(self.dim) < 1:
+                raise ConfigError("preset 'random' needs a positive 'dim'.", key="dim")
+            self.dim = int(self.dim)
+            return  # drawn in prepare()
+        if self.preset is not None:
+            means, sigma = self._preset_means()
+            self._set(self.weights, means, None, sigma if self.scale is None else self.scale)
+        else:
+            self._set(self.weights, _matrix(self.means, "means"), self.covariances, self.scale)
+
+    def _preset_means(self) -> tuple[torch.Tensor, float]:
+        if self.preset == "4-mode-2d":
+            r = 2.0 if self.radius is None else float(self.radius)
+            return r * torch.tensor([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]], dtype=torch.float64), 0.6
+        if self.preset == "8-ring":
+            r = 4.0 if self.radius is None else float(self.radius)
+            ang = torch.arange(8, dtype=torch.float64) * (2 * math.pi / 8)
+            return r * torch.stack([ang.cos(), ang.sin()], -1), 0.5
+        r = 4.0 if self.radius is None else float(self.radius)
+        g = torch.arange(-2, 3, dtype=torch.float64) * (r / 2)
+        return torch.cartesian_prod(g, g), 0.3
+
+    def _set(self, weights: Any, means: torch.Tensor, covariances: Any, scale: Any) -> None:
+        if means.ndim != 2:
+            raise ConfigError("'means' must be a K x d nested list.", key="means")
+        k, d = means.shape
+        if weights is None:
+            w = torch.full((k,), 1.0 / k, dtype=torch.float64)
+        else:
+            w = _matrix(weights, "weights", (k,))
+            if (w < 0).any() or w.sum() <= 0:
+                raise ConfigError("'weights' must be non-negative with a positive sum.", key="weights")
+            w = w / w.sum()
+        if covariances is not None:
+            cov = _matrix(covariances, "covariances", (k, d, d))
+        else:
+            if scale is None:
+                raise ConfigError("give 'covariances' or 'scale'.", key="scale")
+            s = _matrix(scale, "scale")
+            if s.ndim == 0:
+                s = s.expand(d)
+            if s.shape != (d,) or (s <= 0).any():
+                raise ConfigError(f"'scale' must be a positive number or a list of {d} positive numbers.",
+                                  key="scale")
+            cov = torch.diag_embed(s * s).expand(k, d, d).clone()
+        if self.dim is not None and int(self.dim) != d:
+            raise ConfigError(f"'dim' is {self.dim} but the means have {d} columns.", key="dim")
+        self._w, self._mu, self.dim = w, means, d
+        self._evals, self._evecs = _eigh_pd(cov, "covariances")
+
+    def prepare(self, *, generator: torch.Generator) -> None:
+        """Draw the means of the ``random`` preset (uniform on a sphere); other presets do nothing."""
+        if self.preset != "random":
+            return
+        d, k = int(self.dim), int(self.num_components)
+        r = 6.0 if self.radius is None else float(self.radius)
+        z = torch.randn(k, d, generator=generator, dtype=torch.float64)
+        means = r * z / z.norm(dim=-1, keepdim=True)
+        self._set(None, means, None, 1.0 if self.scale is None else self.scale)
+
+    def _ready(self) -> None:
+        if self._mu is None:
+            raise RuntimeError("the 'random' mixture is drawn by prepare(generator=...); call it first")
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def mixture_weights(self) -> torch.Tensor:
+        """Weights ``Tensor[K]`` float64, summing to one."""
+        self._ready()
+        return self._w.clone()
+
+    @property
+    def component_means(self) -> torch.Tensor:
+        """Means ``Tensor[K, d]`` float64."""
+        self._ready()
+        return self._mu.clone()
+
+    @property
+    def component_covariances(self) -> torch.Tensor:
+        """Covariances ``Tensor[K, d, d]`` float64."""
+        self._ready()
+        return (self._evecs * self._evals.unsqueeze(-2)) @ self._evecs.transpose(-1, -2)
+
+    @property
+    def mean(self) -> torch.Tensor:
+        """Exact mean sum_k w_k mu_k, ``Tensor[d]`` float64."""
+        self._ready()
+        return self._w @ self._mu
+
+    @property
+    def covariance(self) -> torch.Tensor:
+        """Exact covariance sum_k w_k (Sigma_k + mu_k mu_k^T) - m m^T, ``Tensor[d, d]`` float64."""
+        m = self.mean
+        second = torch.einsum("k,kij->ij", self._w, self.component_covariances)
+        second = second + torch.einsum("k,ki,kj->ij", self._w, self._mu, self._mu)
+        return second - torch.outer(m, m)
+
+    # ----------------------------------------------------------------- densities
+    def _terms(self, x: torch.Tensor, alpha_bar: Any, need_grad: bool) -> tuple[torch.Tensor, Any]:
+        """Per-component log w_k + log N_k(x) ``[n, K]`` and gradients ``[n, K, d]`` of log N_k."""
+        self._ready()
+        _check_x(x, self.dim)
+        dt = x.dtype
+        evecs, evals, mu = self._evecs.to(dt), self._evals.to(dt), self._mu.to(dt)
+        if alpha_bar is None:
+            a = torch.ones((), dtype=dt)
+        else:
+            a = torch.as_tensor(alpha_bar, dtype=dt)
+            if a.ndim == 1:
+                if a.shape[0] != x.shape[0]:
+                    raise ValueError(f"alpha_bar has {a.shape[0]} entries for {x.shape[0]} rows")
+                a = a[:, None, None]
+            elif a.ndim != 0:
+                raise ValueError("alpha_bar must be a float or a Tensor[n]")
+            if ((a <= 0) | (a > 1)).any():
+                raise ValueError("alpha_bar must lie in (0, 1]")
+        diff = x[:, None, :] - a.sqrt() * mu                   # [n, K, d]
+        y = torch.einsum("nkd,kde->nke", diff, evecs)          # eigen-coordinates
+        c = a * evals + (1 - a)                                  # [n|1, K, d]
+        c = c.expand(x.shape[0], *evals.shape)
+        log_n = -0.5 * (y * y / c).sum(-1) - 0.5 * c.log().sum(-1) - 0.5 * self.dim * _LOG_2PI
+        joint = self._w.to(dt).log() + log_n
+        grad = -torch.einsum("nke,kde->nkd", y / c, evecs) if need_grad else None
+        return joint, grad
+
+    def component_log_probs(self, x: torch.Tensor) -> torch.Tensor:
+        """log w_k + log N(x; mu_k, Sigma_k): ``Tensor[n, d] -> Tensor[n, K]``."""
+        return self._terms(x, None, False)[0]
+
+    def assign(self, x: torch.Tensor) -> torch.Tensor:
+        """Bayes assignment argmax_k of the posterior component: ``Tensor[n, d] -> Tensor[n]`` long."""
+        return self.component_log_probs(x).argmax(-1)
+
+    def log_prob(self, x: torch.Tensor) -> torch.Tensor:
+        """Normalised log density: ``Tensor[n, d] -> Tensor[n]`` (nats)."""
+        return torch.logsumexp(self.component_log_probs(x), -1)
+
+    def score(self, x: torch.Tensor) -> torch.Tensor:
+        """Exact score: ``Tensor[n, d] -> Tensor[n, d]``."""
+        return self.noised_score(x, None)
+
+    def noised_log_prob(self, x: torch.Tensor, alpha_bar: Any) -> torch.Tensor:
+        """log density of x_t = sqrt(ab) x_0 + sqrt(1-ab) eps, x_0 ~ mixture, eps ~ N(0, I).
+
+        Args:
+            x: ``Tensor[n, d]``.
+            alpha_bar: float in (0, 1] or ``Tensor[n]`` (one per row); 1 gives ``log_prob``.
+
+        Returns:
+            ``Tensor[n]``: log sum_k w_k N(x; sqrt(ab) mu_k, ab Sigma_k + (1-ab) I) (nats).
+
+        Raises:
+            ValueError: alpha_bar outside (0, 1] or of the wrong shape.
+        """
+        return torch.logsumexp(self._terms(x, alpha_bar, False)[0], -1)
+
+    def noised_score(self, x: torch.Tensor, alpha_bar: Any) -> torch.Tensor:
+        """Exact score of the noised law: sum_k r_k(x) C_k^{-1} (sqrt(ab) mu_k - x).
+
+        Args:
+            x: ``Tensor[n, d]``.
+            alpha_bar: float in (0, 1] or ``Tensor[n]``; ``None`` or 1 gives ``score``.
+
+        Returns:
+            ``Tensor[n, d]`` with C_k = ab Sigma_k + (1-ab) I and r_k the posterior
+            responsibilities (softmax of log w_k + log N_k). Source: research note section c.
+
+        Raises:
+            ValueError: alpha_bar outside (0, 1] or of the wrong shape.
+        """
+        joint, grad = self._terms(x, alpha_bar, True)
+        resp = torch.softmax(joint, -1)
+        return (resp.unsqueeze(-1) * grad).sum(1)
+
+    def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
+        """Exact samples ``Tensor[num_samples, d]`` float64 (component by multinomial, then Gaussian)."""
+        self._ready()
+        n = int(num_samples)
+        comp = torch.multinomial(self._w, n, replacement=True, generator=generator)
+        z = torch.randn(n, self.dim, generator=generator, dtype=torch.float64)
+        z = z * self._evals[comp].sqrt()
+        return self._mu[comp] + torch.einsum("nde,ne->nd", self._evecs[comp], z)
