@@ -1,0 +1,265 @@
+"""Batched Metropolis-Hastings and Langevin kernels: RWM, ULA, MALA, HMC.
+
+All four share :class:`MCMCKernel`, which runs ``num_chains`` chains at once as a loop
+of ``transition`` calls. ``transition`` is the kernel contract other samplers build on
+(e.g. a wrapper that runs the kernel on a surrogate target changing between steps): it
+works on any object with ``log_prob(x: Tensor[c, d]) -> Tensor[c]`` and
+``score(x: Tensor[c, d]) -> Tensor[c, d]``. A proposal whose log acceptance ratio is
+not finite (NaN or inf from an overflowing target) is rejected and counted in
+``rejected_nonfinite``; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, ClassVar
+
+import attrs
+import torch
+
+import quadriga
+from quadriga import param
+from quadriga.artifacts import Samples
+from quadriga.errors import ConfigError
+from quadriga.interfaces import Sampler
+
+__all__ = ["ChainState", "MCMCKernel", "RWM", "ULA", "MALA", "HMC", "initial_points", "mh_accept"]
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+_pos = attrs.validators.gt(0)
+_nonneg_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0))
+_pos_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
+
+
+@attrs.define
+class ChainState:
+    """State of c chains.
+
+    Attributes:
+        x: ``Tensor[c, d]`` current points.
+        log_prob: ``Tensor[c]`` target log density at ``x`` (nats).
+        score: ``Tensor[c, d]`` score at ``x``, or ``None`` for kernels that do not use it.
+    """
+
+    x: torch.Tensor
+    log_prob: torch.Tensor
+    score: torch.Tensor | None = None
+
+
+def mh_accept(log_ratio: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Metropolis-Hastings accept step for c chains.
+
+    Args:
+        log_ratio: ``Tensor[c]`` log acceptance ratio (nats); NaN or +-inf means reject.
+        generator: ``torch.Generator``.
+
+    Returns:
+        ``(accepted, nonfinite)``: two ``Tensor[c]`` bool; a non-finite ratio is never accepted.
+
+    Source: Metropolis et al. 1953; Hastings 1970 (acceptance min(1, ratio)).
+    """
+    nonfinite = ~torch.isfinite(log_ratio)
+    u = torch.rand(log_ratio.shape, generator=generator, dtype=log_ratio.dtype)
+    accepted = (torch.log(u) < log_ratio) & ~nonfinite
+    return accepted, nonfinite
+
+
+def _select(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
+    m = mask.reshape(-1, *([1] * (new.ndim - 1)))
+    return torch.where(m, new, old)
+
+
+def initial_points(target: Any, num_chains: int, init: str, init_scale: float, dtype: torch.dtype,
+                   generator: torch.Generator) -> torch.Tensor:
+    """Starting points ``Tensor[num_chains, d]``.
+
+    Args:
+        target: has ``dim`` (and ``sample`` when ``init == "target"``).
+        init: ``"normal"`` (init_scale * N(0, I)) or ``"target"`` (exact draws).
+
+    Raises:
+        ConfigError: ``init = "target"`` on a target without an exact sampler.
+    """
+    if init == "target":
+        try:
+            x = target.sample(num_chains, generator=generator)
+        except NotImplementedError:
+            raise ConfigError(f"init = 'target' needs exact samples but {type(target).__name__} has none; "
+                              "use init = 'normal'.", key="init") from None
+        return torch.as_tensor(x).to(dtype)
+    return init_scale * torch.randn(num_chains, int(target.dim), generator=generator, dtype=dtype)
+
+
+@attrs.define(kw_only=True)
+class MCMCKernel(Sampler):
+    """Base of the batched Markov kernels: initial points, then ``burn_in + num_samples * thin`` transitions.
+
+    ``sample`` returns ``Samples(x=Tensor[num_chains * num_samples, d]`` (chain-major),
+    ``chains=Tensor[num_chains, num_samples, d]``, ``info={acceptance_rate, score_evals,
+    log_prob_evals, rejected_nonfinite, seconds}``); the acceptance rate is over all transitions.
+    Subclasses implement :meth:`transition` (and set ``uses_score``).
+    """
+
+    uses_score: ClassVar[bool] = True
+
+    num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
+    num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
+    burn_in: int = param(500, doc="transitions discarded at the start of each chain", validator=_nonneg_int)
+    thin: int = param(1, doc="keep every thin-th transition after burn-in", validator=_pos_int)
+    init: str = param("normal", doc="starting points: 'normal' (init_scale * N(0, I)) or 'target' (exact draws)",
+                      validator=attrs.validators.in_(("normal", "target")))
+    init_scale: float = param(1.0, doc="standard deviation of 'normal' starting points (units of x)",
+                              validator=_pos)
+    dtype: str = param("float64", doc="floating dtype of the chains: 'float64' or 'float32'",
+                       validator=attrs.validators.in_(tuple(_DTYPES)))
+
+    def init_state(self, target: Any, x: torch.Tensor) -> ChainState:
+        """Evaluate ``target`` at ``x: Tensor[c, d]`` (log_prob, and score if the kernel uses it)."""
+        return ChainState(x=x, log_prob=target.log_prob(x),
+                          score=target.score(x) if self.uses_score else None)
+
+    def transition(self, state: ChainState, target: Any,
+                   generator: torch.Generator) -> tuple[ChainState, torch.Tensor, dict[str, int]]:
+        """One Markov step for all c chains.
+
+        Args:
+            state: the current :class:`ChainState` (evaluated on ``target``).
+            target: any object with ``log_prob(Tensor[c, d]) -> Tensor[c]`` and
+                ``score(Tensor[c, d]) -> Tensor[c, d]``.
+            generator: ``torch.Generator``.
+
+        Returns:
+            ``(new_state, accepted Tensor[c] bool, counters)`` with counters
+            ``{"score_evals", "log_prob_evals", "rejected_nonfinite"}`` (counts for this step).
+        """
+        raise NotImplementedError
+
+    def initial_state(self, target: Any, generator: torch.Generator) -> ChainState:
+        """Draw starting points (see :func:`initial_points`) and evaluate the target there."""
+        x = initial_points(target, self.num_chains, self.init, self.init_scale, _DTYPES[self.dtype], generator)
+        return self.init_state(target, x)
+
+    def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
+        """Run the chains; see the class docstring for the output."""
+        if not hasattr(target, "log_prob") or not hasattr(target, "dim"):
+            raise ConfigError(f"{type(self).__name__} needs a target with dim and log_prob.", key="target")
+        t0 = time.perf_counter()
+        state = self.initial_state(target, generator)
+        c = self.num_chains
+        counts = {"score_evals": c if self.uses_score else 0, "log_prob_evals": c, "rejected_nonfinite": 0}
+        total = self.burn_in + self.num_samples * self.thin
+        kept = torch.empty(c, self.num_samples, state.x.shape[1], dtype=state.x.dtype)
+        accepted_total, k = 0, 0
+        progress = quadriga.current_progress()
+        progress.start(total, type(self).__name__)
+        for step in range(total):
+            state, accepted, counters = self.transition(state, target, generator)
+            accepted_total += int(accepted.sum())
+            for key, val in counters.items():
+                counts[key] = counts.get(key, 0) + int(val)
+            if step >= self.burn_in and (step - self.burn_in + 1) % self.thin == 0:
+                kept[:, k] = state.x
+                k += 1
+            progress.advance(1)
+        info = {"acceptance_rate": accepted_total / (total * c) if total else float("nan"), **counts,
+                "seconds": time.perf_counter() - t0, "num_chains": c, "transitions": total}
+        return Samples(x=kept.reshape(-1, kept.shape[-1]), chains=kept, info=info)
+
+
+@attrs.define(kw_only=True)
+class RWM(MCMCKernel):
+    """Random-walk Metropolis: propose y = x + step_size * N(0, I), accept with min(1, pi(y)/pi(x)).
+
+    Source: Metropolis et al. 1953.
+    """
+
+    uses_score: ClassVar[bool] = False
+    step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=_pos)
+
+    def transition(self, state, target, generator):
+        """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
+        x = state.x
+        y = x + self.step_size * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        lp_y = target.log_prob(y)
+        accepted, nonfinite = mh_accept(lp_y - state.log_prob, generator)
+        new = ChainState(_select(accepted, y, x), torch.where(accepted, lp_y, state.log_prob), None)
+        return new, accepted, {"score_evals": 0, "log_prob_evals": x.shape[0],
+                               "rejected_nonfinite": int(nonfinite.sum())}
+
+
+@attrs.define(kw_only=True)
+class ULA(MCMCKernel):
+    """Unadjusted Langevin: y = x + h s(x) + sqrt(2h) N(0, I), always accepted (biased in h).
+
+    Proposals with a non-finite point, log_prob or score are rejected (counted). Source:
+    Roberts & Tweedie 1996, eq. (1.4) discretised by Euler-Maruyama.
+    """
+
+    step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
+
+    def transition(self, state, target, generator):
+        """One ULA step for all chains (see :meth:`MCMCKernel.transition`)."""
+        x, h = state.x, self.step_size
+        y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        lp_y, s_y = target.log_prob(y), target.score(y)
+        ok = torch.isfinite(lp_y) & torch.isfinite(s_y).all(-1) & torch.isfinite(y).all(-1)
+        new = ChainState(_select(ok, y, x), torch.where(ok, lp_y, state.log_prob), _select(ok, s_y, state.score))
+        c = x.shape[0]
+        return new, ok, {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int((~ok).sum())}
+
+
+@attrs.define(kw_only=True)
+class MALA(MCMCKernel):
+    """Metropolis-adjusted Langevin: the ULA proposal corrected by a Metropolis-Hastings step.
+
+    log ratio = log pi(y) - log pi(x) + log q(x | y) - log q(y | x),
+    log q(y | x) = -|y - x - h s(x)|^2 / (4h). Source: Roberts & Tweedie 1996, sec. 1.4.
+    """
+
+    step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
+
+    def transition(self, state, target, generator):
+        """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
+        x, h = state.x, self.step_size
+        y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        lp_y, s_y = target.log_prob(y), target.score(y)
+        fwd = ((y - x - h * state.score) ** 2).sum(-1)
+        bwd = ((x - y - h * s_y) ** 2).sum(-1)
+        log_ratio = lp_y - state.log_prob + (fwd - bwd) / (4 * h)
+        accepted, nonfinite = mh_accept(log_ratio, generator)
+        new = ChainState(_select(accepted, y, x), torch.where(accepted, lp_y, state.log_prob),
+                         _select(accepted, s_y, state.score))
+        c = x.shape[0]
+        return new, accepted, {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int(nonfinite.sum())}
+
+
+@attrs.define(kw_only=True)
+class HMC(MCMCKernel):
+    """Hamiltonian Monte Carlo with identity mass and leapfrog integration, then a Metropolis step.
+
+    Source: Neal 2011, "MCMC using Hamiltonian dynamics", Handbook of MCMC, fig. 2 (leapfrog)
+    and eq. 5.18 (acceptance).
+    """
+
+    step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=_pos)
+    num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=_pos_int)
+
+    def transition(self, state, target, generator):
+        """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
+        x, eps = state.x, self.step_size
+        p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        q, s = x, state.score
+        p = p0 + 0.5 * eps * s
+        for i in range(self.num_leapfrog_steps):
+            q = q + eps * p
+            s = target.score(q)
+            p = p + (eps if i < self.num_leapfrog_steps - 1 else 0.5 * eps) * s
+        lp_q = target.log_prob(q)
+        log_ratio = lp_q - state.log_prob - 0.5 * (p * p).sum(-1) + 0.5 * (p0 * p0).sum(-1)
+        accepted, nonfinite = mh_accept(log_ratio, generator)
+        new = ChainState(_select(accepted, q, x), torch.where(accepted, lp_q, state.log_prob),
+                         _select(accepted, s, state.score))
+        c = x.shape[0]
+        return new, accepted, {"score_evals": c * self.num_leapfrog_steps, "log_prob_evals": c,
+                               "rejected_nonfinite": int(nonfinite.sum())}
