@@ -1,0 +1,68 @@
+"""Running pipelines from Python (claims, notebooks, tests).
+
+``quadriga.api.run("srmc-vs-mala", overrides=["stage.srmc.alpha=2"], seed=3)``
+does what ``quadriga run`` does, without a terminal display by default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from quadriga.pipeline import Pipeline, load_pipeline
+from quadriga.registry import Registry, get_registry
+from quadriga.runs import RunResult, execute
+
+__all__ = ["run", "check"]
+
+
+def check(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = (), seed: int | None = None,
+          registry: Registry | None = None) -> Pipeline:
+    """Load and check a pipeline without running it.
+
+    Args:
+        source: a registered pipeline name, a path to a TOML file, or a dict with the TOML structure.
+        overrides: ``--set`` strings, e.g. ``"stage.srmc.alpha=2"``.
+        seed: replaces the pipeline's root seed.
+        registry: defaults to the process-wide one.
+
+    Returns:
+        The checked :class:`~quadriga.pipeline.Pipeline`.
+
+    Raises:
+        ConfigError: anything wrong with the pipeline (file, table and key named).
+    """
+    return load_pipeline(source, registry or get_registry(), overrides=overrides, seed=seed)
+
+
+def run(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = (), seed: int | None = None,
+        out: str | Path | None = None, runs_root: str | Path = "runs", resume: str | Path | None = None,
+        registry: Registry | None = None, raise_on_failure: bool = True) -> RunResult:
+    """Check and run a pipeline; return its artifacts and results.
+
+    Args:
+        source: a registered pipeline name, a path, or a dict with the TOML structure.
+        overrides: ``--set`` strings.
+        seed: replaces the root seed.
+        out: the run directory (default ``runs_root/<pipeline>/<UTC timestamp>``).
+        runs_root: root of default run directories.
+        resume: an earlier run directory whose unfinished stages are re-run.
+        registry: defaults to the process-wide one.
+        raise_on_failure: raise the stage's error when the run fails (default) instead
+            of returning a result with ``status == "failed"``.
+
+    Returns:
+        :class:`~quadriga.runs.RunResult` with ``.dir``, ``.status``, ``.artifacts``, ``.results``.
+
+    Raises:
+        ConfigError: the pipeline is invalid (nothing ran).
+        StageError: a stage failed and ``raise_on_failure`` is true (finished stages stay on disk).
+    """
+    registry = registry or get_registry()
+    pipeline = load_pipeline(source, registry, overrides=overrides, seed=seed)
+    result = execute(pipeline, registry, out=Path(out) if out is not None else None, runs_root=Path(runs_root),
+                     resume=Path(resume) if resume is not None else None)
+    if result.status == "failed" and raise_on_failure and result.error is not None:
+        raise result.error
+    return result

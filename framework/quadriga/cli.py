@@ -1,0 +1,444 @@
+"""The ``quadriga`` command line.
+
+Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error.
+Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
+This module imports neither torch nor any plugin algorithm at import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from quadriga.errors import QuadrigaError
+from quadriga.registry import KINDS, Registry
+
+__all__ = ["main", "build_parser"]
+
+EPILOG_RUN = """\
+examples:
+  quadriga run cartpole-minto                       a registered pipeline, by name
+  quadriga run my-pipeline.toml --seed 3            a pipeline file
+  quadriga run srmc-vs-mala --set stage.srmc.alpha=2 --set pipeline.seed=1
+  quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
+  quadriga run cartpole-minto --resume runs/cartpole-minto/20260101T000000Z
+
+a pipeline file:
+  [pipeline]
+  name = "my-pipeline"
+  seed = 0
+  [task.gmm]
+  use = "gaussian-mixture"
+  preset = "4-mode-2d"
+  [stage.mala]
+  use = "mala"
+  inputs = { target = "gmm" }
+  step_size = 0.1
+  [stage.compare]
+  use = "energy-distance"
+  inputs = { subject = ["mala"], reference = "gmm" }
+"""
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show full tracebacks")
+    parser.add_argument("--disable", action="append", metavar="PLUGIN", default=argparse.SUPPRESS,
+                        help="do not load this plugin (entry-point or distribution name); repeatable; "
+                             "QUADRIGA_DISABLE=a,b does the same")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``quadriga`` command (subcommands list, info, run, verify, doctor, ...)."""
+    parser = argparse.ArgumentParser(
+        prog="quadriga",
+        description="Recent machine-learning methods as composable plugins: Sampler, Learner, Estimator, "
+                    "Evaluator. Pipelines are TOML files composed by name.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Start with `quadriga list`, then `quadriga run NAME`. `quadriga COMMAND --help` for details.")
+    _common(parser)
+    from quadriga import __version__
+
+    parser.add_argument("--version", action="version", version=f"quadriga {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list components, pipelines and claims of the installed plugins",
+                       description="List what the installed plugins register, without importing their algorithms.")
+    p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="only this kind")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p)
+
+    p = sub.add_parser("info", help="parameters, inputs and paper of a component (or a pipeline/claim)",
+                       description="Show a component's parameters with types, defaults and documentation, "
+                                   "its inputs and output, its paper, and the distribution it comes from.")
+    p.add_argument("name")
+    p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="when the name has several kinds")
+    _common(p)
+
+    p = sub.add_parser("run", help="check and run a pipeline", formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Check a pipeline (every name, parameter, type and input) and run it. "
+                                   "Results go to runs/<pipeline>/<UTC timestamp>/ unless --out is given.",
+                       epilog=EPILOG_RUN)
+    p.add_argument("pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a key, e.g. stage.srmc.alpha=2 (value parsed as TOML); repeatable")
+    p.add_argument("--seed", type=int, help="root seed (replaces [pipeline] seed)")
+    p.add_argument("--out", type=Path, help="run directory (default runs/<pipeline>/<timestamp>)")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="re-run only the unfinished stages of a run")
+    p.add_argument("--check", action="store_true", help="check the pipeline and print it; run nothing")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _common(p)
+
+    p = sub.add_parser("verify", help="check that plugins still reproduce their papers' claims",
+                       description="Run the claims of a distribution (e.g. quadriga-srmc) or one claim, and write "
+                                   "a markdown report with the measured numbers and figures.")
+    p.add_argument("what", metavar="DIST_OR_CLAIM")
+    p.add_argument("--scale", choices=["smoke", "paper"], default="smoke",
+                   help="smoke: seconds, checks numbers are produced; paper: the full check (minutes)")
+    p.add_argument("--out", type=Path, help="report directory (default verify/<what>/<timestamp>)")
+    _common(p)
+
+    p = sub.add_parser("doctor", help="installed plugins, versions, and the broken ones with the reason",
+                       description="Report the Python environment, every plugin distribution and its status, "
+                                   "plugins that failed to load (and why), and name collisions.")
+    _common(p)
+
+    from quadriga.extensions import add_extension_commands
+
+    add_extension_commands(sub, _common)
+    return parser
+
+
+def _registry(args: argparse.Namespace) -> Registry:
+    from quadriga.registry import get_registry
+
+    return get_registry(disable=getattr(args, "disable", None) or ())
+
+
+# ---------------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
+    reg = _registry(args)
+    kind = args.kind
+    comps = [c for c in reg.components() if kind in (None, c.kind)]
+    pipes = reg.pipelines() if kind in (None, "pipeline") else []
+    claims = reg.claims() if kind in (None, "claim") else []
+    if args.json:
+        data = {"components": [dict(kind=c.kind, name=c.name, summary=c.summary, paper=c.paper,
+                                    distribution=c.distribution) for c in comps],
+                "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
+                "claims": [dict(name=c.name, summary=c.summary, distribution=c.distribution) for c in claims],
+                "broken": [dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
+                           for b in reg.broken],
+                "conflicts": [dict(kind=k, name=n, distributions=[s.distribution for s in specs])
+                              for (k, n), specs in reg.conflicts.items()]}
+        print(json.dumps(data, indent=2))
+        return 0
+    con = _console()
+    if comps:
+        table = Table(title="components", show_lines=False)
+        for col in ("kind", "name", "summary", "distribution"):
+            table.add_column(col, overflow="fold")
+        for c in comps:
+            table.add_row(c.kind, f"[bold]{c.name}[/]", c.summary, c.distribution)
+        con.print(table)
+    if pipes:
+        table = Table(title="pipelines (quadriga run NAME)")
+        for col in ("name", "summary", "distribution"):
+            table.add_column(col, overflow="fold")
+        for p in pipes:
+            table.add_row(f"[bold]{p.name}[/]", p.summary, p.distribution)
+        con.print(table)
+    if claims:
+        table = Table(title="claims (quadriga verify NAME)")
+        for col in ("name", "claim", "distribution"):
+            table.add_column(col, overflow="fold")
+        for c in claims:
+            table.add_row(f"[bold]{c.name}[/]", c.summary, c.distribution)
+        con.print(table)
+    if not (comps or pipes or claims):
+        con.print("nothing registered" + (f" of kind '{kind}'" if kind else "") +
+                  ". Install plugins, e.g. `pip install -e plugins/quadriga-std`.")
+    _print_problems(con, reg)
+    return 0
+
+
+def _print_problems(con: Console, reg: Registry) -> None:
+    for b in reg.broken:
+        con.print(f"[red]broken plugin[/] '{b.plugin}' from '{b.distribution}' ({b.stage}): {b.error}. "
+                  f"Its components are unavailable; the others work. Details: `quadriga doctor`.")
+    for (kind, name), specs in reg.conflicts.items():
+        who = " and ".join(f"'{s.distribution}'" for s in specs)
+        con.print(f"[red]name collision[/]: {kind} '{name}' is registered by {who}; using it is an error "
+                  "until one is disabled (--disable PLUGIN).")
+
+
+# ---------------------------------------------------------------------------- info
+def cmd_info(args: argparse.Namespace) -> int:
+    """``quadriga info NAME``: a component's parameters, inputs, output and paper."""
+    from quadriga.errors import UnknownComponentError, suggest
+    from quadriga.params import describe_params
+
+    reg = _registry(args)
+    con = _console()
+    name, kind = args.name, args.kind
+    shown = False
+    if kind in (None, "pipeline"):
+        for p in reg.pipelines():
+            if p.name == name:
+                con.print(f"[bold]pipeline {p.name}[/] from {p.distribution}: {p.summary}\n")
+                con.print(p.read_text(), markup=False)
+                shown = True
+    if kind in (None, "claim"):
+        for c in reg.claims():
+            if c.name == name:
+                con.print(f"[bold]claim {c.name}[/] from {c.distribution}: {c.summary}\nsource: {c.paper}\n"
+                          f"run it: quadriga verify {c.name} [--scale paper]")
+                shown = True
+    specs = [s for s in reg.components() if s.name == name and kind in (None, s.kind)]
+    for spec in specs:
+        cls = reg.load_class(spec)
+        version = reg.plugins.get(spec.plugin, {}).get("version", "")
+        con.print(f"[bold]{spec.kind} {spec.name}[/]  ({spec.distribution} {version}, {spec.target})")
+        if spec.summary:
+            con.print(spec.summary)
+        if spec.paper:
+            con.print(f"paper: {spec.paper}")
+        doc = (cls.__doc__ or "").strip()
+        if doc:
+            con.print()
+            con.print(doc, markup=False)
+        table = Table(title="parameters")
+        for col in ("name", "type", "default", "doc"):
+            table.add_column(col, overflow="fold")
+        for row in describe_params(cls):
+            table.add_row(row["name"], row["type"], row["default"], row["doc"])
+        con.print(table)
+        inputs = getattr(cls, "input_types", {})
+        if inputs:
+            con.print("inputs: " + ", ".join(f"{k} ({' | '.join(v)})" for k, v in inputs.items()))
+        con.print(f"output: {cls.output_type}")
+        shown = True
+    if not shown:
+        known = [c.name for c in reg.components()] + [p.name for p in reg.pipelines()] + \
+            [c.name for c in reg.claims()]
+        raise UnknownComponentError(f"nothing named '{name}' is registered.{suggest(name, known)} "
+                                    "Run `quadriga list`.")
+    return 0
+
+
+# ---------------------------------------------------------------------------- run
+@contextlib.contextmanager
+def _rich_progress(enabled: bool) -> Iterator[Any]:
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    console = _console()
+    progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                        console=console, disable=not enabled, transient=False)
+
+    @contextlib.contextmanager
+    def display(stage: str) -> Iterator[Any]:
+        task = progress.add_task(stage, total=None)
+
+        def on_update(completed: float, total: float | None, description: str | None) -> None:
+            label = stage if not description or description == stage else f"{stage}: {description}"
+            progress.update(task, completed=completed, total=total, description=label)
+
+        try:
+            yield on_update
+        finally:
+            t = progress.tasks[task] if task < len(progress.tasks) else None
+            if t is not None and t.total is None:
+                progress.update(task, total=1, completed=1)
+            elif t is not None:
+                progress.update(task, completed=t.total)
+            if not enabled:
+                console.print(f"  stage [bold]{stage}[/] done")
+
+    with progress:
+        yield display
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``quadriga run``: check a pipeline, then run it with progress bars and a results table."""
+    from quadriga.pipeline import load_pipeline
+    from quadriga.runs import execute
+
+    reg = _registry(args)
+    con = _console()
+    pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
+    table = Table(title=f"pipeline {pipeline.name} (seed {pipeline.seed})")
+    for col in ("table", "component", "kind", "inputs"):
+        table.add_column(col, overflow="fold")
+    for row in pipeline.describe():
+        table.add_row(*row)
+    con.print(table)
+    if args.check:
+        con.print("[green]pipeline is valid[/] (nothing was run).")
+        return 0
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    show = not args.quiet and con.is_terminal
+    try:
+        with _rich_progress(show) as display:
+            result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
+    except KeyboardInterrupt:
+        con.print("[yellow]interrupted[/]: finished stages are saved; continue with --resume RUN_DIR.")
+        return 130
+    for w in result.warnings:
+        con.print(f"[yellow]warning[/]: {w}")
+    _print_results(con, result.results)
+    con.print(f"run directory: [bold]{result.dir}[/]")
+    if result.status != "finished":
+        err = result.error
+        con.print(f"[red]run {result.status}[/]: {err}\nFinished stages are saved; after a fix, "
+                  f"`quadriga run {args.pipeline} --resume {result.dir}` re-runs only the rest."
+                  + ("" if getattr(args, "debug", False) else " (details: error.txt in the run directory)"))
+        if getattr(args, "debug", False) and err is not None:
+            raise err
+        return getattr(err, "exit_code", 1) if isinstance(err, QuadrigaError) else 1
+    return 0
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _print_results(con: Console, results: dict[str, Any]) -> None:
+    table = Table(title="results")
+    for col in ("stage", "metric", "value"):
+        table.add_column(col, overflow="fold")
+    for stage, res in results.get("stages", {}).items():
+        if res.get("type") == "Metrics":
+            for key, value in res.get("values", {}).items():
+                table.add_row(stage, key, _fmt(value))
+        elif res.get("type") == "Estimate":
+            err = res.get("stderr")
+            table.add_row(stage, "estimate", _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else ""))
+        elif res.get("type") == "Samples":
+            acc = res.get("info", {}).get("acceptance_rate")
+            table.add_row(stage, "samples", f"{res.get('num_samples')} x {res.get('dim')}"
+                          + (f", acceptance {_fmt(acc)}" if acc is not None else ""))
+        elif res.get("type") == "Fitted":
+            table.add_row(stage, "fitted", ", ".join(f"{k}={_fmt(v)}" for k, v in list(res.get("final", {}).items())[:3]))
+        for fig in res.get("figures", []):
+            table.add_row(stage, "figure", fig)
+    if table.row_count:
+        con.print(table)
+
+
+# ---------------------------------------------------------------------------- verify
+def cmd_verify(args: argparse.Namespace) -> int:
+    """``quadriga verify``: run claims and write a markdown report."""
+    import datetime as dt
+
+    from quadriga.claims import verify
+
+    reg = _registry(args)
+    con = _console()
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    from quadriga.runs import safe_name
+
+    out = args.out or Path("verify") / safe_name(args.what) / dt.datetime.now(dt.timezone.utc).strftime(
+        "%Y%m%dT%H%M%SZ")
+
+    def on_start(spec: Any) -> None:
+        con.print(f"claim [bold]{spec.name}[/] ({args.scale}): {spec.summary}")
+
+    def on_end(spec: Any, record: dict[str, Any]) -> None:
+        color = {"passed": "green", "failed": "red", "error": "red"}[record["status"]]
+        con.print(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {record['summary']}")
+
+    records, report = verify(reg, args.what, scale=args.scale, out_dir=Path(out), on_start=on_start, on_end=on_end)
+    con.print(f"report: [bold]{report}[/]")
+    return 0 if all(r["status"] == "passed" for r in records) else 1
+
+
+# ---------------------------------------------------------------------------- doctor
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """``quadriga doctor``: environment, plugins, broken plugins and collisions."""
+    import importlib.metadata as md
+    import platform
+
+    from quadriga import __version__
+
+    reg = _registry(args).load()
+    con = _console()
+    con.print(f"quadriga {__version__} on Python {platform.python_version()} ({sys.executable})")
+    for lib in ("torch", "numpy", "pluggy", "attrs", "cattrs", "rich"):
+        try:
+            con.print(f"  {lib} {md.version(lib)}")
+        except md.PackageNotFoundError:
+            con.print(f"  {lib} [yellow]not installed[/]")
+    table = Table(title="plugins")
+    for col in ("plugin", "distribution", "version", "status", "components"):
+        table.add_column(col)
+    counts: dict[str, int] = {}
+    for c in reg.components():
+        counts[c.plugin] = counts.get(c.plugin, 0) + 1
+    for name, info in sorted(reg.plugins.items()):
+        color = {"ok": "green", "broken": "red", "disabled": "yellow"}.get(info["status"], "white")
+        table.add_row(name, info["distribution"], info["version"], f"[{color}]{info['status']}[/]",
+                      str(counts.get(name, 0)))
+    con.print(table)
+    for b in reg.broken:
+        con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {b.error}")
+        con.print(f"  entry point: {b.entry_point}. Fix: reinstall it (`pip install -e plugins/{b.distribution}`) "
+                  "or disable it (--disable " + b.plugin + ").")
+        if getattr(args, "debug", False):
+            con.print(b.traceback, markup=False)
+    _print_problems(con, reg) if reg.conflicts else None
+    if not reg.broken and not reg.conflicts:
+        con.print("[green]all plugins load[/]")
+    return 1 if reg.broken or reg.conflicts else 0
+
+
+COMMANDS = {"list": cmd_list, "info": cmd_info, "run": cmd_run, "verify": cmd_verify, "doctor": cmd_doctor}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``quadriga`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    from quadriga.extensions import EXTENSION_COMMANDS
+
+    handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
+    try:
+        return handler(args)
+    except QuadrigaError as exc:
+        if getattr(args, "debug", False):
+            raise
+        _console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _console(stderr=True).print("[yellow]interrupted[/]")
+        return 130
+    except Exception as exc:  # noqa: BLE001
+        if getattr(args, "debug", False):
+            raise
+        _console(stderr=True).print(f"[red]internal error:[/] {type(exc).__name__}: {exc} "
+                                    "(run again with --debug for the traceback)")
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,226 @@
+"""Building components from configuration with cattrs, strictly.
+
+``build_component`` resolves a registered name, imports its class and structures
+the parameters with a :class:`cattrs.Converter` that forbids extra keys and does
+not coerce types (``"0.1"`` is not a float, ``1.5`` is not an int). A field typed
+with an interface (``base_kernel: Sampler``) accepts ``"mala"`` or
+``{ use = "mala", step_size = 0.1 }`` and is built through the same registry, so
+composition by name works at every level. Every error is a
+:class:`~quadriga.errors.ConfigError` naming the file, table and key, and an
+unknown key lists the valid parameters with their types.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+
+from quadriga.errors import ConfigError, QuadrigaError, suggest
+from quadriga.interfaces import KIND_BASES, Component
+from quadriga.params import describe_params
+
+__all__ = ["build_component", "component_config", "valid_params_text", "kinds_for_base"]
+
+_USE = "__quadriga_use__"
+
+
+def kinds_for_base(base: type) -> tuple[str, ...]:
+    """The registry kinds whose base class is ``base`` or a subclass of it."""
+    kinds = tuple(k for k, b in KIND_BASES.items() if issubclass(b, base))
+    return kinds or tuple(KIND_BASES)
+
+
+def valid_params_text(cls: type) -> str:
+    """``"step_size: float = 0.1, num_chains: int = 4"`` for the error messages."""
+    rows = describe_params(cls)
+    if not rows:
+        return "it takes no parameters"
+    return "valid parameters: " + ", ".join(f"{r['name']}: {r['type']} = {r['default']}" for r in rows)
+
+
+def _strict(tp: type) -> Any:
+    def hook(value: Any, _: Any) -> Any:
+        ok = {
+            int: isinstance(value, int) and not isinstance(value, bool),
+            float: isinstance(value, (int, float)) and not isinstance(value, bool),
+            bool: isinstance(value, bool),
+            str: isinstance(value, str),
+        }[tp]
+        if not ok:
+            raise TypeError(f"expected {tp.__name__}, got {type(value).__name__} {value!r}")
+        return float(value) if tp is float else value
+    return hook
+
+
+class _Builder:
+    def __init__(self, registry: Any, file: str | None, table: str) -> None:
+        self.registry, self.file, self.table = registry, file, table
+        conv = cattrs.Converter(forbid_extra_keys=True)
+        for tp in (int, float, bool, str):
+            conv.register_structure_hook(tp, _strict(tp))
+        conv.register_structure_hook_func(
+            lambda t: isinstance(t, type) and issubclass(t, Component) and t not in (Component,)
+            and not attrs.has(t), self._nested)
+        conv.register_structure_hook(Any, lambda v, _: v)
+        self.converter = conv
+
+    def _nested(self, value: Any, tp: type) -> Any:
+        if isinstance(value, Component):
+            return value
+        if isinstance(value, str):
+            value = {"use": value}
+        if not isinstance(value, Mapping) or "use" not in value:
+            raise TypeError(f"expected a component name or a table with 'use' (e.g. {{ use = \"name\" }}), "
+                            f"got {value!r}")
+        params = dict(value)
+        use = params.pop("use")
+        kind = params.pop("kind", None)
+        kinds = (kind,) if kind else kinds_for_base(tp)
+        inner = _Builder(self.registry, self.file, self.table)
+        return inner.build(use, params, kinds=kinds, key_prefix="")
+
+    def build(self, use: Any, params: Mapping[str, Any], *, kinds: tuple[str, ...], key_prefix: str = "") -> Any:
+        if not isinstance(use, str):
+            raise ConfigError(f"'use' must be a component name (a string), got {use!r}.",
+                              file=self.file, table=self.table, key="use")
+        try:
+            spec = self.registry.get(use, kinds)
+        except ConfigError as exc:
+            raise ConfigError(exc.reason, file=self.file, table=self.table, key=key_prefix + "use") from None
+        except QuadrigaError as exc:
+            raise ConfigError(str(exc), file=self.file, table=self.table, key=key_prefix + "use") from None
+        cls = self.registry.load_class(spec)
+        base = KIND_BASES[spec.kind]
+        if not (isinstance(cls, type) and issubclass(cls, base) and attrs.has(cls)):
+            raise QuadrigaError(f"{spec.kind} '{spec.name}' from '{spec.distribution}' ({spec.target}) is not an "
+                                f"attrs class derived from quadriga.interfaces.{base.__name__}; "
+                                "report this to the plugin's authors.")
+        try:
+            obj = self.converter.structure(dict(params), cls)
+        except ClassValidationError as exc:
+            raise self._translate(exc, cls, key_prefix) from None
+        except (TypeError, ValueError) as exc:
+            raise self._value_error(exc, cls, key_prefix) from None
+        object.__setattr__(obj, _USE, (spec.kind, spec.name))
+        return obj
+
+    def _value_error(self, exc: Exception, cls: type, prefix: str) -> ConfigError:
+        msg = str(exc)
+        m = re.match(r"^'(\w+)'", msg)
+        key = prefix + m.group(1) if m else None
+        return ConfigError(f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file,
+                           table=self.table, key=key)
+
+    def _translate(self, exc: BaseException, cls: type, prefix: str) -> ConfigError:
+        for err, path in _walk(exc, []):
+            if isinstance(err, ConfigError):
+                return err
+            if isinstance(err, ForbiddenExtraKeysError):
+                names = [f.name for f in attrs.fields(cls)]
+                bad = sorted(err.extra_fields)[0]
+                key = prefix + ".".join(str(p) for p in [*path, bad])
+                return ConfigError(f"unknown parameter '{bad}' for {_label(cls)}.{suggest(bad, names)} "
+                                   f"{valid_params_text(cls)}.", file=self.file, table=self.table, key=key)
+            key = prefix + ".".join(str(p) for p in path) if path else None
+            msg = str(err)
+            if not path:
+                m = re.match(r"^'(\w+)'", msg)
+                key = prefix + m.group(1) if m else None
+            typ = ""
+            if path and isinstance(path[0], str):
+                field = attrs.fields_dict(cls).get(path[0])
+                if field is not None:
+                    typ = f" (expected {describe_type(field.type)})"
+            return ConfigError(f"invalid value{typ}: {msg}.", file=self.file, table=self.table, key=key)
+        return ConfigError(str(exc), file=self.file, table=self.table)
+
+
+def describe_type(tp: Any) -> str:
+    """A short readable name of a type annotation."""
+    name = getattr(tp, "__name__", None)
+    if name and not getattr(tp, "__args__", None):
+        return name
+    return str(tp).replace("typing.", "")
+
+
+def _label(cls: type) -> str:
+    return cls.__name__
+
+
+def _walk(exc: BaseException, path: list[Any]) -> Any:
+    if isinstance(exc, ForbiddenExtraKeysError) or not isinstance(exc, (ClassValidationError,
+                                                                         IterableValidationError)):
+        yield exc, path
+        return
+    with_notes, without = exc.group_exceptions()
+    for err, note in with_notes:
+        step = getattr(note, "name", None)
+        if step is None:
+            step = getattr(note, "index", "?")
+        yield from _walk(err, [*path, step])
+    for err in without:
+        yield from _walk(err, path)
+
+
+def build_component(registry: Any, use: str, params: Mapping[str, Any], *, kinds: tuple[str, ...],
+                    file: str | None = None, table: str = "") -> Any:
+    """Build a registered component from its name and parameters.
+
+    Args:
+        registry: the :class:`~quadriga.registry.Registry`.
+        use: the registered name.
+        params: the parameters (TOML values).
+        kinds: the kinds the name may be (``("sampler", "learner", ...)``).
+        file: the pipeline file, for error messages.
+        table: the table, e.g. ``"stage.srmc"``, for error messages.
+
+    Returns:
+        The component instance.
+
+    Raises:
+        ConfigError: unknown name (with close matches), unknown parameter (with the
+            valid ones), wrong type, or a validator's complaint.
+    """
+    return _Builder(registry, file, table).build(use, params, kinds=kinds)
+
+
+def component_config(obj: Any) -> dict[str, Any]:
+    """The resolved configuration of a built component: its parameters, nested components as tables.
+
+    Returns:
+        ``{param: value}`` with every default filled in; nested components become
+        ``{"use": name, ...}``.
+    """
+    conv = cattrs.Converter()
+
+    def unstructure_component(value: Any) -> Any:
+        out: dict[str, Any] = {}
+        used = getattr(value, _USE, None)
+        if used is not None:
+            out["use"] = used[1]
+        for f in attrs.fields(type(value)):
+            if f.init and not f.name.startswith("_"):
+                out[f.name] = conv.unstructure(getattr(value, f.name))
+        return out
+
+    conv.register_unstructure_hook_func(lambda t: isinstance(t, type) and issubclass(t, Component),
+                                        unstructure_component)
+    out = unstructure_component(obj)
+    out.pop("use", None)
+    return _toml_safe(out)
+
+
+def _toml_safe(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _toml_safe(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_toml_safe(v) for v in value if v is not None]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+

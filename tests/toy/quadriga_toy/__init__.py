@@ -1,0 +1,1 @@
+"""A small plugin used by the core tests: cheap components with known answers."""

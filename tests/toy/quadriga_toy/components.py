@@ -1,0 +1,142 @@
+"""Toy components with closed-form answers, for the core tests."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import attrs
+import torch
+
+from quadriga import Estimate, Estimator, Evaluator, Fitted, Learner, Metrics, Sampler, Samples, Target, named, param
+from quadriga.claims import ClaimResult
+from quadriga.progress import current_progress
+
+
+@attrs.define(kw_only=True)
+class ToyNormal(Target):
+    """N(mean, scale^2 I) in ``dim`` dimensions."""
+
+    mean: float = param(0.0, doc="mean of every coordinate")
+    scale: float = param(1.0, doc="standard deviation", validator=attrs.validators.gt(0))
+    dimension: int = param(2, doc="dimension d", validator=attrs.validators.ge(1))
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return self.dimension
+
+    def log_prob(self, x):
+        """log N(x; mean, scale^2 I), Tensor[n, d] -> Tensor[n]."""
+        z = (x - self.mean) / self.scale
+        return -0.5 * (z**2).sum(-1) - self.dimension * math.log(self.scale * math.sqrt(2 * math.pi))
+
+    def score(self, x):
+        """-(x - mean) / scale^2."""
+        return -(x - self.mean) / self.scale**2
+
+    def sample(self, num_samples, *, generator):
+        """Exact draws, Tensor[num_samples, d]."""
+        return self.mean + self.scale * torch.randn(num_samples, self.dimension, generator=generator,
+                                                     dtype=torch.float64)
+
+
+@attrs.define(kw_only=True)
+class ToyIID(Sampler):
+    """Exact samples; ``fail`` raises, ``nan`` returns NaN, ``sleep`` waits (seconds)."""
+
+    num_samples: int = param(100, doc="number of draws", validator=attrs.validators.ge(1))
+    fail: bool = param(False, doc="raise RuntimeError")
+    nan: bool = param(False, doc="return NaN samples")
+    sleep: float = param(0.0, doc="seconds to sleep")
+
+    def sample(self, target, *, generator):
+        """Draw ``num_samples`` exact samples."""
+        if self.fail:
+            raise RuntimeError("asked to fail")
+        progress = current_progress()
+        progress.start(self.num_samples)
+        if self.sleep:
+            time.sleep(self.sleep)
+        x = target.sample(self.num_samples, generator=generator)
+        progress.advance(self.num_samples)
+        if self.nan:
+            x[0, 0] = float("nan")
+        return Samples(x=x, info={"score_evals": 0})
+
+
+@attrs.define(kw_only=True)
+class ToyWrap(Sampler):
+    """Runs ``inner`` and scales its samples by ``factor`` (a nested component)."""
+
+    inner: Sampler = param(doc="the sampler to run")
+    factor: float = param(1.0, doc="multiplier")
+
+    def sample(self, target, *, generator):
+        """Samples of ``inner`` times ``factor``."""
+        s = self.inner.sample(target, generator=generator)
+        return Samples(x=s.x * self.factor, info=dict(s.info))
+
+
+@attrs.define(kw_only=True)
+class ToyMean(Estimator):
+    """Mean of coordinate 0 with its standard error."""
+
+    input_types = {"data": ("Samples",)}
+
+    def estimate(self, data, *, generator):
+        """Sample mean and standard error of ``data.x[:, 0]``."""
+        x = data.x[:, 0]
+        return Estimate(value=float(x.mean()), stderr=float(x.std() / math.sqrt(len(x))))
+
+
+@attrs.define(kw_only=True)
+class ToyMeanError(Evaluator):
+    """Absolute error of the sample mean of coordinate 0 against the target mean."""
+
+    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+    plot: bool = param(False, doc="also make a figure")
+
+    def evaluate(self, subject, reference=None):
+        """``{subject}/mean_error``."""
+        values = {f"{name}/mean_error": abs(float(s.x[:, 0].mean()) - reference.mean)
+                  for name, s in named(subject).items()}
+        figures = {}
+        if self.plot:
+            from matplotlib.figure import Figure
+
+            fig = Figure()
+            fig.add_subplot().bar(list(values), list(values.values()))
+            figures["bars"] = fig
+        return Metrics(values=values, figures=figures)
+
+
+@attrs.define(kw_only=True)
+class ToyCounter(Learner):
+    """Logs ``loss = 1/(step+1)`` for ``num_steps`` steps; ``nan_at`` logs NaN at that step."""
+
+    input_types = {"task": ("Target",)}
+    num_steps: int = param(10, doc="steps", validator=attrs.validators.ge(1))
+    nan_at: int = param(-1, doc="step at which to log NaN (-1: never)")
+
+    def fit(self, task, *, generator, progress):
+        """Count."""
+        progress.start(self.num_steps)
+        history = {"loss": []}
+        for step in range(self.num_steps):
+            loss = float("nan") if step == self.nan_at else 1.0 / (step + 1)
+            history["loss"].append(loss)
+            progress.log(step, loss=loss)
+            progress.advance()
+        return Fitted(model=None, history=history, info={"steps": self.num_steps})
+
+
+def toy_claim(scale, *, out_dir):
+    """The toy sampler's mean is within 4 standard errors of zero."""
+    from quadriga.api import run
+
+    n = 200 if scale == "smoke" else 2000
+    result = run("toy-pipeline", overrides=[f"stage.draw.num_samples={n}"], out=out_dir / "run")
+    est = result.artifacts["est"]
+    return ClaimResult(passed=abs(est.value) < 4 * est.stderr, summary=f"mean {est.value:.3f} ± {est.stderr:.3f}",
+                       numbers={"mean": est.value, "stderr": est.stderr})
