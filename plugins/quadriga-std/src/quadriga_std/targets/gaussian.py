@@ -338,7 +338,7 @@ class GaussianMixture(Target):
             ValueError: alpha_bar outside (0, 1] or of the wrong shape.
         """
         joint, grad = self._terms(x, alpha_bar, True)
-        resp = torch.softmax(joint, -1)
+        resp = (joint - torch.logsumexp(joint, -1, keepdim=True)).exp()  # torch.softmax is slow for float64 on CPU
         return (resp.unsqueeze(-1) * grad).sum(1)
 
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:

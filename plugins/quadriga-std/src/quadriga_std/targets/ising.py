@@ -110,7 +110,8 @@ class Ising(Target):
 
     def probabilities(self) -> torch.Tensor:
         """Exact pi over :meth:`states`: ``Tensor[2^d]`` float64 summing to one (d <= 16)."""
-        return torch.softmax(self.log_prob(self.states()), 0)
+        lp = self.log_prob(self.states())
+        return (lp - torch.logsumexp(lp, 0)).exp()
 
     def log_partition(self) -> float:
         """log Z = log sum_x exp(log_prob(x)) by enumeration (d <= 16; else ValueError)."""

@@ -1,0 +1,264 @@
+"""Sampler-quality evaluators: moment error, mixture-mode coverage, effective sample size.
+
+Each evaluator takes one ``Samples`` subject or several (``{stage: Samples}``), writes its
+values as ``"<subject>/<metric>"`` and returns one table ``tables["summary"]`` with a row
+per subject (plus figures where stated).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+import torch
+
+from quadriga import named, param
+from quadriga.artifacts import Metrics, Samples
+from quadriga.errors import ConfigError
+from quadriga.interfaces import Evaluator
+
+__all__ = ["MomentError", "ModeCoverage", "ESS", "ess", "autocorrelation"]
+
+
+def _subjects(subject: Any, who: str) -> dict[str, Samples]:
+    subs = named(subject)
+    for name, s in subs.items():
+        if not isinstance(s, Samples):
+            raise ConfigError(f"evaluator '{who}' scores Samples; subject '{name}' is a {type(s).__name__}.",
+                              key="inputs")
+    return subs
+
+
+def _weights(s: Samples) -> torch.Tensor:
+    """Normalised weights ``Tensor[n]`` float64 (uniform when ``log_weights`` is None)."""
+    if s.log_weights is None:
+        return torch.full((s.num_samples,), 1.0 / s.num_samples, dtype=torch.float64)
+    lw = torch.as_tensor(s.log_weights, dtype=torch.float64)
+    return (lw - torch.logsumexp(lw, 0)).exp()
+
+
+def _finish(values: dict[str, float], rows: list[dict[str, Any]], **kw: Any) -> Metrics:
+    return Metrics(values=values, tables={"summary": rows}, **kw)
+
+
+@attrs.define(kw_only=True)
+class MomentError(Evaluator):
+    """Error of the sample mean and covariance against the reference's exact moments.
+
+    Metrics per subject: ``mean_mse`` = (1/d) |xbar - mu|^2, ``cov_error`` = ||S - Sigma||_F
+    (Frobenius; S the (weighted) sample covariance), and for subjects with ``chains``
+    ``chain_mean_mse`` = the per-chain ``mean_mse`` averaged over chains. Units: squared
+    units of x (mean_mse), units of x squared (cov_error).
+
+    Raises:
+        ConfigError: the reference has no exact ``mean``/``covariance``, or dimensions differ.
+    """
+
+    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+
+    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+        """Compare each subject's moments with ``reference.mean`` (Tensor[d]) and ``.covariance`` (Tensor[d, d])."""
+        try:
+            mu = torch.as_tensor(reference.mean, dtype=torch.float64)
+            sigma = torch.as_tensor(reference.covariance, dtype=torch.float64)
+        except (AttributeError, NotImplementedError, ValueError, TypeError) as exc:
+            raise ConfigError("moment-error needs a reference target with exact 'mean' and 'covariance' "
+                              f"({type(reference).__name__}: {exc}).", key="reference") from None
+        values, rows = {}, []
+        for name, s in _subjects(subject, "moment-error").items():
+            x = torch.as_tensor(s.x, dtype=torch.float64)
+            if x.shape[1] != mu.shape[0]:
+                raise ConfigError(f"subject '{name}' has dimension {x.shape[1]}, the reference {mu.shape[0]}.",
+                                  key="inputs")
+            w = _weights(s)
+            m = w @ x
+            xc = x - m
+            cov = (xc * w[:, None]).T @ xc / (1.0 - (w * w).sum()).clamp_min(1e-300)
+            row = {"subject": name, "mean_mse": float(((m - mu) ** 2).mean()),
+                   "cov_error": float(torch.linalg.matrix_norm(cov - sigma))}
+            if s.chains is not None and s.log_weights is None:
+                cm = torch.as_tensor(s.chains, dtype=torch.float64).mean(1)
+                row["chain_mean_mse"] = float(((cm - mu) ** 2).mean(-1).mean())
+            rows.append(row)
+            values.update({f"{name}/{k}": v for k, v in row.items() if k != "subject"})
+        return _finish(values, rows)
+
+
+@attrs.define(kw_only=True)
+class ModeCoverage(Evaluator):
+    """Share of samples per mixture component (Bayes assignment) against the true weights.
+
+    Metrics per subject: ``tv`` = (1/2) sum_k |f_k - w_k| (total variation between the
+    assigned fractions f and the weights w), ``modes_visited`` = #{k: f_k >= min_fraction},
+    ``fraction_<k>`` for each component, and for subjects with ``chains`` the mean number of
+    modes visited per chain (``chain_modes_visited``). For 2-D targets, figure ``samples``
+    shows each subject over the density contours (one panel per subject).
+
+    Raises:
+        ConfigError: the reference has no ``assign``/``mixture_weights`` (not a mixture).
+    """
+
+    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+    min_fraction: float = param(0.01, doc="share of samples for a mode to count as visited (fraction)",
+                                validator=[attrs.validators.ge(0), attrs.validators.lt(1)])
+    max_points_plotted: int = param(2000, doc="points drawn per panel", validator=attrs.validators.ge(1))
+
+    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+        """Assign samples to components with ``reference.assign`` and compare with ``reference.mixture_weights``."""
+        if not (hasattr(reference, "assign") and hasattr(reference, "mixture_weights")):
+            raise ConfigError("mode-coverage needs a mixture reference target with 'assign' and "
+                              f"'mixture_weights' (e.g. gaussian-mixture), not {type(reference).__name__}.",
+                              key="reference")
+        wk = torch.as_tensor(reference.mixture_weights, dtype=torch.float64)
+        K = wk.shape[0]
+        subs = _subjects(subject, "mode-coverage")
+        values, rows = {}, []
+        for name, s in subs.items():
+            x = torch.as_tensor(s.x, dtype=torch.float64)
+            lab = reference.assign(x)
+            frac = torch.zeros(K, dtype=torch.float64).index_add_(0, lab, _weights(s))
+            row = {"subject": name, "tv": 0.5 * float((frac - wk).abs().sum()),
+                   "modes_visited": int((frac >= self.min_fraction).sum())}
+            if s.chains is not None:
+                ch = torch.as_tensor(s.chains, dtype=torch.float64)
+                per = reference.assign(ch.reshape(-1, ch.shape[-1])).reshape(ch.shape[:2])
+                counts = torch.stack([torch.bincount(p, minlength=K) for p in per]).double() / ch.shape[1]
+                row["chain_modes_visited"] = float((counts >= self.min_fraction).sum(-1).double().mean())
+            row.update({f"fraction_{k}": float(frac[k]) for k in range(K)})
+            rows.append(row)
+            values.update({f"{name}/{k}": float(v) for k, v in row.items() if k != "subject"})
+        figures = {}
+        if int(reference.dim) == 2:
+            figures["samples"] = self._figure(subs, reference)
+        return _finish(values, rows, figures=figures)
+
+    def _figure(self, subs: dict[str, Samples], reference: Any) -> Any:
+        from matplotlib.figure import Figure
+
+        mu = torch.as_tensor(reference.component_means, dtype=torch.float64)
+        sd = float(torch.as_tensor(reference.component_covariances).diagonal(dim1=-2, dim2=-1).max().sqrt())
+        lo, hi = mu.min(0).values - 4 * sd, mu.max(0).values + 4 * sd
+        gx, gy = torch.linspace(float(lo[0]), float(hi[0]), 150), torch.linspace(float(lo[1]), float(hi[1]), 150)
+        X, Y = torch.meshgrid(gx, gy, indexing="xy")
+        Z = reference.log_prob(torch.stack([X.reshape(-1), Y.reshape(-1)], -1).double()).reshape(X.shape)
+        fig = Figure(figsize=(3.2 * len(subs), 3.2), layout="constrained")
+        axes = fig.subplots(1, len(subs), squeeze=False)[0]
+        for ax, (name, s) in zip(axes, subs.items()):
+            ax.contour(X.numpy(), Y.numpy(), Z.exp().numpy(), levels=8, colors="0.6", linewidths=0.7)
+            x = torch.as_tensor(s.x, dtype=torch.float64)
+            step = max(1, x.shape[0] // self.max_points_plotted)
+            ax.scatter(x[::step, 0].numpy(), x[::step, 1].numpy(), s=3, alpha=0.5)
+            ax.set_title(name)
+            ax.set_xlim(float(lo[0]), float(hi[0]))
+            ax.set_ylim(float(lo[1]), float(hi[1]))
+            ax.set_aspect("equal")
+        return fig
+
+
+def autocorrelation(x: np.ndarray) -> np.ndarray:
+    """Biased autocovariance of each chain via FFT: ``[m, n, ...] -> [m, n, ...]`` (lag along axis 1)."""
+    n = x.shape[1]
+    xc = x - x.mean(1, keepdims=True)
+    size = 1 << (2 * n - 1).bit_length()
+    f = np.fft.rfft(xc, n=size, axis=1)
+    return np.fft.irfft(f * np.conj(f), n=size, axis=1)[:, :n] / n
+
+
+def ess(chains: np.ndarray, *, split: bool = True, rank_normalize: bool = False) -> np.ndarray:
+    """Effective sample size of each coordinate from m chains.
+
+    Args:
+        chains: ``[m, n, d]`` draws (m chains of n draws).
+        split: split each chain in two halves first (detects non-stationarity).
+        rank_normalize: replace the draws by normal scores of their pooled ranks ("bulk" ESS).
+
+    Returns:
+        ``ndarray[d]``: ESS = m n / tau, with tau = -1 + 2 sum_k P_k, where
+        P_k = rho_{2k} + rho_{2k+1} are Geyer's pair sums of the multi-chain autocorrelation
+        rho_t = 1 - (W - mean_chains acov_t) / var_plus, truncated at the first non-positive
+        pair and made monotone (initial monotone sequence); tau >= 1 / log10(m n).
+
+    Raises:
+        ValueError: fewer than 4 draws per (split) chain.
+
+    Source: Geyer 1992, "Practical Markov chain Monte Carlo", sec. 3.3; Vehtari, Gelman,
+    Simpson, Carpenter & Buerkner 2021, "Rank-normalization, folding, and localization",
+    eqs. 9-11 (multi-chain autocorrelation) and sec. 3.2 (rank normalisation).
+    """
+    x = np.asarray(chains, dtype=np.float64)
+    if x.ndim == 2:
+        x = x[:, :, None]
+    if split:
+        half = x.shape[1] // 2
+        x = np.concatenate([x[:, :half], x[:, x.shape[1] - half:]], 0)
+    m, n, d = x.shape
+    if n < 4:
+        raise ValueError(f"ESS needs at least 4 draws per (split) chain, got {n}")
+    if rank_normalize:
+        from scipy.special import ndtri
+        from scipy.stats import rankdata
+
+        flat = x.reshape(m * n, d)
+        ranks = rankdata(flat, axis=0)
+        x = ndtri((ranks - 0.375) / (m * n + 0.25)).reshape(m, n, d)
+    acov = autocorrelation(x)                      # [m, n, d]
+    chain_var = acov[:, 0] * n / (n - 1)           # [m, d]
+    W = chain_var.mean(0)
+    var_plus = W * (n - 1) / n
+    if m > 1:
+        var_plus = var_plus + x.mean(1).var(0, ddof=1)
+    out = np.empty(d)
+    for j in range(d):
+        if not np.isfinite(var_plus[j]) or var_plus[j] <= 0:
+            out[j] = float("nan") if not np.isfinite(var_plus[j]) else float(m * n)
+            continue
+        rho = 1.0 - (W[j] - acov[:, :, j].mean(0)) / var_plus[j]
+        rho[0] = 1.0
+        npairs = n // 2
+        pairs = rho[: 2 * npairs].reshape(npairs, 2).sum(-1)
+        nonpos = np.nonzero(pairs[1:] <= 0)[0]
+        K = npairs if nonpos.size == 0 else int(nonpos[0]) + 1
+        pairs = np.minimum.accumulate(pairs[:K])
+        tau = max(-1.0 + 2.0 * pairs.sum(), 1.0 / math.log10(m * n))
+        out[j] = m * n / tau
+    return out
+
+
+@attrs.define(kw_only=True)
+class ESS(Evaluator):
+    """Effective sample size and integrated autocorrelation time per coordinate.
+
+    Uses ``subject.chains`` (``[m, n, d]``) when present, else treats ``x`` as one chain.
+    Metrics per subject: ``ess_min``, ``ess_median``, ``ess_mean`` (draws), ``iact_max`` =
+    N / ess_min (transitions), and when ``info`` has them ``ess_min_per_second`` and
+    ``ess_min_per_1k_score_evals``. ``info["ess"][subject]`` lists the per-coordinate ESS.
+    See :func:`ess` for the estimator.
+    """
+
+    input_types = {"subject": ("Samples",), "reference": ("Target", "Samples")}
+    method: str = param("bulk", doc="'bulk' (rank-normalised split chains) or 'basic' (split chains, raw values)",
+                        validator=attrs.validators.in_(("bulk", "basic")))
+
+    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+        """Compute ESS for each subject (the reference is not used)."""
+        values, rows, per = {}, [], {}
+        for name, s in _subjects(subject, "ess").items():
+            ch = s.chains if s.chains is not None else s.x[None]
+            ch = torch.as_tensor(ch, dtype=torch.float64).numpy()
+            if ch.shape[1] < 8:
+                raise ConfigError(f"subject '{name}' has {ch.shape[1]} draws per chain; ESS needs at least 8.",
+                                  key="inputs")
+            e = ess(ch, split=True, rank_normalize=self.method == "bulk")
+            total = ch.shape[0] * ch.shape[1]
+            row = {"subject": name, "ess_min": float(np.min(e)), "ess_median": float(np.median(e)),
+                   "ess_mean": float(np.mean(e)), "iact_max": total / float(np.min(e))}
+            if s.info.get("seconds"):
+                row["ess_min_per_second"] = row["ess_min"] / float(s.info["seconds"])
+            if s.info.get("score_evals"):
+                row["ess_min_per_1k_score_evals"] = 1000.0 * row["ess_min"] / float(s.info["score_evals"])
+            rows.append(row)
+            per[name] = e.tolist()
+            values.update({f"{name}/{k}": v for k, v in row.items() if k != "subject"})
+        return _finish(values, rows, info={"ess": per})
