@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from quadriga.errors import QuadrigaError
@@ -153,21 +154,21 @@ def cmd_list(args: argparse.Namespace) -> int:
         for col in ("kind", "name", "summary", "distribution"):
             table.add_column(col, overflow="fold")
         for c in comps:
-            table.add_row(c.kind, f"[bold]{c.name}[/]", c.summary, c.distribution)
+            table.add_row(c.kind, f"[bold]{escape(c.name)}[/]", escape(c.summary), c.distribution)
         con.print(table)
     if pipes:
         table = Table(title="pipelines (quadriga run NAME)")
         for col in ("name", "summary", "distribution"):
             table.add_column(col, overflow="fold")
         for p in pipes:
-            table.add_row(f"[bold]{p.name}[/]", p.summary, p.distribution)
+            table.add_row(f"[bold]{escape(p.name)}[/]", escape(p.summary), p.distribution)
         con.print(table)
     if claims:
         table = Table(title="claims (quadriga verify NAME)")
         for col in ("name", "claim", "distribution"):
             table.add_column(col, overflow="fold")
         for c in claims:
-            table.add_row(f"[bold]{c.name}[/]", c.summary, c.distribution)
+            table.add_row(f"[bold]{escape(c.name)}[/]", escape(c.summary), c.distribution)
         con.print(table)
     if not (comps or pipes or claims):
         con.print("nothing registered" + (f" of kind '{kind}'" if kind else "") +
@@ -178,7 +179,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def _print_problems(con: Console, reg: Registry) -> None:
     for b in reg.broken:
-        con.print(f"[red]broken plugin[/] '{b.plugin}' from '{b.distribution}' ({b.stage}): {b.error}. "
+        con.print(f"[red]broken plugin[/] '{b.plugin}' from '{b.distribution}' ({b.stage}): {escape(b.error)}. "
                   f"Its components are unavailable; the others work. Details: `quadriga doctor`.")
     for (kind, name), specs in reg.conflicts.items():
         who = " and ".join(f"'{s.distribution}'" for s in specs)
@@ -225,7 +226,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         for col in ("name", "type", "default", "doc"):
             table.add_column(col, overflow="fold")
         for row in describe_params(cls):
-            table.add_row(row["name"], row["type"], row["default"], row["doc"])
+            table.add_row(row["name"], escape(row["type"]), escape(row["default"]), escape(row["doc"]))
         con.print(table)
         inputs = getattr(cls, "input_types", {})
         if inputs:
@@ -300,12 +301,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print("[yellow]interrupted[/]: finished stages are saved; continue with --resume RUN_DIR.")
         return 130
     for w in result.warnings:
-        con.print(f"[yellow]warning[/]: {w}")
+        con.print(f"[yellow]warning[/]: {escape(w)}")
     _print_results(con, result.results)
     con.print(f"run directory: [bold]{result.dir}[/]")
     if result.status != "finished":
         err = result.error
-        con.print(f"[red]run {result.status}[/]: {err}\nFinished stages are saved; after a fix, "
+        con.print(f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved; after a fix, "
                   f"`quadriga run {args.pipeline} --resume {result.dir}` re-runs only the rest."
                   + ("" if getattr(args, "debug", False) else " (details: error.txt in the run directory)"))
         if getattr(args, "debug", False) and err is not None:
@@ -327,7 +328,7 @@ def _print_results(con: Console, results: dict[str, Any]) -> None:
     for stage, res in results.get("stages", {}).items():
         if res.get("type") == "Metrics":
             for key, value in res.get("values", {}).items():
-                table.add_row(stage, key, _fmt(value))
+                table.add_row(stage, escape(key), _fmt(value))
         elif res.get("type") == "Estimate":
             err = res.get("stderr")
             table.add_row(stage, "estimate", _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else ""))
@@ -359,11 +360,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         "%Y%m%dT%H%M%SZ")
 
     def on_start(spec: Any) -> None:
-        con.print(f"claim [bold]{spec.name}[/] ({args.scale}): {spec.summary}")
+        con.print(f"claim [bold]{spec.name}[/] ({args.scale}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
         color = {"passed": "green", "failed": "red", "error": "red"}[record["status"]]
-        con.print(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {record['summary']}")
+        con.print(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}")
 
     records, report = verify(reg, args.what, scale=args.scale, out_dir=Path(out), on_start=on_start, on_end=on_end)
     con.print(f"report: [bold]{report}[/]")
@@ -398,7 +399,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                       str(counts.get(name, 0)))
     con.print(table)
     for b in reg.broken:
-        con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {b.error}")
+        con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {escape(b.error)}")
         con.print(f"  entry point: {b.entry_point}. Fix: reinstall it (`pip install -e plugins/{b.distribution}`) "
                   "or disable it (--disable " + b.plugin + ").")
         if getattr(args, "debug", False):
@@ -427,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QuadrigaError as exc:
         if getattr(args, "debug", False):
             raise
-        _console(stderr=True).print(f"[red]error:[/] {exc}", markup=True, highlight=False)
+        _console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return exc.exit_code
     except KeyboardInterrupt:
         _console(stderr=True).print("[yellow]interrupted[/]")
@@ -435,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001
         if getattr(args, "debug", False):
             raise
-        _console(stderr=True).print(f"[red]internal error:[/] {type(exc).__name__}: {exc} "
+        _console(stderr=True).print(f"[red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
                                     "(run again with --debug for the traceback)")
         return 1
 

@@ -291,9 +291,9 @@ def load_pipeline(source: str | Path | Mapping[str, Any], registry: Any, *, over
     tasks = {n: _build_node(registry, "task", n, t, file, err) for n, t in sections["task"].items()}
     stages_unordered = {n: _build_node(registry, "stage", n, t, file, err) for n, t in sections["stage"].items()}
     nodes = {**tasks, **stages_unordered}
+    order = _topological(stages_unordered, err)
     for node in stages_unordered.values():
         _check_inputs(node, nodes, err)
-    order = _topological(stages_unordered, err)
     return Pipeline(name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order})
 
 

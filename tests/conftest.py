@@ -1,0 +1,32 @@
+"""Fixtures for the core tests: throwaway plugin distributions on a temporary sys.path entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from qtest_helpers import TOY, make_dist  # noqa: F401
+
+
+@pytest.fixture
+def plugin_path(tmp_path, monkeypatch):
+    """A temporary site directory holding the toy plugin's dist-info (its code lives in tests/toy)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    make_dist(site, "quadriga-toy", {"toy": "quadriga_toy.plugin"})
+    monkeypatch.syspath_prepend(str(TOY))
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delenv("QUADRIGA_DISABLE", raising=False)
+    from quadriga.registry import reset_registry
+
+    reset_registry()
+    yield site
+    reset_registry()
+
+
+@pytest.fixture
+def registry(plugin_path):
+    """A fresh registry that sees the toy plugin (and whatever else is installed)."""
+    from quadriga.registry import Registry
+
+    return Registry(use_env=False)
+
