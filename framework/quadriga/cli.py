@@ -287,7 +287,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for col in ("table", "component", "kind", "inputs"):
         table.add_column(col, overflow="fold")
     for row in pipeline.describe():
-        table.add_row(*row)
+        table.add_row(*(escape(c) for c in row))
     con.print(table)
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")

@@ -119,7 +119,8 @@ class _Builder:
     def _translate(self, exc: BaseException, cls: type, prefix: str) -> ConfigError:
         for err, path in _walk(exc, []):
             if isinstance(err, ConfigError):
-                return err
+                inner = [str(p) for p in path] + ([err.key] if err.key else [])
+                return ConfigError(err.reason, file=self.file, table=self.table, key=prefix + ".".join(inner))
             if isinstance(err, ForbiddenExtraKeysError):
                 names = [f.name for f in attrs.fields(cls)]
                 bad = sorted(err.extra_fields)[0]
