@@ -1,0 +1,281 @@
+"""Score-Repellent Monte Carlo: any base MCMC kernel run on a history-dependent surrogate.
+
+At iteration n every chain holds a history theta_{n-1} (``Tensor[d]``, the running average of
+its scores, theta_0 = 0). The base kernel makes one transition that leaves the surrogate
+pi_theta(x) proportional to pi(x) exp(-alpha_n theta_{n-1}^T s(x)) invariant, then
+
+    theta_n = theta_{n-1} + gamma_n (s(X_n) - theta_{n-1}),   gamma_n = theta_step * n^(-rho).
+
+Because E_pi[s] = 0 and theta_n -> 0, the plain average of f(X_n) is the estimator: there is
+no reweighting. Memory is O(d) per chain: theta, the current point and its cached base values,
+plus whatever ``store`` keeps (all draws, or only running means).
+
+Source: Hu et al. 2026, "Score-Repellent Monte Carlo: Toward Efficient Non-Markovian Sampler
+with Constant Memory in General State Spaces", arXiv 2604.22948, Algorithm 1 and Sec. 3.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+import attrs
+import torch
+
+import quadriga
+from quadriga import param
+from quadriga.artifacts import Samples
+from quadriga.errors import ConfigError
+from quadriga.interfaces import Sampler
+from quadriga_srmc.schedules import ALPHA_SCHEDULES, alpha_at, theta_gain
+from quadriga_srmc.surrogate import FlipTilt, GradientTilt
+
+__all__ = ["SRMC", "SRRun"]
+
+_pos = attrs.validators.gt(0)
+_pos_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
+_nonneg_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0))
+
+
+def _default_kernel() -> Sampler:
+    from quadriga_std.samplers.mcmc import MALA
+
+    return MALA(step_size=0.1)
+
+
+def _to_kernel(value: Any) -> Any:
+    """Accept a built kernel, a registered name (``"mala"``) or ``{"use": "mala", ...}``."""
+    if isinstance(value, (str, dict)):
+        from quadriga.components import build_component
+        from quadriga.registry import get_registry
+
+        spec = {"use": value} if isinstance(value, str) else dict(value)
+        use = spec.pop("use", None)
+        return build_component(get_registry(), use, spec, kinds=("sampler",), table="base_kernel")
+    return value
+
+
+def _rho_ok(instance: Any, attribute: Any, value: float) -> None:
+    if not 0.5 < value <= 1.0:
+        raise ConfigError(f"rho = {value} is outside (1/2, 1]; theta_n converges only for 1/2 < rho <= 1 "
+                          "(the official code uses 0.6).", key="rho")
+
+
+@attrs.define(kw_only=True)
+class SRRun:
+    """What one SRMC run leaves besides the draws (for tests and diagnostics).
+
+    Attributes:
+        theta: ``Tensor[c, d]`` final histories theta_N.
+        x: ``Tensor[c, d]`` final points X_N.
+        kept: ``Tensor[c, m, d]`` stored draws (``store="draws"``) or ``Tensor[c, 1, d]`` running means.
+        counters: evaluation counts (rows): ``score_evals``, ``log_prob_evals``, ``hvp_evals``, ...
+        accepted: accepted transitions after burn-in, summed over chains (or flipped sites for Gibbs).
+        proposals: transitions after burn-in times chains (or site updates for Gibbs).
+    """
+
+    theta: torch.Tensor
+    x: torch.Tensor
+    kept: torch.Tensor
+    counters: Counter
+    accepted: int
+    proposals: int
+
+
+@attrs.define(kw_only=True)
+class SRMC(Sampler):
+    """Score-Repellent Monte Carlo around a base kernel (``mala``, ``hmc``, ``rwm``, ``ula``, ``gibbs``).
+
+    ``sample(target, generator=...)`` returns ``Samples`` with ``x: Tensor[c * m, d]`` (chain-major),
+    ``chains: Tensor[c, m, d]`` (m = num_steps // thin) and ``info`` with ``acceptance_rate``,
+    ``score_evals``, ``log_prob_evals``, ``hvp_evals`` (base-target rows), ``rejected_nonfinite``,
+    ``theta_norm`` (mean final |theta|), ``alpha_final``, ``seconds``. With ``store = "running-mean"``
+    only the post-burn-in mean of each chain is kept: ``chains: Tensor[c, 1, d]`` and ``x: Tensor[c, d]``
+    are those means (memory flat in num_steps; ``info["draws_per_chain"]`` says how many they average).
+
+    The starting points, their dtype and the chain layout come from the base kernel's own
+    ``initial_state`` (its ``init``, ``init_scale``, ``dtype``) with this sampler's ``num_chains``;
+    the base kernel's ``num_chains``/``num_samples``/``burn_in``/``thin`` are ignored. With
+    ``alpha = 0`` the run is the base kernel itself, draw for draw.
+
+    Raises:
+        ConfigError: a base kernel without ``init_state``/``transition``, a target without
+            ``log_prob``/``dim``, a continuous kernel on a spin target or vice versa.
+
+    Source: Hu et al. 2026, arXiv 2604.22948, Algorithm 1 (SRMC), Sec. 3 (surrogate, drift),
+    Prop. 3.6 (discrete score); alpha schedules and shifted drift from the official code.
+    """
+
+    base_kernel: Sampler = param(factory=_default_kernel, converter=_to_kernel,
+                                 doc="base MCMC kernel run on the surrogate, e.g. { use = \"mala\", step_size = 0.1 }")
+    alpha: float = param(1.0, doc="repellence strength alpha >= 0 (dimensionless); 0 gives the base kernel",
+                         validator=attrs.validators.ge(0))
+    alpha_schedule: str = param("fixed", doc="'fixed', 'warmup' (alpha min(1, n/alpha_warmup)) or "
+                                "'adaptive' (n / (alpha_scale + n/alpha))",
+                                validator=attrs.validators.in_(ALPHA_SCHEDULES))
+    alpha_warmup: int = param(1000, doc="W: iterations of the linear warm-up of alpha", validator=_pos_int)
+    alpha_scale: float = param(100.0, doc="C: iterations until the adaptive alpha reaches alpha/2 (about)",
+                               validator=_pos)
+    rho: float = param(0.6, doc="decay exponent of the theta gain gamma_n = theta_step n^-rho, in (1/2, 1]",
+                       validator=_rho_ok)
+    theta_step: float = param(1.0, doc="scale c of the theta gain (dimensionless)", validator=_pos)
+    drift: str = param("auto", doc="surrogate drift for gradient kernels: 'exact' (s - alpha H theta by "
+                       "torch.func), 'shifted' (s(x - alpha theta)) or 'auto' (exact for ULA, else shifted)",
+                       validator=attrs.validators.in_(("auto", "exact", "shifted")))
+    score_kind: str = param("auto", doc="'gradient' (s = grad log pi), 'discrete' (s_i = pi(x flip i)/pi(x) - 1) "
+                            "or 'auto' (discrete when the target has flip_log_ratios)",
+                            validator=attrs.validators.in_(("auto", "gradient", "discrete")))
+    num_chains: int = param(4, doc="number of chains, each with its own theta", validator=_pos_int)
+    num_steps: int = param(1000, doc="transitions per chain after burn-in", validator=_pos_int)
+    burn_in: int = param(500, doc="transitions per chain discarded first (theta is updated during them)",
+                         validator=_nonneg_int)
+    thin: int = param(1, doc="keep every thin-th post-burn-in draw (store = 'draws')", validator=_pos_int)
+    store: str = param("draws", doc="'draws' (keep the chains) or 'running-mean' (keep only per-chain means: "
+                       "memory flat in num_steps)", validator=attrs.validators.in_(("draws", "running-mean")))
+
+    # ------------------------------------------------------------------ checks
+    def _check(self, target: Any) -> str:
+        kernel = self.base_kernel
+        for name in ("init_state", "transition", "initial_state"):
+            if not callable(getattr(kernel, name, None)):
+                raise ConfigError(f"base_kernel {type(kernel).__name__} has no '{name}'; use an MCMC kernel of "
+                                  "quadriga-std ('mala', 'hmc', 'rwm', 'ula', 'gibbs').", key="base_kernel")
+        if not hasattr(target, "log_prob") or not hasattr(target, "dim"):
+            raise ConfigError("srmc needs a target with dim and log_prob.", key="target")
+        kind = self.score_kind
+        if kind == "auto":
+            kind = "discrete" if hasattr(target, "flip_log_ratios") else "gradient"
+        uses_score = getattr(kernel, "uses_score", True)
+        is_gibbs = type(kernel).__name__ == "Gibbs"
+        if kind == "gradient" and is_gibbs:
+            raise ConfigError("the Gibbs kernel needs a spin target and score_kind 'discrete' (or 'auto').",
+                              key="base_kernel")
+        if kind == "discrete" and uses_score:
+            raise ConfigError(f"{type(kernel).__name__} follows a gradient, which does not exist on a spin target; "
+                              "use base_kernel = 'gibbs' (or 'rwm').", key="base_kernel")
+        if kind == "gradient" and not hasattr(target, "score"):
+            raise ConfigError("score_kind 'gradient' needs a target with score(x).", key="target")
+        return kind
+
+    def _drift(self) -> str:
+        if self.drift != "auto":
+            return self.drift
+        return "exact" if type(self.base_kernel).__name__ == "ULA" else "shifted"
+
+    # ------------------------------------------------------------------ run
+    def run(self, target: Any, *, generator: torch.Generator, x0: torch.Tensor | None = None) -> SRRun:
+        """Run the chains and return the final state (see :class:`SRRun`).
+
+        Args:
+            target: a quadriga target (``dim``, ``log_prob``, and ``score`` or ``flip_log_ratios``).
+            generator: ``torch.Generator``, the only source of randomness.
+            x0: optional starting points ``Tensor[num_chains, d]``; default: the base kernel's ``initial_state``.
+
+        Raises:
+            ConfigError: see the class docstring.
+        """
+        kind = self._check(target)
+        kernel = attrs.evolve(self.base_kernel, num_chains=self.num_chains)
+        if x0 is None:
+            x = kernel.initial_state(target, generator).x
+        else:
+            x = torch.as_tensor(x0).clone()
+        c, d = x.shape
+        counters: Counter = Counter()
+        theta = torch.zeros(c, d, dtype=x.dtype)
+        tilt = (FlipTilt(target, theta, counters=counters) if kind == "discrete"
+                else GradientTilt(target, theta, drift=self._drift(), counters=counters))
+        if kind == "gradient":
+            tilt.prefetch = type(kernel).__name__ in ("MALA", "ULA")
+        tracks_theta = self.alpha != 0.0
+        lp, s = tilt.base(x, need_score=tracks_theta)
+        total = self.burn_in + self.num_steps
+        keep_draws = self.store == "draws"
+        m = self.num_steps // self.thin if keep_draws else 1
+        kept = torch.empty(c, m, d, dtype=x.dtype)
+        running = torch.zeros(c, d, dtype=torch.float64)
+        accepted_sum, proposals, k = 0, 0, 0
+        progress = quadriga.current_progress()
+        progress.start(total, f"SR-{type(kernel).__name__}")
+        every = max(1, total // 100)
+        new, prev_alpha = None, None
+        for n in range(1, total + 1):
+            alpha_n = alpha_at(n, alpha=self.alpha, schedule=self.alpha_schedule,
+                               warmup=self.alpha_warmup, scale=self.alpha_scale)
+            tilt.set(theta, alpha_n)
+            if new is not None and alpha_n == 0.0 and prev_alpha == 0.0:
+                state = new  # pi_theta = pi: the kernel's own state is still exact
+            else:
+                tilt.remember(x, lp, s)
+                state = kernel.init_state(tilt, x)
+            prev_alpha = alpha_n
+            tilt.last_proposal = None
+            new, accepted, step_counts = kernel.transition(state, tilt, generator)
+            counters["rejected_nonfinite"] += int(step_counts.get("rejected_nonfinite", 0))
+            x, lp, s, accepted = self._resolve(tilt, x, lp, s, new.x, accepted, tracks_theta)
+            if tracks_theta:
+                gain = theta_gain(n, theta_step=self.theta_step, rho=self.rho)
+                theta = theta + gain * (s - theta)
+            if n > self.burn_in:
+                if "site_updates" in step_counts:
+                    accepted_sum += int(step_counts["flips"])
+                    proposals += int(step_counts["site_updates"])
+                else:
+                    accepted_sum += int(accepted.sum())
+                    proposals += c
+                j = n - self.burn_in
+                running += x
+                if keep_draws and j % self.thin == 0:
+                    kept[:, k] = x
+                    k += 1
+            if n % every == 0:
+                progress.advance(every)
+        if not keep_draws:
+            kept[:, 0] = (running / self.num_steps).to(x.dtype)
+        return SRRun(theta=theta, x=x, kept=kept, counters=counters, accepted=accepted_sum, proposals=proposals)
+
+    @staticmethod
+    def _resolve(tilt: Any, x: torch.Tensor, lp: torch.Tensor, s: Any, x_new: torch.Tensor,
+                 accepted: torch.Tensor, need_score: bool) -> tuple[Any, Any, Any, torch.Tensor]:
+        """Base values at the new points, reusing the proposal's; non-finite moves are undone."""
+        prop = tilt.last_proposal
+        lp_new = s_new = None
+        if prop is not None and prop[0].shape == x.shape:
+            y, lp_y, s_y = prop
+            cand = torch.where(accepted[:, None], y, x)
+            if torch.equal(cand, x_new):
+                lp_new = torch.where(accepted, lp_y, lp)
+                if need_score and s_y is not None and s is not None:
+                    s_new = torch.where(accepted[:, None], s_y, s)
+        if lp_new is None or (need_score and s_new is None):
+            lp_new, s_new = tilt.base(x_new, need_score=need_score)
+        if need_score and not bool(torch.isfinite(s_new).all()):
+            # a finite log density with an overflowing score: undo the move so theta stays finite
+            ok = torch.isfinite(s_new).all(-1)
+            tilt.counters["rejected_nonfinite"] += int((~ok).sum())
+            x_new = torch.where(ok[:, None], x_new, x)
+            lp_new = torch.where(ok, lp_new, lp)
+            s_new = torch.where(ok[:, None], s_new, s)
+            accepted = accepted & ok
+        return x_new, lp_new, s_new, accepted
+
+    def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
+        """Run SRMC; see the class docstring for the returned ``Samples``."""
+        t0 = time.perf_counter()
+        out = self.run(target, generator=generator)
+        kept, cnt = out.kept, out.counters
+        info = {
+            "acceptance_rate": out.accepted / out.proposals if out.proposals else float("nan"),
+            "score_evals": int(cnt["score_evals"]), "log_prob_evals": int(cnt["log_prob_evals"]),
+            "hvp_evals": int(cnt["hvp_evals"]), "rejected_nonfinite": int(cnt["rejected_nonfinite"]),
+            "nonfinite_log_prob": int(cnt["nonfinite_log_prob"]),
+            "theta_norm": float(out.theta.norm(dim=-1).mean()),
+            "alpha_final": alpha_at(self.burn_in + self.num_steps, alpha=self.alpha, schedule=self.alpha_schedule,
+                                    warmup=self.alpha_warmup, scale=self.alpha_scale),
+            "num_chains": self.num_chains, "transitions": self.burn_in + self.num_steps,
+            "draws_per_chain": self.num_steps, "store": self.store,
+            "base_kernel": type(self.base_kernel).__name__.lower(),
+            "seconds": time.perf_counter() - t0,
+        }
+        return Samples(x=kept.reshape(-1, kept.shape[-1]), chains=kept, info=info)
