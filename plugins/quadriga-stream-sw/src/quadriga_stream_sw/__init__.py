@@ -1,0 +1,1 @@
+"""Streaming sliced Wasserstein (Stream-SW) with KLL quantile sketches, for quadriga."""

@@ -1,0 +1,323 @@
+"""Registered components: the ``stream-sw`` estimator and evaluator, the ``subsample-sw`` baseline,
+POT's ``exact-sw`` and the ``sw-relative-error`` comparison.
+
+Inputs: an estimator's ``data`` is either a ``TwoSampleStream`` task (both streams) or a
+``Samples`` artifact (the source, read in batches) with the target in ``target``. Directions
+come from the stage generator, or from ``projection_seed`` when several stages must share
+them (e.g. Stream-SW, the subsample baseline and the exact SW compared on the same directions).
+
+Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import torch
+
+from quadriga import param
+from quadriga.artifacts import Estimate, Metrics, Samples
+from quadriga.errors import ConfigError
+from quadriga.interfaces import Estimator, Evaluator, named
+from quadriga.seeding import derive_seed, make_generator
+from quadriga_stream_sw.sketch import BACKENDS
+from quadriga_stream_sw.stream import StreamSW, SubsampleSW
+from quadriga_stream_sw.wasserstein import exact_sliced, random_projections
+
+__all__ = ["StreamSWEstimator", "SubsampleSWEstimator", "ExactSWEstimator", "StreamSWEvaluator",
+           "RelativeError", "batch_streams"]
+
+
+def _pos_int(_inst, attribute, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name)
+
+
+def _order(_inst, attribute, value) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"'p' must be a number >= 1, got {value!r}.", key="p")
+
+
+def _k(_inst, attribute, value) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
+        raise ConfigError(f"'k' must be an integer >= 2 (>= 8 for backend 'datasketches'), got {value!r}.", key="k")
+
+
+def _backend(_inst, attribute, value) -> None:
+    if value not in BACKENDS:
+        raise ConfigError(f"unknown backend '{value}'; use one of {', '.join(BACKENDS)}.", key="backend")
+
+
+def _opt_seed(_inst, attribute, value) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise ConfigError(f"'{attribute.name}' must be an integer or absent, got {value!r}.", key=attribute.name)
+
+
+def _chunks(x: torch.Tensor, batch_size: int) -> Iterator[torch.Tensor]:
+    for start in range(0, x.shape[0], batch_size):
+        yield x[start:start + batch_size]
+
+
+def _samples_x(s: Samples, name: str) -> torch.Tensor:
+    if s.log_weights is not None:
+        raise ConfigError(f"'{name}' is a weighted Samples artifact; streaming sketches take equally weighted "
+                          "points: resample it first (or use 'exact-sw', which accepts weights).", key=name)
+    x = torch.as_tensor(s.x)
+    if x.ndim != 2:
+        raise ConfigError(f"'{name}'.x must be [n, d], got shape {tuple(x.shape)}.", key=name)
+    return x
+
+
+def batch_streams(data: Any, target: Any, batch_size: int
+                  ) -> tuple[int, Callable[[], Iterator[torch.Tensor]], Callable[[], Iterator[torch.Tensor]]]:
+    """Turn an estimator's inputs into two replayable batch streams.
+
+    Args:
+        data: a task with ``stream(which)`` (e.g. ``TwoSampleStream``) or a ``Samples`` (the source).
+        target: ``Samples`` of the target, or ``None`` when ``data`` carries both streams.
+        batch_size: batch size used to read ``Samples`` (points).
+
+    Returns:
+        ``(dim, source_batches, target_batches)``: the two are zero-argument callables
+        returning iterators of ``Tensor[b, d]``.
+
+    Raises:
+        ConfigError: missing target, weighted samples, mismatched dimensions.
+    """
+    if hasattr(data, "stream") and target is None:
+        first = next(iter(data.stream("source")))
+        return int(first.shape[1]), (lambda: data.stream("source")), (lambda: data.stream("target"))
+    if isinstance(data, Samples):
+        xs = _samples_x(data, "data")
+    elif hasattr(data, "split"):
+        xs = torch.as_tensor(data.split("source")[0])
+    else:
+        raise ConfigError(f"'data' must be Samples or a two-stream task, got {type(data).__name__}.", key="data")
+    if target is None:
+        raise ConfigError("give the target sample: inputs = { data = ..., target = ... }.", key="target")
+    if not isinstance(target, Samples):
+        raise ConfigError(f"'target' must be a Samples artifact, got {type(target).__name__}.", key="target")
+    xt = _samples_x(target, "target")
+    if xs.shape[1] != xt.shape[1]:
+        raise ConfigError(f"source points are {xs.shape[1]}-D but target points {xt.shape[1]}-D.", key="target")
+    return int(xs.shape[1]), (lambda: _chunks(xs, batch_size)), (lambda: _chunks(xt, batch_size))
+
+
+def _directions(dim: int, num_projections: int, projection_seed: int | None,
+                generator: torch.Generator) -> torch.Tensor:
+    gen = generator if projection_seed is None else make_generator(derive_seed(projection_seed, "projections"))
+    return random_projections(dim, num_projections, gen)
+
+
+def _feed(sw: Any, source: Callable, target: Callable) -> None:
+    for batch in source():
+        sw.update_source(batch)
+    for batch in target():
+        sw.update_target(batch)
+
+
+_DOC_L = "number of random directions L"
+_DOC_SEED = "seed of the directions, shared by stages compared on the same directions (absent: stage generator)"
+
+
+@attrs.define(kw_only=True)
+class StreamSWEstimator(Estimator):
+    """Stream-SW: SW_p between two streams, from one KLL sketch per direction and per stream.
+
+    ``estimate(data, *, generator, target=None) -> Estimate`` with ``value`` SW_p (float, units of x),
+    ``stderr`` over the L directions, and ``info`` (``memory_floats``, ``retained_per_projection``, ...).
+
+    Raises:
+        ConfigError: bad parameters (when built) or inputs (see :func:`batch_streams`).
+
+    Source: Nguyen 2025, arXiv 2505.06835, Stream-SW.
+    """
+
+    input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
+
+    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
+    k: int = param(200, doc="KLL parameter k (each sketch keeps about 3k + log2(n/k) items)", validator=_k)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    batch_size: int = param(10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int)
+    backend: str = param("torch", doc="sketch backend: 'torch' (vectorised, seeded) or 'datasketches'",
+                         validator=_backend)
+    projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
+
+    def __attrs_post_init__(self) -> None:
+        if self.backend == "datasketches" and self.k < 8:
+            raise ConfigError(f"backend 'datasketches' needs k >= 8, got {self.k}.", key="k")
+
+    def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
+        """Stream both inputs through the sketches and return the SW_p estimate."""
+        dim, source, target_batches = batch_streams(data, target, self.batch_size)
+        theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+        sw = StreamSW(dim, k=self.k, p=self.p, generator=generator, projections=theta, backend=self.backend)
+        _feed(sw, source, target_batches)
+        return sw.estimate()
+
+
+@attrs.define(kw_only=True)
+class SubsampleSWEstimator(Estimator):
+    """Equal-memory baseline: SW_p between uniform random subsamples of m points per stream, weights 1/m.
+
+    Set ``num_retained`` directly, or ``match_k`` to keep exactly as many points per stream as a
+    Stream-SW sketch with that k retains on the same stream (equal retained floats per direction).
+
+    Raises:
+        ConfigError: bad parameters or inputs.
+
+    Source: random-subsampling baseline of Nguyen 2025 (arXiv 2505.06835), correctly weighted.
+    """
+
+    input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
+
+    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
+    num_retained: Any = param(None, doc="points m kept per stream (or give match_k)", validator=_opt_seed)
+    match_k: Any = param(None, doc="keep as many points per stream as a KLL sketch with this k", validator=_opt_seed)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    batch_size: int = param(10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int)
+    projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
+
+    def __attrs_post_init__(self) -> None:
+        if (self.num_retained is None) == (self.match_k is None):
+            raise ConfigError("give exactly one of 'num_retained' (points per stream) and 'match_k'.",
+                              key="num_retained")
+        if self.num_retained is not None and self.num_retained < 1:
+            raise ConfigError(f"'num_retained' must be >= 1, got {self.num_retained}.", key="num_retained")
+        if self.match_k is not None and self.match_k < 2:
+            raise ConfigError(f"'match_k' must be >= 2, got {self.match_k}.", key="match_k")
+
+    def _matched(self, source: Callable) -> int:
+        from quadriga_stream_sw.sketch import BatchedKLL
+
+        sketch = BatchedKLL(1, self.match_k)  # sizes only: the sketch's shape depends on counts, not values
+        for batch in source():
+            sketch.update(torch.zeros(batch.shape[0], 1, dtype=torch.float64))
+        return sketch.num_retained
+
+    def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
+        """Reservoir-sample both streams and return SW_p of the subsamples."""
+        dim, source, target_batches = batch_streams(data, target, self.batch_size)
+        m = self.num_retained if self.num_retained is not None else self._matched(source)
+        theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+        sw = SubsampleSW(dim, num_retained=m, p=self.p, generator=generator, projections=theta)
+        _feed(sw, source, target_batches)
+        return sw.estimate()
+
+
+@attrs.define(kw_only=True)
+class ExactSWEstimator(Estimator):
+    """Exact SW_p of the whole sample sets held in memory (``ot.sliced_wasserstein_distance``).
+
+    Raises:
+        ConfigError: bad parameters or inputs.
+
+    Source: Bonneel et al. 2015 (eq. 3); POT (Flamary et al., JMLR 2021).
+    """
+
+    input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
+
+    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
+
+    def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
+        """Materialise both streams and call POT with the same directions."""
+        dim, source, target_batches = batch_streams(data, target, 1 << 30)
+        xs, xt = torch.cat(list(source())), torch.cat(list(target_batches()))
+        theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+        value = exact_sliced(xs, xt, theta, self.p)
+        floats = (xs.shape[0] + xt.shape[0]) * self.num_projections
+        return Estimate(value=value, info={"n_source": int(xs.shape[0]), "n_target": int(xt.shape[0]),
+                                           "retained_per_projection": int(xs.shape[0] + xt.shape[0]),
+                                           "memory_floats": int(floats)})
+
+
+@attrs.define(kw_only=True)
+class StreamSWEvaluator(Evaluator):
+    """Stream-SW as a metric: SW_p of each subject's samples to a reference, streamed in batches.
+
+    ``reference`` is a ``Samples`` artifact or a ``Target`` with an exact sampler (then
+    ``num_reference_samples`` points are drawn batch by batch from ``seed``, never all held).
+    ``values``: ``"<subject>/stream_sw"``, ``"<subject>/stream_sw_stderr"``, ``"<subject>/memory_floats"``.
+
+    Raises:
+        ConfigError: bad parameters, a missing reference, mismatched dimensions.
+
+    Source: Nguyen 2025, arXiv 2505.06835.
+    """
+
+    input_types = {"subject": ("Samples",), "reference": ("Samples", "Target")}
+
+    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
+    k: int = param(200, doc="KLL parameter k", validator=_k)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    batch_size: int = param(10_000, doc="points per batch", validator=_pos_int)
+    num_reference_samples: int = param(10_000, doc="points drawn from a Target reference", validator=_pos_int)
+    seed: int = param(0, doc="seed of the directions, compaction coins and reference draws", validator=_opt_seed)
+
+    def _reference(self, reference: Any, dim: int) -> Callable[[], Iterator[torch.Tensor]]:
+        if isinstance(reference, Samples):
+            x = _samples_x(reference, "reference")
+            return lambda: _chunks(x, self.batch_size)
+        if reference is None or not hasattr(reference, "sample"):
+            raise ConfigError("'reference' must be a Samples artifact or a Target with an exact sampler.",
+                              key="reference")
+
+        def draws() -> Iterator[torch.Tensor]:
+            gen = make_generator(derive_seed(self.seed, "reference"))
+            for start in range(0, self.num_reference_samples, self.batch_size):
+                size = min(self.batch_size, self.num_reference_samples - start)
+                yield torch.as_tensor(reference.sample(size, generator=gen), dtype=torch.float64)
+        return draws
+
+    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+        """SW_p of every subject to the reference (same directions for all subjects)."""
+        subjects = named(subject)
+        values: dict[str, float] = {}
+        for name, s in subjects.items():
+            x = _samples_x(s, "subject")
+            ref = self._reference(reference, int(x.shape[1]))
+            gen = make_generator(derive_seed(self.seed, "coins"))
+            theta = random_projections(int(x.shape[1]), self.num_projections,
+                                       make_generator(derive_seed(self.seed, "projections")))
+            sw = StreamSW(int(x.shape[1]), k=self.k, p=self.p, generator=gen, projections=theta)
+            _feed(sw, lambda x=x: _chunks(x, self.batch_size), ref)
+            est = sw.estimate()
+            values.update({f"{name}/stream_sw": est.value, f"{name}/stream_sw_stderr": est.stderr,
+                           f"{name}/memory_floats": float(est.info["memory_floats"])})
+        return Metrics(values=values)
+
+
+@attrs.define(kw_only=True)
+class RelativeError(Evaluator):
+    """Relative error |estimate - reference| / |reference| of SW estimates, with their memory.
+
+    ``values``: ``"<subject>/relative_error"`` (fraction) and ``"<subject>/retained_per_projection"``
+    (floats per direction, both streams), plus a ``"errors"`` table.
+
+    Raises:
+        ConfigError: the reference is zero or not an Estimate.
+    """
+
+    input_types = {"subject": ("Estimate",), "reference": ("Estimate",)}
+
+    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+        """Compare each subject's value with the reference's."""
+        if reference is None or not hasattr(reference, "value"):
+            raise ConfigError("'reference' must be the exact SW Estimate (e.g. an 'exact-sw' stage).",
+                              key="reference")
+        ref = float(reference.value)
+        if ref == 0:
+            raise ConfigError("the reference SW is 0: the relative error is undefined.", key="reference")
+        values, rows = {}, []
+        for name, est in named(subject).items():
+            err = abs(float(est.value) - ref) / abs(ref)
+            mem = float(est.info.get("retained_per_projection", float("nan")))
+            values[f"{name}/relative_error"] = err
+            values[f"{name}/retained_per_projection"] = mem
+            rows.append({"subject": name, "value": float(est.value), "reference": ref,
+                         "relative_error": err, "retained_per_projection": mem})
+        return Metrics(values=values, tables={"errors": rows})
