@@ -1,0 +1,78 @@
+"""The ``search-agent`` task: :class:`~quadriga_stratified_grpo.env.SearchAgentEnv` as a quadriga Environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from quadriga import ConfigError, Environment, param
+
+from quadriga_stratified_grpo.env import DEFAULT_CLUE_QUALITY, DEFAULT_PRIOR_ACCURACY, ENV_ID
+from quadriga_stratified_grpo.validators import int_at_least, number_in, probabilities
+
+__all__ = ["SearchAgent"]
+
+
+@attrs.define(kw_only=True)
+class SearchAgent(Environment):
+    """Question answering with a costly noisy search tool (``quadriga/SearchAgent-v0``).
+
+    ``make(**overrides)`` returns ``gymnasium.make("quadriga/SearchAgent-v0", ...)``: observations
+    ``float32[num_questions + num_answers + 1]`` in ``[0, 1]``, actions ``Discrete(1 + num_answers)``
+    (0 = search), reward ``correct - tool_cost * tool_calls`` per episode. See
+    :mod:`quadriga_stratified_grpo.env` for the full specification.
+
+    Raises:
+        ConfigError: for tables of different lengths, probabilities out of range or bad sizes.
+
+    Source: built for this package after the search-agent setting of Zhu et al.,
+    "Stratified GRPO", arXiv 2510.06214.
+    """
+
+    prior_accuracy: list = param(factory=lambda: list(DEFAULT_PRIOR_ACCURACY),
+                                 doc="per question, probability the hidden answer is the prior-mode answer "
+                                     "(in [1/num_answers, 1])", validator=probabilities)
+    clue_quality: list = param(factory=lambda: list(DEFAULT_CLUE_QUALITY),
+                               doc="per question, probability a search clue names the hidden answer",
+                               validator=probabilities)
+    num_answers: int = param(4, doc="number of candidate answers", validator=int_at_least(2))
+    max_tool_calls: int = param(3, doc="search budget per episode (calls)", validator=int_at_least(1))
+    tool_cost: float = param(0.1, doc="reward charged per search call (reward units)", validator=number_in(0.0))
+
+    def __attrs_post_init__(self) -> None:
+        if len(self.prior_accuracy) != len(self.clue_quality):
+            raise ConfigError(f"prior_accuracy has {len(self.prior_accuracy)} entries but clue_quality has "
+                              f"{len(self.clue_quality)}; give one of each per question", key="clue_quality")
+        low = 1.0 / self.num_answers
+        if any(float(p) < low for p in self.prior_accuracy):
+            raise ConfigError(f"prior_accuracy entries must be >= 1/num_answers = {low:.3g} (the prior-mode "
+                              "answer must be the most likely one)", key="prior_accuracy")
+
+    @property
+    def num_questions(self) -> int:
+        """Number of distinct questions (prompts)."""
+        return len(self.prior_accuracy)
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments passed to the gymnasium constructor."""
+        return {"prior_accuracy": tuple(float(p) for p in self.prior_accuracy),
+                "clue_quality": tuple(float(c) for c in self.clue_quality),
+                "num_answers": self.num_answers, "max_tool_calls": self.max_tool_calls,
+                "tool_cost": float(self.tool_cost)}
+
+    def make(self, **overrides: Any) -> Any:
+        """A new ``gymnasium.Env`` (registering the id on first use).
+
+        Args:
+            overrides: constructor keyword arguments replacing the task's (e.g. ``render_mode="ansi"``).
+
+        Returns:
+            ``gymnasium.Env`` from ``gymnasium.make("quadriga/SearchAgent-v0", ...)``.
+        """
+        import gymnasium
+
+        from quadriga_stratified_grpo import env as _env
+
+        _env.register()
+        return gymnasium.make(ENV_ID, **{**self.kwargs(), **overrides})
