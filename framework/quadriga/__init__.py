@@ -4,24 +4,41 @@ Four interfaces (:class:`Sampler`, :class:`Learner`, :class:`Estimator`,
 :class:`Evaluator`), three kinds of task (:class:`Target`, :class:`Dataset`,
 :class:`Environment`), a pluggy registry over the ``quadriga`` entry-point
 group, and TOML pipelines composed by name. Importing this package imports
-neither torch nor any plugin.
+neither torch nor any plugin; the names below are loaded on first use so that
+plugin registration (``quadriga list``) stays fast.
 """
 
 from __future__ import annotations
 
-from quadriga.artifacts import Estimate, Fitted, Metrics, Samples
-from quadriga.errors import ConfigError, QuadrigaError
+import importlib
+from typing import Any
+
 from quadriga.hookspecs import hookimpl
-from quadriga.interfaces import (
-    Dataset, Environment, Estimator, Evaluator, Learner, Sampler, Target, named,
-)
-from quadriga.params import param
-from quadriga.progress import current_progress
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "__version__", "hookimpl", "param", "current_progress", "named",
-    "Sampler", "Learner", "Estimator", "Evaluator", "Target", "Dataset", "Environment",
-    "Samples", "Fitted", "Estimate", "Metrics", "QuadrigaError", "ConfigError",
-]
+_LAZY = {
+    "Samples": "quadriga.artifacts", "Fitted": "quadriga.artifacts", "Estimate": "quadriga.artifacts",
+    "Metrics": "quadriga.artifacts",
+    "Sampler": "quadriga.interfaces", "Learner": "quadriga.interfaces", "Estimator": "quadriga.interfaces",
+    "Evaluator": "quadriga.interfaces", "Target": "quadriga.interfaces", "Dataset": "quadriga.interfaces",
+    "Environment": "quadriga.interfaces", "named": "quadriga.interfaces",
+    "param": "quadriga.params", "current_progress": "quadriga.progress",
+    "QuadrigaError": "quadriga.errors", "ConfigError": "quadriga.errors",
+}
+
+__all__ = ["__version__", "hookimpl", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public names lazily (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'quadriga' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -18,7 +18,8 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
-import attrs
+from typing import NamedTuple
+
 import pluggy
 
 from quadriga import hookspecs
@@ -33,8 +34,7 @@ ENTRY_POINT_GROUP = "quadriga"
 KINDS = ("sampler", "learner", "estimator", "evaluator", "target", "dataset", "environment")
 
 
-@attrs.frozen
-class ComponentSpec:
+class ComponentSpec(NamedTuple):
     """A registered component, not yet imported.
 
     Attributes:
@@ -56,8 +56,7 @@ class ComponentSpec:
     distribution: str = ""
 
 
-@attrs.frozen
-class PipelineSpec:
+class PipelineSpec(NamedTuple):
     """A ready pipeline shipped by a plugin.
 
     Attributes:
@@ -83,8 +82,7 @@ class PipelineSpec:
         return node.read_text(encoding="utf-8")
 
 
-@attrs.frozen
-class ClaimSpec:
+class ClaimSpec(NamedTuple):
     """A paper claim registered by a plugin.
 
     Attributes:
@@ -103,8 +101,7 @@ class ClaimSpec:
     distribution: str = ""
 
 
-@attrs.frozen
-class BrokenPlugin:
+class BrokenPlugin(NamedTuple):
     """A plugin that failed to import or to register.
 
     Attributes:
