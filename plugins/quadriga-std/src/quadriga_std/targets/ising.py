@@ -61,7 +61,9 @@ class Ising(Target):
     def local_field(self, x: torch.Tensor) -> torch.Tensor:
         """J sum_{j in N(i)} x_j + h for every site: ``Tensor[n, d] -> Tensor[n, d]``."""
         self._check(x)
-        return self.coupling * x[:, self._nbr].sum(-1) + self.field
+        nb = self._nbr
+        # four gathers and adds (cheaper on CPU than a gather + small reduction)
+        return self.coupling * (x[:, nb[:, 0]] + x[:, nb[:, 1]] + x[:, nb[:, 2]] + x[:, nb[:, 3]]) + self.field
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Unnormalised log pi(x) = J sum_<ij> x_i x_j + h sum_i x_i: ``Tensor[n, d] -> Tensor[n]``."""
