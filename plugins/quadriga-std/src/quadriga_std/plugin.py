@@ -58,6 +58,8 @@ COMPONENTS = [
      "Geyer 1992; Vehtari et al. 2021"),
     ("evaluator", "episode-return", "evaluators.rl:EpisodeReturn", "Mean episode return of a policy", ""),
     ("evaluator", "return-curve", "evaluators.rl:ReturnCurve", "Learning curve, its area and a plot across seeds", ""),
+    ("evaluator", "q-overestimation", "evaluators.rl:QOverestimation",
+     "Mean Q(s, a) minus the discounted Monte-Carlo return on greedy episodes", "van Hasselt et al. 2016, Fig. 3"),
     ("evaluator", "interval-coverage", "evaluators.conformal:IntervalCoverage",
      "Empirical coverage and mean width of prediction intervals", ""),
 ]

@@ -1,0 +1,253 @@
+"""Deep Q-networks on torchrl, with the TD-target rule as an overridable method.
+
+The learner composes torchrl's pieces: ``GymWrapper`` + ``RewardSum`` (environment and
+episode returns), ``QValueActor`` + ``EGreedyModule`` (greedy policy with annealed epsilon),
+``torchrl.collectors.Collector`` (environment steps), ``TensorDictReplayBuffer`` over
+``LazyTensorStorage`` (replay buffer), ``HardUpdate``/``SoftUpdate`` (target network) and a
+``DQNLoss`` subclass (:class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss`). Only the TD
+target is computed here, by :meth:`DQN.td_target`: torchrl's value estimators see the target
+network alone, while online bootstrapping and MINTO need both networks' next-state values.
+A variant is a subclass that overrides ``td_target`` (and says which networks it reads).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+import attrs
+
+from quadriga import Fitted, Learner, param
+from quadriga.errors import ConfigError
+
+__all__ = ["DQN", "DQNOnline", "DoubleDQN"]
+
+_pos = attrs.validators.gt(0)
+_nonneg = attrs.validators.ge(0)
+_unit = [attrs.validators.ge(0.0), attrs.validators.le(1.0)]
+
+
+def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
+    if not value or any(int(h) <= 0 for h in value):
+        raise ConfigError(f"hidden_sizes must be a non-empty list of positive ints, got {value!r}; "
+                          "e.g. hidden_sizes = [64, 64].", key="hidden_sizes")
+
+
+@attrs.define(kw_only=True)
+class DQN(Learner):
+    """Deep Q-network with a target network (y = r + gamma (1 - done) max_a' Q_target(s', a')).
+
+    ``fit(task)`` takes a discrete-action :class:`~quadriga_std.tasks.gym.GymEnv` and returns
+    ``Fitted(model, history, info)``: ``model`` is the Q-network ``nn.Module`` mapping observations
+    ``Tensor[..., obs_dim]`` to Q-values ``Tensor[..., num_actions]`` (units of return);
+    ``history`` has ``env_step``/``episode_return`` (one entry per finished training episode,
+    return in reward units) and ``update_step``/``loss``/``q_mean`` (one entry per logged update);
+    ``info`` has ``env_steps``, ``updates``, ``seconds``, ``gamma``, ``num_actions``.
+
+    Raises:
+        ConfigError: bad hyperparameters (when built); a continuous-action or non-vector-observation
+            environment (before any environment step).
+
+    Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Algorithm 1.
+    """
+
+    needs_next_q_online: ClassVar[bool] = False
+    needs_next_q_target: ClassVar[bool] = True
+
+    total_frames: int = param(40_000, doc="training budget (environment steps)", validator=_pos)
+    frames_per_batch: int = param(10, doc="environment steps collected between rounds of updates",
+                                  validator=_pos)
+    buffer_size: int = param(50_000, doc="replay buffer capacity (transitions)", validator=_pos)
+    batch_size: int = param(128, doc="transitions per gradient update", validator=_pos)
+    lr: float = param(1e-3, doc="Adam learning rate", validator=_pos)
+    gamma: float = param(0.99, doc="discount factor (per env step)", validator=_unit)
+    hidden_sizes: list[int] = param(factory=lambda: [64, 64], doc="MLP hidden layer widths",
+                                    validator=_hidden_sizes)
+    target_update_period: int = param(250, doc="hard target-network copy every this many gradient "
+                                               "updates (used when tau = 0)", validator=_pos)
+    tau: float = param(0.0, doc="soft target update rate per gradient update; 0 uses hard copies",
+                       validator=_unit)
+    eps_init: float = param(1.0, doc="initial exploration epsilon", validator=_unit)
+    eps_end: float = param(0.05, doc="final exploration epsilon", validator=_unit)
+    eps_anneal_frames: int = param(10_000, doc="environment steps over which epsilon decays linearly",
+                                   validator=_pos)
+    num_updates_per_batch: int = param(5, doc="gradient updates after each collected batch",
+                                       validator=_nonneg)
+    learning_starts: int = param(1_000, doc="environment steps of uniformly random actions before "
+                                            "the first update", validator=_nonneg)
+    loss_function: str = param("smooth_l1", doc="regression loss: 'l2', 'l1' or 'smooth_l1' (Huber)",
+                               validator=attrs.validators.in_(("l2", "l1", "smooth_l1")))
+    max_grad_norm: float = param(10.0, doc="gradient-norm clip (0 disables)", validator=_nonneg)
+    log_every: int = param(100, doc="log loss and mean Q every this many gradient updates", validator=_pos)
+
+    def __attrs_post_init__(self) -> None:
+        if self.learning_starts >= self.total_frames:
+            raise ConfigError(f"learning_starts ({self.learning_starts}) must be below total_frames "
+                              f"({self.total_frames}); lower it or raise the budget.", key="learning_starts")
+
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
+                  gamma: float) -> Any:
+        """TD target ``y = r + gamma (1 - done) max_a' Q_target(s', a')``.
+
+        Args:
+            next_q_online: ``Tensor[B, A]`` online-network Q(s', .) (``None`` unless the class sets
+                ``needs_next_q_online``).
+            next_q_target: ``Tensor[B, A]`` target-network Q(s', .) (``None`` unless ``needs_next_q_target``).
+            reward: ``Tensor[B]`` rewards r (reward units).
+            done: ``Tensor[B]`` float, 1 where s' is terminal (truncation is not termination).
+            gamma: discount factor.
+
+        Returns:
+            ``Tensor[B]`` targets y (no gradient).
+
+        Source: Mnih et al. 2015, Algorithm 1.
+        """
+        return reward + gamma * (1.0 - done) * next_q_target.max(dim=-1).values
+
+    def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
+        """Train on ``task`` (see the class docstring for the artifact).
+
+        Args:
+            task: a :class:`~quadriga_std.tasks.gym.GymEnv` with a ``Discrete`` action space.
+            generator: ``torch.Generator``; seeds network initialisation, exploration, replay
+                sampling (torch's global generator, forked and restored) and the environment.
+            progress: the stage's progress; total = ``total_frames``.
+
+        Returns:
+            :class:`quadriga.Fitted`.
+
+        Raises:
+            ConfigError: the environment is not discrete-action with vector observations.
+        """
+        import torch
+
+        from quadriga.seeding import int_seed
+        from quadriga_std.tasks.gym import check_discrete_actions
+
+        probe = task.make()
+        num_actions = check_discrete_actions(probe, type(self).__name__)
+        obs_dim = int(probe.observation_space.shape[0])
+        probe.close()
+        torch_seed, env_seed = int_seed(generator), int_seed(generator)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # small MLPs: intra-op threads only add synchronisation cost
+        try:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(torch_seed)
+                return self._train(task, obs_dim, num_actions, env_seed, progress)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _train(self, task: Any, obs_dim: int, num_actions: int, env_seed: int, progress: Any) -> Fitted:
+        import torch
+        from tensordict.nn import TensorDictSequential
+        from torchrl.collectors import Collector
+        from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+        from torchrl.envs import RewardSum, TransformedEnv
+        from torchrl.modules import MLP, EGreedyModule, QValueActor
+        from torchrl.objectives import HardUpdate, SoftUpdate
+
+        from quadriga_std.learners.td_loss import TDTargetDQNLoss
+
+        env = TransformedEnv(task.make_torchrl(), RewardSum())
+        env.set_seed(env_seed)
+        qnet = MLP(in_features=obs_dim, out_features=num_actions, num_cells=list(self.hidden_sizes),
+                   activation_class=torch.nn.ReLU)
+        actor = QValueActor(qnet, in_keys=["observation"], spec=env.action_spec)
+        explore = EGreedyModule(env.action_spec, eps_init=self.eps_init, eps_end=self.eps_end,
+                                annealing_num_steps=self.eps_anneal_frames)
+        policy = TensorDictSequential(actor, explore)
+        loss_module = TDTargetDQNLoss(actor, q_network=qnet, td_target=self.td_target, gamma=self.gamma,
+                                      needs_online=self.needs_next_q_online,
+                                      needs_target=self.needs_next_q_target,
+                                      loss_function=self.loss_function)
+        updater = (SoftUpdate(loss_module, tau=self.tau) if self.tau > 0
+                   else HardUpdate(loss_module, value_network_update_interval=self.target_update_period))
+        optimizer = torch.optim.Adam(loss_module.parameters(), lr=self.lr)
+        buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(self.buffer_size),
+                                        batch_size=self.batch_size)
+        collector = Collector(env, policy, frames_per_batch=self.frames_per_batch,
+                              total_frames=self.total_frames, init_random_frames=self.learning_starts,
+                              device="cpu", auto_register_policy_transforms=False)
+        history: dict[str, list] = {"env_step": [], "episode_return": [], "update_step": [],
+                                    "loss": [], "q_mean": []}
+        progress.start(self.total_frames, description=type(self).__name__)
+        frames = updates = 0
+        start = time.perf_counter()
+        try:
+            for batch in collector:
+                batch = batch.reshape(-1)
+                n = batch.numel()
+                buffer.extend(batch)
+                done = batch.get(("next", "done")).reshape(-1)
+                if done.any():
+                    returns = batch.get(("next", "episode_reward")).reshape(-1)
+                    for i in done.nonzero().flatten().tolist():
+                        step, ret = frames + i + 1, float(returns[i])
+                        history["env_step"].append(step)
+                        history["episode_return"].append(ret)
+                        progress.log(step, episode_return=ret)
+                frames += n
+                explore.step(n)
+                if frames >= self.learning_starts:
+                    for _ in range(self.num_updates_per_batch):
+                        out = loss_module(buffer.sample())
+                        optimizer.zero_grad(set_to_none=True)
+                        out["loss"].backward()
+                        if self.max_grad_norm > 0:
+                            torch.nn.utils.clip_grad_norm_(loss_module.parameters(), self.max_grad_norm)
+                        optimizer.step()
+                        updater.step()
+                        updates += 1
+                        if updates % self.log_every == 0:
+                            loss, q_mean = float(out["loss"].detach()), float(out["q_taken"])
+                            history["update_step"].append(frames)
+                            history["loss"].append(loss)
+                            history["q_mean"].append(q_mean)
+                            progress.log(frames, loss=loss, q_mean=q_mean, epsilon=float(explore.eps))
+                progress.advance(n)
+        finally:
+            collector.shutdown()
+            env.close()
+        qnet.eval()
+        info = {"env_steps": frames, "updates": updates, "seconds": time.perf_counter() - start,
+                "gamma": self.gamma, "num_actions": num_actions, "obs_dim": obs_dim,
+                "episodes": len(history["episode_return"])}
+        return Fitted(model=qnet, history=history, info=info)
+
+
+@attrs.define(kw_only=True)
+class DQNOnline(DQN):
+    """DQN bootstrapping from the online network alone: y = r + gamma (1 - done) max_a' Q_online(s', a').
+
+    Same artifact and errors as :class:`DQN`; the target network is kept but never read.
+
+    Source: Mnih et al. 2015 (the "no target network" ablation, Extended Data Table 3).
+    """
+
+    needs_next_q_online: ClassVar[bool] = True
+    needs_next_q_target: ClassVar[bool] = False
+
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
+                  gamma: float) -> Any:
+        """``y = r + gamma (1 - done) max_a' Q_online(s', a')`` (shapes as in :meth:`DQN.td_target`)."""
+        return reward + gamma * (1.0 - done) * next_q_online.max(dim=-1).values
+
+
+@attrs.define(kw_only=True)
+class DoubleDQN(DQN):
+    """Double DQN: the online network picks a', the target network values it.
+
+    y = r + gamma (1 - done) Q_target(s', argmax_a' Q_online(s', a')). Artifact and errors as :class:`DQN`.
+
+    Source: van Hasselt, Guez & Silver 2016, "Deep Reinforcement Learning with Double Q-learning", eq. 4.
+    """
+
+    needs_next_q_online: ClassVar[bool] = True
+    needs_next_q_target: ClassVar[bool] = True
+
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
+                  gamma: float) -> Any:
+        """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))`` (shapes as in :meth:`DQN.td_target`)."""
+        best = next_q_online.argmax(dim=-1, keepdim=True)
+        return reward + gamma * (1.0 - done) * next_q_target.gather(-1, best).squeeze(-1)
