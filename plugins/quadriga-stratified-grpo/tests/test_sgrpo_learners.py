@@ -1,0 +1,82 @@
+"""GRPO / Stratified GRPO learners: determinism, learning, equivalence at alpha = 0, KL, errors."""
+
+import pytest
+import torch
+
+from quadriga import ConfigError
+from quadriga.progress import StageProgress
+from quadriga_stratified_grpo.grpo import GRPO, StratifiedGRPO, _k3_kl, make_policy
+from quadriga_stratified_grpo.task import SearchAgent
+
+SMALL = {"num_updates": 3, "num_prompts": 2, "group_size": 4, "hidden_sizes": [16]}
+
+
+def _fit(learner, task=None, seed=0, stage="s"):
+    progress = StageProgress(stage)
+    fitted = learner.fit(task or SearchAgent(), generator=torch.Generator().manual_seed(seed), progress=progress)
+    return fitted, progress
+
+
+def test_same_seed_same_numbers_and_history_layout():
+    a, progress = _fit(StratifiedGRPO(**SMALL))
+    b, _ = _fit(StratifiedGRPO(**SMALL))
+    assert a.history == b.history
+    assert a.history["step"] == [1, 2, 3] and len(a.history["mean_return"]) == 3
+    assert [r["step"] for r in progress.records] == [1, 2, 3]
+    assert {"mean_return", "tool_calls"} <= set(progress.records[0])
+    assert a.info["label"] == "stratified-grpo(alpha=0.5)" and a.info["episodes"] == 24
+    c, _ = _fit(StratifiedGRPO(**SMALL), seed=1)
+    assert c.history != a.history
+
+
+def test_alpha_zero_is_exactly_grpo():
+    g, _ = _fit(GRPO(**SMALL))
+    s, _ = _fit(StratifiedGRPO(alpha=0.0, **SMALL))
+    assert g.history == s.history
+    for p, q in zip(g.model.parameters(), s.model.parameters()):
+        assert torch.equal(p, q)
+
+
+@pytest.mark.parametrize("cls", [GRPO, StratifiedGRPO])
+def test_learns_a_known_answer(cls):
+    # one question whose answer is always 0 and a useless tool: the optimum is to answer 0 at once (return 1)
+    task = SearchAgent(prior_accuracy=[1.0], clue_quality=[0.0], tool_cost=0.2)
+    fitted, _ = _fit(cls(num_updates=40, num_prompts=2, group_size=8, learning_rate=0.01), task=task)
+    first, last = fitted.history["mean_return"][0], fitted.history["mean_return"][-5:]
+    assert first < 0.5  # the near-uniform initial policy answers right about 1/5 of the time
+    assert sum(last) / 5 > 0.85
+    assert sum(fitted.history["tool_calls"][-5:]) / 5 < 0.1
+
+
+def test_kl_penalty_runs_and_k3_estimates_kl():
+    fitted, _ = _fit(GRPO(kl_coeff=0.1, **SMALL))
+    assert len(fitted.history["mean_return"]) == 3
+    gen = torch.Generator().manual_seed(0)
+    policy, reference = make_policy(5, 3, [8], gen), make_policy(5, 3, [8], gen)
+    for p in reference.parameters():  # make the reference clearly different
+        p.data.mul_(50)
+    obs = torch.rand(1, 5, generator=gen).repeat(3, 1)
+    actions = torch.arange(3)
+    with torch.no_grad():
+        k3 = _k3_kl(policy, reference, obs, actions)
+        logp, logq = torch.log_softmax(policy(obs[:1]), -1)[0], torch.log_softmax(reference(obs[:1]), -1)[0]
+    # E_{a ~ pi}[k3] = KL(pi || pi_ref), summed exactly over the 3 actions
+    assert float((logp.exp() * k3).sum()) == pytest.approx(float((logp.exp() * (logp - logq)).sum()), rel=1e-5)
+    with torch.no_grad():
+        assert float(_k3_kl(policy, policy, obs, actions).abs().max()) == 0.0
+
+
+def test_missing_stratum_key_names_the_stage():
+    with pytest.raises(ConfigError, match=r"stage 'sgrpo-s3'.*'num_searches' is missing"):
+        _fit(StratifiedGRPO(stratum_key="num_searches", **SMALL), stage="sgrpo-s3")
+
+
+def test_bad_hyperparameters_fail_when_built():
+    with pytest.raises(ConfigError, match="group_size"):
+        GRPO(group_size=1)
+    with pytest.raises(ConfigError, match="alpha"):
+        StratifiedGRPO(alpha=1.2)
+    with pytest.raises(ConfigError, match="clip_epsilon"):
+        GRPO(clip_epsilon=0.0)
+    with pytest.raises(ConfigError, match="hidden_sizes"):
+        GRPO(hidden_sizes=[])
