@@ -134,7 +134,7 @@ def after_mcmc(scale: str, *, out_dir: Path) -> ClaimResult:
     """Thin MALA output on the 4-mode 2-D mixture; exact MMD to P and integration errors.
 
     ``smoke``: 4 chains x 64 draws (n = 256), 1 replicate; passes when finite. ``paper``:
-    16 chains x 1024 draws (n = 16384), 5 replicates; passes when root KT's mean MMD is below
+    16 chains x 256 draws (n = 4096), 5 replicates; passes when root KT's mean MMD is below
     standard thinning's. Kernel: Gaussian, sigma = 1, for thinning and for the MMD.
     """
     from quadriga_std.samplers.mcmc import MALA
@@ -143,7 +143,7 @@ def after_mcmc(scale: str, *, out_dir: Path) -> ClaimResult:
     from quadriga_kernel_thinning.embedding import mixture_of, mmd_to_mixture
     from quadriga_kernel_thinning.evaluators import IntegrationError, MMDToTarget
 
-    chains, draws, reps, burn = (4, 64, 1, 50) if scale == "smoke" else (16, 1024, 5, 200)
+    chains, draws, reps, burn = (4, 64, 1, 50) if scale == "smoke" else (16, 256, 5, 200)
     sigma = 1.0
     target = GaussianMixture(preset="4-mode-2d")
     target.prepare(generator=make_generator(0))
