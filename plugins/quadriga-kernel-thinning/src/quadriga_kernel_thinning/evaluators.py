@@ -20,7 +20,7 @@ from quadriga.params import param
 from quadriga_kernel_thinning.embedding import _np, mixture_of, mmd_between, mmd_to_mixture
 from quadriga_kernel_thinning.figures import coreset_figure
 
-__all__ = ["MMDToTarget", "IntegrationError", "test_function_values", "test_function_expectations"]
+__all__ = ["MMDToTarget", "IntegrationError", "integrand_values", "integrand_expectations"]
 
 
 def _optional_positive(instance: Any, attribute: Any, value: Any) -> None:
@@ -107,15 +107,15 @@ class MMDToTarget(Evaluator):
                        info={"bandwidth": sigma, "exact": mix is not None})
 
 
-def test_function_values(x: np.ndarray) -> np.ndarray:
+def integrand_values(x: np.ndarray) -> np.ndarray:
     """The three test functions at ``x[n, d]``: ``[n, 3]`` with columns
     ``x_1``, ``||x||^2`` and ``cos(omega^T x)``, ``omega = (1, ..., 1) / sqrt(d)``."""
     omega = np.ones(x.shape[1]) / math.sqrt(x.shape[1])
     return np.stack([x[:, 0], np.einsum("ij,ij->i", x, x), np.cos(x @ omega)], axis=1)
 
 
-def test_function_expectations(w: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
-    """Exact ``E_P`` of :func:`test_function_values` under ``P = sum_k w_k N(mu_k, S_k)``: ``[3]``.
+def integrand_expectations(w: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np.ndarray:
+    """Exact ``E_P`` of :func:`integrand_values` under ``P = sum_k w_k N(mu_k, S_k)``: ``[3]``.
 
     ``E x_1 = sum w_k mu_k1``; ``E ||x||^2 = sum w_k (||mu_k||^2 + tr S_k)``;
     ``E cos(omega^T x) = sum w_k cos(omega^T mu_k) exp(-omega^T S_k omega / 2)`` (Gaussian characteristic function).
@@ -136,7 +136,7 @@ class IntegrationError(Evaluator):
     expectations under a Gaussian or Gaussian-mixture target.
 
     Test functions: ``x_1``, ``||x||^2`` (units of x squared) and ``cos(omega^T x)`` with
-    ``omega = 1 / sqrt(d)`` (see :func:`test_function_values`).
+    ``omega = 1 / sqrt(d)`` (see :func:`integrand_values`).
 
     Returns:
         ``Metrics`` with ``"<subject>/error_x1"``, ``"<subject>/error_sqnorm"``, ``"<subject>/error_cos"``
@@ -154,7 +154,7 @@ class IntegrationError(Evaluator):
         """Integration errors of each subject (see the class docstring)."""
         subjects = _subjects(subject)
         w, mu, cov = _mixture(reference, "integration-error")
-        exact = test_function_expectations(w, mu, cov)
+        exact = integrand_expectations(w, mu, cov)
         values: dict[str, float] = {}
         rows = []
         for name, s in subjects.items():
@@ -165,7 +165,7 @@ class IntegrationError(Evaluator):
                 lw = _np(s.log_weights)
                 q = np.exp(lw - lw.max())
                 q /= q.sum()
-            errors = np.abs(q @ test_function_values(x) - exact)
+            errors = np.abs(q @ integrand_values(x) - exact)
             row = {"subject": name}
             for key, err in zip(_NAMES, errors):
                 values[f"{name}/error_{key}"] = float(err)
