@@ -138,6 +138,8 @@ def test_memory_guard_before_allocation(monkeypatch):
     x = Samples(x=_points(256))
     with pytest.raises(ConfigError, match="store_K = true needs an 256 x 256 kernel matrix"):
         KernelThinning(store_K=True, bandwidth=1.0).sample(x, generator=_gen(0))
+    with pytest.raises(ConfigError, match="lower g"):
+        KernelThinning(compress=True, g=4, bandwidth=1.0).sample(x, generator=_gen(0))
     assert not calls  # failed before any kernel matrix was built
     monkeypatch.undo()
     monkeypatch.setattr(thinning, "available_memory_bytes", lambda: 64 * 64 * 8)

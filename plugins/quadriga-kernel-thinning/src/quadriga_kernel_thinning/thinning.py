@@ -165,6 +165,13 @@ class KernelThinning(Sampler):
                 "or compress = true, or thin fewer points.", key="store_K")
         return bool(self.store_K)
 
+    def _check_compress_memory(self, largest: int) -> None:
+        need, avail = 2 * kernel_bytes(largest), available_memory_bytes()
+        if avail is not None and need > 0.9 * avail:
+            raise ConfigError(
+                f"Compress++ with g = {self.g} thins {largest} points at once, whose two kernel matrices need "
+                f"{need / _GIB:.2f} GiB but only {avail / _GIB:.2f} GiB is available; lower g.", key="g")
+
     def sample(self, target: Samples, *, generator: torch.Generator) -> Samples:
         """Thin ``target.x: Tensor[n, d]`` to a coreset ``Tensor[s, d]`` (see the class docstring).
 
@@ -199,6 +206,8 @@ class KernelThinning(Sampler):
         xs = np.ascontiguousarray(x[rows])
         bandwidth = float(self.bandwidth) if self.bandwidth is not None else median_bandwidth(xs)
         split, swap, alpha = split_kernel(self.variant, self.kernel, bandwidth, self.nu, self.power, dim)
+        if self.compress:
+            self._check_compress_memory(min(n_used, 2**self.g * 2**m))
         store = True if self.compress else self._store_k(n_used)
         seed = _seed(rng)
         if self.compress:
