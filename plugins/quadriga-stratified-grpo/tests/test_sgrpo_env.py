@@ -61,3 +61,16 @@ def test_bad_tables_are_config_errors():
         SearchAgent(max_tool_calls=0)
     with pytest.raises(ValueError):
         SearchAgentEnv().reset(options={"question": 99})
+
+
+def test_bayes_optimal_values_closed_forms():
+    # uniform prior, one search of quality c: answer the clue, right with prob c + (1 - c)/A
+    env = SearchAgentEnv(prior_accuracy=(0.25, 0.25, 0.7), clue_quality=(1.0, 0.6, 0.0), num_answers=4,
+                         max_tool_calls=1, tool_cost=0.1)
+    values = env.optimal_values()
+    assert values[0] == pytest.approx(1.0 - 0.1)
+    assert values[1] == pytest.approx(0.6 + 0.4 / 4 - 0.1)
+    assert values[2] == pytest.approx(0.7)  # a useless tool is never worth its cost
+    default = SearchAgentEnv().optimal_values()
+    assert np.all(default >= SearchAgentEnv().prior_accuracy - 1e-12)
+    assert default.mean() == pytest.approx(0.7597, abs=1e-4)

@@ -44,7 +44,7 @@ end, ``correct`` (bool) and ``answered`` (bool).
 
 ## Arguments
 ``gymnasium.make("quadriga/SearchAgent-v0", prior_accuracy=(...), clue_quality=(...),
-num_answers=4, max_tool_calls=3, tool_cost=0.1)``.
+num_answers=4, max_tool_calls=3, tool_cost=0.05)``.
 
 Importing this module registers the id with gymnasium (once).
 """
@@ -62,10 +62,11 @@ __all__ = ["ENV_ID", "SearchAgentEnv", "DEFAULT_PRIOR_ACCURACY", "DEFAULT_CLUE_Q
 
 ENV_ID = "quadriga/SearchAgent-v0"
 
-#: Default question table: two "known" questions (no search needed), two where search pays
-#: off, two where the tool is poor, two in between.
-DEFAULT_PRIOR_ACCURACY = (0.9, 0.8, 0.3, 0.25, 0.3, 0.25, 0.6, 0.5)
-DEFAULT_CLUE_QUALITY = (0.5, 0.5, 0.9, 0.85, 0.35, 0.3, 0.7, 0.6)
+#: Default question table: two "known" questions (answer at once), two the agent cannot answer
+#: unaided but the tool answers well, two where the tool is poor, two in between. With
+#: ``tool_cost = 0.05`` the Bayes-optimal policy returns 0.760 on average, never searching 0.481.
+DEFAULT_PRIOR_ACCURACY = (0.9, 0.8, 0.25, 0.25, 0.3, 0.25, 0.6, 0.5)
+DEFAULT_CLUE_QUALITY = (0.5, 0.5, 0.95, 0.9, 0.35, 0.3, 0.8, 0.7)
 SEARCH = 0
 
 
@@ -93,7 +94,7 @@ class SearchAgentEnv(gymnasium.Env):
 
     def __init__(self, prior_accuracy: Sequence[float] = DEFAULT_PRIOR_ACCURACY,
                  clue_quality: Sequence[float] = DEFAULT_CLUE_QUALITY, num_answers: int = 4,
-                 max_tool_calls: int = 3, tool_cost: float = 0.1, render_mode: str | None = None) -> None:
+                 max_tool_calls: int = 3, tool_cost: float = 0.05, render_mode: str | None = None) -> None:
         prior = np.asarray(prior_accuracy, dtype=np.float64)
         quality = np.asarray(clue_quality, dtype=np.float64)
         if prior.ndim != 1 or prior.shape != quality.shape or prior.size == 0:
@@ -198,6 +199,42 @@ class SearchAgentEnv(gymnasium.Env):
         self._done = True
         info.update(correct=bool(correct), answered=True)
         return self._obs(), float(correct), True, False, info
+
+    def optimal_values(self) -> np.ndarray:
+        """Expected return of the Bayes-optimal policy on each question, ``float64[num_questions]``.
+
+        Exact dynamic programming over the clue counts seen so far: the belief over the hidden
+        answer is the prior times the clue likelihoods, answering yields the posterior's maximum,
+        searching yields ``-tool_cost`` plus the expected value after the next clue.
+        (Answering beats giving up, so ending unanswered is never optimal.)
+
+        Source: the environment's own dynamics (finite-horizon Bellman equation).
+        """
+        return np.array([self._optimal_value(q) for q in range(self.num_questions)])
+
+    def _optimal_value(self, question: int) -> float:
+        num, mode = self.num_answers, question % self.num_answers
+        p, c = self.prior_accuracy[question], self.clue_quality[question]
+        prior = np.full(num, (1.0 - p) / (num - 1))
+        prior[mode] = p
+        likelihood = c * np.eye(num) + (1.0 - c) / num        # [clue, answer]
+        cache: dict[tuple[int, ...], float] = {}
+
+        def value(counts: tuple[int, ...]) -> float:
+            if counts not in cache:
+                post = prior * np.prod(likelihood ** np.asarray(counts)[:, None], axis=0)
+                post = post / post.sum()
+                best = float(post.max())
+                if sum(counts) < self.max_tool_calls:
+                    clue_prob = likelihood @ post
+                    search = -self.tool_cost + sum(
+                        float(clue_prob[k]) * value(tuple(n + (i == k) for i, n in enumerate(counts)))
+                        for k in range(num))
+                    best = max(best, search)
+                cache[counts] = best
+            return cache[counts]
+
+        return value((0,) * num)
 
     def render(self) -> str | None:
         """Text rendering (``render_mode="ansi"``): question, calls, clue counts."""

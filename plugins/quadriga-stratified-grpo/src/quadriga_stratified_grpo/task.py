@@ -38,7 +38,7 @@ class SearchAgent(Environment):
                                validator=probabilities)
     num_answers: int = param(4, doc="number of candidate answers", validator=int_at_least(2))
     max_tool_calls: int = param(3, doc="search budget per episode (calls)", validator=int_at_least(1))
-    tool_cost: float = param(0.1, doc="reward charged per search call (reward units)", validator=number_in(0.0))
+    tool_cost: float = param(0.05, doc="reward charged per search call (reward units)", validator=number_in(0.0))
 
     def __attrs_post_init__(self) -> None:
         if len(self.prior_accuracy) != len(self.clue_quality):
