@@ -1,0 +1,1 @@
+"""LR-QR: conformal prediction under covariate shift by likelihood-ratio regularized quantile regression."""
