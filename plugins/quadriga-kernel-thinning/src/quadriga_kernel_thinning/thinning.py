@@ -104,7 +104,7 @@ class KernelThinning(Sampler):
     output, equally weighted). Output: ``Samples`` with ``x: Tensor[s, d]`` (same dtype and units),
     ``s = n_used / 2^m`` (``sqrt(n)`` for ``n = 4^m``); ``info`` holds ``indices`` (rows of the input),
     ``input_size``, ``used_size``, ``halving_rounds``, ``bandwidth``, ``store_K``, ``kernel_matrix_bytes``,
-    ``seconds``. For ``n`` not of the required form (``2^m`` divides it for KT, ``4^m`` for Compress++)
+    ``seconds``, and the input's cost counters ``score_evals``/``log_prob_evals``. For ``n`` not of the required form (``2^m`` divides it for KT, ``4^m`` for Compress++)
     a uniformly random subset of the right size (order kept) is thinned, so every input point has the
     same chance to be kept.
 
@@ -224,7 +224,8 @@ class KernelThinning(Sampler):
                              meanK=swap.row_means(xs))
         chosen = rows[np.asarray(idx, dtype=np.int64)]
         out = x_in[torch.as_tensor(chosen)] if torch.is_tensor(x_in) else torch.as_tensor(x[chosen])
-        info = {"indices": chosen.tolist(), "input_size": n, "used_size": n_used, "halving_rounds": m,
+        carried = {k: v for k, v in target.info.items() if k in ("score_evals", "log_prob_evals")}
+        info = {**carried, "indices": chosen.tolist(), "input_size": n, "used_size": n_used, "halving_rounds": m,
                 "coreset_size": int(len(chosen)), "bandwidth": bandwidth, "store_K": bool(store),
                 "kernel_matrix_bytes": kernel_bytes(n_used) if store and not self.compress else 0,
                 "variant": self.variant, "compress": bool(self.compress),
