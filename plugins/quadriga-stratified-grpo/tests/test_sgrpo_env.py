@@ -74,3 +74,13 @@ def test_bayes_optimal_values_closed_forms():
     default = SearchAgentEnv().optimal_values()
     assert np.all(default >= SearchAgentEnv().prior_accuracy - 1e-12)
     assert default.mean() == pytest.approx(0.7597, abs=1e-4)
+
+
+def test_plugin_module_imports_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = ("import sys, quadriga_stratified_grpo.plugin; "
+            "print(sorted(m for m in ('torch', 'numpy', 'gymnasium') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
