@@ -49,11 +49,21 @@ class ToyIID(Sampler):
     fail: bool = param(False, doc="raise RuntimeError")
     nan: bool = param(False, doc="return NaN samples")
     sleep: float = param(0.0, doc="seconds to sleep")
+    die_once: str = param("", doc="if set and this file does not exist: create it and SIGKILL this process")
 
     def sample(self, target, *, generator):
         """Draw ``num_samples`` exact samples."""
         if self.fail:
             raise RuntimeError("asked to fail")
+        if self.die_once:
+            import os
+            import pathlib
+            import signal
+
+            marker = pathlib.Path(self.die_once)
+            if not marker.exists():
+                marker.write_text("died")
+                os.kill(os.getpid(), signal.SIGKILL)
         progress = current_progress()
         progress.start(self.num_samples)
         if self.sleep:

@@ -1,0 +1,217 @@
+"""Tidy tables, summaries and figures of many runs (used by ``sweep`` and ``compare``).
+
+The tidy table has one row per run x stage x metric, with the swept parameters and
+the seed as columns. The summary groups rows by settings (swept parameters, stage,
+metric) and gives the mean over seeds, its standard error and a percentile
+bootstrap 95% interval (2000 resamples, fixed seed, so it is reproducible).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from quadriga.runs import atomic_write_text
+
+__all__ = ["collect_rows", "rows_from_run", "aggregate", "write_outputs", "bootstrap_ci", "load_rows"]
+
+
+def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tidy rows from one run's ``results.json`` (Metrics values and scalar Estimates), tagged with ``base``."""
+    path = Path(run_dir) / "results.json"
+    if not path.is_file():
+        return []
+    results = json.loads(path.read_text())
+    rows = []
+    for stage, res in results.get("stages", {}).items():
+        items: list[tuple[str, Any]] = []
+        if res.get("type") == "Metrics":
+            items = list(res.get("values", {}).items())
+        elif res.get("type") == "Estimate" and isinstance(res.get("value"), (int, float)):
+            items = [("estimate", res["value"])]
+            if isinstance(res.get("stderr"), (int, float)):
+                items.append(("estimate_stderr", res["stderr"]))
+        for metric, value in items:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                rows.append({**base, "stage": stage, "component": res.get("component"), "metric": metric,
+                             "value": float(value)})
+    return rows
+
+
+def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tidy rows of every finished run of a sweep (``runs`` as written to ``runs.json``)."""
+    rows = []
+    for run in runs:
+        if run["status"] != "finished":
+            continue
+        base = {"run_id": run["run_id"], "seed": run["seed"], **run["params"]}
+        rows += rows_from_run(Path(runs_root) / run["run_id"], base)
+    return rows
+
+
+def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean.
+
+    Args:
+        values: ``n`` numbers.
+        level: coverage in (0, 1).
+        resamples: bootstrap resamples.
+        seed: numpy seed (the interval is reproducible).
+
+    Returns:
+        ``(low, high)``; both equal the value when ``n == 1``. Source: Efron & Tibshirani 1993, ch. 13.
+    """
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    if len(x) <= 1:
+        v = float(x[0]) if len(x) else math.nan
+        return v, v
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
+    alpha = (1 - level) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """Group rows by ``keys`` + stage + metric: ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high``."""
+    groups: dict[tuple, list[float]] = {}
+    for row in rows:
+        key = tuple(json.dumps(row.get(k), sort_keys=True) for k in keys) + (row["stage"], row["metric"])
+        groups.setdefault(key, []).append(row["value"])
+    out = []
+    for key, values in groups.items():
+        n = len(values)
+        mean = sum(values) / n
+        std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+        low, high = bootstrap_ci(values)
+        entry = {k: json.loads(v) for k, v in zip(keys, key[:len(keys)])}
+        entry.update(stage=key[-2], metric=key[-1], n=n, mean=mean, stderr=std / math.sqrt(n),
+                     ci_low=low, ci_high=high)
+        out.append(entry)
+    return out
+
+
+def _write_table(path_base: Path, rows: Sequence[dict[str, Any]]) -> Path:
+    columns: list[str] = []
+    for row in rows:
+        for k in row:
+            if k not in columns:
+                columns.append(k)
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pylist([{c: _cell(r.get(c)) for c in columns} for r in rows])
+        path = path_base.with_suffix(".parquet")
+        tmp = path.with_name(f".{path.name}.tmp")
+        pq.write_table(table, tmp)
+        tmp.replace(path)
+        return path
+    except ImportError:
+        path = path_base.with_suffix(".csv")
+        _write_csv(path, rows, columns)
+        return path
+
+
+def _cell(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, (list, dict)) else value
+
+
+def _write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str]) -> None:
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: _cell(row.get(c)) for c in columns})
+    atomic_write_text(path, buf.getvalue())
+
+
+def write_outputs(out_dir: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]],
+                  keys: Sequence[str]) -> tuple[Path | None, Path | None]:
+    """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``; return the table and figure paths."""
+    out_dir = Path(out_dir)
+    if not rows:
+        return None, None
+    table = _write_table(out_dir / "results", rows)
+    columns = [*keys, "stage", "metric", "n", "mean", "stderr", "ci_low", "ci_high"]
+    _write_csv(out_dir / "summary.csv", summary, columns)
+    figure = plot_summary(summary, keys, out_dir / "summary.png")
+    return table, figure
+
+
+def _numeric(values: list[Any]) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def plot_summary(summary: Sequence[dict[str, Any]], keys: Sequence[str], path: Path,
+                 max_panels: int = 12) -> Path | None:
+    """One panel per metric: the metric against the first swept parameter, one line per subject,
+    a band for the bootstrap 95% interval; bars with interval whiskers when nothing numeric was swept."""
+    from matplotlib.figure import Figure
+
+    if not summary:
+        return None
+    metrics: dict[str, list[dict[str, Any]]] = {}
+    for entry in summary:
+        name = entry["metric"].split("/")[-1]
+        metrics.setdefault(name, []).append(entry)
+    names = list(metrics)[:max_panels]
+    x_key = next((k for k in keys if _numeric([e.get(k) for e in summary])), None)
+    cols = min(3, len(names))
+    rows = math.ceil(len(names) / cols)
+    fig = Figure(figsize=(4.5 * cols, 3.4 * rows), layout="constrained")
+    for i, name in enumerate(names):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        lines: dict[str, list[dict[str, Any]]] = {}
+        for e in metrics[name]:
+            subject = e["metric"].rsplit("/", 1)[0] if "/" in e["metric"] else e["stage"]
+            others = [f"{k.split('.')[-1]}={e.get(k)}" for k in keys if k != x_key]
+            label = " ".join([subject, *others])
+            lines.setdefault(label, []).append(e)
+        if x_key is not None:
+            for label, entries in lines.items():
+                entries.sort(key=lambda e: e[x_key])
+                xs = [e[x_key] for e in entries]
+                ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label)
+                ax.fill_between(xs, [e["ci_low"] for e in entries], [e["ci_high"] for e in entries], alpha=0.2)
+            ax.set_xlabel(x_key)
+        else:
+            labels = list(lines)
+            means = [lines[lb][0]["mean"] for lb in labels]
+            err = [[m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means)],
+                   [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means)]]
+            ax.bar(range(len(labels)), means, yerr=err, capsize=3)
+            ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+        ax.set_title(name)
+        if x_key is not None and len(lines) > 1:
+            ax.legend(fontsize=7)
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    tmp.replace(path)
+    return path
+
+
+def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows and swept keys from a sweep directory (``sweep.json``) or a single run directory (``results.json``).
+
+    Raises:
+        FileNotFoundError: neither kind of directory.
+    """
+    path = Path(path)
+    if (path / "sweep.json").is_file():
+        sweep = json.loads((path / "sweep.json").read_text())
+        runs_file = path / "runs.json"
+        runs = json.loads(runs_file.read_text()) if runs_file.is_file() else []
+        return collect_rows(path / "runs", runs), list(sweep.get("grid", {}))
+    if (path / "results.json").is_file():
+        results = json.loads((path / "results.json").read_text())
+        return rows_from_run(path, {"run_id": path.name, "seed": results.get("seed")}), []
+    raise FileNotFoundError(f"'{path}' is neither a sweep directory (sweep.json) nor a run directory (results.json)")

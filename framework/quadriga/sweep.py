@@ -1,0 +1,370 @@
+"""Sweeps: the Cartesian product of parameter grids and seeds, each a normal run.
+
+``quadriga sweep NAME --seeds 0:10 --grid stage.srmc.alpha=0.5,1,2`` runs every
+combination in its own run directory under the sweep directory, on local worker
+processes (default) or Ray tasks, then writes one tidy table, a summary with
+means, standard errors and bootstrap 95% intervals, and a figure.
+
+A run that fails, or whose worker is killed, is recorded as failed and the sweep
+goes on; running the same sweep again (same output directory) skips the runs
+that finished. The local backend keeps one long-lived process per worker (torch
+is imported once per worker, not per run) and replaces a worker that dies, which
+:class:`concurrent.futures.ProcessPoolExecutor` cannot do: there one dead worker
+breaks the whole pool and every pending run with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import itertools
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from quadriga.errors import ConfigError
+from quadriga.pipeline import parse_override
+from quadriga.runs import atomic_write_json, safe_name
+
+__all__ = ["RunSpec", "parse_seeds", "parse_grid", "plan", "run_sweep", "execute_one", "SweepResult"]
+
+
+@attrs.frozen
+class RunSpec:
+    """One run of a sweep.
+
+    Attributes:
+        run_id: directory name, ``seed<seed>-<hash>`` (stable across re-runs of the same sweep).
+        seed: the root seed.
+        params: ``{override key: value}`` of this grid point.
+        overrides: ``--set`` strings (the sweep's fixed ones plus the grid point's).
+    """
+
+    run_id: str
+    seed: int
+    params: dict[str, Any]
+    overrides: tuple[str, ...]
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0:10"`` -> 0..9, ``"3"`` -> [3], ``"1,4,9"`` -> [1, 4, 9].
+
+    Raises:
+        ConfigError: anything else.
+    """
+    try:
+        if ":" in text:
+            lo, hi = text.split(":", 1)
+            seeds = list(range(int(lo), int(hi)))
+        else:
+            seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise ConfigError(f"--seeds '{text}' is not START:STOP or a comma-separated list of integers "
+                          "(e.g. --seeds 0:10).", key="--seeds") from None
+    if not seeds:
+        raise ConfigError(f"--seeds '{text}' selects no seed.", key="--seeds")
+    return seeds
+
+
+def _split_top(text: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_grid(text: str) -> tuple[str, list[Any]]:
+    """``"stage.srmc.alpha=0.5,1,2"`` -> ``("stage.srmc.alpha", [0.5, 1, 2])`` (values parsed as TOML).
+
+    Raises:
+        ConfigError: no ``=`` or no value.
+    """
+    key, sep, raw = text.partition("=")
+    values = [parse_override(f"x={v}")[1] for v in _split_top(raw)]
+    if not sep or not key.strip() or not values:
+        raise ConfigError(f"--grid '{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid")
+    return key.strip(), values
+
+
+def _toml_value(value: Any) -> str:
+    import tomli_w
+
+    return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
+
+
+def plan(seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str] = ()) -> list[RunSpec]:
+    """The runs of a sweep: every grid point (Cartesian product) times every seed."""
+    keys = [k for k, _ in grids]
+    runs = []
+    for point in itertools.product(*[values for _, values in grids]):
+        params = dict(zip(keys, point))
+        overrides = tuple(fixed) + tuple(f"{k}={_toml_value(v)}" for k, v in params.items())
+        digest = hashlib.sha256(json.dumps([overrides], sort_keys=True).encode()).hexdigest()[:8]
+        for seed in seeds:
+            runs.append(RunSpec(f"seed{seed}-{digest}", seed, params, overrides))
+    return runs
+
+
+def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
+    """Run one sweep point in this process, logging to ``run_dir/log.txt``; never raises.
+
+    Returns:
+        ``{"run_id", "status", "error", "seconds"}``.
+    """
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    start = time.perf_counter()
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    log = io.StringIO()
+    status, error = "failed", None
+    try:
+        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            from quadriga.api import run
+
+            result = run(source, overrides=spec.overrides, seed=spec.seed, out=run_dir, raise_on_failure=False)
+            status = result.status
+            error = None if result.error is None else f"{type(result.error).__name__}: {result.error}"
+    except BaseException as exc:  # noqa: BLE001 - a sweep must survive any run
+        error = f"{type(exc).__name__}: {exc}"
+        log.write(traceback.format_exc())
+        atomic_write_json(Path(run_dir) / "status.json", {"status": "failed", "stages": {}, "error": error})
+    Path(run_dir, "log.txt").write_text(log.getvalue(), encoding="utf-8")
+    return {"run_id": spec.run_id, "status": status, "error": error, "seconds": time.perf_counter() - start}
+
+
+def _worker(conn: Any) -> None:
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        source, spec, run_dir = task
+        conn.send(execute_one(source, spec, run_dir))
+
+
+def _run_local(tasks: list[tuple[str, RunSpec, str]], workers: int,
+               on_done: Callable[[dict[str, Any]], None]) -> None:
+    ctx = mp.get_context("spawn")
+    pending = list(tasks)
+    busy: dict[Any, tuple[Any, Any, tuple[str, RunSpec, str]]] = {}  # conn -> (process, conn, task)
+    idle: list[tuple[Any, Any]] = []
+
+    def start() -> tuple[Any, Any]:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+        proc.start()
+        child.close()
+        return proc, parent
+
+    for _ in range(min(workers, len(pending))):
+        idle.append(start())
+    try:
+        while pending or busy:
+            while idle and pending:
+                proc, conn = idle.pop()
+                task = pending.pop(0)
+                conn.send(task)
+                busy[conn] = (proc, conn, task)
+            ready = wait(list(busy) + [p.sentinel for p, _, _ in busy.values()])
+            for conn in list(busy):
+                proc, _, task = busy[conn]
+                if conn not in ready and proc.sentinel not in ready:
+                    continue
+                outcome = None
+                try:
+                    if conn.poll():
+                        outcome = conn.recv()
+                except (EOFError, OSError):
+                    outcome = None
+                if outcome is None and proc.is_alive():
+                    continue
+                del busy[conn]
+                if outcome is not None:
+                    on_done(outcome)
+                else:
+                    proc.join()
+                    error = f"worker process died (exit code {proc.exitcode}) while running this run"
+                    _mark_failed(task[2], error)
+                    on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+                if proc.is_alive():
+                    idle.append((proc, conn))
+                else:
+                    conn.close()
+                    if pending:
+                        idle.append(start())
+    finally:
+        for proc, conn in idle + [(p, c) for p, c, _ in busy.values()]:
+            with contextlib.suppress(Exception):
+                conn.send(None)
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+
+
+def _mark_failed(run_dir: str, error: str) -> None:
+    path = Path(run_dir) / "status.json"
+    status: dict[str, Any] = {"stages": {}}
+    if path.is_file():
+        with contextlib.suppress(Exception):
+            status = json.loads(path.read_text())
+    for stage in status.get("stages", {}).values():
+        if stage.get("status") == "running":
+            stage["status"] = "failed"
+    status.update(status="failed", error=error)
+    atomic_write_json(path, status)
+
+
+def _run_ray(tasks: list[tuple[str, RunSpec, str]], workers: int, address: str | None,
+             on_done: Callable[[dict[str, Any]], None]) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the ray backend needs Ray: pip install 'quadriga[ray]'.", key="--backend") from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        started = True
+    remote = ray.remote(num_cpus=1, max_retries=0)(execute_one)
+    try:
+        refs = {remote.remote(*task): task for task in tasks}
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            for ref in done:
+                task = refs.pop(ref)
+                try:
+                    on_done(ray.get(ref))
+                except Exception as exc:  # noqa: BLE001 - a crashed Ray worker fails only its run
+                    error = f"Ray task failed: {type(exc).__name__}: {exc}"
+                    _mark_failed(task[2], error)
+                    on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@attrs.define
+class SweepResult:
+    """What :func:`run_sweep` returns.
+
+    Attributes:
+        dir: the sweep directory.
+        runs: one dict per run: ``run_id``, ``seed``, ``params``, ``status``, ``error``, ``skipped``.
+        rows: the tidy table (one dict per run x stage x metric).
+        summary: rows grouped by settings with ``mean``, ``stderr``, ``ci_low``, ``ci_high``, ``n``.
+        table_path: ``results.parquet`` or ``results.csv``.
+        figure_path: the PNG, or ``None`` when there was nothing to plot.
+    """
+
+    dir: Path
+    runs: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    summary: list[dict[str, Any]]
+    table_path: Path | None
+    figure_path: Path | None
+
+
+def default_sweep_dir(source: str, seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]],
+                      fixed: Sequence[str]) -> Path:
+    """``sweeps/<pipeline>-<hash of the sweep's definition>``: the same sweep gets the same directory (resume)."""
+    digest = hashlib.sha256(json.dumps([str(source), list(seeds), [[k, v] for k, v in grids], list(fixed)],
+                                       default=str).encode()).hexdigest()[:8]
+    return Path("sweeps") / f"{safe_name(Path(str(source)).stem)}-{digest}"
+
+
+def run_sweep(source: str | Path, *, seeds: Iterable[int], grids: Sequence[tuple[str, list[Any]]] = (),
+              fixed: Sequence[str] = (), backend: str = "local", workers: int | None = None,
+              address: str | None = None, out: str | Path | None = None,
+              on_start: Callable[[int, int], None] | None = None,
+              on_done: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+    """Run a sweep and aggregate its results.
+
+    Args:
+        source: a registered pipeline name or a TOML path.
+        seeds: root seeds.
+        grids: ``[(override key, [values])]``; every combination is run.
+        fixed: ``--set`` overrides applied to every run.
+        backend: ``"local"`` (worker processes) or ``"ray"``.
+        workers: parallel runs (default: the number of CPU cores).
+        address: a Ray cluster address (ray backend only; default: start a local Ray instance).
+        out: the sweep directory (default :func:`default_sweep_dir`, so a re-run resumes).
+        on_start: called once with ``(runs to do, runs already finished)``.
+        on_done: called with each run's outcome dict.
+
+    Returns:
+        :class:`SweepResult`.
+
+    Raises:
+        ConfigError: an invalid pipeline or grid (checked on the first grid point before anything runs),
+            an unknown backend.
+    """
+    from quadriga.api import check
+    from quadriga.summary import aggregate, collect_rows, write_outputs
+
+    seeds = list(seeds)
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"unknown backend '{backend}'; use local or ray.", key="--backend")
+    specs = plan(seeds, grids, fixed)
+    source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
+    for spec in {s.overrides: s for s in specs}.values():
+        check(source, overrides=spec.overrides, seed=spec.seed)  # every grid point, before anything runs
+    sweep_dir = Path(out) if out is not None else default_sweep_dir(source, seeds, grids, fixed)
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(sweep_dir / "sweep.json", {
+        "source": source, "seeds": seeds, "grid": {k: v for k, v in grids}, "fixed": list(fixed), "backend": backend,
+        "runs": [attrs.asdict(s) for s in specs], "command": sys.argv})
+    outcomes: dict[str, dict[str, Any]] = {}
+    tasks = []
+    for spec in specs:
+        run_dir = sweep_dir / "runs" / spec.run_id
+        status_file = run_dir / "status.json"
+        if status_file.is_file() and json.loads(status_file.read_text()).get("status") == "finished":
+            outcomes[spec.run_id] = {"run_id": spec.run_id, "status": "finished", "error": None, "skipped": True}
+            continue
+        tasks.append((source, spec, str(run_dir)))
+    if on_start:
+        on_start(len(tasks), len(outcomes))
+
+    def done(outcome: dict[str, Any]) -> None:
+        outcomes[outcome["run_id"]] = outcome
+        if on_done:
+            on_done(outcome)
+
+    workers = workers or os.cpu_count() or 1
+    if tasks:
+        if backend == "local":
+            _run_local(tasks, workers, done)
+        else:
+            _run_ray(tasks, workers, address, done)
+    runs = []
+    for spec in specs:
+        o = outcomes.get(spec.run_id, {"status": "failed", "error": "not run"})
+        runs.append({"run_id": spec.run_id, "seed": spec.seed, "params": spec.params, "status": o["status"],
+                     "error": o.get("error"), "skipped": bool(o.get("skipped"))})
+    atomic_write_json(sweep_dir / "runs.json", runs)
+    rows = collect_rows(sweep_dir / "runs", runs)
+    summary = aggregate(rows, [k for k, _ in grids])
+    table_path, figure_path = write_outputs(sweep_dir, rows, summary, [k for k, _ in grids])
+    return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path)

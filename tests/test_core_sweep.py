@@ -1,0 +1,96 @@
+"""Sweeps: grid x seeds, the tidy table and summary, a killed worker, resume, local vs Ray."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from qtest_helpers import run_cli
+from quadriga.summary import aggregate, bootstrap_ci
+from quadriga.sweep import parse_grid, parse_seeds, plan
+
+
+def test_parsing_and_planning():
+    assert parse_seeds("0:3") == [0, 1, 2] and parse_seeds("4,7") == [4, 7]
+    assert parse_grid("stage.a.alpha=0.5,1,2") == ("stage.a.alpha", [0.5, 1, 2])
+    assert parse_grid("stage.a.xs=[1,2],[3]") == ("stage.a.xs", [[1, 2], [3]])
+    runs = plan([0, 1], [("stage.a.alpha", [1, 2]), ("stage.a.b", [True, False])])
+    assert len(runs) == 8 and len({r.run_id for r in runs}) == 8
+    assert runs[0].overrides == ("stage.a.alpha=1", "stage.a.b=true")
+
+
+def test_aggregate_matches_closed_forms():
+    rows = [{"stage": "s", "metric": "m", "k": 1, "value": v} for v in (1.0, 2.0, 4.0)]
+    (entry,) = aggregate(rows, ["k"])
+    assert entry["mean"] == pytest.approx(7 / 3)
+    assert entry["stderr"] == pytest.approx(math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2 / 3))
+    low, high = bootstrap_ci([1.0, 2.0, 4.0])
+    assert 1.0 <= low <= 7 / 3 <= high <= 4.0
+
+
+def _sweep(site, out, *extra):
+    return run_cli(["sweep", "toy-pipeline", "--seeds", "0:3", "--workers", "2", "--out", str(out), *extra],
+                   site=site, timeout=600)
+
+
+def test_local_sweep_table_summary_and_figure(plugin_path, tmp_path):
+    proc = _sweep(plugin_path, tmp_path / "sw", "--grid", "stage.draw.num_samples=40,400")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "sw" / "results.parquet").to_pylist()
+    # 2 grid points x 3 seeds x (estimate, estimate_stderr, draw/mean_error)
+    assert len(table) == 18
+    assert {r["stage.draw.num_samples"] for r in table} == {40, 400} and {r["seed"] for r in table} == {0, 1, 2}
+    errors = [r["value"] for r in table if r["metric"] == "draw/mean_error" and r["stage.draw.num_samples"] == 400]
+    summary = [row for row in __import__("csv").DictReader(open(tmp_path / "sw" / "summary.csv"))
+               if row["metric"] == "draw/mean_error" and row["stage.draw.num_samples"] == "400"]
+    assert float(summary[0]["mean"]) == pytest.approx(sum(errors) / 3)
+    assert (tmp_path / "sw" / "summary.png").stat().st_size > 1000
+    assert (tmp_path / "sw" / "runs").is_dir() and len(list((tmp_path / "sw" / "runs").iterdir())) == 6
+    assert all((d / "log.txt").is_file() for d in (tmp_path / "sw" / "runs").iterdir())
+    # compare re-prints from saved results without running anything
+    proc = run_cli(["compare", str(tmp_path / "sw"), "--out", str(tmp_path / "cmp")], site=plugin_path)
+    assert proc.returncode == 0 and "draw/mean_error" in proc.stdout.replace("\n", "").replace(" ", "") or \
+        "mean_err" in proc.stdout
+    assert (tmp_path / "cmp" / "summary.png").is_file()
+
+
+def test_killed_worker_fails_only_its_run_and_rerun_completes_the_rest(plugin_path, tmp_path):
+    marker = tmp_path / "died"
+    out = tmp_path / "sw"
+    proc = _sweep(plugin_path, out, "--grid", f'stage.draw.die_once="","{marker}"')
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    runs = json.loads((out / "runs.json").read_text())
+    failed = [r for r in runs if r["status"] != "finished"]
+    assert len(runs) == 6 and len(failed) == 1
+    assert "worker process died" in failed[0]["error"] and "-9" in failed[0]["error"]
+    status = json.loads((out / "runs" / failed[0]["run_id"] / "status.json").read_text())
+    assert status["status"] == "failed"
+    finished = [r for r in runs if r["status"] == "finished"]
+    mtimes = {r["run_id"]: (out / "runs" / r["run_id"] / "results.json").stat().st_mtime_ns for r in finished}
+    proc = _sweep(plugin_path, out, "--grid", f'stage.draw.die_once="","{marker}"')
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "5 run(s) already finished" in proc.stdout
+    runs = json.loads((out / "runs.json").read_text())
+    assert all(r["status"] == "finished" for r in runs)
+    assert sum(r["skipped"] for r in runs) == 5
+    for run_id, mtime in mtimes.items():
+        assert (out / "runs" / run_id / "results.json").stat().st_mtime_ns == mtime
+
+
+@pytest.mark.slow
+def test_ray_backend_gives_the_same_per_run_results_as_local(plugin_path, tmp_path):
+    pytest.importorskip("ray")
+    local = _sweep(plugin_path, tmp_path / "local")
+    assert local.returncode == 0, local.stderr
+    ray = _sweep(plugin_path, tmp_path / "ray", "--backend", "ray")
+    assert ray.returncode == 0, ray.stdout + ray.stderr
+    runs = json.loads((tmp_path / "local" / "runs.json").read_text())
+    assert len(runs) == 3
+    for r in runs:
+        a = (tmp_path / "local" / "runs" / r["run_id"] / "results.json").read_text()
+        b = (tmp_path / "ray" / "runs" / r["run_id"] / "results.json").read_text()
+        assert a == b
