@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,docs]" $(addprefix -e ,$(PLUGIN_DIRS))
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,docs,ray]" $(addprefix -e ,$(PLUGIN_DIRS))
 	touch $(STAMP)
 
 venv: $(STAMP)
