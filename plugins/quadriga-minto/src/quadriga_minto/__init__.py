@@ -1,0 +1,1 @@
+"""quadriga-minto: the MINTO target rule (min of target and online estimates) for DQN."""
