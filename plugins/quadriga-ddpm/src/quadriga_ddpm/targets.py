@@ -57,6 +57,7 @@ class SphereMixture(Target):
     radius: float = param(6.0, doc="norm of every component mean (units of x)",
                           validator=attrs.validators.ge(0))
     _gmm: Any = attrs.field(init=False, default=None)
+    _cache: dict = attrs.field(init=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:
         from quadriga_std.targets.gaussian import GaussianMixture
@@ -73,6 +74,14 @@ class SphereMixture(Target):
     def prepare(self, *, generator: torch.Generator) -> None:
         """Draw the means (d != 2) from ``generator``; d = 2 needs no randomness."""
         self._gmm.prepare(generator=generator)
+        self._cache.clear()
+
+    def _params(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Means ``[K, d]``, squared norms ``[K]`` and log weights ``[K]`` in ``dtype`` (cached)."""
+        if dtype not in self._cache:
+            mu = self._gmm.component_means.to(dtype)
+            self._cache[dtype] = (mu, (mu * mu).sum(-1), self._gmm.mixture_weights.to(dtype).log())
+        return self._cache[dtype]
 
     # -------------------------------------------------------------- delegated API
     @property
@@ -110,13 +119,13 @@ class SphereMixture(Target):
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"x must have shape [n, {self.dim}], got {tuple(x.shape)}")
         dt = x.dtype
-        mu = self._gmm.component_means.to(dt)
+        mu, mu_sq, log_w = self._params(dt)
         a = _alpha(alpha_bar, x.shape[0], dt)
         v = a * float(self.scale) ** 2 + (1 - a)
         sa = a.sqrt()
-        sq = (x * x).sum(-1, keepdim=True) - 2 * sa * (x @ mu.T) + a * (mu * mu).sum(-1)
+        sq = (x * x).sum(-1, keepdim=True) - 2 * sa * (x @ mu.T) + a * mu_sq
         log_n = -0.5 * sq / v - 0.5 * self.dim * (v.log() + _LOG_2PI)
-        return self._gmm.mixture_weights.to(dt).log() + log_n, sa, v
+        return log_w + log_n, sa, v
 
     def component_log_probs(self, x: torch.Tensor) -> torch.Tensor:
         """log w_k + log N(x; mu_k, sigma^2 I): ``Tensor[n, d] -> Tensor[n, K]`` (nats)."""
@@ -165,5 +174,5 @@ class SphereMixture(Target):
         """
         joint, sa, v = self._joint(x, alpha_bar)
         resp = torch.softmax(joint, -1)
-        mu = self._gmm.component_means.to(x.dtype)
+        mu = self._params(x.dtype)[0]
         return (sa * (resp @ mu) - x) / v
