@@ -1,0 +1,66 @@
+"""The MINTO target against hand-computed values, and the plugin's registration and bad input."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from quadriga.errors import ConfigError
+from quadriga_minto.learner import MINTO
+from quadriga_std.learners.dqn import DQN
+
+Q_ONLINE = torch.tensor([[1.0, 3.0], [2.0, 0.5]])
+Q_TARGET = torch.tensor([[2.0, 1.5], [4.0, -1.0]])
+REWARD = torch.tensor([1.0, -1.0])
+
+
+def test_minto_target_min_per_action_then_max():
+    # per-action minima: [1.0, 1.5] and [2.0, -1.0] -> max 1.5 and 2.0
+    y = MINTO().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    torch.testing.assert_close(y, torch.tensor([1.0 + 0.5 * 1.5, -1.0 + 0.5 * 2.0]))
+    # the min after the max would give min(3, 2) = 2 for the first row: a different operator
+    after = torch.minimum(Q_ONLINE.max(-1).values, Q_TARGET.max(-1).values)
+    assert after[0] == 2.0 and y[0] != 1.0 + 0.5 * after[0]
+
+
+def test_minto_target_masks_terminal_states():
+    y = MINTO().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.tensor([1.0, 1.0]), 0.99)
+    torch.testing.assert_close(y, REWARD)
+
+
+def test_minto_no_gradient_through_online_branch():
+    q_online = Q_ONLINE.clone().requires_grad_(True)
+    y = MINTO().td_target(q_online, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    assert not y.requires_grad
+
+
+def test_minto_is_a_dqn_with_its_hyperparameters():
+    m = MINTO(total_frames=5000, target_update_period=100)
+    assert isinstance(m, DQN) and m.needs_next_q_online and m.needs_next_q_target
+    with pytest.raises(ConfigError, match="learning_starts"):
+        MINTO(total_frames=100, learning_starts=500)
+
+
+def test_registered_and_pipelines_check():
+    from quadriga import api
+    from quadriga.registry import get_registry
+
+    reg = get_registry()
+    names = {c.name for c in reg.claims()}
+    assert {"minto-auc", "minto-overestimation"} <= names
+    for name in ("cartpole-minto", "acrobot-minto"):
+        api.check(name)
+
+
+def test_unknown_env_id_in_pipeline_suggests_close_match():
+    from quadriga import api
+
+    with pytest.raises(ConfigError, match="CartPole-v1"):
+        api.check("cartpole-minto", overrides=["task.env.env_id=CartPol-v1"])
+
+
+def test_continuous_actions_fail_before_training(tmp_path):
+    from quadriga import api
+
+    with pytest.raises(Exception, match="discrete action space"):
+        api.run("cartpole-minto", overrides=["task.env.env_id=Pendulum-v1"], runs_root=tmp_path)
