@@ -121,7 +121,7 @@ class SRMC(Sampler):
                        validator=_rho_ok)
     theta_step: float = param(1.0, doc="scale c of the theta gain (dimensionless)", validator=_pos)
     drift: str = param("auto", doc="surrogate drift for gradient kernels: 'exact' (s - alpha H theta by "
-                       "forward-mode AD), 'shifted' (s(x - alpha theta)) or 'auto' (exact for ULA, else shifted)",
+                       "autograd), 'shifted' (s(x - alpha theta)) or 'auto' (exact for ULA, else shifted)",
                        validator=attrs.validators.in_(("auto", "exact", "shifted")))
     score_kind: str = param("auto", doc="'gradient' (s = grad log pi), 'discrete' (s_i = pi(x flip i)/pi(x) - 1) "
                             "or 'auto' (discrete when the target has flip_log_ratios)",
