@@ -68,7 +68,7 @@ _INJECTED = {"self", "generator", "progress"}
 _TIMING = {"seconds", "wall_time", "elapsed", "time_s"}
 #: docstring sections: a header (``Name:``) from the first set, or text matching the pattern.
 DOC_SECTIONS: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "shapes": (("Shapes", "Shape"), r"\b(Tensor|ndarray|array|Samples)\s*\[|\bshape\b"),
+    "shapes": (("Shapes", "Shape"), r"\b(Tensor|ndarray|array|Samples)\s*\[|\bshapes?\b|\bscalars?\b|\(n, d\)"),
     "units": (("Units",), r"\bunits?\b|\bnats\b|\(count\)|\bseconds\b"),
     "errors": (("Raises", "Errors"), None),
     "source": (("Source", "Sources", "Reference", "References", "Paper"), None),
@@ -228,7 +228,9 @@ def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | 
         required = p.default is inspect.Parameter.empty
         if pname not in types and not required:
             continue
-        accepted = types.get(pname, ("Target", "Samples", "Dataset", "Environment"))
+        accepted = tuple(types.get(pname, ("Target", "Samples", "Dataset", "Environment")))
+        if given_type in accepted:  # the caller's task first
+            accepted = (given_type, *[t for t in accepted if t != given_type])
         for type_name in accepted:
             if type_name == "Samples":
                 source = "Target" if given_type in (None, "Target") else None
@@ -267,16 +269,20 @@ def check_docstring(cls: type, kind: str | None = None) -> list[str]:
 
     Returns:
         Messages such as ``"no section for errors (a 'Raises:' header)"``.
+
+    A section is a header line (``Shapes:``, ``Units:``, ``Raises:``, ``Source:`` or a synonym in
+    :data:`DOC_SECTIONS`); shapes and units may also be given inline (``Tensor[n, d]``, ``(nats)``).
+    Docstrings of base classes up to the interface count.
     """
     kind = kind or getattr(cls, "kind", "")
-    texts = [inspect.getdoc(cls) or ""]
     method = _METHOD.get(kind)
-    for klass in cls.__mro__:
-        if klass in (*INTERFACES.values(), *TASK_KINDS.values()):
+    texts = []
+    for klass in cls.__mro__:  # the class and its bases up to the interface: inherited docs count
+        if klass in (*INTERFACES.values(), *TASK_KINDS.values()) or klass is object:
             break
-        if method and method in vars(klass) and getattr(vars(klass)[method], "__doc__", None):
-            texts.append(inspect.getdoc(vars(klass)[method]) or "")
-            break
+        texts.append(inspect.cleandoc(vars(klass).get("__doc__") or ""))
+        if method and method in vars(klass):
+            texts.append(inspect.cleandoc(getattr(vars(klass)[method], "__doc__", None) or ""))
     text = "\n".join(texts)
     missing = []
     if not text.strip():
@@ -378,7 +384,8 @@ def check_component(kind: str, name: str, *, registry: Registry | None = None,
         obj = build_component(registry, name, base, kinds=(kind,))
     except Exception as exc:  # noqa: BLE001
         raise ComponentCheckError(kind, name, {"build": f"cannot be built from its defaults with params "
-                                               f"{base}: {type(exc).__name__}: {exc}"}) from exc
+                                               f"{base}: {type(exc).__name__}: {exc} (give required or cheap "
+                                               "values with params= or the class attribute check_params)"}) from exc
     report.passed.append("build")
     if "config" not in skip:
         record("config", _config_problems(registry, name, kind, obj))
@@ -458,7 +465,10 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
             except NotImplementedError:
                 pass
         elif kind == "dataset":
-            X, y = a.split("train")
+            try:
+                X, y = a.split("train")
+            except KeyError:  # no 'train' split: nothing generic to check beyond prepare()
+                return []
             if getattr(X, "ndim", None) != 2:
                 return [f"split('train') X has shape {getattr(X, 'shape', None)}, expected [n, p]"]
             if y is not None and len(y) != len(X):
