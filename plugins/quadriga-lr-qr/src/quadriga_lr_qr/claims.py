@@ -119,18 +119,18 @@ def synthetic_shift_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     """LR-QR keeps target coverage within 0.02 of 0.90 on a 50-d Gaussian mean shift, where split conformal
     under-covers at delta >= 1, with mean width at most 10% above weighted conformal with the exact ratio.
 
-    ``paper``: 200 repetitions, delta in {0, 0.5, 1, 2}, n = 1000 per split; ``smoke``: 2 repetitions,
-    delta in {0, 2}, n = 200 (only checks that finite numbers come out).
+    ``paper``: 200 repetitions, delta in {0, 0.5, 1, 2}, d = 50, n = 1000 per split; ``smoke``: 2
+    repetitions, delta = 2, d = 5, n = 200 (only checks that finite numbers come out).
 
     Source: Joshi et al. 2025, arXiv 2502.13030 (coverage claim, sec. 5), on a synthetic design.
     """
     from quadriga_lr_qr.synthetic import SyntheticShift
 
     paper = scale == "paper"
-    reps, deltas, n = (200, (0.0, 0.5, 1.0, 2.0), 1000) if paper else (2, (0.0, 2.0), 200)
+    reps, deltas, n, dim = (200, (0.0, 0.5, 1.0, 2.0), 1000, 50) if paper else (2, (2.0,), 200, 5)
     by = {}
     for delta in deltas:
-        make = lambda r, d=delta: SyntheticShift(dim=50, delta=d, n_train=n, n_calibration=n, n_test=n,  # noqa: E731
+        make = lambda r, d=delta: SyntheticShift(dim=dim, delta=d, n_train=n, n_calibration=n, n_test=n,  # noqa: E731
                                                  n_target_calibration=n, n_target_test=n)
         by[delta] = _summary(run_scenario(make, reps))
     passed, numbers = _verdict(by, [d for d in deltas if d >= 1.0], scale)
