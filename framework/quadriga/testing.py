@@ -133,6 +133,13 @@ class CheckGaussian(Target):
         """d."""
         return self.dimension
 
+    @property
+    def mean(self) -> Any:
+        """The exact mean, ``Tensor[d]`` of zeros (float64)."""
+        import torch
+
+        return torch.zeros(self.dimension, dtype=torch.float64)
+
     def log_prob(self, x: Any) -> Any:
         """Normalised log density (nats), ``Tensor[n, d] -> Tensor[n]``."""
         return -0.5 * (x**2).sum(-1) - 0.5 * self.dimension * math.log(2 * math.pi)
