@@ -20,7 +20,7 @@ __all__ = ["beats_subsample", "flat_in_n", "trial"]
 
 PRESETS = ("gaussians", "mixtures")
 SCALES = {
-    "smoke": {"ks": (10, 100), "n": 2000, "reps": 2, "ns": (2000, 6000), "k_n": 30},
+    "smoke": {"ks": (10, 50), "n": 1500, "reps": 2, "ns": (1000, 3000), "k_n": 20},
     "paper": {"ks": (10, 30, 100, 300), "n": 10_000, "reps": 10, "ns": (10_000, 30_000, 100_000), "k_n": 100},
 }
 NUM_PROJECTIONS = 100

@@ -24,7 +24,7 @@ from quadriga.interfaces import Estimator, Evaluator, named
 from quadriga.seeding import derive_seed, make_generator
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
-from quadriga_stream_sw.wasserstein import exact_sliced, random_projections
+from quadriga_stream_sw.wasserstein import exact_sliced, random_projections, sliced_value
 
 __all__ = ["StreamSWEstimator", "SubsampleSWEstimator", "ExactSWEstimator", "StreamSWEvaluator",
            "RelativeError", "batch_streams"]
@@ -211,6 +211,8 @@ class SubsampleSWEstimator(Estimator):
 class ExactSWEstimator(Estimator):
     """Exact SW_p of the whole sample sets held in memory (``ot.sliced_wasserstein_distance``).
 
+    ``stderr`` is the standard error over the L random directions (delta method), as for ``stream-sw``.
+
     Raises:
         ConfigError: bad parameters or inputs.
 
@@ -228,9 +230,10 @@ class ExactSWEstimator(Estimator):
         dim, source, target_batches = batch_streams(data, target, 1 << 30)
         xs, xt = torch.cat(list(source())), torch.cat(list(target_batches()))
         theta = _directions(dim, self.num_projections, self.projection_seed, generator)
-        value = exact_sliced(xs, xt, theta, self.p)
+        value, wpp = exact_sliced(xs, xt, theta, self.p, return_wpp=True)
+        stderr = sliced_value(wpp, self.p)[1]
         floats = (xs.shape[0] + xt.shape[0]) * self.num_projections
-        return Estimate(value=value, info={"n_source": int(xs.shape[0]), "n_target": int(xt.shape[0]),
+        return Estimate(value=value, stderr=stderr, info={"n_source": int(xs.shape[0]), "n_target": int(xt.shape[0]),
                                            "retained_per_projection": int(xs.shape[0] + xt.shape[0]),
                                            "memory_floats": int(floats)})
 

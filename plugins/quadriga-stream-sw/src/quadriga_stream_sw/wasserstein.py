@@ -119,7 +119,8 @@ def sliced_value(wpp: torch.Tensor, p: float) -> tuple[Any, float]:
 
 
 def exact_sliced(x_source: torch.Tensor, x_target: torch.Tensor, theta: torch.Tensor, p: float = 2.0,
-                 a: torch.Tensor | None = None, b: torch.Tensor | None = None) -> float:
+                 a: torch.Tensor | None = None, b: torch.Tensor | None = None, *, return_wpp: bool = False
+                 ) -> Any:
     """Exact SW_p between two sample sets held in memory: ``ot.sliced_wasserstein_distance``.
 
     Args:
@@ -128,7 +129,7 @@ def exact_sliced(x_source: torch.Tensor, x_target: torch.Tensor, theta: torch.Te
         p: order; a, b: optional probability weights ``Tensor[n]``, ``Tensor[m]``.
 
     Returns:
-        SW_p as a float (units of x).
+        SW_p as a float (units of x); with ``return_wpp``, ``(SW_p, Tensor[L] of W_p^p per direction)``.
 
     Raises:
         ConfigError: invalid weights.
@@ -141,5 +142,8 @@ def exact_sliced(x_source: torch.Tensor, x_target: torch.Tensor, theta: torch.Te
     value = ot.sliced_wasserstein_distance(
         x_source.detach().to(dt).numpy(), x_target.detach().to(dt).numpy(),
         a=None if a is None else a.to(dt).numpy(), b=None if b is None else b.to(dt).numpy(),
-        projections=theta.T.contiguous().numpy(), p=p)
+        projections=theta.T.contiguous().numpy(), p=p, log=True)
+    value, log = value
+    if return_wpp:
+        return float(value), torch.as_tensor(log["projected_emds"])
     return float(value)

@@ -1,0 +1,124 @@
+"""Registered components, the ready pipeline and the claims at smoke scale."""
+
+import math
+
+import pytest
+import torch
+
+from quadriga.artifacts import Estimate, Samples
+from quadriga.errors import ConfigError
+from quadriga_stream_sw.components import (
+    ExactSWEstimator, RelativeError, StreamSWEstimator, StreamSWEvaluator, SubsampleSWEstimator,
+)
+from quadriga_stream_sw.tasks import TwoSampleStream
+from quadriga_stream_sw.wasserstein import exact_sliced, random_projections
+
+
+def _samples(n, shift, seed, d=2):
+    gen = torch.Generator().manual_seed(seed)
+    return Samples(x=torch.randn(n, d, generator=gen, dtype=torch.float64) + shift)
+
+
+@pytest.mark.parametrize("cls, kwargs, key", [
+    (StreamSWEstimator, {"k": 1}, "k"),
+    (StreamSWEstimator, {"backend": "kll"}, "backend"),
+    (StreamSWEstimator, {"backend": "datasketches", "k": 4}, "k"),
+    (StreamSWEstimator, {"p": 0.5}, "p"),
+    (StreamSWEstimator, {"num_projections": 0}, "num_projections"),
+    (SubsampleSWEstimator, {}, "num_retained"),
+    (SubsampleSWEstimator, {"num_retained": 10, "match_k": 10}, "num_retained"),
+    (TwoSampleStream, {"preset": "mixtures", "dim": 3}, "dim"),
+    (TwoSampleStream, {"preset": "gaussian"}, "preset"),
+])
+def test_bad_parameters_fail_when_built(cls, kwargs, key):
+    with pytest.raises(ConfigError) as info:
+        cls(**kwargs)
+    assert info.value.key == key
+
+
+def test_estimators_on_samples_share_directions_and_match_pot():
+    src, tgt = _samples(500, -1.0, 0), _samples(400, 2.0, 1)
+    gen = lambda s: torch.Generator().manual_seed(s)  # noqa: E731
+    stream = StreamSWEstimator(k=600, projection_seed=3, batch_size=128).estimate(src, target=tgt, generator=gen(0))
+    exact = ExactSWEstimator(projection_seed=3).estimate(src, target=tgt, generator=gen(1))
+    sub = SubsampleSWEstimator(num_retained=1000, projection_seed=3).estimate(src, target=tgt, generator=gen(2))
+    from quadriga.seeding import derive_seed, make_generator
+    theta = random_projections(2, 100, make_generator(derive_seed(3, "projections")))
+    ref = exact_sliced(src.x, tgt.x, theta)
+    assert exact.value == pytest.approx(ref, rel=1e-13)
+    assert stream.value == pytest.approx(ref, rel=1e-12)
+    assert sub.value == pytest.approx(ref, rel=1e-12)
+    with pytest.raises(ConfigError, match="target"):
+        StreamSWEstimator().estimate(src, generator=gen(0))
+    weighted = Samples(x=src.x, log_weights=torch.zeros(500))
+    with pytest.raises(ConfigError, match="weighted"):
+        StreamSWEstimator().estimate(weighted, target=tgt, generator=gen(0))
+
+
+def test_stream_task_is_replayable_and_has_the_right_moments():
+    task = TwoSampleStream(preset="gaussians", dim=3, num_samples=6000, batch_size=1000)
+    task.prepare(generator=torch.Generator().manual_seed(0))
+    first = torch.cat(list(task.stream("source")))
+    assert first.shape == (6000, 3) and torch.equal(first, task.split("source")[0])
+    assert torch.allclose(first.mean(0), torch.full((3,), -1.0, dtype=torch.float64), atol=0.08)
+    tgt = task.split("target")[0]
+    assert torch.allclose(tgt.mean(0), torch.full((3,), 2.0, dtype=torch.float64), atol=0.08)
+    # closed form for two Gaussians with equal covariance: W_2 on direction theta is |theta^T (m1 - m0)|,
+    # so SW_2^2 = E (theta^T 3 1)^2 = 9 |1|^2 / d = 9 for unit directions in any dimension
+    est = ExactSWEstimator(num_projections=300).estimate(task, generator=torch.Generator().manual_seed(1))
+    assert est.value == pytest.approx(3.0, abs=4 * est.stderr + 0.03)
+    mix = TwoSampleStream(preset="mixtures", num_samples=20_000, batch_size=5000)
+    mix.prepare(generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(mix.split("target")[0].mean(0),
+                          torch.tensor([0.5 * -3 + 0.25 * 2 + 0.25 * 4, 0.5 * 3 - 0.25 * 4],
+                                       dtype=torch.float64), atol=0.06)
+
+
+def test_evaluator_matches_estimator_and_accepts_a_target():
+    src, ref = _samples(300, 0.0, 0), _samples(300, 1.0, 1)
+    metrics = StreamSWEvaluator(k=400, seed=5).evaluate({"a": src}, ref)
+    from quadriga.seeding import derive_seed, make_generator
+    theta = random_projections(2, 100, make_generator(derive_seed(5, "projections")))
+    assert metrics.values["a/stream_sw"] == pytest.approx(exact_sliced(src.x, ref.x, theta), rel=1e-12)
+
+    class Shifted:
+        def sample(self, num_samples, *, generator):
+            return torch.randn(num_samples, 2, generator=generator, dtype=torch.float64) + 1.0
+
+    big = StreamSWEvaluator(k=100, seed=5, num_reference_samples=20_000, batch_size=5000)
+    out = big.evaluate(_samples(20_000, 0.0, 2), Shifted()).values
+    # SW_2 between N(0, I) and N(1, I) in 2-D: sqrt(|(1, 1)|^2 / 2) = 1
+    assert out["subject/stream_sw"] == pytest.approx(1.0, abs=4 * out["subject/stream_sw_stderr"] + 0.02)
+    assert out["subject/memory_floats"] < 2 * 100 * 20_000 / 10
+
+
+def test_relative_error_evaluator():
+    m = RelativeError().evaluate({"s": Estimate(value=2.2, info={"retained_per_projection": 10})},
+                                 Estimate(value=2.0))
+    assert m.values["s/relative_error"] == pytest.approx(0.1)
+    assert m.values["s/retained_per_projection"] == 10
+    with pytest.raises(ConfigError):
+        RelativeError().evaluate({"s": Estimate(value=1.0)}, Estimate(value=0.0))
+
+
+def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
+    api = pytest.importorskip("quadriga.api")
+    overrides = [f"task.{t}.num_samples=3000" for t in ("gaussians", "mixtures")]
+    result = api.run("stream-sw-gaussians", overrides=overrides, out=tmp_path)
+    assert result.status == "finished"
+    for suffix in ("g", "m"):
+        values = result.artifacts[f"errors_{suffix}"].values
+        assert values[f"stream_{suffix}/retained_per_projection"] == values[f"sub_{suffix}/retained_per_projection"]
+        assert values[f"stream_{suffix}/relative_error"] < values[f"sub_{suffix}/relative_error"]
+
+
+def test_claims_at_smoke_scale(tmp_path):
+    from quadriga_stream_sw.claims import beats_subsample, flat_in_n
+
+    res = beats_subsample("smoke", out_dir=tmp_path)
+    assert res.passed, res.summary
+    assert (tmp_path / "error_vs_memory.png").stat().st_size > 1000
+    assert all(0 < res.numbers[f"{p}/k={k}/ratio"] < 1 for p in ("gaussians", "mixtures") for k in (10, 50))
+    flat = flat_in_n("smoke", out_dir=tmp_path)
+    assert all(math.isfinite(v) for v in flat.numbers.values())
+    assert set(flat.numbers) >= {"gaussians/slope", "mixtures/slope"}
