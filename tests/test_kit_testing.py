@@ -1,0 +1,210 @@
+"""``quadriga.testing.check_component`` passes good components and names every failure of bad ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from quadriga.registry import Registry
+from quadriga.testing import CheckInputsUnavailable, ComponentCheckError, check_component, check_docstring
+
+BAD = '''
+import attrs, torch
+import quadriga
+from quadriga import Estimate, Estimator, Evaluator, Metrics, Sampler, Samples, param
+
+DOC = """A test component.
+
+    Shapes: Tensor[n, d]. Units: units of x.
+
+    Raises:
+        ConfigError: never.
+
+    Source: none.
+    """
+
+
+@attrs.define(kw_only=True)
+class Good(Sampler):
+    __doc__ = DOC
+    num_samples: int = param(50, doc="draws (count)", validator=attrs.validators.ge(1))
+
+    def sample(self, target, *, generator):
+        x = target.sample(self.num_samples, generator=generator)
+        return Samples(x=x, chains=x.reshape(1, self.num_samples, -1))
+
+
+@attrs.define(kw_only=True)
+class Nondeterministic(Sampler):
+    __doc__ = DOC
+    def sample(self, target, *, generator):
+        import random
+        noise = random.SystemRandom().random()  # not from the generator: differs between runs
+        return Samples(x=torch.full((10, target.dim), noise, dtype=torch.float64))
+
+
+@attrs.define(kw_only=True)
+class BadShapes(Sampler):
+    __doc__ = DOC
+    def sample(self, target, *, generator):
+        x = torch.zeros(12, target.dim + 1)
+        return Samples(x=x, chains=x.reshape(2, 6, -1).flip(0), log_weights=torch.zeros(3))
+
+
+@attrs.define(kw_only=True)
+class RaisesOnBuild(Sampler):
+    __doc__ = DOC
+    step_size: float = param(0.1, doc="step (units of x)")
+
+    def __attrs_post_init__(self):
+        if self.step_size <= 0:
+            raise RuntimeError("the step must be positive")  # does not say which parameter
+
+    def sample(self, target, *, generator):
+        return Samples(x=target.sample(4, generator=generator))
+
+
+@attrs.define(kw_only=True)
+class Undocumented(Sampler):
+    """Draws."""
+    size: int = param(4)
+
+    def sample(self, target, *, generator):
+        return Samples(x=target.sample(self.size, generator=generator))
+
+
+@attrs.define(kw_only=True)
+class NeedsFitted(Evaluator):
+    __doc__ = DOC
+    input_types = {"subject": ("Fitted",)}
+
+    def evaluate(self, subject, reference=None):
+        return Metrics(values={"x": 1.0})
+
+
+@attrs.define(kw_only=True)
+class WrongMetrics(Evaluator):
+    __doc__ = DOC
+    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+
+    def evaluate(self, subject, reference=None):
+        return Metrics(values={"ok": 1.0, "bad": "high"})
+
+
+@attrs.define(kw_only=True)
+class EveryOther(Sampler):
+    __doc__ = DOC
+    input_types = {"target": ("Samples",)}
+
+    def sample(self, target, *, generator):
+        return Samples(x=target.x[::2])
+
+
+@quadriga.hookimpl
+def quadriga_register(registry):
+    for kind, name, cls in [("sampler", "kit-good", "Good"), ("sampler", "kit-nondeterministic", "Nondeterministic"),
+                            ("sampler", "kit-bad-shapes", "BadShapes"), ("sampler", "kit-raises", "RaisesOnBuild"),
+                            ("sampler", "kit-undocumented", "Undocumented"), ("sampler", "kit-every-other", "EveryOther"),
+                            ("evaluator", "kit-needs-fitted", "NeedsFitted"),
+                            ("evaluator", "kit-wrong-metrics", "WrongMetrics")]:
+        registry.add(kind, name, f"kit_bad_components:{cls}")
+'''
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory):
+    """A registry with the installed plugins plus the components above."""
+    import importlib
+    import sys
+
+    root = tmp_path_factory.mktemp("kitbad")
+    (root / "kit_bad_components.py").write_text(BAD)
+    sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module("kit_bad_components")
+        yield Registry(use_env=False, plugins={"kit-bad": module})
+    finally:
+        sys.path.remove(str(root))
+        sys.modules.pop("kit_bad_components", None)
+
+
+def _failures(registry, kind, name, **kwargs):
+    with pytest.raises(ComponentCheckError) as info:
+        check_component(kind, name, registry=registry, **kwargs)
+    return info.value.failures
+
+
+def test_good_component_passes_every_check(registry):
+    report = check_component("sampler", "kit-good", registry=registry)
+    assert set(report.passed) == {"build", "config", "bad-params", "docstring", "run", "output", "determinism"}
+    assert report.artifact.x.shape == (50, 2)
+    assert report.pipeline["stage"]["checked"]["inputs"] == {"target": "target"}
+
+
+def test_thinning_style_input_gets_samples(registry):
+    """A component that accepts Samples gets exact draws as 4 chains of 64 from the 2-D target."""
+    report = check_component("sampler", "kit-every-other", registry=registry)
+    assert report.pipeline["stage"]["draws"]["use"] == "check-draws"
+    assert report.artifact.x.shape == (128, 2)
+
+
+def test_nondeterminism_is_reported(registry):
+    failures = _failures(registry, "sampler", "kit-nondeterministic")
+    assert set(failures) == {"determinism"}
+
+
+def test_shape_errors_are_all_reported(registry):
+    failures = _failures(registry, "sampler", "kit-bad-shapes")
+    assert set(failures) == {"output"}
+    message = failures["output"]
+    assert "d = 3, its input has dim 2" in message
+    assert "log_weights has shape (3,), expected (12,)" in message
+
+
+def test_bad_parameter_error_must_name_the_parameter(registry):
+    failures = _failures(registry, "sampler", "kit-raises")
+    assert set(failures) == {"bad-params"}
+    assert "step_size=-1.0 raised a ConfigError that does not name 'step_size'" in failures["bad-params"]
+    assert "step_size='not-a-number'" not in failures["bad-params"]  # the type check names it
+
+
+def test_missing_documentation(registry):
+    failures = _failures(registry, "sampler", "kit-undocumented")
+    assert set(failures) == {"docstring"}
+    for part in ("shapes", "units", "errors", "source", "parameter 'size' has no doc"):
+        assert part in failures["docstring"]
+
+
+def test_metrics_values_must_be_floats(registry):
+    failures = _failures(registry, "evaluator", "kit-wrong-metrics")
+    assert failures == {"output": "values['bad'] is str, expected a float"}
+
+
+def test_unconstructible_inputs_are_said_clearly(registry):
+    with pytest.raises(CheckInputsUnavailable, match="cannot make input 'subject' .*Fitted.*check_inputs"):
+        check_component("evaluator", "kit-needs-fitted", registry=registry)
+
+
+def test_inputs_fragment_and_skip(registry):
+    """A pipeline fragment gives the inputs; skipped checks are reported as skipped."""
+    fragment = {"task": {"normal": {"use": "check-gaussian", "dimension": 3}},
+                "stage": {"draws": {"use": "kit-good", "inputs": {"target": "normal"}}},
+                "inputs": {"subject": "draws", "reference": "normal"}}
+    report = check_component("evaluator", "kit-wrong-metrics", registry=registry, inputs=fragment,
+                             skip=("output",))
+    assert "output" in report.skipped and "determinism" in report.passed
+
+
+def test_check_docstring_accepts_sections():
+    from quadriga.testing import CheckDraws, CheckGaussian
+
+    assert check_docstring(CheckDraws, "sampler") == []
+    assert check_docstring(CheckGaussian, "target") == []
+
+
+def test_unknown_component_and_bad_arguments(registry):
+    from quadriga.errors import UnknownComponentError
+
+    with pytest.raises(UnknownComponentError, match="kit-good"):
+        check_component("sampler", "kit-goood", registry=registry)
+    with pytest.raises(ValueError, match="unknown check"):
+        check_component("sampler", "kit-good", registry=registry, skip=("speed",))
