@@ -59,6 +59,18 @@ def fit_lrqr(phi1: torch.Tensor, s1: torch.Tensor, phi2: torch.Tensor, alpha: fl
     Source: Joshi et al. 2025, arXiv 2502.13030, LR-QR objective (sec. 3); ``beta`` eliminated in
     closed form (``beta* = E2[h]/E1[h^2]``).
     """
+    prev = torch.get_num_threads()
+    small = phi1.numel() + phi2.numel() < 5_000_000
+    if small:  # tiny matmuls: intra-op threads only add synchronisation cost (large on a busy machine)
+        torch.set_num_threads(1)
+    try:
+        return _fit(phi1, s1, phi2, alpha, lam, steps, lr)
+    finally:
+        if small:
+            torch.set_num_threads(prev)
+
+
+def _fit(phi1, s1, phi2, alpha, lam, steps, lr):
     tau = 1.0 - alpha
     B, _, k = phi1.shape
     theta = torch.zeros(B, k, dtype=torch.float64)
