@@ -87,3 +87,25 @@ def test_estimator_runs_and_is_reproducible():
     X, y = d.split("target_test")
     low, high = a.predict(X)
     assert low.shape == (400,) and 0.75 <= float(((low <= y) & (y <= high)).mean()) <= 1.0
+
+
+def test_no_shift_gives_nominal_coverage():
+    # delta = 0: target = source, r = 1 is in the linear class, so LR-QR is a (regularised) linear
+    # quantile regression whose target coverage must be 1 - alpha up to its O(p/n) optimism.
+    from quadriga_lr_qr.estimator import interval_predictor, prepare_problem
+    from quadriga_lr_qr.lrqr import select_and_fit
+
+    probs, models, tests = [], [], []
+    for r in range(4):
+        d = SyntheticShift(dim=5, delta=0.0, n_train=300, n_calibration=600, n_test=10,
+                           n_target_calibration=600, n_target_test=3000)
+        d.prepare(generator=torch.Generator().manual_seed(100 + r))
+        p, m = prepare_problem(d, "ridge", 0.1, torch.Generator().manual_seed(r))
+        probs.append(p), models.append(m), tests.append(d.split("target_test"))
+    fits = select_and_fit(probs, 0.1, (0.1, 0.3, 1.0, 3.0), steps=300, lr=0.1)
+    cov = []
+    for fit, m, (X, y) in zip(fits, models, tests):
+        low, high = interval_predictor(m, fit["theta"])(X)
+        cov.append(float(((low <= y) & (y <= high)).mean()))
+    # 4 x 3000 test points: sampling s.e. ~0.003; fit-to-fit spread ~0.01 -> +-0.025 is ~4 s.e.
+    assert abs(np.mean(cov) - 0.9) <= 0.025, cov

@@ -21,7 +21,7 @@ __all__ = ["LRQR", "prepare_problem"]
 
 def _check_lambdas(inst: Any, attribute: Any, value: Any) -> None:
     if len(value) == 0 or any(float(v) < 0 for v in value):
-        raise ConfigError("'lambdas' must be a non-empty list of values >= 0, e.g. [0, 1, 10].",
+        raise ConfigError("'lambdas' must be a non-empty list of values >= 0, e.g. [0.1, 0.3, 1, 3].",
                           key="lambdas")
 
 
@@ -96,7 +96,7 @@ class LRQR(Estimator):
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param("ridge", doc=f"point predictor: one of {', '.join(REGRESSORS)}",
                            validator=attrs.validators.in_(REGRESSORS))
-    lambdas: list = param(factory=lambda: [0.0, 1.0, 10.0],
+    lambdas: list = param(factory=lambda: [0.1, 0.3, 1.0, 3.0],
                           doc="grid of regularisation strengths (multiples of the mean score)",
                           validator=_check_lambdas)
     validation_fraction: float = param(0.3, doc="share of each set held out to choose lambda",

@@ -9,10 +9,14 @@ _PAPER = "Joshi, Kiyani, Pappas, Dobriban, Hassani 2025, arXiv 2502.13030"
 
 @quadriga.hookimpl
 def quadriga_register(registry):
-    """Register the lr-qr estimator, the synthetic-shift dataset, two pipelines and two claims."""
+    """Register the lr-qr and conditional-conformal estimators, the synthetic-shift dataset, two pipelines and two claims."""
     registry.add("estimator", "lr-qr", "quadriga_lr_qr.estimator:LRQR",
                  summary="Conformal sets under covariate shift by likelihood-ratio regularized quantile regression",
                  paper=_PAPER + ", sec. 3")
+    registry.add("estimator", "conditional-conformal", "quadriga_lr_qr.conditional:ConditionalConformal",
+                 summary="Conditional conformal (Gibbs, Cherian, Candes) over shifts linear in x, via MAPIE "
+                         "(optional extra 'mapie')",
+                 paper="Gibbs, Cherian, Candes 2023, arXiv 2305.12616, sec. 3")
     registry.add("dataset", "synthetic-shift", "quadriga_lr_qr.synthetic:SyntheticShift",
                  summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact likelihood ratio",
                  paper="")
