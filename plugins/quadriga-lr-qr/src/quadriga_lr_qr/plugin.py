@@ -9,7 +9,7 @@ _PAPER = "Joshi, Kiyani, Pappas, Dobriban, Hassani 2025, arXiv 2502.13030"
 
 @quadriga.hookimpl
 def quadriga_register(registry):
-    """Register the lr-qr and conditional-conformal estimators, the synthetic-shift dataset, two pipelines and two claims."""
+    """Register the lr-qr and conditional-conformal estimators, the synthetic-shift dataset, three pipelines and two claims."""
     registry.add("estimator", "lr-qr", "quadriga_lr_qr.estimator:LRQR",
                  summary="Conformal sets under covariate shift by likelihood-ratio regularized quantile regression",
                  paper=_PAPER + ", sec. 3")
@@ -22,6 +22,8 @@ def quadriga_register(registry):
                  paper="")
     registry.add_pipeline("lrqr-synthetic-shift", "quadriga_lr_qr:pipelines/lrqr-synthetic-shift.toml",
                           summary="LR-QR vs split and weighted conformal on a 50-d Gaussian shift")
+    registry.add_pipeline("lrqr-synthetic-conditional", "quadriga_lr_qr:pipelines/lrqr-synthetic-conditional.toml",
+                          summary="LR-QR vs conditional conformal (MAPIE) and weighted conformal, 50-d shift")
     registry.add_pipeline("lrqr-diabetes-shift", "quadriga_lr_qr:pipelines/lrqr-diabetes-shift.toml",
                           summary="LR-QR vs split and weighted conformal on diabetes tilted on bmi")
     registry.add_claim("lrqr-synthetic-coverage", "quadriga_lr_qr.claims:synthetic_shift_claim",
