@@ -71,9 +71,6 @@ SETUP: dict[tuple[str, str], dict] = {
 
 #: (kind, name) -> reason: failures that belong to the component's plugin or to the core, not to the check.
 KNOWN: dict[tuple[str, str], str] = {
-    ("sampler", "srmc"): "the default base_kernel is built in Python (MALA(step_size=0.1)), so component_config "
-                         "writes it without 'use' and the resolved parameters cannot be rebuilt (quadriga-srmc "
-                         "default, or core component_config finding the registered name of the class)",
     ("target", "gaussian"): "quadriga-std: equicorrelation = nan is refused with a ConfigError about 'covariance' "
                             "instead of naming 'equicorrelation'",
 }

@@ -190,8 +190,25 @@ def build_component(registry: Any, use: str, params: Mapping[str, Any], *, kinds
     return _Builder(registry, file, table).build(use, params, kinds=kinds)
 
 
-def component_config(obj: Any) -> dict[str, Any]:
+def _registered_name(registry: Any, value: Any) -> str | None:
+    """The registered name of a component built in Python (e.g. a default), found by its class path."""
+    if registry is None:
+        return None
+    cls = type(value)
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    for spec in registry.components():
+        if spec.target == target:
+            return spec.name
+    return None
+
+
+def component_config(obj: Any, registry: Any = None) -> dict[str, Any]:
     """The resolved configuration of a built component: its parameters, nested components as tables.
+
+    Args:
+        obj: a built component.
+        registry: used to name nested components that were built in Python (a parameter's
+            default) rather than from configuration, so that the result can be rebuilt.
 
     Returns:
         ``{param: value}`` with every default filled in; nested components become
@@ -202,8 +219,9 @@ def component_config(obj: Any) -> dict[str, Any]:
     def unstructure_component(value: Any) -> Any:
         out: dict[str, Any] = {}
         used = getattr(value, _USE, None)
-        if used is not None:
-            out["use"] = used[1]
+        name = used[1] if used is not None else _registered_name(registry, value)
+        if name is not None:
+            out["use"] = name
         for f in attrs.fields(type(value)):
             if f.init and not f.name.startswith("_"):
                 out[f.name] = conv.unstructure(getattr(value, f.name))

@@ -322,7 +322,8 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
             if not ok:
                 raise err(f"input '{arg}' must name a task or stage, or a list of them; got {ref!r}.",
                           table=where, key=f"inputs.{arg}")
-    return Node(name, section, table["use"], used_kind, component, dict(inputs), component_config(component))
+    return Node(name, section, table["use"], used_kind, component, dict(inputs),
+                component_config(component, registry))
 
 
 def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:

@@ -425,12 +425,12 @@ def _config_problems(registry: Registry, name: str, kind: str, obj: Any) -> list
     import tomli_w
 
     try:
-        config = component_config(obj)
+        config = component_config(obj, registry)
         tomli_w.dumps({"stage": {"x": config}})
     except Exception as exc:  # noqa: BLE001
         return [f"the resolved parameters are not TOML values: {type(exc).__name__}: {exc}"]
     try:
-        again = component_config(build_component(registry, name, config, kinds=(kind,)))
+        again = component_config(build_component(registry, name, config, kinds=(kind,)), registry)
     except Exception as exc:  # noqa: BLE001
         return [f"cannot be rebuilt from its own resolved parameters {config}: {exc}"]
     return [] if _same(config, again) else [f"parameters change on a round trip: {config} -> {again}"]
