@@ -186,7 +186,8 @@ class ReturnCurve(Evaluator):
     Raises:
         ConfigError: a subject without ``env_step``/``episode_return`` history or without any episode.
 
-    Source: the area-under-the-curve metric as in Hendawy et al. 2025 (MINTO), sec. 5.
+    Source: the normalised area under the return curve, the learning-speed summary used to compare
+    target rules (e.g. Hendawy et al. 2025, MINTO, arXiv 2510.02590).
     """
 
     input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
@@ -263,7 +264,8 @@ class QOverestimation(Evaluator):
     Raises:
         ConfigError: no reference environment, or a subject without a Q-network.
 
-    Source: the overestimation diagnostic of van Hasselt et al. 2016 (Fig. 3), as used by Hendawy et al. 2025.
+    Source: the value-overestimation diagnostic of van Hasselt, Guez & Silver 2016 (Double DQN, Fig. 3):
+    estimated values against the discounted returns actually obtained.
     """
 
     input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
