@@ -99,6 +99,19 @@ class MCMCKernel(Sampler):
     ``chains=Tensor[num_chains, num_samples, d]``, ``info={acceptance_rate, score_evals,
     log_prob_evals, rejected_nonfinite, seconds}``); the acceptance rate is over all transitions.
     Subclasses implement :meth:`transition` (and set ``uses_score``).
+
+    Shapes: ``Samples.x: Tensor[num_chains * num_samples, d]``, ``Samples.chains:
+    Tensor[num_chains, num_samples, d]`` (``chains.reshape(-1, d) == x``), in ``dtype``.
+    Units: x in the target's units; ``acceptance_rate`` is a fraction of all chain transitions
+    (burn-in included); ``score_evals``, ``log_prob_evals``, ``rejected_nonfinite`` are counts
+    (per chain and point); ``seconds`` is wall time.
+
+    Raises:
+        ConfigError: a target without ``dim`` or ``log_prob``, or ``init = "target"`` on a target
+            without exact samples (both before the first transition); out-of-range parameters
+            (``num_chains``, ``num_samples``, ``thin`` < 1, ``burn_in`` < 0, ``init_scale`` or
+            ``step_size`` <= 0, unknown ``init``/``dtype``) when the sampler is built. Non-finite
+            proposals are rejected and counted, never raised.
     """
 
     uses_score: ClassVar[bool] = True
@@ -171,7 +184,15 @@ class MCMCKernel(Sampler):
 class RWM(MCMCKernel):
     """Random-walk Metropolis: propose y = x + step_size * N(0, I), accept with min(1, pi(y)/pi(x)).
 
-    Source: Metropolis et al. 1953.
+    The proposal is symmetric, so the Hastings correction cancels; uses ``log_prob`` only
+    (``score_evals`` stays 0, one ``log_prob`` evaluation per chain per transition).
+    Shapes, units and errors: as :class:`MCMCKernel` (``step_size`` in units of x).
+
+    Raises:
+        ConfigError: see :class:`MCMCKernel`.
+
+    Source: Metropolis, Rosenbluth, Rosenbluth, Teller & Teller 1953, "Equation of state
+    calculations by fast computing machines", J. Chem. Phys. 21 (symmetric-proposal acceptance rule).
     """
 
     uses_score: ClassVar[bool] = False
@@ -192,8 +213,17 @@ class RWM(MCMCKernel):
 class ULA(MCMCKernel):
     """Unadjusted Langevin: y = x + h s(x) + sqrt(2h) N(0, I), always accepted (biased in h).
 
-    Proposals with a non-finite point, log_prob or score are rejected (counted). Source:
-    Roberts & Tweedie 1996, eq. (1.4) discretised by Euler-Maruyama.
+    Proposals with a non-finite point, log_prob or score are rejected (counted), so
+    ``acceptance_rate`` is 1 unless the target overflows. One ``log_prob`` and one ``score``
+    evaluation per chain per transition. Shapes and units: as :class:`MCMCKernel`, with
+    ``step_size`` h in units of x squared (the noise has standard deviation sqrt(2h)).
+
+    Raises:
+        ConfigError: see :class:`MCMCKernel`.
+
+    Source: Roberts & Tweedie 1996, "Exponential convergence of Langevin distributions and their
+    discrete approximations", Bernoulli 2(4): ULA, the Euler-Maruyama discretisation of the Langevin
+    diffusion dL = dW + (1/2) s(L) dt; their step is 2h here (proposal N(x + h s(x), 2h I)).
     """
 
     step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
@@ -214,7 +244,16 @@ class MALA(MCMCKernel):
     """Metropolis-adjusted Langevin: the ULA proposal corrected by a Metropolis-Hastings step.
 
     log ratio = log pi(y) - log pi(x) + log q(x | y) - log q(y | x),
-    log q(y | x) = -|y - x - h s(x)|^2 / (4h). Source: Roberts & Tweedie 1996, sec. 1.4.
+    log q(y | x) = -|y - x - h s(x)|^2 / (4h). One ``log_prob`` and one ``score`` evaluation per
+    chain per transition. Shapes and units: as :class:`MCMCKernel`, with ``step_size`` h in units
+    of x squared.
+
+    Raises:
+        ConfigError: see :class:`MCMCKernel`.
+
+    Source: Roberts & Tweedie 1996, Bernoulli 2(4) (MALA: the ULA proposal with a Metropolis-Hastings
+    correction; their step is 2h here); the adjusted Langevin proposal appears earlier in Besag 1994
+    (discussion of Grenander & Miller, JRSS B 56).
     """
 
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
@@ -238,8 +277,17 @@ class MALA(MCMCKernel):
 class HMC(MCMCKernel):
     """Hamiltonian Monte Carlo with identity mass and leapfrog integration, then a Metropolis step.
 
-    Source: Neal 2011, "MCMC using Hamiltonian dynamics", Handbook of MCMC, fig. 2 (leapfrog)
-    and eq. 5.18 (acceptance).
+    Momentum p ~ N(0, I), ``num_leapfrog_steps`` L leapfrog steps of size epsilon, accept with
+    min(1, exp(-H(q*, p*) + H(q, p))), H = -log pi(q) + |p|^2 / 2. Costs L ``score`` and one
+    ``log_prob`` evaluation per chain per transition. Shapes and units: as :class:`MCMCKernel`,
+    with ``step_size`` epsilon in units of x (unit mass).
+
+    Raises:
+        ConfigError: see :class:`MCMCKernel`.
+
+    Source: Neal 2011, "MCMC using Hamiltonian dynamics", Handbook of Markov Chain Monte Carlo,
+    ch. 5: sec. 5.2.3 (the leapfrog method) and sec. 5.3.2 (the HMC transition and its acceptance
+    rule, kinetic energy |p|^2 / 2).
     """
 
     step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=_pos)

@@ -25,8 +25,16 @@ class IID(Sampler):
 
     Returns ``Samples(x=Tensor[num_samples, d], info={"seconds", "log_prob_evals": 0, "score_evals": 0})``.
 
+    Shapes: ``Samples.x: Tensor[num_samples, d]`` in the dtype of ``target.sample`` (float64 for
+    quadriga-std targets); no ``chains`` and no ``log_weights``.
+    Units: x in the target's units; ``seconds`` is wall time; the evaluation counts are 0.
+
     Raises:
-        ConfigError: when the target has no exact sampler (or cannot draw at this size).
+        ConfigError: when the target has no exact sampler (``NotImplementedError`` or no ``sample``),
+            or its sampler refuses this size with a ``ValueError`` (e.g. ``ising`` above 16 spins);
+            ``num_samples`` < 1 when built.
+
+    Source: none (the target's own exact sampler; the reference against which samplers are scored).
     """
 
     num_samples: int = param(1000, doc="number of exact draws",
@@ -68,8 +76,17 @@ class RandomSubsample(Sampler):
     Returns ``Samples(x=Tensor[m, d])`` with m = ``num_points`` (default round(sqrt(n))),
     rows in increasing index order; ``info["indices"]`` lists the kept rows.
 
+    Shapes: input ``x: Tensor[n, d]``; output ``x: Tensor[m, d]`` and ``log_weights: Tensor[m]``
+    when the input has weights (kept, not renormalised); ``chains`` is dropped.
+    Units: those of the input; ``num_points`` and ``input_points`` are counts.
+
     Raises:
-        ConfigError: input not a ``Samples``, or ``num_points`` > n.
+        ConfigError: input not a ``Samples``, or ``num_points`` > n (before drawing);
+            ``num_points`` < 1 when built.
+
+    Source: simple random sampling without replacement (``torch.randperm``), the baseline of
+    thinning methods such as kernel thinning (Dwivedi & Mackey 2021) and Stein thinning
+    (Riabiz et al. 2022).
     """
 
     input_types = {"target": ("Samples",)}
@@ -93,8 +110,17 @@ class StandardThinning(Sampler):
     k = ``step`` if given, else floor(n / num_points) with ``num_points`` defaulting to
     round(sqrt(n)); at most ``num_points`` rows are kept. Deterministic (the generator is unused).
 
+    Shapes: input ``x: Tensor[n, d]``; output ``x: Tensor[m, d]`` with m = min(num_points, floor(n / k))
+    rows, and ``log_weights: Tensor[m]`` when the input has weights;
+    ``chains`` is dropped (rows are taken from the chain-major ``x``).
+    Units: those of the input; ``step`` (k) and ``input_points`` are counts.
+
     Raises:
-        ConfigError: input not a ``Samples``, or ``num_points`` > n.
+        ConfigError: input not a ``Samples``, or ``num_points`` > n; ``num_points`` or ``step`` < 1
+            when built.
+
+    Source: standard thinning of MCMC output as in Owen 2017, "Statistically efficient thinning of a
+    Markov chain sampler", JCGS 26(3); the baseline of kernel thinning (Dwivedi & Mackey 2021).
     """
 
     input_types = {"target": ("Samples",)}

@@ -48,6 +48,26 @@ def _eigh_pd(cov: torch.Tensor, name: str) -> tuple[torch.Tensor, torch.Tensor]:
     return evals, evecs
 
 
+def _check_equicorrelation(value: Any, d: int) -> float:
+    """rho as a float, or a ConfigError unless I + rho (11^T - I) in dimension d is positive definite.
+
+    Raises:
+        ConfigError: rho not a finite number, or outside (-1/(d-1), 1) (eigenvalues 1 - rho and
+            1 + (d-1) rho must be positive); for d = 1 the matrix is [1] and any finite rho is accepted.
+    """
+    try:
+        rho = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"'equicorrelation' must be a number, got {value!r}.", key="equicorrelation") from None
+    if not math.isfinite(rho):
+        raise ConfigError(f"'equicorrelation' must be finite, got {rho!r}; give a correlation rho with "
+                          f"-1/(d-1) < rho < 1 (here d = {d}).", key="equicorrelation")
+    if d > 1 and not -1.0 / (d - 1) < rho < 1.0:
+        raise ConfigError(f"'equicorrelation' = {rho} makes I + rho (11^T - I) not positive definite in "
+                          f"dimension {d}; choose {-1.0 / (d - 1):.4g} < rho < 1.", key="equicorrelation")
+    return rho
+
+
 def _check_x(x: torch.Tensor, dim: int) -> None:
     if x.ndim != 2 or x.shape[1] != dim:
         raise ValueError(f"x must have shape [n, {dim}], got {tuple(x.shape)}")
@@ -61,8 +81,19 @@ class Gaussian(Target):
     rho, giving covariance I + rho (1 1^T - I). Once built, ``dim`` is an int and ``mean``
     (``Tensor[d]``) and ``covariance`` (``Tensor[d, d]``) hold the exact float64 moments.
 
+    Shapes: ``log_prob: Tensor[n, d] -> Tensor[n]``, ``score: Tensor[n, d] -> Tensor[n, d]``,
+    ``sample(n) -> Tensor[n, d]`` (float64).
+    Units: ``log_prob`` in nats; ``mean`` in units of x, ``covariance`` in units of x squared;
+    ``equicorrelation`` is a correlation (dimensionless).
+
     Raises:
-        ConfigError: missing/inconsistent parameters or a covariance that is not positive definite.
+        ConfigError: missing/inconsistent ``mean``/``covariance``/``dim``, a covariance that is not
+            symmetric positive definite, or an ``equicorrelation`` that is not finite or lies outside
+            (-1/(d-1), 1) (the range in which I + rho (11^T - I) is positive definite).
+        ValueError: ``x`` not of shape ``[n, d]`` (in ``log_prob``/``score``).
+
+    Source: the multivariate normal density (e.g. Bishop 2006, "Pattern Recognition and Machine
+    Learning", eq. 2.43); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
     """
 
     mean: Any = param(None, doc="mean vector (list of d numbers; default zeros); a Tensor[d] once built")
@@ -93,8 +124,9 @@ class Gaussian(Target):
         if d is None or int(d) < 1:
             raise ConfigError("give 'mean' and 'covariance', or a positive 'dim'.", key="dim")
         d = int(d)
+        # a number always; the positive-definite range only when it builds the covariance
+        rho = _check_equicorrelation(self.equicorrelation, d if cov is None else 1)
         if cov is None:
-            rho = float(self.equicorrelation)
             cov = (1.0 - rho) * torch.eye(d, dtype=torch.float64) + rho * torch.ones(d, d, dtype=torch.float64)
         self._evals, self._evecs = _eigh_pd(cov, "covariance")
         self.mean = torch.zeros(d, dtype=torch.float64) if mu is None else mu
