@@ -37,6 +37,13 @@ def trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str, 
         One row per k: ``preset, n, k, rep, exact, stream_err, sub_err`` (relative errors,
         fractions) and ``retained`` (floats per direction per stream, equal for both methods).
     """
+    from quadriga_stream_sw.threads import single_thread
+
+    with single_thread():  # small sorts: torch's intra-op threads only add contention
+        return _trial(preset, n, ks, rep)
+
+
+def _trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str, Any]]:
     from quadriga.seeding import derive_seed, make_generator
     from quadriga_stream_sw.components import ExactSWEstimator, StreamSWEstimator, SubsampleSWEstimator
     from quadriga_stream_sw.tasks import TwoSampleStream

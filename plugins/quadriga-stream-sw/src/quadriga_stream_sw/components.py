@@ -24,6 +24,7 @@ from quadriga.interfaces import Estimator, Evaluator, named
 from quadriga.seeding import derive_seed, make_generator
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
+from quadriga_stream_sw.threads import single_thread
 from quadriga_stream_sw.wasserstein import exact_sliced, random_projections, sliced_value
 
 __all__ = ["StreamSWEstimator", "SubsampleSWEstimator", "ExactSWEstimator", "StreamSWEvaluator",
@@ -126,13 +127,26 @@ _DOC_SEED = "seed of the directions, shared by stages compared on the same direc
 class StreamSWEstimator(Estimator):
     """Stream-SW: SW_p between two streams, from one KLL sketch per direction and per stream.
 
-    ``estimate(data, *, generator, target=None) -> Estimate`` with ``value`` SW_p (float, units of x),
-    ``stderr`` over the L directions, and ``info`` (``memory_floats``, ``retained_per_projection``, ...).
+    ``estimate(data, *, generator, target=None) -> Estimate``. ``data`` is a two-stream task
+    (``TwoSampleStream``) or the source ``Samples`` with the target ``Samples`` in ``target``.
+
+    Shapes:
+        inputs are read as batches ``Tensor[b, d]`` (``b <= batch_size``); directions ``Tensor[L, d]``
+        with L = ``num_projections``; ``value`` and ``stderr`` are scalars (floats); ``info["wpp"]``
+        is a list of L per-direction W_p^p. Memory is O(L k), independent of the stream length n.
+
+    Units:
+        ``value`` (SW_p) and ``stderr`` in the units of x; ``info["wpp"]`` in units of x to the p;
+        ``retained_per_projection`` and ``memory_floats`` are counts of floats (both streams).
 
     Raises:
-        ConfigError: bad parameters (when built) or inputs (see :func:`batch_streams`).
+        ConfigError: bad parameters when built (``k < 8`` with ``backend = "datasketches"``,
+            non-positive sizes, ``p < 1``); a ``Samples`` input with ``log_weights``, points not
+            ``[n, d]``, a ``Samples`` source without ``target``, or source and target of different d
+            (see :func:`batch_streams`); non-finite points in a batch.
 
-    Source: Nguyen 2025, arXiv 2505.06835, Stream-SW.
+    Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835, Alg. 1 (KLL sketch
+    per direction) and the estimator SW_p^p ~ (1/L) sum_l W_p^p(sketch_l(mu), sketch_l(nu)).
     """
 
     input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
@@ -150,12 +164,13 @@ class StreamSWEstimator(Estimator):
             raise ConfigError(f"backend 'datasketches' needs k >= 8, got {self.k}.", key="k")
 
     def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
-        """Stream both inputs through the sketches and return the SW_p estimate."""
+        """Stream both inputs through the sketches and return the SW_p estimate (torch on one thread)."""
         dim, source, target_batches = batch_streams(data, target, self.batch_size)
         theta = _directions(dim, self.num_projections, self.projection_seed, generator)
-        sw = StreamSW(dim, k=self.k, p=self.p, generator=generator, projections=theta, backend=self.backend)
-        _feed(sw, source, target_batches)
-        return sw.estimate()
+        with single_thread():
+            sw = StreamSW(dim, k=self.k, p=self.p, generator=generator, projections=theta, backend=self.backend)
+            _feed(sw, source, target_batches)
+            return sw.estimate()
 
 
 @attrs.define(kw_only=True)
@@ -164,11 +179,24 @@ class SubsampleSWEstimator(Estimator):
 
     Set ``num_retained`` directly, or ``match_k`` to keep exactly as many points per stream as a
     Stream-SW sketch with that k retains on the same stream (equal retained floats per direction).
+    Inputs as for ``stream-sw``; each stream is subsampled batch by batch, never held whole.
+
+    Shapes:
+        batches ``Tensor[b, d]``; each stream keeps ``Tensor[m, L]`` projected values;
+        ``value`` and ``stderr`` are scalars (floats); ``info["wpp"]`` a list of L values.
+
+    Units:
+        ``value`` and ``stderr`` in the units of x; ``num_retained``/``match_k`` and
+        ``info["retained_per_projection"]`` are counts of points (floats per direction).
 
     Raises:
-        ConfigError: bad parameters or inputs.
+        ConfigError: when built, unless exactly one of ``num_retained`` (>= 1) and ``match_k`` (>= 2)
+            is given, or for bad sizes or ``p < 1``; at run time, the input errors of
+            :func:`batch_streams`.
 
-    Source: random-subsampling baseline of Nguyen 2025 (arXiv 2505.06835), correctly weighted.
+    Source: random-subsampling baseline of Nguyen 2025 (arXiv 2505.06835, Gaussian/MixtureGaussian
+    experiments), with correct weights 1/m (the reference code passed length-n weights); the sample
+    is the m points with the smallest i.i.d. uniform keys (a reservoir sample).
     """
 
     input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
@@ -198,13 +226,14 @@ class SubsampleSWEstimator(Estimator):
         return sketch.num_retained
 
     def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
-        """Reservoir-sample both streams and return SW_p of the subsamples."""
+        """Reservoir-sample both streams and return SW_p of the subsamples (torch on one thread)."""
         dim, source, target_batches = batch_streams(data, target, self.batch_size)
-        m = self.num_retained if self.num_retained is not None else self._matched(source)
-        theta = _directions(dim, self.num_projections, self.projection_seed, generator)
-        sw = SubsampleSW(dim, num_retained=m, p=self.p, generator=generator, projections=theta)
-        _feed(sw, source, target_batches)
-        return sw.estimate()
+        with single_thread():
+            m = self.num_retained if self.num_retained is not None else self._matched(source)
+            theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+            sw = SubsampleSW(dim, num_retained=m, p=self.p, generator=generator, projections=theta)
+            _feed(sw, source, target_batches)
+            return sw.estimate()
 
 
 @attrs.define(kw_only=True)
@@ -212,11 +241,20 @@ class ExactSWEstimator(Estimator):
     """Exact SW_p of the whole sample sets held in memory (``ot.sliced_wasserstein_distance``).
 
     ``stderr`` is the standard error over the L random directions (delta method), as for ``stream-sw``.
+    Inputs as for ``stream-sw``; both streams are concatenated in memory.
+
+    Shapes:
+        source ``Tensor[n, d]``, target ``Tensor[m, d]``, directions ``Tensor[L, d]`` (passed to POT
+        as ``[d, L]``); ``value`` and ``stderr`` are scalars (floats).
+
+    Units:
+        ``value`` and ``stderr`` in the units of x; ``info["memory_floats"]`` = (n + m) L, a count.
 
     Raises:
-        ConfigError: bad parameters or inputs.
+        ConfigError: bad parameters when built; the input errors of :func:`batch_streams`.
 
-    Source: Bonneel et al. 2015 (eq. 3); POT (Flamary et al., JMLR 2021).
+    Source: Bonneel et al. 2015, "Sliced and Radon Wasserstein barycenters of measures", JMIV (eq. 3);
+    POT (Flamary et al., JMLR 2021), ``ot.sliced_wasserstein_distance``.
     """
 
     input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
@@ -246,10 +284,21 @@ class StreamSWEvaluator(Evaluator):
     ``num_reference_samples`` points are drawn batch by batch from ``seed``, never all held).
     ``values``: ``"<subject>/stream_sw"``, ``"<subject>/stream_sw_stderr"``, ``"<subject>/memory_floats"``.
 
-    Raises:
-        ConfigError: bad parameters, a missing reference, mismatched dimensions.
+    Shapes:
+        each subject's ``Samples.x`` is ``Tensor[n, d]``, read in batches ``Tensor[b, d]``; reference
+        batches ``Tensor[b, d]`` with the same d; every value is a scalar (float).
 
-    Source: Nguyen 2025, arXiv 2505.06835.
+    Units:
+        ``stream_sw`` and ``stream_sw_stderr`` in the units of x; ``memory_floats`` is a count.
+
+    Raises:
+        ConfigError: bad parameters when built; a weighted ``Samples`` subject or reference (resample
+            it first); subject points not ``[n, d]``; a reference that is neither ``Samples`` nor has
+            ``sample``; reference batches of another dimension than the subject's.
+        NotImplementedError: a ``Target`` reference without an exact sampler.
+
+    Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835, Alg. 1 and the
+    sketch-based SW_p estimator.
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Samples", "Target")}
@@ -277,8 +326,11 @@ class StreamSWEvaluator(Evaluator):
         return draws
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
-        """SW_p of every subject to the reference (same directions for all subjects)."""
-        subjects = named(subject)
+        """SW_p of every subject to the reference (same directions for all subjects; torch on one thread)."""
+        with single_thread():
+            return self._evaluate(named(subject), reference)
+
+    def _evaluate(self, subjects: dict[str, Any], reference: Any) -> Metrics:
         values: dict[str, float] = {}
         for name, s in subjects.items():
             x = _samples_x(s, "subject")
@@ -298,11 +350,22 @@ class StreamSWEvaluator(Evaluator):
 class RelativeError(Evaluator):
     """Relative error |estimate - reference| / |reference| of SW estimates, with their memory.
 
-    ``values``: ``"<subject>/relative_error"`` (fraction) and ``"<subject>/retained_per_projection"``
-    (floats per direction, both streams), plus a ``"errors"`` table.
+    ``values``: ``"<subject>/relative_error"`` and ``"<subject>/retained_per_projection"``,
+    plus an ``"errors"`` table (one row per subject).
+
+    Shapes:
+        ``subject`` is one ``Estimate`` or ``{stage: Estimate}``, ``reference`` one ``Estimate``, all
+        with a scalar ``value``; every output value is a scalar (float).
+
+    Units:
+        ``relative_error`` is a dimensionless fraction; ``retained_per_projection`` counts floats per
+        direction over both streams (NaN when the subject's ``info`` does not report it).
 
     Raises:
-        ConfigError: the reference is zero or not an Estimate.
+        ConfigError: the reference is missing, has no ``value``, or its value is 0.
+
+    Source: the relative-error metric |SW_hat - SW| / SW of Nguyen 2025 (arXiv 2505.06835,
+    vary_k and vary_n experiments).
     """
 
     input_types = {"subject": ("Estimate",), "reference": ("Estimate",)}

@@ -50,6 +50,9 @@ class TwoSampleStream(Dataset):
     ``stream("source")`` / ``stream("target")`` yield ``Tensor[b, d]`` (float64, b <= batch_size);
     ``split("source")`` returns ``(Tensor[num_samples, d], None)``: the whole stream, for exact baselines.
 
+    Units: dimensionless coordinates (the presets' means and variances are in the same units);
+    ``num_samples`` and ``batch_size`` count points.
+
     Raises:
         ConfigError: unknown preset, non-positive sizes, ``dim != 2`` for ``"mixtures"``.
 
