@@ -80,3 +80,22 @@ def test_bad_hyperparameters_fail_when_built():
         GRPO(clip_epsilon=0.0)
     with pytest.raises(ConfigError, match="hidden_sizes"):
         GRPO(hidden_sizes=[])
+
+
+@pytest.mark.parametrize("name", ["grpo", "stratified-grpo"])
+def test_pipeline_wiring_a_dataset_to_task_is_refused_when_checked(name):
+    from quadriga.pipeline import load_pipeline
+    from quadriga.registry import Registry
+
+    registry = Registry()
+    datasets = sorted(c.name for c in registry.components() if c.kind == "dataset")
+    if not datasets:
+        pytest.skip("no dataset component installed")
+    stage = {"use": name, "inputs": {"task": "data"}, **SMALL}
+    with pytest.raises(ConfigError, match="accepts Environment") as info:
+        load_pipeline({"pipeline": {"name": "p", "seed": 0}, "task": {"data": {"use": datasets[0]}},
+                       "stage": {"learner": stage}}, registry)
+    assert info.value.key == "inputs.task"
+    ok = load_pipeline({"pipeline": {"name": "p", "seed": 0}, "task": {"env": {"use": "search-agent"}},
+                        "stage": {"learner": {**stage, "inputs": {"task": "env"}}}}, registry)
+    assert ok.stages["learner"].inputs == {"task": "env"}

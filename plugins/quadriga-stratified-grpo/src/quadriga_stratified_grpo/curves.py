@@ -67,6 +67,15 @@ class TrainingCurves(Evaluator):
     ``B/final_tool_calls`` and ``B/num_seeds``; for every band other than ``baseline`` also
     ``B/final_return_diff`` and ``B/auc_diff`` (band minus baseline) with bounds.
 
+    Shapes:
+        per band, S seeds: the return and tool-call curves are ``float[S, T]`` (T = the shortest
+        history of the band; longer ones are cut to T), per-seed scores ``float[S]``; every value is
+        a scalar (float); the ``summary`` table has one row per band; the figure has two panels.
+
+    Units:
+        returns, ``final_return``, ``auc`` and their differences in reward units; ``final_tool_calls``
+        in calls per episode; ``num_seeds`` a count; the x axis counts updates.
+
     Raises:
         ConfigError: when a subject is not a Fitted with a ``mean_return`` history, or ``baseline``
             names no band (close matches listed).

@@ -60,17 +60,35 @@ class GRPO(Learner):
     ``tool_calls``; each update draws ``num_prompts`` questions, runs ``group_size`` rollouts of each,
     computes one advantage per rollout and takes ``num_epochs`` Adam steps on the surrogate.
 
-    Returns ``Fitted(model=policy MLP, history={"step", "mean_return", "tool_calls", "accuracy"}
-    (one entry per update; return in reward units, tool calls per episode, accuracy in [0, 1]),
+    Returns ``Fitted(model=policy MLP, history={"step", "mean_return", "tool_calls", "accuracy"},
     info={"label", "updates", "episodes", "seconds"})``.
 
-    Raises:
-        ConfigError: bad hyperparameters (when built), a task without ``make``, or a missing stratum key.
+    Shapes:
+        per update, P = ``num_prompts`` groups of G = ``group_size`` episodes: returns, strata and
+        advantages ``float32[P, G]``; N decisions in all, observations ``float32[N, obs_dim]``, actions
+        and log-probabilities ``[N]``; the policy maps ``float32[n, obs_dim]`` to logits
+        ``float32[n, num_actions]``. Each ``history`` list has ``num_updates`` scalar entries.
 
-    Source: Shao et al. 2024 (DeepSeekMath), eq. 3-4; PPO clipping from Schulman et al. 2017, eq. 7.
+    Units:
+        returns in reward units (``correct - tool_cost * calls``); advantages are divided by a reward
+        standard deviation, so dimensionless (``eps`` is in reward units); ``tool_calls`` in calls per
+        episode; ``accuracy`` a fraction in [0, 1]; log-probabilities and
+        the KL penalty in nats; ``step`` counts updates; ``info["seconds"]`` wall-clock seconds.
+
+    Raises:
+        ConfigError: bad hyperparameters when built (naming the key); at fit time, a task without
+            ``make()`` (an Environment is required; a pipeline that wires a Dataset or Target to
+            ``task`` is refused when it is checked, through ``input_types``), an environment without a
+            Discrete action space or a ``num_questions`` attribute, or an episode whose final
+            ``info`` lacks the stratum key ``tool_calls`` (all naming the stage).
+        RuntimeError: episodes that do not end within 10 000 steps.
+
+    Source: Shao et al. 2024, "DeepSeekMath", eq. 3 (GRPO objective, group-normalised outcome
+    advantage) and eq. 4 (k3 KL estimator); PPO clipping from Schulman et al. 2017, eq. 7.
     """
 
     label_name: ClassVar[str] = "grpo"
+    input_types = {"task": ("Environment",)}
 
     num_updates: int = param(200, doc="policy updates (training steps)", validator=int_at_least(1))
     num_prompts: int = param(8, doc="prompts (questions) per update", validator=int_at_least(1))
@@ -211,13 +229,23 @@ class StratifiedGRPO(GRPO):
     of the episode (default: the number of tool calls); SAN normalises returns within each
     stratum, singleton or constant strata get 0. Everything else (surrogate, KL, optimiser) is
     GRPO's. Inputs, outputs and errors as :class:`GRPO`; additionally a ConfigError naming the
-    stage when a trajectory's final info lacks ``stratum_key``.
+    stage when a trajectory's final info lacks ``stratum_key`` or its value is unhashable.
+
+    Shapes:
+        as :class:`GRPO`; the stratum table is ``int64[P, G]`` (equal keys within a prompt group get
+        equal indices) and the blended advantage ``float32[P, G]``.
+
+    Units:
+        as :class:`GRPO`; ``alpha`` is a dimensionless weight in [0, 1]; SAN advantages are divided by
+        the within-stratum reward standard deviation, so dimensionless.
 
     Default ``alpha = 0.5``: the paper blends SAN with the global estimator for finite-sample
     stability; its abstract gives no value for the weight, so the default here is the even blend
     (``alpha = 1`` is pure SAN, ``alpha = 0`` recovers GRPO).
 
-    Source: Zhu et al. 2025, "Stratified GRPO", arXiv 2510.06214 (SAN; blended estimator).
+    Source: Zhu et al. 2025, "Stratified GRPO", arXiv 2510.06214: Stratified Advantage
+    Normalization, the cross-stratum bias of the global advantage (Proposition 1), SAN's variance
+    reduction (Theorem 1) and the linear blend with the global estimator.
     """
 
     label_name: ClassVar[str] = "stratified-grpo"

@@ -23,8 +23,19 @@ class SearchAgent(Environment):
     (0 = search), reward ``correct - tool_cost * tool_calls`` per episode. See
     :mod:`quadriga_stratified_grpo.env` for the full specification.
 
+    Shapes:
+        observation ``float32[num_questions + num_answers + 1]`` (one-hot question, clue counts and
+        tool calls, both divided by ``max_tool_calls``); action a scalar integer in
+        ``[0, num_answers]``; reward a scalar per step; at most ``max_tool_calls + 1`` steps per episode.
+
+    Units:
+        reward in reward units (+1 for a correct answer, ``-tool_cost`` per search);
+        ``info["tool_calls"]`` counts searches; probabilities are fractions in [0, 1].
+
     Raises:
-        ConfigError: for tables of different lengths, probabilities out of range or bad sizes.
+        ConfigError: when built, for ``prior_accuracy`` and ``clue_quality`` of different lengths,
+            probabilities outside [0, 1], a ``prior_accuracy`` entry below ``1/num_answers``,
+            ``num_answers < 2``, ``max_tool_calls < 1`` or ``tool_cost < 0`` (naming the key).
 
     Source: built for this package after the search-agent setting of Zhu et al.,
     "Stratified GRPO", arXiv 2510.06214.
