@@ -168,10 +168,18 @@ class SplitConformal(Estimator):
     Returns ``Estimate(value = mean width on evaluation_split, info = {alpha, quantile,
     n_calibration, ...}, predict = X[m, p] -> (low[m], high[m]))`` (units of y).
 
-    Raises:
-        ConfigError: alpha outside (0, 1), unknown regressor, missing splits, too few calibration points.
+    Shapes: reads ``split(name) -> (X: ndarray[n, p], y: ndarray[n])``; ``value`` is a float
+    (the width 2q is the same for every point); ``predict: ndarray[m, p] -> (ndarray[m], ndarray[m])``.
+    Units: ``value`` and ``info["quantile"]`` in units of y; ``alpha`` is a fraction;
+    ``n_calibration``, ``n_evaluation`` are counts.
 
-    Source: Lei et al. 2018, JASA, Algorithm 2; Papadopoulos et al. 2002.
+    Raises:
+        ConfigError: alpha outside (0, 1) or unknown regressor (when built); a ``data`` input that is
+            not a Dataset, missing splits, or fewer than 1/alpha - 1 calibration points (before fitting).
+
+    Source: Lei, G'Sell, Rinaldo, Tibshirani & Wasserman 2018, "Distribution-free predictive
+    inference for regression", JASA, sec. 2.2 (split conformal, Algorithm 2; coverage Theorem 2.2);
+    Papadopoulos et al. 2002 (inductive conformal prediction).
     """
 
     input_types = {"data": ("Dataset",)}
@@ -217,11 +225,19 @@ class WeightedConformal(Estimator):
     Value: mean width (units of y) of the finite intervals on ``evaluation_split``;
     ``info["fraction_infinite"]`` counts the infinite ones (coverage evaluators treat them as covering).
 
-    Raises:
-        ConfigError: alpha outside (0, 1), unknown regressor or ratio, a dataset without
-            ``likelihood_ratio`` for ``"given"``, missing splits, too few calibration points.
+    Shapes: reads ``split(name) -> (X: ndarray[n, p], y: ndarray[n])`` and, for ``"given"``,
+    ``data.likelihood_ratio: ndarray[n, p] -> ndarray[n]``; ``value`` is a float;
+    ``predict: ndarray[m, p] -> (ndarray[m], ndarray[m])`` (bounds may be -inf/+inf).
+    Units: ``value`` in units of y; ``fraction_infinite`` and ``alpha`` are fractions;
+    ``calibration_ess`` (Kish effective size of the calibration weights) and ``n_calibration`` are counts.
 
-    Source: Tibshirani, Barber, Candès, Ramdas 2019, NeurIPS, Corollary 1 and sec. 2.2.
+    Raises:
+        ConfigError: alpha outside (0, 1), unknown regressor or ratio (when built); a ``data`` input
+            that is not a Dataset, missing splits, a dataset without ``likelihood_ratio`` for
+            ``"given"``, or too few calibration points (before fitting).
+
+    Source: Tibshirani, Barber, Candès & Ramdas 2019, "Conformal prediction under covariate shift",
+    NeurIPS, Corollary 1 (weighted quantile with a point mass at +inf) and sec. 2.2 (classifier ratio).
     """
 
     input_types = {"data": ("Dataset",)}

@@ -49,6 +49,11 @@ class IntervalCoverage(Evaluator):
     (coverage with +-2 s.e. bars and the nominal level ``1 - alpha`` when the subject reports ``alpha``,
     next to the widths).
 
+    Shapes: reads ``reference.split(split) -> (X: ndarray[n, p], y: ndarray[n])`` and each
+    ``predict(X) -> (low: ndarray[n], high: ndarray[n])``; every value is a float.
+    Units: coverage, its standard error and ``fraction_infinite`` are fractions; widths are in
+    units of y (mean over the finite intervals only).
+
     Raises:
         ConfigError: no reference, a subject without ``predict``, or an unknown split.
 

@@ -49,11 +49,19 @@ class MomentError(Evaluator):
 
     Metrics per subject: ``mean_mse`` = (1/d) |xbar - mu|^2, ``cov_error`` = ||S - Sigma||_F
     (Frobenius; S the (weighted) sample covariance), and for subjects with ``chains``
-    ``chain_mean_mse`` = the per-chain ``mean_mse`` averaged over chains. Units: squared
-    units of x (mean_mse), units of x squared (cov_error).
+    ``chain_mean_mse`` = the per-chain ``mean_mse`` averaged over chains.
+
+    Shapes: subject ``x: Tensor[n, d]`` (``chains: Tensor[m, n / m, d]``, ``log_weights: Tensor[n]``
+    optional); reference ``mean: Tensor[d]``, ``covariance: Tensor[d, d]``; every value is a float.
+    Units: ``mean_mse`` and ``chain_mean_mse`` in units of x squared; ``cov_error`` in units of x
+    squared (a Frobenius norm of covariances).
 
     Raises:
-        ConfigError: the reference has no exact ``mean``/``covariance``, or dimensions differ.
+        ConfigError: the reference has no exact ``mean``/``covariance``, a subject is not ``Samples``,
+            or dimensions differ.
+
+    Source: none beyond standard estimators: the weighted mean sum_i w_i x_i and the weighted
+    covariance with the unbiased normalisation 1 / (1 - sum_i w_i^2) (1 / (n - 1) for uniform weights).
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
@@ -96,8 +104,18 @@ class ModeCoverage(Evaluator):
     modes visited per chain (``chain_modes_visited``). For 2-D targets, figure ``samples``
     shows each subject over the density contours (one panel per subject).
 
+    Shapes: subject ``x: Tensor[n, d]`` (``chains: Tensor[m, n / m, d]``, ``log_weights: Tensor[n]``
+    optional); reference ``assign: Tensor[n, d] -> Tensor[n]`` and ``mixture_weights: Tensor[K]``;
+    every value is a float.
+    Units: ``tv`` and ``fraction_<k>`` are fractions (``tv`` in [0, 1]); ``modes_visited`` and
+    ``chain_modes_visited`` are counts (the latter a mean over chains).
+
     Raises:
-        ConfigError: the reference has no ``assign``/``mixture_weights`` (not a mixture).
+        ConfigError: the reference has no ``assign``/``mixture_weights`` (not a mixture), or a
+            subject is not ``Samples``.
+
+    Source: none beyond definitions: the total variation distance (1/2) sum_k |f_k - w_k| between
+    discrete laws, with each point assigned by the Bayes rule argmax_k w_k N(x; mu_k, Sigma_k).
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
@@ -235,6 +253,21 @@ class ESS(Evaluator):
     N / ess_min (transitions), and when ``info`` has them ``ess_min_per_second`` and
     ``ess_min_per_1k_score_evals``. ``info["ess"][subject]`` lists the per-coordinate ESS.
     See :func:`ess` for the estimator.
+
+    Shapes: subject ``chains: Tensor[m, n, d]`` (or ``x: Tensor[n, d]`` as one chain); every value
+    is a float; ``info["ess"][subject]`` is a list of d floats.
+    Units: ESS in draws (a count; above m n only for antithetic chains, and at most
+    m n log10(m n)); ``iact_max`` in transitions per independent
+    draw; ``ess_min_per_second`` per second of wall time; ``ess_min_per_1k_score_evals`` per
+    1000 score evaluations.
+
+    Raises:
+        ConfigError: a subject that is not ``Samples``, or one with fewer than 8 draws per chain.
+
+    Source: Geyer 1992, "Practical Markov chain Monte Carlo", Statistical Science 7(4) (initial
+    monotone sequence estimator); Vehtari, Gelman, Simpson, Carpenter & Bürkner 2021,
+    "Rank-normalization, folding, and localization: an improved R-hat", Bayesian Analysis, sec. 3
+    (split chains, rank normalisation, multi-chain ESS).
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target", "Samples")}

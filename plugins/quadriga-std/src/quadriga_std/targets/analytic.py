@@ -15,12 +15,23 @@ import attrs
 import torch
 
 from quadriga import param
+from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
 
 __all__ = ["Banana", "Funnel", "DoubleWell"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _dim_ok = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2))
+
+
+def _finite(inst: Any, attribute: Any, value: Any) -> None:
+    """attrs validator: a finite real number, else a ConfigError naming the parameter."""
+    try:
+        ok = math.isfinite(float(value)) and not isinstance(value, bool)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(f"'{attribute.name}' must be a finite number, got {value!r}.", key=attribute.name)
 
 
 def _check_x(x: torch.Tensor, dim: int) -> None:
@@ -35,6 +46,14 @@ class Banana(Target):
     phi_b(x) = (x_1, x_2 + b x_1^2 - b s^2, x_3, ..., x_d) has unit Jacobian, so
     log pi(x) = log N(phi_b(x); 0, C) is normalised. Exact moments: mean 0,
     Var x_1 = s^2, Var x_2 = 1 + 2 b^2 s^4, other coordinates 1, no correlations.
+
+    Shapes: ``log_prob: Tensor[n, d] -> Tensor[n]``, ``score: Tensor[n, d] -> Tensor[n, d]``,
+    ``sample(n) -> Tensor[n, d]`` float64, ``mean: Tensor[d]``, ``covariance: Tensor[d, d]``.
+    Units: ``log_prob`` in nats; ``scale`` in units of x, ``b`` in 1/x.
+
+    Raises:
+        ConfigError: ``dim`` < 2 or not an int, ``b`` < 0, ``scale`` <= 0 (when built).
+        ValueError: ``x`` not of shape ``[n, d]``.
 
     Source: Haario, Saksman & Tamminen 1999, "Adaptive proposal distribution for random
     walk Metropolis", sec. 4 (s = 10, b = 0.03 or 0.1).
@@ -91,6 +110,14 @@ class Funnel(Target):
 
     Exact moments: mean 0, Var v = s^2, Var x_i = E[e^v] = exp(s^2 / 2), no correlations.
 
+    Shapes: ``log_prob: Tensor[n, d] -> Tensor[n]``, ``score: Tensor[n, d] -> Tensor[n, d]``,
+    ``sample(n) -> Tensor[n, d]`` float64 (column 0 is v), ``mean: Tensor[d]``, ``covariance: Tensor[d, d]``.
+    Units: ``log_prob`` in nats; ``scale`` in units of v (v is a log variance of x_2..x_d).
+
+    Raises:
+        ConfigError: ``dim`` < 2 or not an int, ``scale`` <= 0 (when built).
+        ValueError: ``x`` not of shape ``[n, d]``.
+
     Source: Neal 2003, "Slice sampling", Annals of Statistics, sec. 8 (d = 10, s = 3).
     """
 
@@ -145,12 +172,21 @@ class DoubleWell(Target):
     log Z is computed by scipy quadrature of the first coordinate (the rest is Gaussian),
     so ``log_prob`` is normalised to quadrature accuracy (~1e-10).
 
+    Shapes: ``log_prob: Tensor[n, d] -> Tensor[n]``, ``score: Tensor[n, d] -> Tensor[n, d]``,
+    ``mean: Tensor[d]``, ``covariance: Tensor[d, d]``; no exact sampler (``sample`` raises
+    ``NotImplementedError``, so ``iid`` refuses it).
+    Units: ``log_prob`` in nats; a, b, c in nats per unit of x_1, x_1^2, x_1^4.
+
+    Raises:
+        ConfigError: ``dim`` < 2 or not an int, ``a`` or ``b`` not finite, ``c`` <= 0 (when built).
+        ValueError: ``x`` not of shape ``[n, d]``.
+
     Source: Wu, Koehler & Noe 2020, "Stochastic Normalizing Flows", experiment 1 (double well).
     """
 
     dim: int = param(2, doc="dimension d (>= 2)", validator=_dim_ok)
-    a: float = param(-0.5, doc="linear coefficient a (tilts the wells)")
-    b: float = param(-6.0, doc="quadratic coefficient b (negative: two wells)")
+    a: float = param(-0.5, doc="linear coefficient a (tilts the wells)", validator=_finite)
+    b: float = param(-6.0, doc="quadratic coefficient b (negative: two wells)", validator=_finite)
     c: float = param(1.0, doc="quartic coefficient c (> 0)", validator=attrs.validators.gt(0))
     _log_z1: float = attrs.field(init=False, default=0.0)
     _m1: float = attrs.field(init=False, default=0.0)

@@ -93,7 +93,7 @@ class Gaussian(Target):
         ValueError: ``x`` not of shape ``[n, d]`` (in ``log_prob``/``score``).
 
     Source: the multivariate normal density (e.g. Bishop 2006, "Pattern Recognition and Machine
-    Learning", eq. 2.43); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
+    Learning", sec. 2.3); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
     """
 
     mean: Any = param(None, doc="mean vector (list of d numbers; default zeros); a Tensor[d] once built")
@@ -171,12 +171,22 @@ class GaussianMixture(Target):
     in ``dim`` dimensions by ``prepare(generator=...)``, scale 1). Presets have equal weights
     unless ``weights`` is given.
 
+    Shapes: ``log_prob: Tensor[n, d] -> Tensor[n]``, ``score``/``noised_score: Tensor[n, d] ->
+    Tensor[n, d]``, ``component_log_probs: Tensor[n, d] -> Tensor[n, K]``, ``assign: Tensor[n, d] ->
+    Tensor[n]`` (long), ``sample(n) -> Tensor[n, d]`` float64; ``mixture_weights: Tensor[K]``,
+    ``component_means: Tensor[K, d]``, ``component_covariances: Tensor[K, d, d]``.
+    Units: ``log_prob`` in nats; means, ``scale`` and ``radius`` in units of x, covariances in
+    units of x squared; weights are fractions summing to one.
+
     Raises:
         ConfigError: inconsistent shapes, negative weights, unknown preset, a covariance
-            that is not positive definite.
+            that is not positive definite, ``random`` without a positive ``dim`` (when built).
+        RuntimeError: densities or moments of the ``random`` preset before ``prepare``.
+        ValueError: ``x`` not of shape ``[n, d]``; ``alpha_bar`` outside (0, 1] or of the wrong shape.
 
-    Source of the noised score: the forward process of Ho et al. 2020 (eq. 4) applied to a
-    mixture; see Li, Cai & Wei 2025 (arXiv 2504.05300).
+    Source: the Gaussian mixture density (e.g. Bishop 2006, "Pattern Recognition and Machine
+    Learning", sec. 2.3.9); the noised score is that of the forward process of Ho et al. 2020 (eq. 4)
+    applied to a mixture, see Li, Cai & Wei 2025 (arXiv 2504.05300).
     """
 
     weights: Any = param(None, doc="mixture weights (list of K non-negative numbers, normalised here)")

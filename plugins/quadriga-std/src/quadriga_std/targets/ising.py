@@ -9,6 +9,7 @@ each neighbour pair is therefore bonded twice, as in the usual periodic conventi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,11 +17,22 @@ import attrs
 import torch
 
 from quadriga import param
+from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
 
 __all__ = ["Ising", "MAX_ENUMERATION_SITES"]
 
 MAX_ENUMERATION_SITES = 16
+
+
+def _finite(inst: Any, attribute: Any, value: Any) -> None:
+    """attrs validator: a finite real number, else a ConfigError naming the parameter."""
+    try:
+        ok = math.isfinite(float(value)) and not isinstance(value, bool)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(f"'{attribute.name}' must be a finite number, got {value!r}.", key=attribute.name)
 
 
 @attrs.define(kw_only=True)
@@ -31,14 +43,27 @@ class Ising(Target):
     enumeration of all 2^(L*L) states and are available for L*L <= 16 (they raise
     ``ValueError`` above). The critical coupling of the infinite lattice is J_c = 0.4407.
 
+    Shapes: ``log_prob: Tensor[n, d] -> Tensor[n]``; ``score``, ``local_field``, ``flip_log_ratios``,
+    ``discrete_score: Tensor[n, d] -> Tensor[n, d]``; ``sample(n) -> Tensor[n, d]`` float64 in
+    {-1, +1}; ``marginals``/``mean: Tensor[d]``, ``covariance: Tensor[d, d]``; d = L*L, row-major sites.
+    Units: spins are dimensionless (+-1); ``log_prob`` and ``flip_log_ratios`` in nats
+    (``log_prob`` unnormalised: log Z from ``log_partition``); ``coupling`` J in nats per bond and
+    ``field`` h in nats per spin (beta folded in); magnetisations and correlations are in [-1, 1].
+
+    Raises:
+        ConfigError: ``size`` < 2 or not an int, ``coupling`` or ``field`` not finite (when built).
+        ValueError: ``x`` not of shape ``[n, d]``; exact quantities (enumeration, ``sample``,
+            ``mean``, ``covariance``) on more than 16 spins.
+
     Source: Ising 1925; exact small-lattice enumeration as a reference, e.g. MDNS
     (Zhu et al. 2025) and Gibbs-with-gradients (Grathwohl et al. 2021) benchmarks.
     """
 
     size: int = param(4, doc="lattice side L (sites d = L*L)",
                       validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2)))
-    coupling: float = param(0.3, doc="coupling J (inverse temperature folded in; > 0 ferromagnetic)")
-    field: float = param(0.0, doc="external field h")
+    coupling: float = param(0.3, doc="coupling J (nats per bond; inverse temperature folded in; > 0 ferromagnetic)",
+                            validator=_finite)
+    field: float = param(0.0, doc="external field h (nats per spin)", validator=_finite)
     _nbr: Any = attrs.field(init=False, default=None)
     _states: Any = attrs.field(init=False, default=None)
 

@@ -25,6 +25,15 @@ class BayesianLogistic(Target):
     log pi(beta) = sum_i [y_i eta_i - log(1 + e^{eta_i})] + log N(beta; 0, s^2 I), eta = X beta:
     the log joint density, i.e. the posterior up to the (unknown) log evidence.
 
+    Shapes: ``log_prob: Tensor[n, 31] -> Tensor[n]``, ``score: Tensor[n, 31] -> Tensor[n, 31]``;
+    ``data``: design ``Tensor[569, 31]``, labels ``Tensor[569]``. No exact sampler or moments.
+    Units: ``log_prob`` in nats; coefficients in log-odds per standard deviation of a feature
+    (``prior_scale`` likewise).
+
+    Raises:
+        ConfigError: ``prior_scale`` <= 0 (when built).
+        ValueError: ``beta`` not of shape ``[n, 31]``.
+
     Source: the standard benchmark of e.g. Girolami & Calderhead 2011 (sec. 7) and
     Hoffman & Gelman 2014 (NUTS); data from the UCI Wisconsin diagnostic breast cancer set.
     """
