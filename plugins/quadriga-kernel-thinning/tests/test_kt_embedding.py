@@ -84,6 +84,10 @@ def test_integration_error_against_monte_carlo():
     se = integrand_values(y.numpy()).std(0) / math.sqrt(len(y))
     for key, s in zip(("x1", "sqnorm", "cos"), se):
         assert m.values[f"big/error_{key}"] < 4 * s
+    with pytest.raises(ConfigError, match="dimension 3 but the target has 2"):
+        IntegrationError().evaluate(Samples(x=torch.zeros(4, 3)), target)
+    with pytest.raises(ConfigError, match="Gaussian or Gaussian-mixture"):
+        IntegrationError().evaluate(Samples(x=torch.zeros(4, 2)), Banana())
 
 
 @pytest.mark.parametrize("claim", [claims.mmd_rate, claims.after_mcmc])

@@ -55,16 +55,26 @@ class MMDToTarget(Evaluator):
     empirical V-statistic MMD to that sample.
 
     Returns:
-        ``Metrics`` with ``"<subject>/mmd"`` (dimensionless) and ``"<subject>/num_points"``,
+        ``Metrics`` with ``"<subject>/mmd"`` and ``"<subject>/num_points"``,
         ``tables["summary"]`` (one row per subject) and, for d = 2 targets and ``plot = true``,
         ``figures["coreset"]``: each subject's points over the target's density contours.
 
-    Raises:
-        ConfigError: a subject that is not ``Samples``, a reference with no closed form, or a
-            dimension mismatch.
+    Shapes:
+        each subject ``Samples.x: Tensor[n, d]`` with optional ``log_weights: Tensor[n]``; a target
+        reference as mixture weights ``[K]``, means ``[K, d]`` and covariances ``[K, d, d]``; a
+        ``Samples`` reference ``x: Tensor[m, d]``; every value is a scalar (float).
 
-    Source: Dwivedi & Mackey, Kernel Thinning (JMLR 2024): MMD to P as the quality measure,
-    closed-form embeddings in the appendix.
+    Units:
+        ``mmd`` is dimensionless (the kernel is bounded by 1); ``bandwidth`` and ``info["bandwidth"]``
+        are in the units of x; ``num_points`` is a count.
+
+    Raises:
+        ConfigError: a subject that is not ``Samples``; a target reference that is not quadriga-std's
+            ``gaussian`` or a Gaussian mixture (no closed-form embedding); a subject whose dimension
+            differs from the reference's; ``bandwidth`` not positive (when built).
+
+    Source: Dwivedi & Mackey, Kernel Thinning (JMLR 2024; arXiv 2105.05842): MMD to P as the
+    quality measure; Gaussian kernel mean embeddings in closed form.
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target", "Samples")}
@@ -142,10 +152,21 @@ class IntegrationError(Evaluator):
         ``Metrics`` with ``"<subject>/error_x1"``, ``"<subject>/error_sqnorm"``, ``"<subject>/error_cos"``
         and their sum ``"<subject>/error_total"``; ``info["exact"]`` holds the three expectations.
 
-    Raises:
-        ConfigError: a subject that is not ``Samples`` or a reference with no mixture form.
+    Shapes:
+        each subject ``Samples.x: Tensor[n, d]`` with optional ``log_weights: Tensor[n]``; the test
+        functions give ``[n, 3]``; the target as weights ``[K]``, means ``[K, d]``, covariances
+        ``[K, d, d]``; every value is a scalar (float).
 
-    Source: Dwivedi & Mackey, Kernel Thinning (JMLR 2024): integration error for functions in the RKHS.
+    Units:
+        ``error_x1`` in units of x, ``error_sqnorm`` in units of x squared, ``error_cos``
+        dimensionless; ``error_total`` is their plain sum (mixed units, for ranking only).
+
+    Raises:
+        ConfigError: a subject that is not ``Samples``, a reference that is not quadriga-std's
+            ``gaussian`` or a Gaussian mixture, or a subject whose dimension differs from the target's.
+
+    Source: Dwivedi & Mackey, Kernel Thinning (JMLR 2024; arXiv 2105.05842): integration error
+    |Q_n f - P f| of test functions, which MMD bounds for f in the kernel's RKHS.
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
@@ -158,6 +179,9 @@ class IntegrationError(Evaluator):
         values: dict[str, float] = {}
         rows = []
         for name, s in subjects.items():
+            if s.dim != mu.shape[1]:
+                raise ConfigError(f"subject '{name}' has dimension {s.dim} but the target has {mu.shape[1]}.",
+                                  key="subject")
             x = _np(s.x)
             if s.log_weights is None:
                 q = np.full(len(x), 1.0 / len(x))
