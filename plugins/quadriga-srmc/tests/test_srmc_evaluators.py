@@ -44,3 +44,5 @@ def test_magnetization_error_against_enumeration():
     assert m.values["up/mag_mse"] == pytest.approx((1 - exact_m) ** 2)
     assert m.values["up/abs_mag_bias"] == pytest.approx(1 - exact_abs)
     assert m.values["up/exact_abs_mag"] == pytest.approx(exact_abs)
+    with pytest.raises(ConfigError, match="9 sites per draw but the reference has 4"):
+        MagnetizationError(num_bootstrap=200).evaluate({"big": _samples(torch.ones(3, 4, 9))}, ising)

@@ -164,10 +164,24 @@ class MagnetizationError(Evaluator):
     minus exact), and with a ``baseline`` ``mag_mse_ratio`` (median ratio) with interval.
     ``abs_mag`` needs the draws (``store = "draws"``).
 
-    Raises:
-        ConfigError: a subject without chains, a lattice too large to enumerate, an unknown baseline.
+    Shapes:
+        each subject's ``Samples.chains`` is ``Tensor[c, n, d]`` of spins in {-1, +1} (c chains, n
+        stored draws, d sites); per-chain errors ``ndarray[c]``; the reference's ``log_prob`` is
+        evaluated on all ``2^d`` states ``Tensor[2^d, d]``; every value is a scalar (float).
 
-    Source: exact small-lattice Ising references as in Hu et al. 2026, Sec. 5 (discrete targets).
+    Units:
+        magnetization is dimensionless (a mean of spins, in [-1, 1]); ``mag_mse`` and ``abs_mag_mse``
+        are squared magnetization, ``abs_mag_bias`` magnetization; ratios are dimensionless;
+        ``level`` is a probability and ``num_bootstrap`` a count.
+
+    Raises:
+        ConfigError: an unknown ``baseline``; a reference without ``log_prob``; a lattice of more
+            than 20 sites (too large to enumerate); a subject without chains or whose chains have
+            another number of sites than the reference's ``dim``; bad parameters when built.
+
+    Source: exact small-lattice Ising references as in Hu et al. 2026, "Score-Repellent Monte
+    Carlo", arXiv 2604.22948, Sec. 5 (discrete targets, error over replicate chains); percentile
+    bootstrap intervals (Efron & Tibshirani 1993, ch. 13).
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
@@ -192,6 +206,9 @@ class MagnetizationError(Evaluator):
         errs, values, rows = {}, {}, []
         for n, s in subjects.items():
             means = chain_means(s, n)
+            if means.shape[1] != int(reference.dim):
+                raise ConfigError(f"subject '{n}' has {means.shape[1]} sites per draw but the reference has "
+                                  f"{int(reference.dim)}; evaluate it against its own spin target.", key="subject")
             err = (means.mean(1) - exact_m) ** 2
             errs[n] = err
             lo, hi = bootstrap_median(err, rng, self.num_bootstrap, self.level)
