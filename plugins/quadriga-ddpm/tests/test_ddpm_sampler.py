@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import quadriga.api
-from quadriga.artifacts import Fitted
+from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
 from quadriga_ddpm.claims import dimension_free
 from quadriga_ddpm.sampler import DDIM, DDPM
@@ -88,6 +88,21 @@ def test_bad_inputs_raise_clear_errors():
         DDPM(num_steps=5).sample(object(), generator=torch.Generator())
     with pytest.raises(ConfigError, match="parameterization"):
         NetworkScore(torch.nn.Identity(), parameterization="v", dim=2)
+
+
+def test_diagnostics_refuse_a_reference_that_is_not_a_mixture():
+    from quadriga_ddpm.evaluate import MixtureDiagnostics
+    from quadriga_std.targets.gaussian import Gaussian
+
+    target = _target(2, 1, 1.0)
+    x = target.sample(50, generator=torch.Generator().manual_seed(1))
+    subject = Samples(x=x, info={"num_steps": 10})
+    gaussian = Gaussian(mean=[0.0, 0.0], covariance=[[1.0, 0.0], [0.0, 1.0]])
+    with pytest.raises(ConfigError, match=r"'ref' \(Gaussian\) has no mixture_weights") as info:
+        MixtureDiagnostics().evaluate({"s": subject}, {"ref": gaussian})
+    assert info.value.key == "reference"
+    ok = MixtureDiagnostics().evaluate({"s": subject}, {"ref": target})
+    assert 0 <= ok.values["s/weight_error"] <= 1
 
 
 def test_pipeline_with_evaluator_reports_exact_k1_numbers(tmp_path):

@@ -24,7 +24,25 @@ from quadriga.artifacts import Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator
 
-__all__ = ["MixtureDiagnostics"]
+__all__ = ["MixtureDiagnostics", "MIXTURE_API"]
+
+#: what a reference target must provide (quadriga-std's ``gaussian-mixture``, ``sphere-mixture``).
+MIXTURE_API = ("mixture_weights", "component_means", "component_covariances", "component_log_probs")
+
+
+def _missing_api(target: Any) -> list[str]:
+    """The names of :data:`MIXTURE_API` that ``target`` lacks (properties are looked up on the class,
+    so a mixture not yet prepared is not evaluated here)."""
+    missing = []
+    for name in MIXTURE_API:
+        if hasattr(type(target), name):
+            continue
+        try:
+            if not hasattr(target, name):
+                missing.append(name)
+        except Exception:  # noqa: BLE001 - the attribute exists but cannot be read yet
+            continue
+    return missing
 
 
 def _isotropic_sigma2(target: Any) -> float | None:
@@ -47,10 +65,26 @@ class MixtureDiagnostics(Evaluator):
     Returns (``Metrics``): values ``"<subject>/<metric>"``; ``"slope/<schedule>/K<k>/d<d>/<metric>"``
     when several T were run; a table with one row per subject; figure ``error_vs_T``.
 
-    Raises:
-        ConfigError: a subject's dimension matches no reference, or several references share it.
+    Shapes:
+        each subject ``Samples.x: Tensor[n, d]``; a reference has weights ``Tensor[K]``, means
+        ``Tensor[K, d]``, covariances ``Tensor[K, d, d]`` and responsibilities ``Tensor[n, K]``;
+        ``info["betas"]`` of a subject is a list of T floats; every value is a scalar (float).
 
-    Source: test design for Li, Cai & Wei 2025 (research note section c).
+    Units:
+        ``kl`` in nats; ``tv`` and ``weight_error`` are probabilities in [0, 1]; ``radial_error`` is a
+        relative error (dimensionless); ``direction_w1`` is in the units of x; slopes are
+        d log(error) / d log(T), dimensionless; T counts sampler steps.
+
+    Raises:
+        ConfigError: no reference; a reference that is not a Gaussian mixture (it lacks one of
+            ``mixture_weights``, ``component_means``, ``component_covariances``,
+            ``component_log_probs``), raised before any subject is scored; a subject's dimension
+            matches no reference, or several references share it.
+
+    Source: Li, Cai & Wei 2025, "Dimension-free convergence of diffusion models for approximate
+    Gaussian mixtures", arXiv 2504.05300, Theorem 1 (TV error of DDPM with their schedule, free of
+    d and K): these diagnostics measure that error (exactly for K = 1 through the linear-Gaussian
+    recursion of Ho et al. 2020, Alg. 2) and its decay in T.
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
@@ -68,6 +102,13 @@ class MixtureDiagnostics(Evaluator):
         if not refs:
             raise ConfigError("mixture-diagnostics needs reference = a mixture target (or several).",
                               key="reference")
+        for name, t in refs.items():
+            missing = _missing_api(t)
+            if missing:
+                raise ConfigError(f"mixture-diagnostics needs Gaussian-mixture references, but '{name}' "
+                                  f"({type(t).__name__}) has no {', '.join(missing)}. Use a 'sphere-mixture' or "
+                                  "'gaussian-mixture' target as reference (for other targets use a sample-based "
+                                  "metric such as 'mmd').", key="reference")
         by_dim: dict[int, list[tuple[str, Any]]] = defaultdict(list)
         for name, t in refs.items():
             by_dim[int(t.dim)].append((name, t))
