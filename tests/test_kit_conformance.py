@@ -41,6 +41,7 @@ SETUP: dict[tuple[str, str], dict] = {
     ("learner", "stratified-grpo"): {"params": GRPO, "task": {"use": "search-agent"}},
     ("estimator", "lr-qr"): {"params": {"steps": 20}, "task": SHIFTED},
     ("estimator", "weighted-conformal"): {"task": SHIFTED},
+    ("estimator", "conditional-conformal"): {"params": {"num_evaluation_points": 3}, "task": SHIFTED},
     ("estimator", "subsample-sw"): {"params": {"num_retained": 50}},
     ("evaluator", "mode-coverage"): {"task": {"use": "gaussian-mixture", "preset": "4-mode-2d"}},
     ("evaluator", "mixture-diagnostics"): {"task": {"use": "sphere-mixture", "dim": 2}},
@@ -71,19 +72,10 @@ SETUP: dict[tuple[str, str], dict] = {
 
 #: (kind, name) -> reason: failures that belong to the component's plugin or to the core, not to the check.
 KNOWN: dict[tuple[str, str], str] = {
-    ("target", "gaussian"): "quadriga-std: equicorrelation = nan is refused with a ConfigError about 'covariance' "
-                            "instead of naming 'equicorrelation'",
 }
 
 #: components whose docstrings lack a required section today (plugin documentation debt).
-DOC_DEBT = {
-    "gibbs", "hmc", "iid", "mala", "random-subsample", "rwm", "standard-thinning", "ula", "grpo", "stratified-grpo",
-    "exact-sw", "lr-qr", "split-conformal", "stream-sw", "subsample-sw", "weighted-conformal", "episode-return",
-    "ess", "integration-error", "interval-coverage", "magnetization-error", "mixture-diagnostics", "mmd-to-target",
-    "mode-coverage", "moment-error", "q-overestimation", "return-curve", "sw-relative-error", "training-curves",
-    "banana", "bayesian-logistic", "double-well", "funnel", "gaussian", "gaussian-mixture", "ising",
-    "two-sample-stream", "search-agent",
-}
+DOC_DEBT = {"episode-return", "q-overestimation", "return-curve"}
 
 _REGISTRY = Registry()
 COMPONENTS = [(c.kind, c.name) for c in _REGISTRY.components() if c.distribution not in ("quadriga", "quadriga-toy")]

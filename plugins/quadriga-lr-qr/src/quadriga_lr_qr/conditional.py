@@ -70,6 +70,13 @@ class ConditionalConformal(Estimator):
     evaluation_split (units of y), predict = X[m, p] -> (low[m], high[m]))``; each call of
     ``predict`` solves one linear program per row (about 0.1 s each at n = 1000, p = 50).
 
+    Shapes:
+        Splits are ``X: ndarray[n, p]``, ``y: ndarray[n]``; ``predict`` maps ``ndarray[m, p]`` to two
+        ``ndarray[m]``.
+
+    Units:
+        Scores and widths are in the units of ``y``; ``alpha`` is a probability.
+
     Raises:
         ConfigError: alpha outside (0, 1); ``mapie``/``cvxpy`` missing (with the install
             command); missing splits; fewer calibration points than features + 1 -- all before fitting.

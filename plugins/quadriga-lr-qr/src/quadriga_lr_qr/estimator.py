@@ -84,6 +84,13 @@ class LRQR(Estimator):
     Returns ``Estimate(value = mean set width on evaluation_split (units of y), info = {alpha,
     lambda, beta, ...}, predict = X[n, p] -> (low[n], high[n]))``.
 
+    Shapes:
+        Splits are ``X: ndarray[n, p]``, ``y: ndarray[n]``; the threshold has ``p + 1`` coefficients;
+        ``predict`` maps ``ndarray[m, p]`` to two ``ndarray[m]``.
+
+    Units:
+        Scores, thresholds and widths are in the units of ``y``; ``alpha`` is a probability.
+
     Raises:
         ConfigError: alpha outside (0, 1); source/target feature counts that differ; too few
             calibration points for the level; missing splits -- all before fitting.
