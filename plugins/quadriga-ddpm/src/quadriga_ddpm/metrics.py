@@ -25,7 +25,8 @@ import numpy as np
 import torch
 from scipy import special
 
-__all__ = ["responsibilities", "weight_error", "radial_error", "direction_w1", "mixture_metrics", "loglog_slope"]
+__all__ = ["responsibilities", "weight_error", "radial_error", "direction_w1", "mixture_metrics", "loglog_fit",
+           "loglog_slope"]
 
 METRICS = ("weight_error", "radial_error", "direction_w1")
 
@@ -93,9 +94,9 @@ def mixture_metrics(target: Any, x: torch.Tensor) -> dict[str, float]:
             "direction_w1": direction_w1(target, x)}
 
 
-def loglog_slope(steps: list[float], errors: list[float], floors: list[float] | None = None,
-                 *, floor_factor: float = 2.0) -> tuple[float, int]:
-    """Least-squares slope of log(error) against log(T), above the Monte-Carlo floor.
+def loglog_fit(steps: list[float], errors: list[float], floors: list[float] | None = None,
+               *, floor_factor: float = 2.0) -> tuple[float, float, int]:
+    """Least-squares slope of log(error) against log(T) and its standard error, above the floor.
 
     Args:
         steps: T values; errors: the metric at each T (> 0 to be used).
@@ -103,11 +104,34 @@ def loglog_slope(steps: list[float], errors: list[float], floors: list[float] | 
         floor_factor: a point is used only when error > floor_factor * floor.
 
     Returns:
-        ``(slope, points_used)``; the slope is NaN with fewer than 2 usable points.
+        ``(slope, standard_error, points_used)`` (dimensionless). The slope is NaN with fewer than
+        2 usable points; the standard error (ordinary least squares, from the residual variance
+        with points_used - 2 degrees of freedom) is NaN with fewer than 3.
+
+    Source: ordinary least squares; the floor rule is this plugin's test design.
     """
     pts = [(math.log(t), math.log(e)) for i, (t, e) in enumerate(zip(steps, errors))
            if e > 0 and math.isfinite(e) and (floors is None or e > floor_factor * floors[i])]
     if len(pts) < 2:
-        return math.nan, len(pts)
+        return math.nan, math.nan, len(pts)
     a = np.array(pts)
-    return float(np.polyfit(a[:, 0], a[:, 1], 1)[0]), len(pts)
+    (slope, icept) = np.polyfit(a[:, 0], a[:, 1], 1)
+    if len(pts) < 3:
+        return float(slope), math.nan, len(pts)
+    resid = a[:, 1] - (slope * a[:, 0] + icept)
+    sxx = float(((a[:, 0] - a[:, 0].mean()) ** 2).sum())
+    se = math.sqrt(float((resid ** 2).sum()) / (len(pts) - 2) / sxx)
+    return float(slope), se, len(pts)
+
+
+def loglog_slope(steps: list[float], errors: list[float], floors: list[float] | None = None,
+                 *, floor_factor: float = 2.0) -> tuple[float, int]:
+    """Least-squares slope of log(error) against log(T), above the Monte-Carlo floor.
+
+    Args: as :func:`loglog_fit`.
+
+    Returns:
+        ``(slope, points_used)``; the slope is NaN with fewer than 2 usable points.
+    """
+    slope, _, used = loglog_fit(steps, errors, floors, floor_factor=floor_factor)
+    return slope, used

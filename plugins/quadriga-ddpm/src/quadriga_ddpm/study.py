@@ -23,13 +23,15 @@ import torch
 from quadriga.seeding import derive_seed, make_generator
 
 from quadriga_ddpm.gaussian_exact import kl_isotropic, output_law, tv_isotropic
-from quadriga_ddpm.metrics import METRICS, loglog_slope, mixture_metrics
+from quadriga_ddpm.metrics import METRICS, loglog_fit, mixture_metrics
 from quadriga_ddpm.sampler import DDPM
 from quadriga_ddpm.targets import SphereMixture
 
-__all__ = ["GRIDS", "SCHEDULES", "exact_rows", "sampled_rows", "slopes", "collapse"]
+__all__ = ["GRIDS", "SCHEDULES", "MIN_SLOPE_POINTS", "exact_rows", "sampled_rows", "slopes", "collapse"]
 
 SCHEDULES = ("theory", "linear")
+#: fewest T values above twice the floor for a slope to count (see :func:`slopes`).
+MIN_SLOPE_POINTS = 4
 GRIDS: dict[str, dict[str, Any]] = {
     "smoke": {"sigmas": (2.0,), "ks": (2,), "dims": (2, 16), "steps": (10, 40), "n": 400},
     "default": {"sigmas": (2.0,), "ks": (2, 16), "dims": (2, 128), "steps": (10, 50, 200), "n": 2000},
@@ -94,23 +96,40 @@ def sampled_rows(sigmas: Iterable[float], ks: Iterable[int], dims: Iterable[int]
     return rows
 
 
-def slopes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def slopes(rows: list[dict[str, Any]], *, min_points: int = MIN_SLOPE_POINTS) -> list[dict[str, Any]]:
     """Fitted slope of log(value) against log(T) per (metric, schedule, sigma, K, d).
 
-    Points within twice the Monte-Carlo floor are left out (see :func:`loglog_slope`).
+    Points within twice the Monte-Carlo floor are left out (see :func:`loglog_fit`). A slope is
+    *resolved* only when at least ``min_points`` T values remain: a 2-point fit has no residual
+    degrees of freedom, so its Monte-Carlo error cannot be estimated and is large (each point
+    just above twice the floor carries a relative error of order 1/2, i.e. about 0.4 in log).
+    Exact rows (floor 0 at every T, no Monte-Carlo error) need only 2 points.
+
+    Args:
+        rows: study rows (module docstring).
+        min_points: fewest usable T values for a resolved slope of sampled rows (>= 2).
 
     Returns:
-        Rows ``{metric, schedule, sigma, K, d, slope, points}`` (slope NaN when < 2 points).
+        Rows ``{metric, schedule, sigma, K, d, slope, slope_se, points, resolved}``; ``slope`` and
+        ``slope_se`` are NaN when the slope is not resolved.
+
+    Raises:
+        ValueError: ``min_points < 2``.
     """
+    if min_points < 2:
+        raise ValueError(f"min_points must be >= 2 (a slope needs two points), got {min_points}")
     groups: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         groups[(r["metric"], r["schedule"], r["sigma"], r["K"], r["d"])].append(r)
     out = []
     for (metric, schedule, sigma, k, d), rs in sorted(groups.items()):
         rs = sorted(rs, key=lambda r: r["T"])
-        s, used = loglog_slope([r["T"] for r in rs], [r["value"] for r in rs], [r["floor"] for r in rs])
+        s, se, used = loglog_fit([r["T"] for r in rs], [r["value"] for r in rs], [r["floor"] for r in rs])
+        exact = all(r["floor"] == 0 for r in rs)
+        ok = used >= (2 if exact else min_points)
         out.append({"metric": metric, "schedule": schedule, "sigma": sigma, "K": k, "d": d,
-                    "slope": s, "points": used})
+                    "slope": s if ok else math.nan, "slope_se": se if ok else math.nan,
+                    "points": used, "resolved": ok})
     return out
 
 
@@ -118,14 +137,19 @@ def collapse(rows: list[dict[str, Any]], slope_rows: list[dict[str, Any]]) -> li
     """How far the error-vs-T curves of different d lie apart, per (metric, schedule, sigma, K).
 
     Returns:
-        Rows with ``slope_median`` and ``slope_spread`` (max - min over d of the finite slopes)
-        and ``log10_spread``: the median over T of log10(max_d value / min_d value), using only
-        values above twice their floor (NaN when fewer than 2 d qualify at every T).
+        Rows with ``dims`` (how many d were run), ``resolved_dims`` (how many have a resolved slope),
+        ``slope_median`` and ``slope_spread`` (max - min over d of the resolved slopes; NaN when fewer
+        than 2 d are resolved: "not enough resolved points"), and ``log10_spread``: the median over T
+        of log10(max_d value / min_d value), using only values above twice their floor (NaN when
+        fewer than 2 d qualify at every T).
     """
     by_slope: dict[tuple, list[float]] = defaultdict(list)
+    n_dims: dict[tuple, int] = defaultdict(int)
     for s in slope_rows:
+        key = (s["metric"], s["schedule"], s["sigma"], s["K"])
+        n_dims[key] += 1
         if math.isfinite(s["slope"]):
-            by_slope[(s["metric"], s["schedule"], s["sigma"], s["K"])].append(s["slope"])
+            by_slope[key].append(s["slope"])
     vals: dict[tuple, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         if r["value"] > 2 * r["floor"] and r["value"] > 0:
@@ -136,6 +160,7 @@ def collapse(rows: list[dict[str, Any]], slope_rows: list[dict[str, Any]]) -> li
         sl = by_slope.get(key, [])
         spreads = [math.log10(max(v) / min(v)) for v in vals[key].values() if len(v) >= 2]
         out.append({"metric": key[0], "schedule": key[1], "sigma": key[2], "K": key[3],
+                    "dims": n_dims.get(key, 0), "resolved_dims": len(sl),
                     "slope_median": statistics.median(sl) if sl else math.nan,
                     "slope_spread": (max(sl) - min(sl)) if len(sl) >= 2 else math.nan,
                     "log10_spread": statistics.median(spreads) if spreads else math.nan})
