@@ -139,8 +139,18 @@ class EpisodeReturn(Evaluator):
     component with several subjects ``<component>/mean_return_mean`` / ``_stderr`` (over seeds).
     Table ``episode_return``; figure ``episode_return`` (bars per component, dots per seed).
 
+    Shapes:
+        Each subject's Q-network maps observations ``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``;
+        every value is a scalar.
+
+    Units:
+        Returns in the environment's reward units (undiscounted sum over an episode); ``stderr`` is the
+        standard error over ``num_episodes`` episodes.
+
     Raises:
         ConfigError: no reference environment, or a subject without a Q-network.
+
+    Source: the standard greedy-policy evaluation of DQN (Mnih et al. 2015, Methods, "Evaluation procedure").
     """
 
     input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
@@ -182,6 +192,13 @@ class ReturnCurve(Evaluator):
     ``<component>/auc_mean``, ``<component>/auc_stderr``, ``<component>/final_return_mean``/``_stderr``.
     Table ``return_curve`` (one row per subject); figure ``return_curve``: mean across a component's
     subjects against env steps with a band of +- one standard error.
+
+    Shapes:
+        ``history["env_step"]`` and ``history["episode_return"]``: lists of equal length (one entry per
+        finished episode); the common grid has ``num_points`` steps; every value is a scalar.
+
+    Units:
+        Environment steps on the x axis; returns (reward units) on the y axis; ``auc`` is a mean return.
 
     Raises:
         ConfigError: a subject without ``env_step``/``episode_return`` history or without any episode.
@@ -260,6 +277,13 @@ class QOverestimation(Evaluator):
     Q - G, return units), ``<stage>/q_overestimation_stderr`` (over episodes' means),
     ``<stage>/q_mean``, ``<stage>/mc_return_mean``; per component with several subjects
     ``<component>/q_overestimation_mean`` / ``_stderr`` (over seeds). Table and bar figure ``q_overestimation``.
+
+    Shapes:
+        Q-networks map ``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``; every value is a scalar
+        averaged over the scored states.
+
+    Units:
+        Discounted return units (reward units, discount ``gamma`` per environment step).
 
     Raises:
         ConfigError: no reference environment, or a subject without a Q-network.
