@@ -38,8 +38,7 @@ def _sweep(site, out, *extra):
 def test_local_sweep_table_summary_and_figure(plugin_path, tmp_path):
     proc = _sweep(plugin_path, tmp_path / "sw", "--grid", "stage.draw.num_samples=40,400")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    import pyarrow.parquet as pq
-
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow writes results.parquet (quadriga[test] installs it)")
     table = pq.read_table(tmp_path / "sw" / "results.parquet").to_pylist()
     # 2 grid points x 3 seeds x (estimate, estimate_stderr, draw/mean_error)
     assert len(table) == 18
@@ -94,3 +93,25 @@ def test_ray_backend_gives_the_same_per_run_results_as_local(plugin_path, tmp_pa
         a = (tmp_path / "local" / "runs" / r["run_id"] / "results.json").read_text()
         b = (tmp_path / "ray" / "runs" / r["run_id"] / "results.json").read_text()
         assert a == b
+
+
+def test_table_falls_back_to_csv_without_pyarrow(tmp_path, monkeypatch):
+    import builtins
+    import csv
+
+    from quadriga.summary import write_outputs
+
+    real_import = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name.startswith("pyarrow"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    rows = [{"seed": s, "stage.a.x": 1, "stage": "e", "metric": "m", "value": float(s)} for s in range(3)]
+    summary = aggregate(rows, ["stage.a.x"])
+    table, figure = write_outputs(tmp_path, rows, summary, ["stage.a.x"])
+    assert table.name == "results.csv" and figure.is_file()
+    read = list(csv.DictReader(open(table)))
+    assert [float(r["value"]) for r in read] == [0.0, 1.0, 2.0]
