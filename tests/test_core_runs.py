@@ -68,7 +68,7 @@ def test_same_seed_same_results_and_stage_seeds_do_not_depend_on_other_stages(re
 
 def test_failure_keeps_finished_stages_and_resume_reruns_only_the_rest(registry, tmp_path):
     bad = pipeline(check={"use": "toy-mean", "kind": "evaluator", "inputs": {"subject": "boom", "reference": "normal"}},
-                   boom={"use": "toy-iid", "inputs": {"target": "normal"}, "fail": True})
+                   boom={"use": "toy-iid", "inputs": {"target": "normal"}, "fail_once": str(tmp_path / "m")})
     result = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
     assert result.status == "failed" and isinstance(result.error, StageError)
     status = json.loads((result.dir / "status.json").read_text())
@@ -78,9 +78,16 @@ def test_failure_keeps_finished_stages_and_resume_reruns_only_the_rest(registry,
     saved = json.loads((result.dir / "results.json").read_text())["stages"]
     assert set(saved) == {"draw", "est"}
     assert "asked to fail" in (result.dir / "error.txt").read_text()
-    fixed = json.loads(json.dumps(bad))
-    fixed["stage"]["boom"]["fail"] = False
-    resumed = run(fixed, registry=registry, resume=result.dir)
+    # the saved configuration is what resumes; other settings or another pipeline are refused
+    with pytest.raises(ConfigError, match="--set and --seed cannot change it"):
+        run(bad, registry=registry, resume=result.dir, overrides=["stage.draw.num_samples=3"])
+    other = json.loads(json.dumps(bad))
+    other["pipeline"]["name"] = "another"
+    with pytest.raises(ConfigError, match="is a run of pipeline 'toy-run', not 'another'"):
+        run(other, registry=registry, resume=result.dir)
+    with pytest.raises(ConfigError, match="already holds a run"):
+        run(bad, registry=registry, out=result.dir)
+    resumed = run(bad, registry=registry, resume=result.dir)
     status = json.loads((result.dir / "status.json").read_text())
     assert resumed.status == "finished" and status["stages"]["draw"].get("resumed") is True
     assert "resumed" not in status["stages"]["boom"]

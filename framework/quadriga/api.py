@@ -14,7 +14,31 @@ from quadriga.pipeline import Pipeline, load_pipeline
 from quadriga.registry import Registry, get_registry
 from quadriga.runs import RunResult, execute
 
-__all__ = ["run", "check"]
+__all__ = ["run", "check", "load_resumed"]
+
+
+def load_resumed(source: str | Path | Mapping[str, Any], run_dir: Path, registry: Registry, *,
+                 overrides: Iterable[str] = (), seed: int | None = None) -> Pipeline:
+    """The pipeline of an earlier run, from its saved ``pipeline.toml``, for ``--resume``.
+
+    Raises:
+        ConfigError: ``run_dir`` is not a run directory, overrides or a seed were given (a resumed run
+            keeps its configuration), or ``source`` names another pipeline than the run's.
+    """
+    from quadriga.errors import ConfigError
+
+    saved = Path(run_dir) / "pipeline.toml"
+    if not saved.is_file():
+        raise ConfigError(f"'{run_dir}' is not a run directory (no pipeline.toml).", key="--resume")
+    if list(overrides) or seed is not None:
+        raise ConfigError("--resume continues a run with the configuration saved in its pipeline.toml; --set and "
+                          "--seed cannot change it. Start a new run to use other settings.", key="--resume")
+    pipeline = load_pipeline(saved, registry)
+    requested = load_pipeline(source, registry).name
+    if requested != pipeline.name:
+        raise ConfigError(f"'{run_dir}' is a run of pipeline '{pipeline.name}', not '{requested}'. Resume it with "
+                          f"`quadriga run {pipeline.name} --resume {run_dir}`.", key="--resume")
+    return pipeline
 
 
 def check(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = (), seed: int | None = None,
@@ -60,7 +84,10 @@ def run(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = ()
         StageError: a stage failed and ``raise_on_failure`` is true (finished stages stay on disk).
     """
     registry = registry or get_registry()
-    pipeline = load_pipeline(source, registry, overrides=overrides, seed=seed)
+    if resume is not None:
+        pipeline = load_resumed(source, Path(resume), registry, overrides=overrides, seed=seed)
+    else:
+        pipeline = load_pipeline(source, registry, overrides=overrides, seed=seed)
     result = execute(pipeline, registry, out=Path(out) if out is not None else None, runs_root=Path(runs_root),
                      resume=Path(resume) if resume is not None else None)
     if result.status == "failed" and raise_on_failure and result.error is not None:

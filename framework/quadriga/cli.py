@@ -1,6 +1,6 @@
 """The ``quadriga`` command line.
 
-Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error.
+Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted (Ctrl-C).
 Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
 This module imports neither torch nor any plugin algorithm at import time.
 """
@@ -29,7 +29,7 @@ EPILOG_RUN = """\
 examples:
   quadriga run cartpole-minto                       a registered pipeline, by name
   quadriga run my-pipeline.toml --seed 3            a pipeline file
-  quadriga run srmc-vs-mala --set stage.srmc.alpha=2 --set pipeline.seed=1
+  quadriga run srmc-vs-mala --set stage.sr1-gauss.alpha=2 --set pipeline.seed=1
   quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
   quadriga run cartpole-minto --resume runs/cartpole-minto/20260101T000000Z
 
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=EPILOG_RUN)
     p.add_argument("pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key, e.g. stage.srmc.alpha=2 (value parsed as TOML); repeatable")
+                   help="override a key, e.g. stage.sr1-gauss.alpha=2 (value parsed as TOML); repeatable")
     p.add_argument("--seed", type=int, help="root seed (replaces [pipeline] seed)")
     p.add_argument("--out", type=Path, help="run directory (default runs/<pipeline>/<timestamp>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="re-run only the unfinished stages of a run")
@@ -262,14 +262,18 @@ def _rich_progress(enabled: bool) -> Iterator[Any]:
 
         try:
             yield on_update
-        finally:
-            t = progress.tasks[task] if task < len(progress.tasks) else None
-            if t is not None and t.total is None:
-                progress.update(task, total=1, completed=1)
-            elif t is not None:
-                progress.update(task, completed=t.total)
+        except BaseException:
+            progress.update(task, description=f"{stage} (stopped)")
             if not enabled:
-                console.print(f"  stage [bold]{stage}[/] done")
+                console.print(f"  stage [bold]{escape(stage)}[/] stopped")
+            raise
+        t = progress.tasks[task] if task < len(progress.tasks) else None
+        if t is not None and t.total is None:
+            progress.update(task, total=1, completed=1)
+        elif t is not None:
+            progress.update(task, completed=t.total)
+        if not enabled:
+            console.print(f"  stage [bold]{escape(stage)}[/] done")
 
     with progress:
         yield display
@@ -282,7 +286,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     reg = _registry(args)
     con = _console()
-    pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
+    if args.resume is not None:
+        from quadriga.api import load_resumed
+        from quadriga.runs import resume_plan
+
+        pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
+        reloaded, rerun = resume_plan(args.resume)
+        con.print(f"resuming {args.resume}: reloading {', '.join(reloaded) or 'no stage'}"
+                  + (f"; re-running {', '.join(rerun)} (trained models are not reloaded)" if rerun else ""))
+    else:
+        pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
     table = Table(title=f"pipeline {pipeline.name} (seed {pipeline.seed})")
     for col in ("table", "component", "kind", "inputs"):
         table.add_column(col, overflow="fold")
@@ -297,8 +310,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with _rich_progress(show) as display:
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
-    except KeyboardInterrupt:
-        con.print("[yellow]interrupted[/]: finished stages are saved; continue with --resume RUN_DIR.")
+    except KeyboardInterrupt as exc:
+        run_dir = getattr(exc, "run_dir", "RUN_DIR")
+        con.print(f"[yellow]interrupted[/]: finished stages are saved in {run_dir}; continue with "
+                  f"`quadriga run {args.pipeline} --resume {run_dir}`.")
         return 130
     for w in result.warnings:
         con.print(f"[yellow]warning[/]: {escape(w)}")
@@ -327,8 +342,13 @@ def _print_results(con: Console, results: dict[str, Any]) -> None:
         table.add_column(col, overflow="fold")
     for stage, res in results.get("stages", {}).items():
         if res.get("type") == "Metrics":
-            for key, value in res.get("values", {}).items():
+            items = list(res.get("values", {}).items())
+            grouped = [(k, v) for k, v in items if "/" in k and k.split("/")[0] not in results.get("stages", {})]
+            shown = grouped if grouped and len(items) > 12 else items  # summaries per component first
+            for key, value in shown[:12]:
                 table.add_row(stage, escape(key), _fmt(value))
+            if len(items) > len(shown[:12]):
+                table.add_row(stage, f"... {len(items) - len(shown[:12])} more", "see results.json")
         elif res.get("type") == "Estimate":
             err = res.get("stderr")
             table.add_row(stage, "estimate", _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else ""))
@@ -400,14 +420,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     con.print(table)
     for b in reg.broken:
         con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {escape(b.error)}")
-        con.print(f"  entry point: {b.entry_point}. Fix: reinstall it (`pip install -e plugins/{b.distribution}`) "
-                  "or disable it (--disable " + b.plugin + ").")
+        con.print(f"  entry point: {b.entry_point}. Fix the error above and reinstall '{b.distribution}' "
+                  f"(pip install --force-reinstall, or pip install -e <its folder>), or disable it "
+                  f"(--disable {b.plugin}).")
         if getattr(args, "debug", False):
             con.print(b.traceback, markup=False)
     _print_problems(con, reg) if reg.conflicts else None
-    if not reg.broken and not reg.conflicts:
-        con.print("[green]all plugins load[/]")
-    return 1 if reg.broken or reg.conflicts else 0
+    unresolved = []
+    for spec in reg.components():  # import every component: slower than `list`, but finds bad paths
+        try:
+            reg.load_class(spec)
+        except QuadrigaError as exc:
+            unresolved.append(spec)
+            con.print(f"[red]{spec.kind} '{escape(spec.name)}' cannot be imported[/]: {escape(str(exc))}")
+    if not reg.broken and not reg.conflicts and not unresolved:
+        con.print(f"[green]all plugins load and all {len(reg.components())} components import[/]")
+    return 1 if reg.broken or reg.conflicts or unresolved else 0
 
 
 COMMANDS = {"list": cmd_list, "info": cmd_info, "run": cmd_run, "verify": cmd_verify, "doctor": cmd_doctor}
@@ -433,6 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _console(stderr=True).print("[yellow]interrupted[/]")
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # noqa: BLE001
         if getattr(args, "debug", False):
             raise

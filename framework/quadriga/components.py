@@ -52,7 +52,10 @@ def _strict(tp: type) -> Any:
             str: isinstance(value, str),
         }[tp]
         if not ok:
-            raise TypeError(f"expected {tp.__name__}, got {type(value).__name__} {value!r}")
+            hint = ""
+            if isinstance(value, str) and tp in (int, float, bool):
+                hint = " (write it without quotes)"
+            raise TypeError(f"expected {tp.__name__}, got {type(value).__name__} {value!r}{hint}")
         return float(value) if tp is float else value
     return hook
 
@@ -110,7 +113,7 @@ class _Builder:
         return obj
 
     def _value_error(self, exc: Exception, cls: type, prefix: str) -> ConfigError:
-        msg = str(exc)
+        msg = _message(exc)
         m = re.match(r"^'(\w+)'", msg)
         key = prefix + m.group(1) if m else None
         return ConfigError(f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file,
@@ -128,7 +131,7 @@ class _Builder:
                 return ConfigError(f"unknown parameter '{bad}' for {_label(cls)}.{suggest(bad, names)} "
                                    f"{valid_params_text(cls)}.", file=self.file, table=self.table, key=key)
             key = prefix + ".".join(str(p) for p in path) if path else None
-            msg = str(err)
+            msg = _message(err)
             if not path:
                 m = re.match(r"^'(\w+)'", msg)
                 key = prefix + m.group(1) if m else None
@@ -137,8 +140,17 @@ class _Builder:
                 field = attrs.fields_dict(cls).get(path[0])
                 if field is not None:
                     typ = f" (expected {describe_type(field.type)})"
+            if typ and "expected" in msg:
+                typ = ""
             return ConfigError(f"invalid value{typ}: {msg}.", file=self.file, table=self.table, key=key)
         return ConfigError(str(exc), file=self.file, table=self.table)
+
+
+def _message(exc: BaseException) -> str:
+    """The human part of an exception (attrs validators put the message first in ``args``)."""
+    if exc.args and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc)
 
 
 def describe_type(tp: Any) -> str:

@@ -18,7 +18,7 @@ EXTENSION_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 SWEEP_EPILOG = """\
 examples:
   quadriga sweep gmm-mcmc-baselines --seeds 0:10
-  quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.srmc.alpha=0.5,1,2 --workers 2
+  quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.sr1-gauss.alpha=0.5,1,2 --workers 2
   quadriga sweep cartpole-minto --seeds 0:10 --backend ray --address auto
 Running the same command again skips the runs that finished (resume).
 """
@@ -128,6 +128,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     all_rows: list[dict[str, Any]] = []
     keys: list[str] = []
     for d in args.dirs:
+        if not d.exists():
+            raise ConfigError(f"'{d}' does not exist.", key="compare")
+        if d.is_dir() and not (d / "results.json").exists() and not (d / "sweep.json").exists():
+            children = sorted(c for c in d.iterdir() if (c / "results.json").exists())
+            if children:
+                raise ConfigError(f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare "
+                                  f"{d}/*`.", key="compare")
         try:
             rows, grid_keys = load_rows(d)
         except FileNotFoundError as exc:

@@ -238,7 +238,7 @@ def load_pipeline(source: str | Path | Mapping[str, Any], registry: Any, *, over
     touched = _apply_overrides(data, overrides)
 
     def err(msg: str, table: str | None = None, key: str | None = None) -> ConfigError:
-        shown = "--set" if table and (table, key) in touched else file
+        shown = "command line (--set/--grid)" if table and (table, key) in touched else file
         return ConfigError(msg, file=shown, table=table, key=key)
 
     for top in data:
@@ -340,7 +340,7 @@ def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
         for r in [ref] if isinstance(ref, str) else ref:
             if r not in nodes:
                 raise err(f"input '{arg}' names '{r}', which is neither a task nor a stage of this pipeline."
-                          f"{suggest(r, nodes)} Known: {', '.join(nodes)}.", table=node.table, key=f"inputs.{arg}")
+                          f"{suggest(r, nodes)} Known: {', '.join(n for n in nodes if n != node.name)}.", table=node.table, key=f"inputs.{arg}")
             if r == node.name:
                 raise err(f"stage '{node.name}' cannot take its own output as input.", table=node.table,
                           key=f"inputs.{arg}")

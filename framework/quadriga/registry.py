@@ -338,7 +338,8 @@ class Registry:
         hint = suggest(name, known)
         others = [s for s in self._components.values() if s.name == name]
         if others:
-            hint += f" ('{name}' is a {others[0].kind}, which cannot be used here.)"
+            article = "an" if others[0].kind[0] in "aeiou" else "a"
+            hint += f" ('{name}' is {article} {others[0].kind}, which cannot be used here.)"
         broken = [b.plugin for b in self.broken]
         if broken:
             hint += f" Note: plugin(s) {', '.join(broken)} failed to load (see `quadriga doctor`)."
@@ -358,8 +359,11 @@ class Registry:
             raise self._conflict_error("pipeline", name, self._named_conflicts[("pipeline", name)])
         if name in self._pipelines:
             return self._pipelines[name]
-        raise UnknownComponentError(f"no pipeline file and no registered pipeline named '{name}'."
-                                    f"{suggest(name, self._pipelines) or ' Run `quadriga list --kind pipeline`.'}")
+        hint = suggest(name, self._pipelines) or " Run `quadriga list --kind pipeline`."
+        if self.broken:
+            hint += (f" Note: plugin(s) {', '.join(b.plugin for b in self.broken)} failed to load, so their "
+                     "pipelines are missing (see `quadriga doctor`).")
+        raise UnknownComponentError(f"no pipeline file and no registered pipeline named '{name}'.{hint}")
 
     def load_class(self, spec: ComponentSpec) -> type:
         """Import the component class of ``spec``.

@@ -17,6 +17,7 @@ Ctrl-C in stage k leaves stages 1..k-1 complete on disk.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -49,11 +50,19 @@ def atomic_write_text(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        _readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _readable(path: str) -> None:
+    """Give a temporary file the permissions a plain ``open`` would (mkstemp makes it 0600)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
@@ -249,6 +258,7 @@ def _atomic_torch_save(obj: Any, path: Path) -> None:
     os.close(fd)
     try:
         torch.save(obj, tmp)
+        _readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -278,6 +288,32 @@ def _load_artifact(stage_dir: Path) -> Any:
         return Metrics(values=json.loads(payload["values"]), tables=json.loads(payload["tables"]),
                        info=json.loads(payload["info"]))
     return None
+
+
+def _saved_pipeline_name(run_dir: Path) -> str | None:
+    path = Path(run_dir) / "manifest.json"
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text()).get("pipeline")
+    except (OSError, ValueError):
+        return None
+
+
+def resume_plan(run_dir: Path) -> tuple[list[str], list[str]]:
+    """Stages of an earlier run that ``--resume`` reloads, and finished ones it must re-run.
+
+    Returns:
+        ``(reloaded, rerun)``: finished stages whose artifact was saved (samples, estimates, metrics),
+        and finished stages whose artifact cannot be reloaded (trained models): these run again.
+    """
+    path = Path(run_dir) / "status.json"
+    if not path.is_file():
+        return [], []
+    stages = json.loads(path.read_text()).get("stages", {})
+    done = {n: s for n, s in stages.items() if s.get("status") == "finished"}
+    reloaded = [n for n, s in done.items() if s.get("resumable", True)]
+    return reloaded, [n for n in done if n not in reloaded]
 
 
 def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, Any]:
@@ -312,6 +348,7 @@ def _save_figures(run_dir: Path, stage: str, artifact: Any) -> list[str]:
         fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=f".{path.name}.", suffix=".png")
         os.close(fd)
         fig.savefig(tmp, dpi=120, bbox_inches="tight")
+        _readable(tmp)
         os.replace(tmp, path)
         saved.append(path.name)
     return saved
@@ -343,12 +380,19 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
         run_dir = Path(resume)
         if not (run_dir / "status.json").is_file():
             raise ConfigError(f"'{run_dir}' is not a run directory (no status.json).", key="--resume")
+        saved = _saved_pipeline_name(run_dir)
+        if saved is not None and saved != pipeline.name:
+            raise ConfigError(f"'{run_dir}' is a run of pipeline '{saved}', not '{pipeline.name}'. Resume it with "
+                              f"`quadriga run {saved} --resume {run_dir}`.", key="--resume")
         previous = json.loads((run_dir / "status.json").read_text())
         results = json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").is_file() \
             else {}
     else:
         if out is not None:
             run_dir = Path(out)
+            if (run_dir / "status.json").exists() or (run_dir / "results.json").exists():
+                raise ConfigError(f"'{run_dir}' already holds a run. Continue it with --resume {run_dir}, or "
+                                  "choose another --out directory.", key="--out")
             run_dir.mkdir(parents=True, exist_ok=True)
         else:
             run_dir = new_run_dir(runs_root, pipeline.name)
@@ -398,9 +442,7 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
             kwargs = _stage_inputs(node, values)
             start = time.perf_counter()
             try:
-                ctx = display(name) if display is not None else None
-                on_update = ctx.__enter__() if ctx is not None else None
-                try:
+                with display(name) if display is not None else contextlib.nullcontext() as on_update:
                     progress = StageProgress(name, on_log=append_metrics, on_update=on_update)
                     with use_progress(progress):
                         if node.kind == "learner":
@@ -409,9 +451,6 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
                             artifact = node.method()(**kwargs)
                         else:
                             artifact = node.method()(**kwargs, generator=generator)
-                finally:
-                    if ctx is not None:
-                        ctx.__exit__(None, None, None)
                 expected = type(node.component).output_type
                 if type(artifact).__name__ != expected and not any(
                         c.__name__ == expected for c in type(artifact).__mro__):
@@ -447,6 +486,7 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
         run.status = "finished"
     except KeyboardInterrupt as exc:
         run.status, error = "interrupted", exc
+        exc.run_dir = run_dir  # type: ignore[attr-defined]
         _mark_current(run, "interrupted")
         write_status()
         warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=exc)

@@ -50,11 +50,19 @@ class ToyIID(Sampler):
     nan: bool = param(False, doc="return NaN samples")
     sleep: float = param(0.0, doc="seconds to sleep")
     die_once: str = param("", doc="if set and this file does not exist: create it and SIGKILL this process")
+    fail_once: str = param("", doc="if set and this file does not exist: create it and raise RuntimeError")
 
     def sample(self, target, *, generator):
         """Draw ``num_samples`` exact samples."""
         if self.fail:
             raise RuntimeError("asked to fail")
+        if self.fail_once:
+            import pathlib
+
+            marker = pathlib.Path(self.fail_once)
+            if not marker.exists():
+                marker.write_text("failed")
+                raise RuntimeError("asked to fail")
         if self.die_once:
             import os
             import pathlib
