@@ -112,6 +112,10 @@ def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
         ax.bar(i, _mean(vals), yerr=_stderr(vals), alpha=0.6, capsize=4)
         ax.scatter([i] * len(vals), vals, color="k", s=12, zorder=3)
     ax.set_xticks(range(len(groups)), list(groups))
+    magnitudes = [abs(v) for vals in groups.values() for v in vals if v != 0]
+    if magnitudes and max(magnitudes) > 100 * max(min(magnitudes), 1.0):
+        ax.set_yscale("symlog", linthresh=max(min(magnitudes), 1.0))  # one diverged method must not hide the rest
+        ylabel += " (symlog scale)"
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     fig.tight_layout()
