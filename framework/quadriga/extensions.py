@@ -97,9 +97,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     def on_done(outcome: dict[str, Any]) -> None:
         ok = outcome["status"] == "finished"
-        secs = f" in {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
-        mark = "[green]finished[/]" if ok else f"[red]{outcome['status']}[/]: {escape(str(outcome.get('error')))}"
-        console.print(f"  {outcome['run_id']} {mark}{secs}")
+        secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
+        if ok:
+            console.print(f"  {outcome['run_id']} [green]finished[/]{secs}")
+        else:
+            console.print(f"  {outcome['run_id']} [red]{outcome['status']}[/]{secs}: {escape(str(outcome.get('error')))} "
+                          f"(log: runs/{outcome['run_id']}/log.txt)")
         progress.advance(state["task"])
 
     with progress:
