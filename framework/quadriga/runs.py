@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,23 +39,34 @@ from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, StageErr
 from quadriga.progress import StageProgress, use_progress
 from quadriga.seeding import derive_seed, make_generator, seed_everything
 
-__all__ = ["atomic_write_text", "atomic_write_json", "safe_name", "Run", "RunResult", "execute", "new_run_dir"]
+__all__ = ["atomic_path", "atomic_write_text", "atomic_write_json", "safe_name", "Run", "RunResult", "execute", "new_run_dir"]
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``)."""
+@contextlib.contextmanager
+def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[str]:
+    """Yield a temporary file name next to ``path``; on success it replaces ``path`` atomically.
+
+    The temporary file gets the permissions a plain ``open`` would give; on error it is removed
+    and ``path`` is left as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        yield tmp
         _readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _readable(path: str) -> None:
@@ -254,16 +265,8 @@ def _save_artifact(stage_dir: Path, artifact: Any) -> bool:
 def _atomic_torch_save(obj: Any, path: Path) -> None:
     import torch
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         torch.save(obj, tmp)
-        _readable(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _load_artifact(stage_dir: Path) -> Any:
@@ -345,11 +348,8 @@ def _save_figures(run_dir: Path, stage: str, artifact: Any) -> list[str]:
     figures = getattr(artifact, "figures", None) or {}
     for name, fig in figures.items():
         path = run_dir / f"{safe_name(stage)}-{safe_name(name)}.png"
-        fd, tmp = tempfile.mkstemp(dir=run_dir, prefix=f".{path.name}.", suffix=".png")
-        os.close(fd)
-        fig.savefig(tmp, dpi=120, bbox_inches="tight")
-        _readable(tmp)
-        os.replace(tmp, path)
+        with atomic_path(path, suffix=".png") as tmp:
+            fig.savefig(tmp, dpi=120, bbox_inches="tight")
         saved.append(path.name)
     return saved
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from quadriga.runs import atomic_write_text
+from quadriga.runs import atomic_path, atomic_write_text
 
 __all__ = ["collect_rows", "rows_from_run", "aggregate", "write_outputs", "bootstrap_ci", "load_rows"]
 
@@ -109,9 +109,8 @@ def _write_table(path_base: Path, rows: Sequence[dict[str, Any]]) -> Path:
 
         table = pa.Table.from_pylist([{c: _cell(r.get(c)) for c in columns} for r in rows])
         path = path_base.with_suffix(".parquet")
-        tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(table, tmp)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
         return path
     except ImportError:
         path = path_base.with_suffix(".csv")
@@ -193,9 +192,8 @@ def plot_summary(summary: Sequence[dict[str, Any]], keys: Sequence[str], path: P
         ax.set_title(name)
         if x_key is not None and len(lines) > 1:
             ax.legend(fontsize=7)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    tmp.replace(path)
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=110)
     return path
 
 
