@@ -22,6 +22,7 @@ import itertools
 import json
 import multiprocessing as mp
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -127,19 +128,30 @@ def plan(seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Se
 def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
     """Run one sweep point in this process, logging to ``run_dir/log.txt``; never raises.
 
+    A directory left by an earlier attempt that failed or was killed is resumed (its finished
+    stages are kept) when it holds the saved configuration, and started afresh otherwise.
+
     Returns:
         ``{"run_id", "status", "error", "seconds"}``.
     """
     os.environ.setdefault("MPLBACKEND", "Agg")
     start = time.perf_counter()
-    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    directory = Path(run_dir)
+    resumable = (directory / "pipeline.toml").is_file() and (directory / "manifest.json").is_file()
+    if directory.exists() and not resumable:
+        shutil.rmtree(directory)  # an attempt that died before saving its configuration: start afresh
+    directory.mkdir(parents=True, exist_ok=True)
     log = io.StringIO()
     status, error = "failed", None
     try:
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             from quadriga.api import run
 
-            result = run(source, overrides=spec.overrides, seed=spec.seed, out=run_dir, raise_on_failure=False)
+            if resumable:  # an earlier attempt failed or was killed: keep its finished stages
+                result = run(source, resume=directory, raise_on_failure=False)
+            else:
+                result = run(source, overrides=spec.overrides, seed=spec.seed, out=directory,
+                             raise_on_failure=False)
             status = result.status
             error = None if result.error is None else f"{type(result.error).__name__}: {result.error}"
     except BaseException as exc:  # noqa: BLE001 - a sweep must survive any run
