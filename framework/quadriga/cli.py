@@ -450,6 +450,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from quadriga.extensions import EXTENSION_COMMANDS
 
+    if not getattr(args, "debug", False):
+        # torchrl logs every buffer allocation at INFO; keep the terminal for progress and results
+        os.environ.setdefault("RL_LOGGING_LEVEL", "WARNING")
     handler = COMMANDS.get(args.command) or EXTENSION_COMMANDS[args.command]
     try:
         return handler(args)
