@@ -64,7 +64,22 @@ def _check_common(instance: Any, baseline: str, subjects: dict[str, Any]) -> Non
 
 
 @attrs.define(kw_only=True)
-class ReplicateMeanMSE(Evaluator):
+class _ReplicateEvaluator(Evaluator):
+    """Shared parameters of the evaluators over replicate chains: a baseline subject and bootstrap intervals."""
+
+    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+
+    baseline: str = param("", doc="subject (stage) name to divide the median MSEs by; empty for none")
+    num_bootstrap: int = param(2000, doc="bootstrap resamples for the intervals",
+                               validator=attrs.validators.and_(attrs.validators.instance_of(int),
+                                                               attrs.validators.ge(100)))
+    level: float = param(0.95, doc="confidence level of the intervals",
+                         validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
+    seed: int = param(0, doc="seed of the bootstrap resampling")
+
+
+@attrs.define(kw_only=True)
+class ReplicateMeanMSE(_ReplicateEvaluator):
     """MSE of each chain's post-burn-in mean against the target's exact mean.
 
     For chain k with mean m_k (``Tensor[d]``) the error is ||m_k - mu||^2 / d (per-dimension
@@ -79,15 +94,6 @@ class ReplicateMeanMSE(Evaluator):
     Source: Hu et al. 2026, Sec. 5 (MSE of the mean over replicates).
     """
 
-    input_types = {"subject": ("Samples",), "reference": ("Target",)}
-
-    baseline: str = param("", doc="subject (stage) name to divide the medians by; empty for none")
-    num_bootstrap: int = param(2000, doc="bootstrap resamples for the intervals",
-                               validator=attrs.validators.and_(attrs.validators.instance_of(int),
-                                                               attrs.validators.ge(100)))
-    level: float = param(0.95, doc="confidence level of the intervals",
-                         validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
-    seed: int = param(0, doc="seed of the bootstrap resampling")
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against ``reference`` (a Target)."""
@@ -155,7 +161,7 @@ def exact_expectation(target: Any, f: Any, max_sites: int = 20) -> float:
 
 
 @attrs.define(kw_only=True)
-class MagnetizationError(Evaluator):
+class MagnetizationError(_ReplicateEvaluator):
     """Per-chain error of the magnetization estimates of a spin system against exact enumeration.
 
     With m(x) = mean_i x_i, each chain estimates E[m] and E[|m|] by its post-burn-in average.
@@ -184,15 +190,6 @@ class MagnetizationError(Evaluator):
     bootstrap intervals (Efron & Tibshirani 1993, ch. 13).
     """
 
-    input_types = {"subject": ("Samples",), "reference": ("Target",)}
-
-    baseline: str = param("", doc="subject (stage) name to divide the median MSEs by; empty for none")
-    num_bootstrap: int = param(2000, doc="bootstrap resamples for the intervals",
-                               validator=attrs.validators.and_(attrs.validators.instance_of(int),
-                                                               attrs.validators.ge(100)))
-    level: float = param(0.95, doc="confidence level of the intervals",
-                         validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
-    seed: int = param(0, doc="seed of the bootstrap resampling")
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against an Ising ``reference``."""

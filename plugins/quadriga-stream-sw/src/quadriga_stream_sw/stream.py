@@ -66,6 +66,13 @@ class _Projected:
         self.theta = projections
         self.num_projections = int(projections.shape[0])
 
+    def new_sketch(self, backend: str, k: int, generator: torch.Generator | None) -> Any:
+        """One quantile sketch over all L projections (``ConfigError`` naming ``k`` or ``backend``)."""
+        try:
+            return make_sketch(backend, self.num_projections, k, generator=generator, dtype=self.dtype)
+        except ValueError as exc:
+            raise ConfigError(str(exc), key="k" if "k" in str(exc) else "backend") from None
+
     def project(self, batch: Any, name: str) -> torch.Tensor:
         """``Tensor[B, d] -> Tensor[B, L]`` of the projections theta_l^T x."""
         return as_batch(batch, self.dim, self.dtype, name) @ self.theta.T
@@ -96,11 +103,8 @@ class StreamSW(_Projected):
                  backend: str = "torch", dtype: torch.dtype = torch.float64) -> None:
         super().__init__(dim, num_projections=num_projections, p=p, generator=generator,
                          projections=projections, dtype=dtype)
-        try:
-            self.source = make_sketch(backend, self.num_projections, k, generator=generator, dtype=dtype)
-            self.target = make_sketch(backend, self.num_projections, k, generator=generator, dtype=dtype)
-        except ValueError as exc:
-            raise ConfigError(str(exc), key="k" if "k" in str(exc) else "backend") from None
+        self.source = self.new_sketch(backend, k, generator)
+        self.target = self.new_sketch(backend, k, generator)
         self.k, self.backend = int(k), backend
 
     def update_source(self, batch: Any) -> None:
@@ -157,10 +161,7 @@ class OneSidedStreamSW(_Projected):
                  backend: str = "torch", dtype: torch.dtype = torch.float64) -> None:
         super().__init__(dim, num_projections=num_projections, p=p, generator=generator,
                          projections=projections, dtype=dtype)
-        try:
-            self.target = make_sketch(backend, self.num_projections, k, generator=generator, dtype=dtype)
-        except ValueError as exc:
-            raise ConfigError(str(exc), key="k" if "k" in str(exc) else "backend") from None
+        self.target = self.new_sketch(backend, k, generator)
         self.k, self.backend = int(k), backend
 
     def update_target(self, batch: Any) -> None:
