@@ -149,26 +149,25 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return 0
     con = _console()
-    if comps:
-        table = Table(title="components", show_lines=False)
-        for col in ("kind", "name", "summary", "distribution"):
+    sections = [
+        ("components", ("kind", "name", "summary", "distribution"),
+         [(c.kind, c.name, c.summary, c.distribution) for c in comps]),
+        ("pipelines (quadriga run NAME)", ("name", "summary", "distribution"),
+         [(p.name, p.summary, p.distribution) for p in pipes]),
+        ("claims (quadriga verify NAME)", ("name", "claim", "distribution"),
+         [(c.name, c.summary, c.distribution) for c in claims]),
+    ]
+    for title, columns, rows in sections:
+        if not rows:
+            continue
+        table = Table(title=title)
+        for col in columns:
             table.add_column(col, overflow="fold")
-        for c in comps:
-            table.add_row(c.kind, f"[bold]{escape(c.name)}[/]", escape(c.summary), c.distribution)
-        con.print(table)
-    if pipes:
-        table = Table(title="pipelines (quadriga run NAME)")
-        for col in ("name", "summary", "distribution"):
-            table.add_column(col, overflow="fold")
-        for p in pipes:
-            table.add_row(f"[bold]{escape(p.name)}[/]", escape(p.summary), p.distribution)
-        con.print(table)
-    if claims:
-        table = Table(title="claims (quadriga verify NAME)")
-        for col in ("name", "claim", "distribution"):
-            table.add_column(col, overflow="fold")
-        for c in claims:
-            table.add_row(f"[bold]{escape(c.name)}[/]", escape(c.summary), c.distribution)
+        name_col = columns.index("name")
+        for row in rows:
+            cells = [escape(str(v)) for v in row]
+            cells[name_col] = f"[bold]{cells[name_col]}[/]"
+            table.add_row(*cells)
         con.print(table)
     if not (comps or pipes or claims):
         con.print("nothing registered" + (f" of kind '{kind}'" if kind else "") +
