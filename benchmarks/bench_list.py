@@ -33,10 +33,19 @@ def main() -> dict[str, float]:
     args = parser.parse_args()
     baseline = wall([sys.executable, "-c", "import pluggy, importlib.metadata"], args.repeats)
     listing = wall([sys.executable, "-m", "quadriga.cli", "list"], args.repeats)
-    imports = subprocess.run([sys.executable, "-c", "import sys; from quadriga.cli import main; main(['list']); "
-                              "print('torch' in sys.modules)"], capture_output=True, text=True).stdout.split()[-1]
+    imports = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from quadriga.cli import main; main(['list']); print('torch' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout.split()[-1]
     result = {"baseline_s": baseline, "list_s": listing, "ratio": listing / baseline}
-    print(f"python -c 'import pluggy, importlib.metadata': {baseline * 1e3:.0f} ms (median of {args.repeats})")
+    print(
+        f"python -c 'import pluggy, importlib.metadata': {baseline * 1e3:.0f} ms (median of {args.repeats})"
+    )
     print(f"quadriga list:                                {listing * 1e3:.0f} ms")
     print(f"ratio: {result['ratio']:.2f}x (target <= 3x); torch imported by list: {imports}")
     return result

@@ -33,8 +33,9 @@ def main() -> dict[str, float]:
     from qtest_helpers import make_dist
 
     make_dist(tmp, "quadriga-toy", {"toy": "quadriga_toy.plugin"})
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests" / "toy"), str(tmp),
-                                                os.environ.get("PYTHONPATH", "")])
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "tests" / "toy"), str(tmp), os.environ.get("PYTHONPATH", "")]
+    )
     from quadriga.api import run
     from quadriga.sweep import run_sweep
 
@@ -45,7 +46,9 @@ def main() -> dict[str, float]:
         run("toy-pipeline", overrides=fixed, seed=seed, out=tmp / "seq" / str(seed))
     sequential = time.perf_counter() - start
     start = time.perf_counter()
-    result = run_sweep("toy-pipeline", seeds=range(args.runs), fixed=fixed, workers=args.workers, out=tmp / "sweep")
+    result = run_sweep(
+        "toy-pipeline", seeds=range(args.runs), fixed=fixed, workers=args.workers, out=tmp / "sweep"
+    )
     swept = time.perf_counter() - start
     assert all(r["status"] == "finished" for r in result.runs)
     ratio = swept / sequential

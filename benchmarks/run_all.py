@@ -19,7 +19,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run only scripts whose path contains this")
     args = parser.parse_args()
-    scripts = sorted(ROOT.glob("benchmarks/bench_*.py")) + sorted(ROOT.glob("plugins/*/benchmarks/bench_*.py"))
+    scripts = sorted(ROOT.glob("benchmarks/bench_*.py")) + sorted(
+        ROOT.glob("plugins/*/benchmarks/bench_*.py")
+    )
     failed = 0
     for script in scripts:
         if args.only and args.only not in str(script):

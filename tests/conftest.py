@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from qtest_helpers import TOY, make_dist  # noqa: F401
+from qtest_helpers import TOY, make_dist
 
 
 @pytest.fixture
@@ -29,4 +28,3 @@ def registry(plugin_path):
     from quadriga.registry import Registry
 
     return Registry(use_env=False)
-

@@ -11,8 +11,13 @@ HERE = Path(__file__).parent
 TOY = HERE / "toy"
 
 
-def make_dist(root: Path, name: str, entry_points: dict[str, str], modules: dict[str, str] | None = None,
-              version: str = "1.0") -> None:
+def make_dist(
+    root: Path,
+    name: str,
+    entry_points: dict[str, str],
+    modules: dict[str, str] | None = None,
+    version: str = "1.0",
+) -> None:
     """Create ``<name>-<version>.dist-info`` with ``[quadriga]`` entry points (and modules) under ``root``."""
     info = root / f"{name.replace('-', '_')}-{version}.dist-info"
     info.mkdir(parents=True)
@@ -24,25 +29,30 @@ def make_dist(root: Path, name: str, entry_points: dict[str, str], modules: dict
 
 
 BROKEN = "raise ImportError('this plugin needs a package that is not installed')\n"
-COLLIDE = '''
+COLLIDE = """
 import quadriga
 
 @quadriga.hookimpl
 def quadriga_register(registry):
     registry.add("sampler", "toy-iid", "quadriga_toy.components:ToyIID", summary="a second toy-iid")
-'''
-FAILS_TO_REGISTER = '''
+"""
+FAILS_TO_REGISTER = """
 import quadriga
 
 @quadriga.hookimpl
 def quadriga_register(registry):
     registry.add("sampler", "half-registered", "x.y:Z")
     raise RuntimeError("registration blew up")
-'''
+"""
 
 
-def run_cli(args: list[str], site: Path | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    args: list[str],
+    site: Path | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess:
     """Run ``python -m quadriga.cli ARGS`` in a subprocess with the toy plugin on its path."""
     full_env = dict(os.environ)
     full_env.pop("QUADRIGA_DISABLE", None)
@@ -50,5 +60,11 @@ def run_cli(args: list[str], site: Path | None = None, cwd: Path | None = None,
     full_env["PYTHONPATH"] = os.pathsep.join(paths + [full_env.get("PYTHONPATH", "")])
     full_env["COLUMNS"] = "200"
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "quadriga.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "quadriga.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=timeout,
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from qtest_helpers import run_cli
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
@@ -14,14 +13,20 @@ CASES = [
     # (file, extra args, substrings that must appear in the error)
     ("bad_toml.toml", [], ["bad_toml.toml", "invalid TOML", "line"]),
     ("unknown_component.toml", [], ["[stage.draw]", "key 'use'", "unknown", "Did you mean 'toy-iid'"]),
-    ("misspelled_parameter.toml", [], ["[stage.draw]", "key 'num_sample'", "Did you mean 'num_samples'",
-                                       "num_samples: int = 100"]),
+    (
+        "misspelled_parameter.toml",
+        [],
+        ["[stage.draw]", "key 'num_sample'", "Did you mean 'num_samples'", "num_samples: int = 100"],
+    ),
     ("wrong_type.toml", [], ["[stage.draw]", "key 'num_samples'", "expected int"]),
     ("missing_input.toml", [], ["[stage.draw]", "missing input 'target'"]),
     ("cycle.toml", [], ["cycle", "a -> b -> a"]),
     ("wrong_artifact_type.toml", [], ["[stage.est]", "inputs.data", "a Target", "accepts Samples"]),
-    ("good.toml", ["--set", "stage.draw.num_smaples=3"], ["--set", "[stage.draw]", "num_smaples",
-                                                          "Did you mean 'num_samples'"]),
+    (
+        "good.toml",
+        ["--set", "stage.draw.num_smaples=3"],
+        ["--set", "[stage.draw]", "num_smaples", "Did you mean 'num_samples'"],
+    ),
     ("empty.toml", [], ["empty.toml", "empty"]),
     ("duplicate_stage.toml", [], ["[stage.draw]", "defined twice"]),
 ]

@@ -13,8 +13,12 @@ from quadriga.registry import Registry
 from quadriga.sweep import parse_grid
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), ROOT / "framework" / "quadriga" / "cli.py",
-         ROOT / "framework" / "quadriga" / "extensions.py"]
+FILES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+    ROOT / "framework" / "quadriga" / "cli.py",
+    ROOT / "framework" / "quadriga" / "extensions.py",
+]
 REGISTRY = Registry(use_env=False)
 PIPELINES = {p.name for p in REGISTRY.pipelines()}
 

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from qtest_helpers import BROKEN, COLLIDE, FAILS_TO_REGISTER, make_dist, run_cli
+
 from quadriga.errors import DuplicateComponentError, UnknownComponentError
 from quadriga.registry import Registry
 
@@ -23,12 +23,18 @@ def test_third_party_distribution_registers_lazily(registry):
 
 
 def test_listing_imports_no_component_module_and_no_torch(plugin_path):
-    code = ("import sys; from quadriga.cli import main; rc = main(['list']); "
-            "bad = [m for m in ('torch', 'quadriga_toy.components', 'quadriga_std.samplers.mcmc', 'numpy') "
-            "if m in sys.modules]; print('IMPORTED', bad); sys.exit(rc)")
+    code = (
+        "import sys; from quadriga.cli import main; rc = main(['list']); "
+        "bad = [m for m in ('torch', 'quadriga_toy.components', 'quadriga_std.samplers.mcmc', 'numpy') "
+        "if m in sys.modules]; print('IMPORTED', bad); sys.exit(rc)"
+    )
     env_path = f"{plugin_path}:{plugin_path.parent.parent}"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={"PYTHONPATH": f"{plugin_path}:" + str(__import__("qtest_helpers").TOY), "PATH": ""})
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": f"{plugin_path}:" + str(__import__("qtest_helpers").TOY), "PATH": ""},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "IMPORTED []" in proc.stdout, proc.stdout[-500:]
     assert "toy-iid" in proc.stdout
@@ -44,9 +50,15 @@ def test_unknown_name_suggests_close_matches_of_the_same_kind(registry):
 
 
 def test_broken_plugin_is_recorded_and_others_keep_working(plugin_path):
-    make_dist(plugin_path, "quadriga-broken", {"broken": "quadriga_broken_mod"}, {"quadriga_broken_mod": BROKEN})
-    make_dist(plugin_path, "quadriga-halfway", {"halfway": "quadriga_halfway_mod"},
-              {"quadriga_halfway_mod": FAILS_TO_REGISTER})
+    make_dist(
+        plugin_path, "quadriga-broken", {"broken": "quadriga_broken_mod"}, {"quadriga_broken_mod": BROKEN}
+    )
+    make_dist(
+        plugin_path,
+        "quadriga-halfway",
+        {"halfway": "quadriga_halfway_mod"},
+        {"quadriga_halfway_mod": FAILS_TO_REGISTER},
+    )
     reg = Registry(use_env=False)
     broken = {b.plugin: b for b in reg.load().broken}
     assert broken["broken"].distribution == "quadriga-broken" and broken["broken"].stage == "import"
@@ -65,8 +77,12 @@ def test_broken_plugin_is_recorded_and_others_keep_working(plugin_path):
 
 
 def test_collision_names_both_distributions(plugin_path):
-    make_dist(plugin_path, "quadriga-collide", {"collide": "quadriga_collide_mod"},
-              {"quadriga_collide_mod": COLLIDE})
+    make_dist(
+        plugin_path,
+        "quadriga-collide",
+        {"collide": "quadriga_collide_mod"},
+        {"quadriga_collide_mod": COLLIDE},
+    )
     reg = Registry(use_env=False)
     with pytest.raises(DuplicateComponentError) as info:
         reg.get("toy-iid", "sampler")
@@ -74,9 +90,9 @@ def test_collision_names_both_distributions(plugin_path):
     assert reg.get("toy-normal").distribution == "quadriga-toy"
     proc = run_cli(["list", "--json"], site=plugin_path)
     conflicts = json.loads(proc.stdout)["conflicts"]
-    assert conflicts == [{"kind": "sampler", "name": "toy-iid",
-                          "distributions": ["quadriga-toy", "quadriga-collide"]}] or \
-        sorted(conflicts[0]["distributions"]) == ["quadriga-collide", "quadriga-toy"]
+    assert conflicts == [
+        {"kind": "sampler", "name": "toy-iid", "distributions": ["quadriga-toy", "quadriga-collide"]}
+    ] or sorted(conflicts[0]["distributions"]) == ["quadriga-collide", "quadriga-toy"]
     # disabling one of them resolves it
     reg = Registry(use_env=False, disable=["collide"])
     assert reg.get("toy-iid", "sampler").distribution == "quadriga-toy"

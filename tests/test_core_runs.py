@@ -19,8 +19,12 @@ BASE = {
     "stage": {
         "draw": {"use": "toy-iid", "inputs": {"target": "normal"}, "num_samples": 400},
         "est": {"use": "toy-mean", "kind": "estimator", "inputs": {"data": "draw"}},
-        "check": {"use": "toy-mean", "kind": "evaluator", "plot": True,
-                  "inputs": {"subject": ["draw"], "reference": "normal"}},
+        "check": {
+            "use": "toy-mean",
+            "kind": "evaluator",
+            "plot": True,
+            "inputs": {"subject": ["draw"], "reference": "normal"},
+        },
     },
 }
 
@@ -67,8 +71,10 @@ def test_same_seed_same_results_and_stage_seeds_do_not_depend_on_other_stages(re
 
 
 def test_failure_keeps_finished_stages_and_resume_reruns_only_the_rest(registry, tmp_path):
-    bad = pipeline(check={"use": "toy-mean", "kind": "evaluator", "inputs": {"subject": "boom", "reference": "normal"}},
-                   boom={"use": "toy-iid", "inputs": {"target": "normal"}, "fail_once": str(tmp_path / "m")})
+    bad = pipeline(
+        check={"use": "toy-mean", "kind": "evaluator", "inputs": {"subject": "boom", "reference": "normal"}},
+        boom={"use": "toy-iid", "inputs": {"target": "normal"}, "fail_once": str(tmp_path / "m")},
+    )
     result = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
     assert result.status == "failed" and isinstance(result.error, StageError)
     status = json.loads((result.dir / "status.json").read_text())
@@ -97,8 +103,11 @@ def test_failure_keeps_finished_stages_and_resume_reruns_only_the_rest(registry,
 def test_non_finite_artifact_and_logged_metric_name_the_stage_and_step(registry, tmp_path):
     with pytest.raises(NonFiniteError, match="stage 'draw'.*Samples.x"):
         run(pipeline(draw={"nan": True}), registry=registry, out=tmp_path / "n1")
-    learn = {"pipeline": {"name": "learn"}, "task": {"normal": {"use": "toy-normal"}},
-             "stage": {"count": {"use": "toy-counter", "inputs": {"task": "normal"}, "nan_at": 3}}}
+    learn = {
+        "pipeline": {"name": "learn"},
+        "task": {"normal": {"use": "toy-normal"}},
+        "stage": {"count": {"use": "toy-counter", "inputs": {"task": "normal"}, "nan_at": 3}},
+    }
     result = run(learn, registry=registry, out=tmp_path / "n2", raise_on_failure=False)
     assert isinstance(result.error, NonFiniteError) and result.error.step == 3
     assert "at step 3" in str(result.error)
@@ -114,8 +123,13 @@ def test_interrupt_marks_the_run_and_keeps_finished_stages(registry, tmp_path, m
         raise KeyboardInterrupt
 
     monkeypatch.setattr(comps.ToyWrap, "sample", interrupted)
-    data = pipeline(wrap={"use": "toy-wrap", "inner": {"use": "toy-iid", "num_samples": 5},
-                          "inputs": {"target": "normal"}})
+    data = pipeline(
+        wrap={
+            "use": "toy-wrap",
+            "inner": {"use": "toy-iid", "num_samples": 5},
+            "inputs": {"target": "normal"},
+        }
+    )
     with pytest.raises(KeyboardInterrupt):
         run(data, registry=registry, out=tmp_path / "i")
     status = json.loads((tmp_path / "i" / "status.json").read_text())
@@ -124,28 +138,51 @@ def test_interrupt_marks_the_run_and_keeps_finished_stages(registry, tmp_path, m
 
 
 def test_nested_components_are_built_by_name_and_validated(registry, tmp_path):
-    data = pipeline(wrap={"use": "toy-wrap", "factor": 2.0, "inner": {"use": "toy-iid", "num_samples": 10},
-                          "inputs": {"target": "normal"}})
+    data = pipeline(
+        wrap={
+            "use": "toy-wrap",
+            "factor": 2.0,
+            "inner": {"use": "toy-iid", "num_samples": 10},
+            "inputs": {"target": "normal"},
+        }
+    )
     result = run(data, registry=registry, out=tmp_path / "w")
     assert result.artifacts["wrap"].x.shape == (10, 2)
     assert '[stage.wrap.inner]\nuse = "toy-iid"' in (result.dir / "pipeline.toml").read_text()
     short = pipeline(wrap={"use": "toy-wrap", "inner": "toy-iid", "inputs": {"target": "normal"}})
     assert check(short, registry=registry).stages["wrap"].component.inner.num_samples == 100
     with pytest.raises(ConfigError, match=r"key 'inner.num_smples'.*Did you mean 'num_samples'"):
-        check(pipeline(wrap={"use": "toy-wrap", "inner": {"use": "toy-iid", "num_smples": 1},
-                             "inputs": {"target": "normal"}}), registry=registry)
+        check(
+            pipeline(
+                wrap={
+                    "use": "toy-wrap",
+                    "inner": {"use": "toy-iid", "num_smples": 1},
+                    "inputs": {"target": "normal"},
+                }
+            ),
+            registry=registry,
+        )
     with pytest.raises(ConfigError, match="Did you mean 'toy-iid'"):
-        check(pipeline(wrap={"use": "toy-wrap", "inner": "toy-idd", "inputs": {"target": "normal"}}),
-              registry=registry)
+        check(
+            pipeline(wrap={"use": "toy-wrap", "inner": "toy-idd", "inputs": {"target": "normal"}}),
+            registry=registry,
+        )
 
 
 def test_overrides_are_parsed_as_toml_and_applied(registry):
     assert parse_override("stage.a.alpha=2") == (["stage", "a", "alpha"], 2)
     assert parse_override("stage.a.grid=[1, 2.5]") == (["stage", "a", "grid"], [1, 2.5])
     assert parse_override("task.g.preset=8-ring") == (["task", "g", "preset"], "8-ring")
-    p = check(pipeline(), registry=registry, overrides=["stage.draw.num_samples=12", "pipeline.seed=3",
-                                                         "task.normal.mean=-1.0"])
-    assert p.stages["draw"].component.num_samples == 12 and p.seed == 3 and p.tasks["normal"].component.mean == -1
+    p = check(
+        pipeline(),
+        registry=registry,
+        overrides=["stage.draw.num_samples=12", "pipeline.seed=3", "task.normal.mean=-1.0"],
+    )
+    assert (
+        p.stages["draw"].component.num_samples == 12
+        and p.seed == 3
+        and p.tasks["normal"].component.mean == -1
+    )
     with pytest.raises(ConfigError, match=r"--set, \[stage.drwa\].*Did you mean .draw."):
         check(pipeline(), registry=registry, overrides=["stage.drwa.num_samples=1"])
     with pytest.raises(ConfigError, match="validator|must be >= 1"):

@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-
 from qtest_helpers import run_cli
+
 from quadriga.summary import aggregate, bootstrap_ci
 from quadriga.sweep import parse_grid, parse_seeds, plan
 
@@ -25,35 +25,54 @@ def test_aggregate_matches_closed_forms():
     rows = [{"stage": "s", "metric": "m", "k": 1, "value": v} for v in (1.0, 2.0, 4.0)]
     (entry,) = aggregate(rows, ["k"])
     assert entry["mean"] == pytest.approx(7 / 3)
-    assert entry["stderr"] == pytest.approx(math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2 / 3))
+    assert entry["stderr"] == pytest.approx(
+        math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2 / 3)
+    )
     low, high = bootstrap_ci([1.0, 2.0, 4.0])
     assert 1.0 <= low <= 7 / 3 <= high <= 4.0
 
 
 def _sweep(site, out, *extra):
-    return run_cli(["sweep", "toy-pipeline", "--seeds", "0:3", "--workers", "2", "--out", str(out), *extra],
-                   site=site, timeout=600)
+    return run_cli(
+        ["sweep", "toy-pipeline", "--seeds", "0:3", "--workers", "2", "--out", str(out), *extra],
+        site=site,
+        timeout=600,
+    )
 
 
 def test_local_sweep_table_summary_and_figure(plugin_path, tmp_path):
     proc = _sweep(plugin_path, tmp_path / "sw", "--grid", "stage.draw.num_samples=40,400")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow writes results.parquet (quadriga[test] installs it)")
+    pq = pytest.importorskip(
+        "pyarrow.parquet", reason="pyarrow writes results.parquet (quadriga[test] installs it)"
+    )
     table = pq.read_table(tmp_path / "sw" / "results.parquet").to_pylist()
     # 2 grid points x 3 seeds x (estimate, estimate_stderr, draw/mean_error)
     assert len(table) == 18
-    assert {r["stage.draw.num_samples"] for r in table} == {40, 400} and {r["seed"] for r in table} == {0, 1, 2}
-    errors = [r["value"] for r in table if r["metric"] == "draw/mean_error" and r["stage.draw.num_samples"] == 400]
-    summary = [row for row in __import__("csv").DictReader(open(tmp_path / "sw" / "summary.csv"))
-               if row["metric"] == "draw/mean_error" and row["stage.draw.num_samples"] == "400"]
+    assert {r["stage.draw.num_samples"] for r in table} == {40, 400} and {r["seed"] for r in table} == {
+        0,
+        1,
+        2,
+    }
+    errors = [
+        r["value"] for r in table if r["metric"] == "draw/mean_error" and r["stage.draw.num_samples"] == 400
+    ]
+    summary = [
+        row
+        for row in __import__("csv").DictReader(open(tmp_path / "sw" / "summary.csv"))
+        if row["metric"] == "draw/mean_error" and row["stage.draw.num_samples"] == "400"
+    ]
     assert float(summary[0]["mean"]) == pytest.approx(sum(errors) / 3)
     assert (tmp_path / "sw" / "summary.png").stat().st_size > 1000
     assert (tmp_path / "sw" / "runs").is_dir() and len(list((tmp_path / "sw" / "runs").iterdir())) == 6
     assert all((d / "log.txt").is_file() for d in (tmp_path / "sw" / "runs").iterdir())
     # compare re-prints from saved results without running anything
     proc = run_cli(["compare", str(tmp_path / "sw"), "--out", str(tmp_path / "cmp")], site=plugin_path)
-    assert proc.returncode == 0 and "draw/mean_error" in proc.stdout.replace("\n", "").replace(" ", "") or \
-        "mean_err" in proc.stdout
+    assert (
+        (proc.returncode == 0
+        and "draw/mean_error" in proc.stdout.replace("\n", "").replace(" ", ""))
+        or "mean_err" in proc.stdout
+    )
     assert (tmp_path / "cmp" / "summary.png").is_file()
 
 

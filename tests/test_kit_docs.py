@@ -20,8 +20,14 @@ def test_mkdocs_build_strict_with_a_page_per_plugin(tmp_path):
 
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], cwd=ROOT,
-                           capture_output=True, text=True, timeout=240, env=env)
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+    )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     registry = Registry(use_env=False)
     dists = {c.distribution for c in registry.components()}

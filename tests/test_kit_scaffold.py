@@ -21,8 +21,12 @@ from quadriga.scaffold import PLUGIN_KINDS, render_plugin, template_dir
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(args: list[str], cwd: Path, timeout: float = 120, env: dict[str, str] | None = None,
-         ) -> subprocess.CompletedProcess:
+def _run(
+    args: list[str],
+    cwd: Path,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
     full = {**os.environ, "COLUMNS": "200", "MPLBACKEND": "Agg", **(env or {})}
     full.pop("QUADRIGA_DISABLE", None)
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full)
@@ -43,9 +47,18 @@ def test_template_renders_valid_python_and_toml(tmp_path, kind):
     path = render_plugin(f"kit-{kind}", kind=kind, dest=tmp_path, paper="Doe 2026, Algorithm 1")
     files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
     package = f"quadriga_kit_{kind}"
-    assert files == sorted(["README.md", "pyproject.toml", f"src/{package}/__init__.py", f"src/{package}/plugin.py",
-                            f"src/{package}/{kind}.py", f"src/{package}/claims.py",
-                            f"src/{package}/pipelines/kit-{kind}-demo.toml", f"tests/test_kit_{kind}_{kind}.py"])
+    assert files == sorted(
+        [
+            "README.md",
+            "pyproject.toml",
+            f"src/{package}/__init__.py",
+            f"src/{package}/plugin.py",
+            f"src/{package}/{kind}.py",
+            f"src/{package}/claims.py",
+            f"src/{package}/pipelines/kit-{kind}-demo.toml",
+            f"tests/test_kit_{kind}_{kind}.py",
+        ]
+    )
     for py in path.rglob("*.py"):
         ast.parse(py.read_text(), filename=str(py))
     meta = tomllib.loads((path / "pyproject.toml").read_text())
@@ -79,13 +92,18 @@ def test_template_ships_in_the_wheel(tmp_path):
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "wheel").glob("quadriga-*.whl")
     with template_dir() as src:
-        expected = {f"quadriga/templates/plugin/{p.relative_to(src).as_posix()}" for p in src.rglob("*")
-                    if p.is_file() and "__pycache__" not in p.parts}
+        expected = {
+            f"quadriga/templates/plugin/{p.relative_to(src).as_posix()}"
+            for p in src.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        }
     with zipfile.ZipFile(wheel) as zf:
         assert expected <= set(zf.namelist())
         zf.extractall(tmp_path / "site")
-    code = ("import quadriga, quadriga.scaffold as s; print(quadriga.__file__); "
-            f"print(s.render_plugin('from-wheel', dest={str(tmp_path / 'out')!r}))")
+    code = (
+        "import quadriga, quadriga.scaffold as s; print(quadriga.__file__); "
+        f"print(s.render_plugin('from-wheel', dest={str(tmp_path / 'out')!r}))"
+    )
     out = _run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site")})
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[0].startswith(str(tmp_path / "site"))
@@ -98,8 +116,21 @@ def test_new_plugin_end_to_end(tmp_path):
     name = f"kit-e2e-{os.getpid()}"
     dist, package = f"quadriga-{name}", f"quadriga_{name.replace('-', '_')}"
     cli = [sys.executable, "-m", "quadriga.cli"]
-    made = _run([*cli, "new", "plugin", name, "--kind", "sampler", "--dest", str(tmp_path),
-                 "--description", "an end-to-end test sampler"], cwd=tmp_path)
+    made = _run(
+        [
+            *cli,
+            "new",
+            "plugin",
+            name,
+            "--kind",
+            "sampler",
+            "--dest",
+            str(tmp_path),
+            "--description",
+            "an end-to-end test sampler",
+        ],
+        cwd=tmp_path,
+    )
     assert made.returncode == 0, made.stderr
     path = tmp_path / dist
     try:
@@ -108,15 +139,39 @@ def test_new_plugin_end_to_end(tmp_path):
         listed = _run([*cli, "list", "--kind", "sampler"], cwd=tmp_path)
         assert listed.returncode == 0, listed.stderr
         assert name in listed.stdout and "an end-to-end test sampler" in listed.stdout
-        ran = _run([*cli, "run", f"{name}-demo", "--out", str(tmp_path / "run"), "--set",
-                    f"stage.{name}.num_samples=200"], cwd=tmp_path)
+        ran = _run(
+            [
+                *cli,
+                "run",
+                f"{name}-demo",
+                "--out",
+                str(tmp_path / "run"),
+                "--set",
+                f"stage.{name}.num_samples=200",
+            ],
+            cwd=tmp_path,
+        )
         assert ran.returncode == 0, ran.stdout + ran.stderr
         assert (tmp_path / "run" / "results.json").is_file()
-        tested = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-                       str(path / "tests")], cwd=path, timeout=180)
+        tested = _run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--import-mode=importlib",
+                str(path / "tests"),
+            ],
+            cwd=path,
+            timeout=180,
+        )
         assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-2000:]
         assert "4 passed" in tested.stdout
     finally:
         _pip("uninstall", "-y", "-q", dist)
-    gone = _run([sys.executable, "-c", f"import importlib.util as u; print(u.find_spec({package!r}))"], cwd=tmp_path)
+    gone = _run(
+        [sys.executable, "-c", f"import importlib.util as u; print(u.find_spec({package!r}))"], cwd=tmp_path
+    )
     assert gone.stdout.strip() == "None"

@@ -135,7 +135,15 @@ def _failures(registry, kind, name, **kwargs):
 
 def test_good_component_passes_every_check(registry):
     report = check_component("sampler", "kit-good", registry=registry)
-    assert set(report.passed) == {"build", "config", "bad-params", "docstring", "run", "output", "determinism"}
+    assert set(report.passed) == {
+        "build",
+        "config",
+        "bad-params",
+        "docstring",
+        "run",
+        "output",
+        "determinism",
+    }
     assert report.artifact.x.shape == (50, 2)
     assert report.pipeline["stage"]["checked"]["inputs"] == {"target": "target"}
 
@@ -186,11 +194,14 @@ def test_unconstructible_inputs_are_said_clearly(registry):
 
 def test_inputs_fragment_and_skip(registry):
     """A pipeline fragment gives the inputs; skipped checks are reported as skipped."""
-    fragment = {"task": {"normal": {"use": "check-gaussian", "dimension": 3}},
-                "stage": {"draws": {"use": "kit-good", "inputs": {"target": "normal"}}},
-                "inputs": {"subject": "draws", "reference": "normal"}}
-    report = check_component("evaluator", "kit-wrong-metrics", registry=registry, inputs=fragment,
-                             skip=("output",))
+    fragment = {
+        "task": {"normal": {"use": "check-gaussian", "dimension": 3}},
+        "stage": {"draws": {"use": "kit-good", "inputs": {"target": "normal"}}},
+        "inputs": {"subject": "draws", "reference": "normal"},
+    }
+    report = check_component(
+        "evaluator", "kit-wrong-metrics", registry=registry, inputs=fragment, skip=("output",)
+    )
     assert "output" in report.skipped and "determinism" in report.passed
 
 

@@ -33,7 +33,7 @@ def _readme(dist: str) -> str:
     else:
         try:
             text = md.metadata(dist).get_payload() or ""  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001
+        except Exception:
             text = ""
     lines = []
     fenced = False
@@ -55,7 +55,7 @@ def _last_verified() -> dict[str, dict[str, Any]]:
         try:
             for record in json.loads(report.read_text()):
                 found[record["name"]] = dict(record, report=str(report.relative_to(ROOT)))
-        except Exception:  # noqa: BLE001
+        except Exception:
             continue
     return found
 
@@ -67,8 +67,11 @@ def plugin_pages() -> dict[str, str]:
 
     registry = Registry(use_env=False)
     verified = _last_verified()
-    dists = sorted({c.distribution for c in registry.components()} | {p.distribution for p in registry.pipelines()}
-                   | {c.distribution for c in registry.claims()})
+    dists = sorted(
+        {c.distribution for c in registry.components()}
+        | {p.distribution for p in registry.pipelines()}
+        | {c.distribution for c in registry.claims()}
+    )
     pages = {}
     for dist in dists:
         try:
@@ -76,8 +79,15 @@ def plugin_pages() -> dict[str, str]:
             version, summary = meta["Version"], meta["Summary"] or ""
         except md.PackageNotFoundError:
             version, summary = "", ""
-        out = [f"# {dist}", "", f"{summary}", "", f"Version {version}. Install: `pip install -e plugins/{dist}` "
-               "(the Makefile installs every plugin). Generated from the plugin's registry entries and README.", ""]
+        out = [
+            f"# {dist}",
+            "",
+            f"{summary}",
+            "",
+            f"Version {version}. Install: `pip install -e plugins/{dist}` "
+            "(the Makefile installs every plugin). Generated from the plugin's registry entries and README.",
+            "",
+        ]
         comps = [c for c in registry.components() if c.distribution == dist]
         if comps:
             out += ["## Components", ""]
@@ -90,16 +100,22 @@ def plugin_pages() -> dict[str, str]:
                 rows = describe_params(cls)
                 inputs = getattr(cls, "input_types", {}) or {}
                 output = getattr(cls, "output_type", "")
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 out += [f"(could not be imported: {_cell(exc)})", ""]
                 continue
             if inputs:
-                out += ["Inputs: " + ", ".join(f"`{k}` ({' or '.join(v)})" for k, v in inputs.items())
-                        + (f"; output: {output}." if output else "."), ""]
+                out += [
+                    "Inputs: "
+                    + ", ".join(f"`{k}` ({' or '.join(v)})" for k, v in inputs.items())
+                    + (f"; output: {output}." if output else "."),
+                    "",
+                ]
             if rows:
                 out += ["| parameter | type | default | description |", "| --- | --- | --- | --- |"]
-                out += [f"| `{r['name']}` | {_cell(r['type'])} | `{_cell(r['default'])}` | {_cell(r['doc'])} |"
-                        for r in rows]
+                out += [
+                    f"| `{r['name']}` | {_cell(r['type'])} | `{_cell(r['default'])}` | {_cell(r['doc'])} |"
+                    for r in rows
+                ]
                 out.append("")
         pipes = [p for p in registry.pipelines() if p.distribution == dist]
         if pipes:
@@ -108,12 +124,21 @@ def plugin_pages() -> dict[str, str]:
             out.append("")
         claims = [c for c in registry.claims() if c.distribution == dist]
         if claims:
-            out += ["## Claims", "", f"`quadriga verify {dist}` runs them (`--scale paper` for the full check).", "",
-                    "| claim | statement | paper | last measured |", "| --- | --- | --- | --- |"]
+            out += [
+                "## Claims",
+                "",
+                f"`quadriga verify {dist}` runs them (`--scale paper` for the full check).",
+                "",
+                "| claim | statement | paper | last measured |",
+                "| --- | --- | --- | --- |",
+            ]
             for c in claims:
                 rec = verified.get(c.name)
-                last = (f"{rec['status']} at {rec.get('scale')} scale: {_cell(rec.get('summary'))}"
-                        if rec else "see the README below")
+                last = (
+                    f"{rec['status']} at {rec.get('scale')} scale: {_cell(rec.get('summary'))}"
+                    if rec
+                    else "see the README below"
+                )
                 out.append(f"| `{c.name}` | {_cell(c.summary)} | {_cell(c.paper)} | {last} |")
             out.append("")
         readme = _readme(dist)
@@ -124,8 +149,13 @@ def plugin_pages() -> dict[str, str]:
 
 
 def _index(pages: dict[str, str]) -> str:
-    lines = ["# Plugins", "", "One page per installed plugin distribution, generated from its registry entries "
-             "(components, parameters, pipelines, claims) and its README.", ""]
+    lines = [
+        "# Plugins",
+        "",
+        "One page per installed plugin distribution, generated from its registry entries "
+        "(components, parameters, pipelines, claims) and its README.",
+        "",
+    ]
     lines += [f"- [{d}]({d}.md)" for d in pages]
     return "\n".join(lines) + "\n"
 

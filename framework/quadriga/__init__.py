@@ -18,13 +18,22 @@ from quadriga.hookspecs import hookimpl
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Samples": "quadriga.artifacts", "Fitted": "quadriga.artifacts", "Estimate": "quadriga.artifacts",
+    "Samples": "quadriga.artifacts",
+    "Fitted": "quadriga.artifacts",
+    "Estimate": "quadriga.artifacts",
     "Metrics": "quadriga.artifacts",
-    "Sampler": "quadriga.interfaces", "Learner": "quadriga.interfaces", "Estimator": "quadriga.interfaces",
-    "Evaluator": "quadriga.interfaces", "Target": "quadriga.interfaces", "Dataset": "quadriga.interfaces",
-    "Environment": "quadriga.interfaces", "named": "quadriga.interfaces",
-    "param": "quadriga.params", "current_progress": "quadriga.progress",
-    "QuadrigaError": "quadriga.errors", "ConfigError": "quadriga.errors",
+    "Sampler": "quadriga.interfaces",
+    "Learner": "quadriga.interfaces",
+    "Estimator": "quadriga.interfaces",
+    "Evaluator": "quadriga.interfaces",
+    "Target": "quadriga.interfaces",
+    "Dataset": "quadriga.interfaces",
+    "Environment": "quadriga.interfaces",
+    "named": "quadriga.interfaces",
+    "param": "quadriga.params",
+    "current_progress": "quadriga.progress",
+    "QuadrigaError": "quadriga.errors",
+    "ConfigError": "quadriga.errors",
 }
 
 __all__ = ["__version__", "hookimpl", *_LAZY]

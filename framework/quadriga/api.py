@@ -14,11 +14,17 @@ from quadriga.pipeline import Pipeline, load_pipeline
 from quadriga.registry import Registry, get_registry
 from quadriga.runs import RunResult, execute
 
-__all__ = ["run", "check", "load_resumed"]
+__all__ = ["check", "load_resumed", "run"]
 
 
-def load_resumed(source: str | Path | Mapping[str, Any], run_dir: Path, registry: Registry, *,
-                 overrides: Iterable[str] = (), seed: int | None = None) -> Pipeline:
+def load_resumed(
+    source: str | Path | Mapping[str, Any],
+    run_dir: Path,
+    registry: Registry,
+    *,
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+) -> Pipeline:
     """The pipeline of an earlier run, from its saved ``pipeline.toml``, for ``--resume``.
 
     Raises:
@@ -31,18 +37,29 @@ def load_resumed(source: str | Path | Mapping[str, Any], run_dir: Path, registry
     if not saved.is_file():
         raise ConfigError(f"'{run_dir}' is not a run directory (no pipeline.toml).", key="--resume")
     if list(overrides) or seed is not None:
-        raise ConfigError("--resume continues a run with the configuration saved in its pipeline.toml; --set and "
-                          "--seed cannot change it. Start a new run to use other settings.", key="--resume")
+        raise ConfigError(
+            "--resume continues a run with the configuration saved in its pipeline.toml; --set and "
+            "--seed cannot change it. Start a new run to use other settings.",
+            key="--resume",
+        )
     pipeline = load_pipeline(saved, registry)
     requested = load_pipeline(source, registry).name
     if requested != pipeline.name:
-        raise ConfigError(f"'{run_dir}' is a run of pipeline '{pipeline.name}', not '{requested}'. Resume it with "
-                          f"`quadriga run {pipeline.name} --resume {run_dir}`.", key="--resume")
+        raise ConfigError(
+            f"'{run_dir}' is a run of pipeline '{pipeline.name}', not '{requested}'. Resume it with "
+            f"`quadriga run {pipeline.name} --resume {run_dir}`.",
+            key="--resume",
+        )
     return pipeline
 
 
-def check(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = (), seed: int | None = None,
-          registry: Registry | None = None) -> Pipeline:
+def check(
+    source: str | Path | Mapping[str, Any],
+    *,
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+    registry: Registry | None = None,
+) -> Pipeline:
     """Load and check a pipeline without running it.
 
     Args:
@@ -60,9 +77,17 @@ def check(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = 
     return load_pipeline(source, registry or get_registry(), overrides=overrides, seed=seed)
 
 
-def run(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = (), seed: int | None = None,
-        out: str | Path | None = None, runs_root: str | Path = "runs", resume: str | Path | None = None,
-        registry: Registry | None = None, raise_on_failure: bool = True) -> RunResult:
+def run(
+    source: str | Path | Mapping[str, Any],
+    *,
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+    out: str | Path | None = None,
+    runs_root: str | Path = "runs",
+    resume: str | Path | None = None,
+    registry: Registry | None = None,
+    raise_on_failure: bool = True,
+) -> RunResult:
     """Check and run a pipeline; return its artifacts and results.
 
     Args:
@@ -88,8 +113,13 @@ def run(source: str | Path | Mapping[str, Any], *, overrides: Iterable[str] = ()
         pipeline = load_resumed(source, Path(resume), registry, overrides=overrides, seed=seed)
     else:
         pipeline = load_pipeline(source, registry, overrides=overrides, seed=seed)
-    result = execute(pipeline, registry, out=Path(out) if out is not None else None, runs_root=Path(runs_root),
-                     resume=Path(resume) if resume is not None else None)
+    result = execute(
+        pipeline,
+        registry,
+        out=Path(out) if out is not None else None,
+        runs_root=Path(runs_root),
+        resume=Path(resume) if resume is not None else None,
+    )
     if result.status == "failed" and raise_on_failure and result.error is not None:
         raise result.error
     return result

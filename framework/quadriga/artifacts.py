@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Artifact", "Samples", "Fitted", "Estimate", "Metrics", "ARTIFACT_TYPES"]
+__all__ = ["ARTIFACT_TYPES", "Artifact", "Estimate", "Fitted", "Metrics", "Samples"]
 
 
 class Artifact:
@@ -111,5 +111,8 @@ class Metrics(Artifact):
 
 
 ARTIFACT_TYPES: dict[str, type] = {
-    "Samples": Samples, "Fitted": Fitted, "Estimate": Estimate, "Metrics": Metrics,
+    "Samples": Samples,
+    "Fitted": Fitted,
+    "Estimate": Estimate,
+    "Metrics": Metrics,
 }

@@ -26,7 +26,7 @@ import attrs
 
 from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
 
-__all__ = ["SCALES", "ClaimResult", "verify", "select_claims"]
+__all__ = ["SCALES", "ClaimResult", "select_claims", "verify"]
 
 SCALES = ("smoke", "paper")
 
@@ -74,8 +74,9 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def verify(registry: Any, what: str, *, scale: str = "smoke", out_dir: Path,
-           on_start: Any = None, on_end: Any = None) -> tuple[list[dict[str, Any]], Path]:
+def verify(
+    registry: Any, what: str, *, scale: str = "smoke", out_dir: Path, on_start: Any = None, on_end: Any = None
+) -> tuple[list[dict[str, Any]], Path]:
     """Run the claims selected by ``what`` and write ``report.md`` and ``report.json`` into ``out_dir``.
 
     Args:
@@ -103,8 +104,13 @@ def verify(registry: Any, what: str, *, scale: str = "smoke", out_dir: Path,
         claim_dir = out_dir / spec.name
         claim_dir.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        record: dict[str, Any] = {"name": spec.name, "distribution": spec.distribution,
-                                  "claim": spec.summary, "paper": spec.paper, "scale": scale}
+        record: dict[str, Any] = {
+            "name": spec.name,
+            "distribution": spec.distribution,
+            "claim": spec.summary,
+            "paper": spec.paper,
+            "scale": scale,
+        }
         try:
             fn = registry.load_claim(spec)
             result = fn(scale, out_dir=claim_dir)
@@ -114,12 +120,22 @@ def verify(registry: Any, what: str, *, scale: str = "smoke", out_dir: Path,
             for key, path in result.figures.items():
                 p = Path(path)
                 figures[key] = str(p if p.is_absolute() else claim_dir / p)
-            record.update(status="passed" if result.passed else "failed", summary=result.summary,
-                          numbers={k: _jsonable(v) for k, v in result.numbers.items()},
-                          figures=figures, table=result.table)
-        except Exception as exc:  # noqa: BLE001 - one failing claim must not stop the others
-            record.update(status="error", summary=f"{type(exc).__name__}: {exc}", numbers={}, figures={},
-                          table="", traceback=traceback.format_exc())
+            record.update(
+                status="passed" if result.passed else "failed",
+                summary=result.summary,
+                numbers={k: _jsonable(v) for k, v in result.numbers.items()},
+                figures=figures,
+                table=result.table,
+            )
+        except Exception as exc:
+            record.update(
+                status="error",
+                summary=f"{type(exc).__name__}: {exc}",
+                numbers={},
+                figures={},
+                table="",
+                traceback=traceback.format_exc(),
+            )
         record["seconds"] = round(time.perf_counter() - start, 2)
         records.append(record)
         if on_end:
@@ -135,8 +151,12 @@ def verify(registry: Any, what: str, *, scale: str = "smoke", out_dir: Path,
 def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: str) -> None:
     from quadriga.runs import atomic_write_text
 
-    lines = [f"# quadriga verify {what} (scale: {scale})", "",
-             "| claim | status | summary | seconds |", "|---|---|---|---|"]
+    lines = [
+        f"# quadriga verify {what} (scale: {scale})",
+        "",
+        "| claim | status | summary | seconds |",
+        "|---|---|---|---|",
+    ]
     for r in records:
         summary = str(r["summary"]).replace("|", "\\|").replace("\n", " ")
         lines.append(f"| {r['name']} | {r['status']} | {summary} | {r['seconds']} |")
@@ -147,8 +167,10 @@ def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: s
         lines += [f"**{r['status']}** - {r['summary']}", ""]
         if r["numbers"]:
             lines += ["| number | value |", "|---|---|"]
-            lines += [f"| {k} | {v:.6g} |" if isinstance(v, float) else f"| {k} | {v} |"
-                      for k, v in r["numbers"].items()]
+            lines += [
+                f"| {k} | {v:.6g} |" if isinstance(v, float) else f"| {k} | {v} |"
+                for k, v in r["numbers"].items()
+            ]
             lines.append("")
         if r.get("table"):
             lines += [r["table"], ""]

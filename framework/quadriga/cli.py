@@ -23,7 +23,7 @@ from rich.table import Table
 from quadriga.errors import QuadrigaError
 from quadriga.registry import KINDS, Registry
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 EPILOG_RUN = """\
 examples:
@@ -55,11 +55,17 @@ def _console(stderr: bool = False) -> Console:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show full tracebacks")
-    parser.add_argument("--disable", action="append", metavar="PLUGIN", default=argparse.SUPPRESS,
-                        help="do not load this plugin (entry-point or distribution name); repeatable; "
-                             "QUADRIGA_DISABLE=a,b does the same")
+    parser.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show full tracebacks"
+    )
+    parser.add_argument(
+        "--disable",
+        action="append",
+        metavar="PLUGIN",
+        default=argparse.SUPPRESS,
+        help="do not load this plugin (entry-point or distribution name); repeatable; "
+        "QUADRIGA_DISABLE=a,b does the same",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,54 +73,83 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quadriga",
         description="Recent machine-learning methods as composable plugins: Sampler, Learner, Estimator, "
-                    "Evaluator. Pipelines are TOML files composed by name.",
+        "Evaluator. Pipelines are TOML files composed by name.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Start with `quadriga list`, then `quadriga run NAME`. `quadriga COMMAND --help` for details.")
+        epilog="Start with `quadriga list`, then `quadriga run NAME`. `quadriga COMMAND --help` for details.",
+    )
     _common(parser)
     from quadriga import __version__
 
     parser.add_argument("--version", action="version", version=f"quadriga {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("list", help="list components, pipelines and claims of the installed plugins",
-                       description="List what the installed plugins register, without importing their algorithms.")
+    p = sub.add_parser(
+        "list",
+        help="list components, pipelines and claims of the installed plugins",
+        description="List what the installed plugins register, without importing their algorithms.",
+    )
     p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="only this kind")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     _common(p)
 
-    p = sub.add_parser("info", help="parameters, inputs and paper of a component (or a pipeline/claim)",
-                       description="Show a component's parameters with types, defaults and documentation, "
-                                   "its inputs and output, its paper, and the distribution it comes from.")
+    p = sub.add_parser(
+        "info",
+        help="parameters, inputs and paper of a component (or a pipeline/claim)",
+        description="Show a component's parameters with types, defaults and documentation, "
+        "its inputs and output, its paper, and the distribution it comes from.",
+    )
     p.add_argument("name")
     p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="when the name has several kinds")
     _common(p)
 
-    p = sub.add_parser("run", help="check and run a pipeline", formatter_class=argparse.RawDescriptionHelpFormatter,
-                       description="Check a pipeline (every name, parameter, type and input) and run it. "
-                                   "Results go to runs/<pipeline>/<UTC timestamp>/ unless --out is given.",
-                       epilog=EPILOG_RUN)
+    p = sub.add_parser(
+        "run",
+        help="check and run a pipeline",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Check a pipeline (every name, parameter, type and input) and run it. "
+        "Results go to runs/<pipeline>/<UTC timestamp>/ unless --out is given.",
+        epilog=EPILOG_RUN,
+    )
     p.add_argument("pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key, e.g. stage.sr1-gauss.alpha=2 (value parsed as TOML); repeatable")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key, e.g. stage.sr1-gauss.alpha=2 (value parsed as TOML); repeatable",
+    )
     p.add_argument("--seed", type=int, help="root seed (replaces [pipeline] seed)")
     p.add_argument("--out", type=Path, help="run directory (default runs/<pipeline>/<timestamp>)")
-    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="re-run only the unfinished stages of a run")
+    p.add_argument(
+        "--resume", type=Path, metavar="RUN_DIR", help="re-run only the unfinished stages of a run"
+    )
     p.add_argument("--check", action="store_true", help="check the pipeline and print it; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _common(p)
 
-    p = sub.add_parser("verify", help="check that plugins still reproduce their papers' claims",
-                       description="Run the claims of a distribution (e.g. quadriga-srmc) or one claim, and write "
-                                   "a markdown report with the measured numbers and figures.")
+    p = sub.add_parser(
+        "verify",
+        help="check that plugins still reproduce their papers' claims",
+        description="Run the claims of a distribution (e.g. quadriga-srmc) or one claim, and write "
+        "a markdown report with the measured numbers and figures.",
+    )
     p.add_argument("what", metavar="DIST_OR_CLAIM")
-    p.add_argument("--scale", choices=["smoke", "paper"], default="smoke",
-                   help="smoke: seconds, checks numbers are produced; paper: the full check (minutes)")
+    p.add_argument(
+        "--scale",
+        choices=["smoke", "paper"],
+        default="smoke",
+        help="smoke: seconds, checks numbers are produced; paper: the full check (minutes)",
+    )
     p.add_argument("--out", type=Path, help="report directory (default verify/<what>/<timestamp>)")
     _common(p)
 
-    p = sub.add_parser("doctor", help="installed plugins, versions, and the broken ones with the reason",
-                       description="Report the Python environment, every plugin distribution and its status, "
-                                   "plugins that failed to load (and why), and name collisions.")
+    p = sub.add_parser(
+        "doctor",
+        help="installed plugins, versions, and the broken ones with the reason",
+        description="Report the Python environment, every plugin distribution and its status, "
+        "plugins that failed to load (and why), and name collisions.",
+    )
     _common(p)
 
     from quadriga.extensions import add_extension_commands
@@ -138,24 +173,41 @@ def cmd_list(args: argparse.Namespace) -> int:
     pipes = reg.pipelines() if kind in (None, "pipeline") else []
     claims = reg.claims() if kind in (None, "claim") else []
     if args.json:
-        data = {"components": [dict(kind=c.kind, name=c.name, summary=c.summary, paper=c.paper,
-                                    distribution=c.distribution) for c in comps],
-                "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
-                "claims": [dict(name=c.name, summary=c.summary, distribution=c.distribution) for c in claims],
-                "broken": [dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
-                           for b in reg.broken],
-                "conflicts": [dict(kind=k, name=n, distributions=[s.distribution for s in specs])
-                              for (k, n), specs in reg.conflicts.items()]}
+        data = {
+            "components": [
+                dict(kind=c.kind, name=c.name, summary=c.summary, paper=c.paper, distribution=c.distribution)
+                for c in comps
+            ],
+            "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
+            "claims": [dict(name=c.name, summary=c.summary, distribution=c.distribution) for c in claims],
+            "broken": [
+                dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
+                for b in reg.broken
+            ],
+            "conflicts": [
+                dict(kind=k, name=n, distributions=[s.distribution for s in specs])
+                for (k, n), specs in reg.conflicts.items()
+            ],
+        }
         print(json.dumps(data, indent=2))
         return 0
     con = _console()
     sections = [
-        ("components", ("kind", "name", "summary", "distribution"),
-         [(c.kind, c.name, c.summary, c.distribution) for c in comps]),
-        ("pipelines (quadriga run NAME)", ("name", "summary", "distribution"),
-         [(p.name, p.summary, p.distribution) for p in pipes]),
-        ("claims (quadriga verify NAME)", ("name", "claim", "distribution"),
-         [(c.name, c.summary, c.distribution) for c in claims]),
+        (
+            "components",
+            ("kind", "name", "summary", "distribution"),
+            [(c.kind, c.name, c.summary, c.distribution) for c in comps],
+        ),
+        (
+            "pipelines (quadriga run NAME)",
+            ("name", "summary", "distribution"),
+            [(p.name, p.summary, p.distribution) for p in pipes],
+        ),
+        (
+            "claims (quadriga verify NAME)",
+            ("name", "claim", "distribution"),
+            [(c.name, c.summary, c.distribution) for c in claims],
+        ),
     ]
     for title, columns, rows in sections:
         if not rows:
@@ -170,20 +222,27 @@ def cmd_list(args: argparse.Namespace) -> int:
             table.add_row(*cells)
         con.print(table)
     if not (comps or pipes or claims):
-        con.print("nothing registered" + (f" of kind '{kind}'" if kind else "") +
-                  ". Install plugins, e.g. `pip install -e plugins/quadriga-std`.")
+        con.print(
+            "nothing registered"
+            + (f" of kind '{kind}'" if kind else "")
+            + ". Install plugins, e.g. `pip install -e plugins/quadriga-std`."
+        )
     _print_problems(con, reg)
     return 0
 
 
 def _print_problems(con: Console, reg: Registry) -> None:
     for b in reg.broken:
-        con.print(f"[red]broken plugin[/] '{b.plugin}' from '{b.distribution}' ({b.stage}): {escape(b.error)}. "
-                  f"Its components are unavailable; the others work. Details: `quadriga doctor`.")
+        con.print(
+            f"[red]broken plugin[/] '{b.plugin}' from '{b.distribution}' ({b.stage}): {escape(b.error)}. "
+            f"Its components are unavailable; the others work. Details: `quadriga doctor`."
+        )
     for (kind, name), specs in reg.conflicts.items():
         who = " and ".join(f"'{s.distribution}'" for s in specs)
-        con.print(f"[red]name collision[/]: {kind} '{name}' is registered by {who}; using it is an error "
-                  "until one is disabled (--disable PLUGIN).")
+        con.print(
+            f"[red]name collision[/]: {kind} '{name}' is registered by {who}; using it is an error "
+            "until one is disabled (--disable PLUGIN)."
+        )
 
 
 # ---------------------------------------------------------------------------- info
@@ -205,8 +264,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     if kind in (None, "claim"):
         for c in reg.claims():
             if c.name == name:
-                con.print(f"[bold]claim {c.name}[/] from {c.distribution}: {c.summary}\nsource: {c.paper}\n"
-                          f"run it: quadriga verify {c.name} [--scale paper]")
+                con.print(
+                    f"[bold]claim {c.name}[/] from {c.distribution}: {c.summary}\nsource: {c.paper}\n"
+                    f"run it: quadriga verify {c.name} [--scale paper]"
+                )
                 shown = True
     specs = [s for s in reg.components() if s.name == name and kind in (None, s.kind)]
     for spec in specs:
@@ -233,23 +294,42 @@ def cmd_info(args: argparse.Namespace) -> int:
         con.print(f"output: {cls.output_type}")
         shown = True
     if not shown:
-        known = [c.name for c in reg.components()] + [p.name for p in reg.pipelines()] + \
-            [c.name for c in reg.claims()]
-        raise UnknownComponentError(f"nothing named '{name}' is registered.{suggest(name, known)} "
-                                    "Run `quadriga list`.")
+        known = (
+            [c.name for c in reg.components()]
+            + [p.name for p in reg.pipelines()]
+            + [c.name for c in reg.claims()]
+        )
+        raise UnknownComponentError(
+            f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
+        )
     return 0
 
 
 # ---------------------------------------------------------------------------- run
 @contextlib.contextmanager
 def _rich_progress(enabled: bool) -> Iterator[Any]:
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     console = _console()
-    progress = Progress(SpinnerColumn(), TextColumn("[bold]{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-                        console=console, disable=not enabled, transient=False)
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not enabled,
+        transient=False,
+    )
 
     @contextlib.contextmanager
     def display(stage: str) -> Iterator[Any]:
@@ -291,8 +371,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
         reloaded, rerun = resume_plan(args.resume)
-        con.print(f"resuming {args.resume}: reloading {', '.join(reloaded) or 'no stage'}"
-                  + (f"; re-running {', '.join(rerun)} (trained models are not reloaded)" if rerun else ""))
+        con.print(
+            f"resuming {args.resume}: reloading {', '.join(reloaded) or 'no stage'}"
+            + (f"; re-running {', '.join(rerun)} (trained models are not reloaded)" if rerun else "")
+        )
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
     table = Table(title=f"pipeline {pipeline.name} (seed {pipeline.seed})")
@@ -311,8 +393,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
     except KeyboardInterrupt as exc:
         run_dir = getattr(exc, "run_dir", "RUN_DIR")
-        con.print(f"[yellow]interrupted[/]: finished stages are saved in {run_dir}; continue with "
-                  f"`quadriga run {args.pipeline} --resume {run_dir}`.")
+        con.print(
+            f"[yellow]interrupted[/]: finished stages are saved in {run_dir}; continue with "
+            f"`quadriga run {args.pipeline} --resume {run_dir}`."
+        )
         return 130
     for w in result.warnings:
         con.print(f"[yellow]warning[/]: {escape(w)}")
@@ -320,9 +404,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     con.print(f"run directory: [bold]{result.dir}[/]")
     if result.status != "finished":
         err = result.error
-        con.print(f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved; after a fix, "
-                  f"`quadriga run {args.pipeline} --resume {result.dir}` re-runs only the rest."
-                  + ("" if getattr(args, "debug", False) else " (details: error.txt in the run directory)"))
+        con.print(
+            f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved; after a fix, "
+            f"`quadriga run {args.pipeline} --resume {result.dir}` re-runs only the rest."
+            + ("" if getattr(args, "debug", False) else " (details: error.txt in the run directory)")
+        )
         if getattr(args, "debug", False) and err is not None:
             raise err
         return getattr(err, "exit_code", 1) if isinstance(err, QuadrigaError) else 1
@@ -342,7 +428,9 @@ def _print_results(con: Console, results: dict[str, Any]) -> None:
     for stage, res in results.get("stages", {}).items():
         if res.get("type") == "Metrics":
             items = list(res.get("values", {}).items())
-            grouped = [(k, v) for k, v in items if "/" in k and k.split("/")[0] not in results.get("stages", {})]
+            grouped = [
+                (k, v) for k, v in items if "/" in k and k.split("/")[0] not in results.get("stages", {})
+            ]
             shown = grouped if grouped and len(items) > 12 else items  # summaries per component first
             for key, value in shown[:12]:
                 table.add_row(stage, escape(key), _fmt(value))
@@ -350,13 +438,23 @@ def _print_results(con: Console, results: dict[str, Any]) -> None:
                 table.add_row(stage, f"... {len(items) - len(shown[:12])} more", "see results.json")
         elif res.get("type") == "Estimate":
             err = res.get("stderr")
-            table.add_row(stage, "estimate", _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else ""))
+            table.add_row(
+                stage, "estimate", _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else "")
+            )
         elif res.get("type") == "Samples":
             acc = res.get("info", {}).get("acceptance_rate")
-            table.add_row(stage, "samples", f"{res.get('num_samples')} x {res.get('dim')}"
-                          + (f", acceptance {_fmt(acc)}" if acc is not None else ""))
+            table.add_row(
+                stage,
+                "samples",
+                f"{res.get('num_samples')} x {res.get('dim')}"
+                + (f", acceptance {_fmt(acc)}" if acc is not None else ""),
+            )
         elif res.get("type") == "Fitted":
-            table.add_row(stage, "fitted", ", ".join(f"{k}={_fmt(v)}" for k, v in list(res.get("final", {}).items())[:3]))
+            table.add_row(
+                stage,
+                "fitted",
+                ", ".join(f"{k}={_fmt(v)}" for k, v in list(res.get("final", {}).items())[:3]),
+            )
         for fig in res.get("figures", []):
             table.add_row(stage, "figure", fig)
     if table.row_count:
@@ -376,16 +474,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from quadriga.runs import safe_name
 
     out = args.out or Path("verify") / safe_name(args.what) / dt.datetime.now(dt.timezone.utc).strftime(
-        "%Y%m%dT%H%M%SZ")
+        "%Y%m%dT%H%M%SZ"
+    )
 
     def on_start(spec: Any) -> None:
         con.print(f"claim [bold]{spec.name}[/] ({args.scale}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
         color = {"passed": "green", "failed": "red", "error": "red"}[record["status"]]
-        con.print(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}")
+        con.print(
+            f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}"
+        )
 
-    records, report = verify(reg, args.what, scale=args.scale, out_dir=Path(out), on_start=on_start, on_end=on_end)
+    records, report = verify(
+        reg, args.what, scale=args.scale, out_dir=Path(out), on_start=on_start, on_end=on_end
+    )
     con.print(f"report: [bold]{report}[/]")
     return 0 if all(r["status"] == "passed" for r in records) else 1
 
@@ -414,14 +517,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         counts[c.plugin] = counts.get(c.plugin, 0) + 1
     for name, info in sorted(reg.plugins.items()):
         color = {"ok": "green", "broken": "red", "disabled": "yellow"}.get(info["status"], "white")
-        table.add_row(name, info["distribution"], info["version"], f"[{color}]{info['status']}[/]",
-                      str(counts.get(name, 0)))
+        table.add_row(
+            name,
+            info["distribution"],
+            info["version"],
+            f"[{color}]{info['status']}[/]",
+            str(counts.get(name, 0)),
+        )
     con.print(table)
     for b in reg.broken:
         con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {escape(b.error)}")
-        con.print(f"  entry point: {b.entry_point}. Fix the error above and reinstall '{b.distribution}' "
-                  f"(pip install --force-reinstall, or pip install -e <its folder>), or disable it "
-                  f"(--disable {b.plugin}).")
+        con.print(
+            f"  entry point: {b.entry_point}. Fix the error above and reinstall '{b.distribution}' "
+            f"(pip install --force-reinstall, or pip install -e <its folder>), or disable it "
+            f"(--disable {b.plugin})."
+        )
         if getattr(args, "debug", False):
             con.print(b.traceback, markup=False)
     _print_problems(con, reg) if reg.conflicts else None
@@ -466,11 +576,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         if getattr(args, "debug", False):
             raise
-        _console(stderr=True).print(f"[red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
-                                    "(run again with --debug for the traceback)")
+        _console(stderr=True).print(
+            f"[red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
+            "(run again with --debug for the traceback)"
+        )
         return 1
 
 

@@ -24,7 +24,7 @@ from quadriga.errors import ConfigError, QuadrigaError, suggest
 from quadriga.interfaces import KIND_BASES, Component
 from quadriga.params import describe_params
 
-__all__ = ["build_component", "component_config", "valid_params_text", "kinds_for_base"]
+__all__ = ["build_component", "component_config", "kinds_for_base", "valid_params_text"]
 
 _USE = "__quadriga_use__"
 
@@ -57,6 +57,7 @@ def _strict(tp: type) -> Any:
                 hint = " (write it without quotes)"
             raise TypeError(f"expected {tp.__name__}, got {type(value).__name__} {value!r}{hint}")
         return float(value) if tp is float else value
+
     return hook
 
 
@@ -67,8 +68,14 @@ class _Builder:
         for tp in (int, float, bool, str):
             conv.register_structure_hook(tp, _strict(tp))
         conv.register_structure_hook_func(
-            lambda t: isinstance(t, type) and issubclass(t, Component) and t not in (Component,)
-            and not attrs.has(t), self._nested)
+            lambda t: (
+                isinstance(t, type)
+                and issubclass(t, Component)
+                and t not in (Component,)
+                and not attrs.has(t)
+            ),
+            self._nested,
+        )
         conv.register_structure_hook(Any, lambda v, _: v)
         self.converter = conv
 
@@ -78,8 +85,9 @@ class _Builder:
         if isinstance(value, str):
             value = {"use": value}
         if not isinstance(value, Mapping) or "use" not in value:
-            raise TypeError(f"expected a component name or a table with 'use' (e.g. {{ use = \"name\" }}), "
-                            f"got {value!r}")
+            raise TypeError(
+                f"expected a component name or a table with 'use' (e.g. {{ use = \"name\" }}), got {value!r}"
+            )
         params = dict(value)
         use = params.pop("use")
         kind = params.pop("kind", None)
@@ -87,10 +95,16 @@ class _Builder:
         inner = _Builder(self.registry, self.file, self.table)
         return inner.build(use, params, kinds=kinds, key_prefix="")
 
-    def build(self, use: Any, params: Mapping[str, Any], *, kinds: tuple[str, ...], key_prefix: str = "") -> Any:
+    def build(
+        self, use: Any, params: Mapping[str, Any], *, kinds: tuple[str, ...], key_prefix: str = ""
+    ) -> Any:
         if not isinstance(use, str):
-            raise ConfigError(f"'use' must be a component name (a string), got {use!r}.",
-                              file=self.file, table=self.table, key="use")
+            raise ConfigError(
+                f"'use' must be a component name (a string), got {use!r}.",
+                file=self.file,
+                table=self.table,
+                key="use",
+            )
         try:
             spec = self.registry.get(use, kinds)
         except ConfigError as exc:
@@ -100,9 +114,11 @@ class _Builder:
         cls = self.registry.load_class(spec)
         base = KIND_BASES[spec.kind]
         if not (isinstance(cls, type) and issubclass(cls, base) and attrs.has(cls)):
-            raise QuadrigaError(f"{spec.kind} '{spec.name}' from '{spec.distribution}' ({spec.target}) is not an "
-                                f"attrs class derived from quadriga.interfaces.{base.__name__}; "
-                                "report this to the plugin's authors.")
+            raise QuadrigaError(
+                f"{spec.kind} '{spec.name}' from '{spec.distribution}' ({spec.target}) is not an "
+                f"attrs class derived from quadriga.interfaces.{base.__name__}; "
+                "report this to the plugin's authors."
+            )
         try:
             obj = self.converter.structure(dict(params), cls)
         except ClassValidationError as exc:
@@ -116,8 +132,9 @@ class _Builder:
         msg = _message(exc)
         m = re.match(r"^'(\w+)'", msg)
         key = prefix + m.group(1) if m else None
-        return ConfigError(f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file,
-                           table=self.table, key=key)
+        return ConfigError(
+            f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file, table=self.table, key=key
+        )
 
     def _translate(self, exc: BaseException, cls: type, prefix: str) -> ConfigError:
         for err, path in _walk(exc, []):
@@ -128,8 +145,13 @@ class _Builder:
                 names = [f.name for f in attrs.fields(cls)]
                 bad = sorted(err.extra_fields)[0]
                 key = prefix + ".".join(str(p) for p in [*path, bad])
-                return ConfigError(f"unknown parameter '{bad}' for {_label(cls)}.{suggest(bad, names)} "
-                                   f"{valid_params_text(cls)}.", file=self.file, table=self.table, key=key)
+                return ConfigError(
+                    f"unknown parameter '{bad}' for {_label(cls)}.{suggest(bad, names)} "
+                    f"{valid_params_text(cls)}.",
+                    file=self.file,
+                    table=self.table,
+                    key=key,
+                )
             key = prefix + ".".join(str(p) for p in path) if path else None
             msg = _message(err)
             if not path:
@@ -166,8 +188,9 @@ def _label(cls: type) -> str:
 
 
 def _walk(exc: BaseException, path: list[Any]) -> Any:
-    if isinstance(exc, ForbiddenExtraKeysError) or not isinstance(exc, (ClassValidationError,
-                                                                         IterableValidationError)):
+    if isinstance(exc, ForbiddenExtraKeysError) or not isinstance(
+        exc, (ClassValidationError, IterableValidationError)
+    ):
         yield exc, path
         return
     with_notes, without = exc.group_exceptions()
@@ -180,8 +203,15 @@ def _walk(exc: BaseException, path: list[Any]) -> Any:
         yield from _walk(err, path)
 
 
-def build_component(registry: Any, use: str, params: Mapping[str, Any], *, kinds: tuple[str, ...],
-                    file: str | None = None, table: str = "") -> Any:
+def build_component(
+    registry: Any,
+    use: str,
+    params: Mapping[str, Any],
+    *,
+    kinds: tuple[str, ...],
+    file: str | None = None,
+    table: str = "",
+) -> Any:
     """Build a registered component from its name and parameters.
 
     Args:
@@ -239,8 +269,9 @@ def component_config(obj: Any, registry: Any = None) -> dict[str, Any]:
                 out[f.name] = conv.unstructure(getattr(value, f.name))
         return out
 
-    conv.register_unstructure_hook_func(lambda t: isinstance(t, type) and issubclass(t, Component),
-                                        unstructure_component)
+    conv.register_unstructure_hook_func(
+        lambda t: isinstance(t, type) and issubclass(t, Component), unstructure_component
+    )
     out = unstructure_component(obj)
     out.pop("use", None)
     return _toml_safe(out)
@@ -254,4 +285,3 @@ def _toml_safe(value: Any) -> Any:
     if hasattr(value, "tolist"):
         return value.tolist()
     return value
-

@@ -13,12 +13,12 @@ import difflib
 from collections.abc import Iterable
 
 __all__ = [
-    "QuadrigaError",
     "ConfigError",
-    "UnknownComponentError",
     "DuplicateComponentError",
-    "StageError",
     "NonFiniteError",
+    "QuadrigaError",
+    "StageError",
+    "UnknownComponentError",
     "suggest",
 ]
 
@@ -63,8 +63,9 @@ class ConfigError(QuadrigaError):
         key: the key at fault within the table, e.g. ``"alpha"``.
     """
 
-    def __init__(self, message: str, *, file: str | None = None, table: str | None = None,
-                 key: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, file: str | None = None, table: str | None = None, key: str | None = None
+    ) -> None:
         self.file, self.table, self.key, self.reason = file, table, key, message
         where = []
         if file:
@@ -106,6 +107,9 @@ class NonFiniteError(StageError):
     def __init__(self, stage: str, what: str, step: int | None = None) -> None:
         self.step = step
         at = f" at step {step}" if step is not None else ""
-        super().__init__(stage, f"non-finite value (NaN or inf) in {what}{at}; "
-                         "results computed so far are kept in the run directory. "
-                         "Lower the step size or learning rate, or check the inputs.")
+        super().__init__(
+            stage,
+            f"non-finite value (NaN or inf) in {what}{at}; "
+            "results computed so far are kept in the run directory. "
+            "Lower the step size or learning rate, or check the inputs.",
+        )

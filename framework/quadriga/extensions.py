@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXTENSION_COMMANDS", "add_extension_commands", "cmd_sweep", "cmd_compare", "print_summary"]
+__all__ = ["EXTENSION_COMMANDS", "add_extension_commands", "cmd_compare", "cmd_sweep", "print_summary"]
 
 EXTENSION_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -26,17 +26,32 @@ Running the same command again skips the runs that finished (resume).
 
 def add_extension_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``sweep``, ``compare`` and ``new`` to ``sub`` (an argparse subparsers object)."""
-    p = sub.add_parser("sweep", help="run a pipeline over seeds and parameter grids; one table and plot",
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=SWEEP_EPILOG,
-                       description="Run every combination of --grid values times --seeds, each a normal run "
-                                   "in its own directory, locally or on Ray; then write results.parquet (or .csv), "
-                                   "summary.csv and summary.png.")
+    p = sub.add_parser(
+        "sweep",
+        help="run a pipeline over seeds and parameter grids; one table and plot",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=SWEEP_EPILOG,
+        description="Run every combination of --grid values times --seeds, each a normal run "
+        "in its own directory, locally or on Ray; then write results.parquet (or .csv), "
+        "summary.csv and summary.png.",
+    )
     p.add_argument("pipeline", metavar="NAME_OR_PATH")
     p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3)")
-    p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2,...",
-                   help="values to sweep, e.g. stage.srmc.alpha=0.5,1,2; repeatable (Cartesian product)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override applied to every run; repeatable")
+    p.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="values to sweep, e.g. stage.srmc.alpha=0.5,1,2; repeatable (Cartesian product)",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override applied to every run; repeatable",
+    )
     p.add_argument("--backend", choices=["local", "ray"], default="local")
     p.add_argument("--workers", type=int, help="parallel runs (default: number of CPU cores)")
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
@@ -44,11 +59,16 @@ def add_extension_commands(sub: Any, common: Callable[[argparse.ArgumentParser],
     common(p)
     EXTENSION_COMMANDS["sweep"] = cmd_sweep
 
-    p = sub.add_parser("compare", help="re-print and re-plot saved runs or sweeps without re-running",
-                       description="Read results from run or sweep directories and print the summary table; "
-                                   "write summary.csv and summary.png to --out.")
+    p = sub.add_parser(
+        "compare",
+        help="re-print and re-plot saved runs or sweeps without re-running",
+        description="Read results from run or sweep directories and print the summary table; "
+        "write summary.csv and summary.png to --out.",
+    )
     p.add_argument("dirs", nargs="+", type=Path, metavar="RUN_OR_SWEEP_DIR")
-    p.add_argument("--out", type=Path, default=Path("compare"), help="where to write the summary (default ./compare)")
+    p.add_argument(
+        "--out", type=Path, default=Path("compare"), help="where to write the summary (default ./compare)"
+    )
     p.add_argument("--metric", help="only metrics containing this text")
     common(p)
     EXTENSION_COMMANDS["compare"] = cmd_compare
@@ -58,7 +78,9 @@ def add_extension_commands(sub: Any, common: Callable[[argparse.ArgumentParser],
     add_new_command(sub, common)
 
 
-def print_summary(console: Any, summary: list[dict[str, Any]], keys: list[str], metric: str | None = None) -> None:
+def print_summary(
+    console: Any, summary: list[dict[str, Any]], keys: list[str], metric: str | None = None
+) -> None:
     """Print the grouped summary as a rich table."""
     from rich.markup import escape
     from rich.table import Table
@@ -69,8 +91,15 @@ def print_summary(console: Any, summary: list[dict[str, Any]], keys: list[str], 
     for e in summary:
         if metric and metric not in e["metric"]:
             continue
-        table.add_row(*[escape(str(e.get(k))) for k in keys], escape(e["stage"]), escape(e["metric"]), str(e["n"]),
-                      f"{e['mean']:.4g}", f"{e['stderr']:.2g}", f"[{e['ci_low']:.4g}, {e['ci_high']:.4g}]")
+        table.add_row(
+            *[escape(str(e.get(k))) for k in keys],
+            escape(e["stage"]),
+            escape(e["metric"]),
+            str(e["n"]),
+            f"{e['mean']:.4g}",
+            f"{e['stderr']:.2g}",
+            f"[{e['ci_low']:.4g}, {e['ci_high']:.4g}]",
+        )
     console.print(table)
 
 
@@ -86,8 +115,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     seeds = parse_seeds(args.seeds)
     grids = [parse_grid(g) for g in args.grid]
-    progress = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=console, disable=not console.is_terminal)
+    progress = Progress(
+        TextColumn("[bold]sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
     state: dict[str, Any] = {}
 
     def on_start(todo: int, finished: int) -> None:
@@ -101,20 +136,35 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if ok:
             console.print(f"  {outcome['run_id']} [green]finished[/]{secs}")
         else:
-            console.print(f"  {outcome['run_id']} [red]{outcome['status']}[/]{secs}: {escape(str(outcome.get('error')))} "
-                          f"(log: runs/{outcome['run_id']}/log.txt)")
+            console.print(
+                f"  {outcome['run_id']} [red]{outcome['status']}[/]{secs}: {escape(str(outcome.get('error')))} "
+                f"(log: runs/{outcome['run_id']}/log.txt)"
+            )
         progress.advance(state["task"])
 
     with progress:
-        result = run_sweep(args.pipeline, seeds=seeds, grids=grids, fixed=args.overrides, backend=args.backend,
-                           workers=args.workers, address=args.address, out=args.out, on_start=on_start,
-                           on_done=on_done)
+        result = run_sweep(
+            args.pipeline,
+            seeds=seeds,
+            grids=grids,
+            fixed=args.overrides,
+            backend=args.backend,
+            workers=args.workers,
+            address=args.address,
+            out=args.out,
+            on_start=on_start,
+            on_done=on_done,
+        )
     print_summary(console, result.summary, [k for k, _ in grids])
     failed = [r for r in result.runs if r["status"] != "finished"]
-    console.print(f"sweep directory: [bold]{result.dir}[/]  table: {result.table_path}  figure: {result.figure_path}")
+    console.print(
+        f"sweep directory: [bold]{result.dir}[/]  table: {result.table_path}  figure: {result.figure_path}"
+    )
     if failed:
-        console.print(f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "
-                      "Run the same command again to retry only those.")
+        console.print(
+            f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "
+            "Run the same command again to retry only those."
+        )
         return 1
     return 0
 
@@ -136,12 +186,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if d.is_dir() and not (d / "results.json").exists() and not (d / "sweep.json").exists():
             children = sorted(c for c in d.iterdir() if (c / "results.json").exists())
             if children:
-                raise ConfigError(f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare "
-                                  f"{d}/*`.", key="compare")
+                raise ConfigError(
+                    f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
+                    key="compare",
+                )
         try:
             rows, grid_keys = load_rows(d)
         except FileNotFoundError as exc:
-            raise ConfigError(f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories.") from None
+            raise ConfigError(
+                f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
+            ) from None
         for row in rows:
             row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
         all_rows += rows

@@ -26,8 +26,19 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 __all__ = [
-    "Component", "Sampler", "Learner", "Estimator", "Evaluator",
-    "Task", "Target", "Dataset", "Environment", "INTERFACES", "TASK_KINDS", "KIND_BASES", "named",
+    "INTERFACES",
+    "KIND_BASES",
+    "TASK_KINDS",
+    "Component",
+    "Dataset",
+    "Environment",
+    "Estimator",
+    "Evaluator",
+    "Learner",
+    "Sampler",
+    "Target",
+    "Task",
+    "named",
 ]
 
 
@@ -203,10 +214,15 @@ class Environment(Task):
 
 
 INTERFACES: dict[str, type[Component]] = {
-    "sampler": Sampler, "learner": Learner, "estimator": Estimator, "evaluator": Evaluator,
+    "sampler": Sampler,
+    "learner": Learner,
+    "estimator": Estimator,
+    "evaluator": Evaluator,
 }
 TASK_KINDS: dict[str, type[Component]] = {
-    "target": Target, "dataset": Dataset, "environment": Environment,
+    "target": Target,
+    "dataset": Dataset,
+    "environment": Environment,
 }
 KIND_BASES: dict[str, type[Component]] = {**INTERFACES, **TASK_KINDS}
 

@@ -16,13 +16,19 @@ from typing import Any
 
 import attrs
 
-__all__ = ["param", "describe_params"]
+__all__ = ["describe_params", "param"]
 
 _NOTHING = attrs.NOTHING
 
 
-def param(default: Any = _NOTHING, *, doc: str = "", validator: Any = None,
-          factory: Any = None, converter: Any = None) -> Any:
+def param(
+    default: Any = _NOTHING,
+    *,
+    doc: str = "",
+    validator: Any = None,
+    factory: Any = None,
+    converter: Any = None,
+) -> Any:
     """Declare one hyperparameter of a component.
 
     Args:
@@ -88,6 +94,7 @@ def describe_params(cls: type) -> list[dict[str, str]]:
                 default = "(computed)"
         else:
             default = repr(f.default)
-        rows.append({"name": f.name, "type": _type_name(f.type), "default": default,
-                     "doc": f.metadata.get("doc", "")})
+        rows.append(
+            {"name": f.name, "type": _type_name(f.type), "default": default, "doc": f.metadata.get("doc", "")}
+        )
     return rows

@@ -32,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Node", "Pipeline", "load_pipeline", "read_source", "parse_override", "NAME_RE"]
+__all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _RESERVED = {"use", "kind", "inputs"}
@@ -119,8 +119,9 @@ class Pipeline:
         """Rows ``(table, component, kind, inputs)`` for printing the pipeline before it runs."""
         rows = [(n.table, n.use, n.kind, "") for n in self.tasks.values()]
         for n in self.stages.values():
-            ins = ", ".join(f"{k}={v if isinstance(v, str) else '[' + ', '.join(v) + ']'}"
-                            for k, v in n.inputs.items())
+            ins = ", ".join(
+                f"{k}={v if isinstance(v, str) else '[' + ', '.join(v) + ']'}" for k, v in n.inputs.items()
+            )
             rows.append((n.table, n.use, n.kind, ins))
         return rows
 
@@ -147,18 +148,25 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
         spec = registry.get_pipeline(str(source))
         text, file = spec.read_text(), f"{spec.name} (from {spec.distribution})"
     if not text.strip():
-        raise ConfigError("the file is empty. A pipeline needs a [pipeline] table and at least one "
-                          "[stage.NAME] table; see `quadriga run --help` for an example.", file=file)
+        raise ConfigError(
+            "the file is empty. A pipeline needs a [pipeline] table and at least one "
+            "[stage.NAME] table; see `quadriga run --help` for an example.",
+            file=file,
+        )
     try:
         return tomllib.loads(text), file
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         dup = re.search(r"Cannot (?:declare|overwrite).*?\('(\w+)', '([^']+)'\)", msg)
         if dup:
-            raise ConfigError(f"[{dup.group(1)}.{dup.group(2)}] is defined twice ({msg}). Rename one of them; "
-                              "every task and stage needs its own name.", file=file) from None
-        raise ConfigError(f"invalid TOML: {msg}. Check quoting, '=' and brackets on that line.",
-                          file=file) from None
+            raise ConfigError(
+                f"[{dup.group(1)}.{dup.group(2)}] is defined twice ({msg}). Rename one of them; "
+                "every task and stage needs its own name.",
+                file=file,
+            ) from None
+        raise ConfigError(
+            f"invalid TOML: {msg}. Check quoting, '=' and brackets on that line.", file=file
+        ) from None
 
 
 def _copy(data: Any) -> Any:
@@ -194,8 +202,10 @@ def _apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tupl
     for text in overrides:
         path, value = parse_override(text)
         if path[0] not in _TOP:
-            raise ConfigError(f"'{'.'.join(path)}' must start with pipeline., task. or stage.{suggest(path[0], _TOP)}",
-                              file="--set")
+            raise ConfigError(
+                f"'{'.'.join(path)}' must start with pipeline., task. or stage.{suggest(path[0], _TOP)}",
+                file="--set",
+            )
         if path[0] == "pipeline":
             if len(path) != 2:
                 raise ConfigError("use --set pipeline.KEY=VALUE (e.g. pipeline.seed=3).", file="--set")
@@ -205,9 +215,12 @@ def _apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tupl
             raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file="--set")
         section = data.get(path[0], {})
         if path[1] not in section:
-            raise ConfigError(f"there is no [{path[0]}.{path[1]}] in this pipeline.{suggest(path[1], section)} "
-                              f"Tables: {', '.join(f'{path[0]}.{n}' for n in section) or 'none'}.",
-                              file="--set", table=f"{path[0]}.{path[1]}")
+            raise ConfigError(
+                f"there is no [{path[0]}.{path[1]}] in this pipeline.{suggest(path[1], section)} "
+                f"Tables: {', '.join(f'{path[0]}.{n}' for n in section) or 'none'}.",
+                file="--set",
+                table=f"{path[0]}.{path[1]}",
+            )
         node = section[path[1]]
         for part in path[2:-1]:
             if not isinstance(node.get(part), dict):
@@ -218,8 +231,13 @@ def _apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tupl
     return touched
 
 
-def load_pipeline(source: str | Path | Mapping[str, Any], registry: Any, *, overrides: Iterable[str] = (),
-                  seed: int | None = None) -> Pipeline:
+def load_pipeline(
+    source: str | Path | Mapping[str, Any],
+    registry: Any,
+    *,
+    overrides: Iterable[str] = (),
+    seed: int | None = None,
+) -> Pipeline:
     """Read, override, build and check a pipeline.
 
     Args:
@@ -243,19 +261,30 @@ def load_pipeline(source: str | Path | Mapping[str, Any], registry: Any, *, over
 
     for top in data:
         if top not in _TOP:
-            raise err(f"unknown top-level table '{top}'.{suggest(top, _TOP)} A pipeline has [pipeline], "
-                      "[task.NAME] and [stage.NAME] tables.", table=top)
+            raise err(
+                f"unknown top-level table '{top}'.{suggest(top, _TOP)} A pipeline has [pipeline], "
+                "[task.NAME] and [stage.NAME] tables.",
+                table=top,
+            )
     meta = data.get("pipeline", {})
     if not isinstance(meta, dict):
         raise err("'pipeline' must be a table.", table="pipeline")
     for key in meta:
         if key not in ("name", "seed", "description"):
-            raise err(f"unknown key.{suggest(key, ('name', 'seed', 'description'))} [pipeline] takes name, "
-                      "seed and description.", table="pipeline", key=key)
+            raise err(
+                f"unknown key.{suggest(key, ('name', 'seed', 'description'))} [pipeline] takes name, "
+                "seed and description.",
+                table="pipeline",
+                key=key,
+            )
     name = meta.get("name", Path(file).stem if file.endswith(".toml") else "pipeline")
     if not isinstance(name, str) or not NAME_RE.match(name):
-        raise err("the name must start with a letter and use only letters, digits, '.', '_' and '-' "
-                  "(it becomes a directory name).", table="pipeline", key="name")
+        raise err(
+            "the name must start with a letter and use only letters, digits, '.', '_' and '-' "
+            "(it becomes a directory name).",
+            table="pipeline",
+            key="name",
+        )
     root_seed = meta.get("seed", 0) if seed is None else seed
     if not isinstance(root_seed, int) or isinstance(root_seed, bool):
         raise err(f"the seed must be an integer, got {root_seed!r}.", table="pipeline", key="seed")
@@ -274,22 +303,31 @@ def load_pipeline(source: str | Path | Mapping[str, Any], registry: Any, *, over
         for node_name, table in tables.items():
             where = f"{section}.{node_name}"
             if not NAME_RE.match(node_name):
-                raise err("names must start with a letter and use only letters, digits, '.', '_' and '-'.",
-                          table=where)
+                raise err(
+                    "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
+                    table=where,
+                )
             if node_name in seen:
-                raise err(f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
-                          table=where)
+                raise err(
+                    f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
+                    table=where,
+                )
             seen[node_name] = where
             if not isinstance(table, dict):
                 raise err("must be a table with 'use = \"name\"'.", table=where)
             if "use" not in table:
-                raise err("missing 'use' (the registered component to build, e.g. use = \"mala\").",
-                          table=where, key="use")
+                raise err(
+                    "missing 'use' (the registered component to build, e.g. use = \"mala\").",
+                    table=where,
+                    key="use",
+                )
             if section == "task" and "inputs" in table:
                 raise err("tasks take no inputs; move this table to [stage.NAME].", table=where, key="inputs")
 
     tasks = {n: _build_node(registry, "task", n, t, file, err) for n, t in sections["task"].items()}
-    stages_unordered = {n: _build_node(registry, "stage", n, t, file, err) for n, t in sections["stage"].items()}
+    stages_unordered = {
+        n: _build_node(registry, "stage", n, t, file, err) for n, t in sections["stage"].items()
+    }
     nodes = {**tasks, **stages_unordered}
     order = _topological(stages_unordered, err)
     for node in stages_unordered.values():
@@ -303,8 +341,12 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
     kind = table.get("kind")
     allowed = tuple(TASK_KINDS) if section == "task" else tuple(INTERFACES)
     if kind is not None and kind not in allowed:
-        raise err(f"kind '{kind}' is not allowed in [{section}.*]; use one of {', '.join(allowed)}."
-                  f"{suggest(str(kind), allowed)}", table=where, key="kind")
+        raise err(
+            f"kind '{kind}' is not allowed in [{section}.*]; use one of {', '.join(allowed)}."
+            f"{suggest(str(kind), allowed)}",
+            table=where,
+            key="kind",
+        )
     kinds = (kind,) if kind else allowed
     try:
         component = build_component(registry, table["use"], params, kinds=kinds, file=file, table=where)
@@ -316,57 +358,91 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
     inputs = table.get("inputs", {})
     if section == "stage":
         if not isinstance(inputs, dict):
-            raise err("inputs must be a table, e.g. inputs = { target = \"gmm\" }.", table=where, key="inputs")
+            raise err('inputs must be a table, e.g. inputs = { target = "gmm" }.', table=where, key="inputs")
         for arg, ref in inputs.items():
-            ok = isinstance(ref, str) or (isinstance(ref, list) and ref and all(isinstance(r, str) for r in ref))
+            ok = isinstance(ref, str) or (
+                isinstance(ref, list) and ref and all(isinstance(r, str) for r in ref)
+            )
             if not ok:
-                raise err(f"input '{arg}' must name a task or stage, or a list of them; got {ref!r}.",
-                          table=where, key=f"inputs.{arg}")
-    return Node(name, section, table["use"], used_kind, component, dict(inputs),
-                component_config(component, registry))
+                raise err(
+                    f"input '{arg}' must name a task or stage, or a list of them; got {ref!r}.",
+                    table=where,
+                    key=f"inputs.{arg}",
+                )
+    return Node(
+        name, section, table["use"], used_kind, component, dict(inputs), component_config(component, registry)
+    )
 
 
 def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
     signature = inspect.signature(node.method())
-    params = {n: p for n, p in signature.parameters.items() if n not in _INJECTED
-              and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    params = {
+        n: p
+        for n, p in signature.parameters.items()
+        if n not in _INJECTED and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+    }
     takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
     types = type(node.component).input_types
     for arg, ref in node.inputs.items():
         if arg not in params and not takes_kwargs:
-            raise err(f"{node.kind} '{node.use}' has no input '{arg}'.{suggest(arg, params)} "
-                      f"Its inputs: {', '.join(params) or 'none'}.", table=node.table, key=f"inputs.{arg}")
+            raise err(
+                f"{node.kind} '{node.use}' has no input '{arg}'.{suggest(arg, params)} "
+                f"Its inputs: {', '.join(params) or 'none'}.",
+                table=node.table,
+                key=f"inputs.{arg}",
+            )
         for r in [ref] if isinstance(ref, str) else ref:
             if r not in nodes:
-                raise err(f"input '{arg}' names '{r}', which is neither a task nor a stage of this pipeline."
-                          f"{suggest(r, nodes)} Known: {', '.join(n for n in nodes if n != node.name)}.", table=node.table, key=f"inputs.{arg}")
+                raise err(
+                    f"input '{arg}' names '{r}', which is neither a task nor a stage of this pipeline."
+                    f"{suggest(r, nodes)} Known: {', '.join(n for n in nodes if n != node.name)}.",
+                    table=node.table,
+                    key=f"inputs.{arg}",
+                )
             if r == node.name:
-                raise err(f"stage '{node.name}' cannot take its own output as input.", table=node.table,
-                          key=f"inputs.{arg}")
+                raise err(
+                    f"stage '{node.name}' cannot take its own output as input.",
+                    table=node.table,
+                    key=f"inputs.{arg}",
+                )
             accepted = types.get(arg)
             produced = nodes[r].output_type
             if accepted and produced not in accepted:
-                raise err(f"input '{arg}' gets '{r}', a {produced}, but {node.kind} '{node.use}' accepts "
-                          f"{' or '.join(accepted)} there. Point it at a node that produces "
-                          f"{' or '.join(accepted)}.", table=node.table, key=f"inputs.{arg}")
+                raise err(
+                    f"input '{arg}' gets '{r}', a {produced}, but {node.kind} '{node.use}' accepts "
+                    f"{' or '.join(accepted)} there. Point it at a node that produces "
+                    f"{' or '.join(accepted)}.",
+                    table=node.table,
+                    key=f"inputs.{arg}",
+                )
     missing = [r for r in required if r not in node.inputs]
     if missing:
-        raise err(f"missing input '{missing[0]}': {node.kind} '{node.use}' needs "
-                  f"inputs = {{ {', '.join(f'{m} = ...' for m in required)} }}.", table=node.table, key="inputs")
+        raise err(
+            f"missing input '{missing[0]}': {node.kind} '{node.use}' needs "
+            f"inputs = {{ {', '.join(f'{m} = ...' for m in required)} }}.",
+            table=node.table,
+            key="inputs",
+        )
 
 
 def _topological(stages: dict[str, Node], err: Any) -> list[str]:
-    deps = {n: {r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref) if r in stages}
-            for n, s in stages.items()}
+    deps = {
+        n: {r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref) if r in stages}
+        for n, s in stages.items()
+    }
     order: list[str] = []
     remaining = dict(deps)
     while remaining:
         ready = [n for n, d in remaining.items() if d <= set(order)]
         if not ready:
             cycle = _find_cycle(remaining)
-            raise err(f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
-                      "depend on it.", table=f"stage.{cycle[0]}", key="inputs")
+            raise err(
+                f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
+                "depend on it.",
+                table=f"stage.{cycle[0]}",
+                key="inputs",
+            )
         order.append(ready[0])
         del remaining[ready[0]]
     return order
@@ -378,5 +454,5 @@ def _find_cycle(deps: dict[str, set[str]]) -> list[str]:
     while True:
         node = sorted(d for d in deps[node] if d in deps)[0]
         if node in path:
-            return path[path.index(node):] + [node]
+            return path[path.index(node) :] + [node]
         path.append(node)

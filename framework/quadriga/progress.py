@@ -38,8 +38,13 @@ class StageProgress:
         on_update: called as ``on_update(completed, total, description)`` to move a bar.
     """
 
-    def __init__(self, stage: str = "", *, on_log: Callable[[dict[str, Any]], None] | None = None,
-                 on_update: Callable[[float, float | None, str | None], None] | None = None) -> None:
+    def __init__(
+        self,
+        stage: str = "",
+        *,
+        on_log: Callable[[dict[str, Any]], None] | None = None,
+        on_update: Callable[[float, float | None, str | None], None] | None = None,
+    ) -> None:
         self.stage = stage
         self._on_log, self._on_update = on_log, on_update
         self.total: float | None = None
@@ -87,8 +92,9 @@ class StageProgress:
             if isinstance(value, float) and not math.isfinite(value):
                 raise NonFiniteError(self.stage, f"logged metric '{key}'", step)
 
-    def track(self, iterable: Iterable[Any], total: float | None = None,
-              description: str | None = None) -> Iterator[Any]:
+    def track(
+        self, iterable: Iterable[Any], total: float | None = None, description: str | None = None
+    ) -> Iterator[Any]:
         """Iterate over ``iterable`` advancing the bar by one per item."""
         if total is None and hasattr(iterable, "__len__"):
             total = len(iterable)  # type: ignore[arg-type]
@@ -98,8 +104,9 @@ class StageProgress:
             self.advance()
 
 
-_CURRENT: contextvars.ContextVar[StageProgress | None] = contextvars.ContextVar("quadriga_progress",
-                                                                               default=None)
+_CURRENT: contextvars.ContextVar[StageProgress | None] = contextvars.ContextVar(
+    "quadriga_progress", default=None
+)
 
 
 def current_progress() -> StageProgress:
@@ -108,7 +115,7 @@ def current_progress() -> StageProgress:
     return progress if progress is not None else StageProgress()
 
 
-class use_progress:  # noqa: N801 - used as a context manager
+class use_progress:
     """Context manager making ``progress`` the one :func:`current_progress` returns."""
 
     def __init__(self, progress: StageProgress) -> None:

@@ -16,9 +16,7 @@ import importlib.metadata as md
 import os
 import traceback
 from collections.abc import Iterable
-from typing import Any
-
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pluggy
 
@@ -26,8 +24,16 @@ from quadriga import hookspecs
 from quadriga.errors import DuplicateComponentError, QuadrigaError, UnknownComponentError, suggest
 
 __all__ = [
-    "ENTRY_POINT_GROUP", "KINDS", "ComponentSpec", "PipelineSpec", "ClaimSpec", "BrokenPlugin",
-    "PluginRegistrar", "Registry", "get_registry", "reset_registry",
+    "ENTRY_POINT_GROUP",
+    "KINDS",
+    "BrokenPlugin",
+    "ClaimSpec",
+    "ComponentSpec",
+    "PipelineSpec",
+    "PluginRegistrar",
+    "Registry",
+    "get_registry",
+    "reset_registry",
 ]
 
 ENTRY_POINT_GROUP = "quadriga"
@@ -153,23 +159,32 @@ class PluginRegistrar:
             QuadrigaError: for an unknown kind or a malformed target.
         """
         if kind not in KINDS:
-            raise QuadrigaError(f"plugin '{self.plugin}': unknown kind '{kind}' for '{name}'; "
-                                f"use one of {', '.join(KINDS)}.{suggest(kind, KINDS)}")
+            raise QuadrigaError(
+                f"plugin '{self.plugin}': unknown kind '{kind}' for '{name}'; "
+                f"use one of {', '.join(KINDS)}.{suggest(kind, KINDS)}"
+            )
         _check_target(target, f"plugin '{self.plugin}', {kind} '{name}'")
-        self._registry._add_component(ComponentSpec(kind, name, target, summary, paper,
-                                                    self.plugin, self.distribution))
+        self._registry._add_component(
+            ComponentSpec(kind, name, target, summary, paper, self.plugin, self.distribution)
+        )
 
     def add_pipeline(self, name: str, resource: str, *, summary: str = "") -> None:
         """Register a ready pipeline file ``"package:path/in/package.toml"`` by name."""
         _check_target(resource, f"plugin '{self.plugin}', pipeline '{name}'")
-        self._registry._add_named("pipeline", self._registry._pipelines,
-                                  PipelineSpec(name, resource, summary, self.plugin, self.distribution))
+        self._registry._add_named(
+            "pipeline",
+            self._registry._pipelines,
+            PipelineSpec(name, resource, summary, self.plugin, self.distribution),
+        )
 
     def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
         """Register a paper claim: ``target`` is ``"module:function"`` (see :mod:`quadriga.claims`)."""
         _check_target(target, f"plugin '{self.plugin}', claim '{name}'")
-        self._registry._add_named("claim", self._registry._claims,
-                                  ClaimSpec(name, target, summary, paper, self.plugin, self.distribution))
+        self._registry._add_named(
+            "claim",
+            self._registry._claims,
+            ClaimSpec(name, target, summary, paper, self.plugin, self.distribution),
+        )
 
 
 class Registry:
@@ -185,11 +200,14 @@ class Registry:
     Loading is lazy: the first query discovers and registers the plugins.
     """
 
-    def __init__(self, *, disable: Iterable[str] = (), use_env: bool = True,
-                 plugins: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, *, disable: Iterable[str] = (), use_env: bool = True, plugins: dict[str, Any] | None = None
+    ) -> None:
         self.disabled = {d.strip() for d in disable if d.strip()}
         if use_env:
-            self.disabled |= {d.strip() for d in os.environ.get("QUADRIGA_DISABLE", "").split(",") if d.strip()}
+            self.disabled |= {
+                d.strip() for d in os.environ.get("QUADRIGA_DISABLE", "").split(",") if d.strip()
+            }
         self._extra = dict(plugins or {})
         self.pm = pluggy.PluginManager("quadriga")
         self.pm.add_hookspecs(hookspecs)
@@ -214,26 +232,34 @@ class Registry:
             version = ep.dist.version if ep.dist is not None else "?"
             if ep.name in self.plugins:  # the same name twice on sys.path: keep the first
                 continue
-            self.plugins[ep.name] = {"distribution": dist, "version": version, "entry_point": ep.value,
-                                     "status": "ok"}
+            self.plugins[ep.name] = {
+                "distribution": dist,
+                "version": version,
+                "entry_point": ep.value,
+                "status": "ok",
+            }
             if ep.name in self.disabled or dist in self.disabled:
                 self.pm.set_blocked(ep.name)
                 self.plugins[ep.name]["status"] = "disabled"
                 continue
             try:
                 module = ep.load()
-            except Exception as exc:  # noqa: BLE001 - isolation is the point
+            except Exception as exc:
                 self._record_broken(ep.name, dist, ep.value, "import", exc)
                 continue
             try:
                 self.pm.register(module, name=ep.name)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 self._record_broken(ep.name, dist, ep.value, "register", exc)
                 continue
             dists[ep.name] = dist
         for name, obj in self._extra.items():
-            self.plugins[name] = {"distribution": name, "version": "", "entry_point": repr(obj),
-                                  "status": "ok"}
+            self.plugins[name] = {
+                "distribution": name,
+                "version": "",
+                "entry_point": repr(obj),
+                "status": "ok",
+            }
             if name in self.disabled:
                 self.plugins[name]["status"] = "disabled"
                 continue
@@ -244,15 +270,25 @@ class Registry:
             registrar = PluginRegistrar(self, name, dists.get(name, name))
             try:
                 impl.function(registry=registrar)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 info = self.plugins.get(name, {})
-                self._record_broken(name, registrar.distribution, info.get("entry_point", "?"), "register", exc)
+                self._record_broken(
+                    name, registrar.distribution, info.get("entry_point", "?"), "register", exc
+                )
                 self._drop_plugin(name)
         return self
 
     def _record_broken(self, name: str, dist: str, value: str, stage: str, exc: BaseException) -> None:
-        self.broken.append(BrokenPlugin(name, dist, value, stage, f"{type(exc).__name__}: {exc}",
-                                        "".join(traceback.format_exception(exc))))
+        self.broken.append(
+            BrokenPlugin(
+                name,
+                dist,
+                value,
+                stage,
+                f"{type(exc).__name__}: {exc}",
+                "".join(traceback.format_exception(exc)),
+            )
+        )
         if name in self.plugins:
             self.plugins[name]["status"] = "broken"
 
@@ -312,7 +348,8 @@ class Registry:
         who = " and ".join(f"'{s.distribution}' (plugin '{s.plugin}')" for s in specs)
         return DuplicateComponentError(
             f"{what} '{name}' is registered by both {who}. Uninstall one of them, or disable one "
-            f"with --disable PLUGIN or QUADRIGA_DISABLE=PLUGIN.")
+            f"with --disable PLUGIN or QUADRIGA_DISABLE=PLUGIN."
+        )
 
     def get(self, name: str, kinds: Iterable[str] | str | None = None) -> ComponentSpec:
         """Find a component by name among ``kinds`` (all kinds when ``None``).
@@ -331,8 +368,10 @@ class Registry:
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            raise QuadrigaError(f"'{name}' names a {' and a '.join(s.kind for s in found)}; "
-                                f"add kind = \"{found[0].kind}\" (or another) to say which.")
+            raise QuadrigaError(
+                f"'{name}' names a {' and a '.join(s.kind for s in found)}; "
+                f'add kind = "{found[0].kind}" (or another) to say which.'
+            )
         known = [s.name for s in self._components.values() if s.kind in kinds]
         what = "/".join(kinds) if len(kinds) < len(KINDS) else "component"
         hint = suggest(name, known)
@@ -361,8 +400,10 @@ class Registry:
             return self._pipelines[name]
         hint = suggest(name, self._pipelines) or " Run `quadriga list --kind pipeline`."
         if self.broken:
-            hint += (f" Note: plugin(s) {', '.join(b.plugin for b in self.broken)} failed to load, so their "
-                     "pipelines are missing (see `quadriga doctor`).")
+            hint += (
+                f" Note: plugin(s) {', '.join(b.plugin for b in self.broken)} failed to load, so their "
+                "pipelines are missing (see `quadriga doctor`)."
+            )
         raise UnknownComponentError(f"no pipeline file and no registered pipeline named '{name}'.{hint}")
 
     def load_class(self, spec: ComponentSpec) -> type:
@@ -376,16 +417,19 @@ class Registry:
             obj: Any = importlib.import_module(module_name)
             for part in attr.split("."):
                 obj = getattr(obj, part)
-        except Exception as exc:  # noqa: BLE001
-            raise QuadrigaError(f"{spec.kind} '{spec.name}' from '{spec.distribution}' could not be "
-                                f"imported ({spec.target}): {type(exc).__name__}: {exc}. "
-                                f"Reinstall '{spec.distribution}' or run `quadriga doctor`.") from exc
+        except Exception as exc:
+            raise QuadrigaError(
+                f"{spec.kind} '{spec.name}' from '{spec.distribution}' could not be "
+                f"imported ({spec.target}): {type(exc).__name__}: {exc}. "
+                f"Reinstall '{spec.distribution}' or run `quadriga doctor`."
+            ) from exc
         return obj
 
     def load_claim(self, spec: ClaimSpec) -> Any:
         """Import the claim callable of ``spec`` (errors as for :meth:`load_class`)."""
-        return self.load_class(ComponentSpec("claim", spec.name, spec.target, plugin=spec.plugin,
-                                             distribution=spec.distribution))
+        return self.load_class(
+            ComponentSpec("claim", spec.name, spec.target, plugin=spec.plugin, distribution=spec.distribution)
+        )
 
     def call_hook(self, name: str, **kwargs: Any) -> list[str]:
         """Call a lifecycle hook on every plugin; return warnings for the ones that raised."""
@@ -394,7 +438,7 @@ class Registry:
         for impl in getattr(self.pm.hook, name).get_hookimpls():
             try:
                 impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 warnings.append(f"plugin '{impl.plugin_name}' raised in {name}: {type(exc).__name__}: {exc}")
         return warnings
 

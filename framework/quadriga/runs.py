@@ -39,7 +39,16 @@ from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, StageErr
 from quadriga.progress import StageProgress, use_progress
 from quadriga.seeding import derive_seed, make_generator, seed_everything
 
-__all__ = ["atomic_path", "atomic_write_text", "atomic_write_json", "safe_name", "Run", "RunResult", "execute", "new_run_dir"]
+__all__ = [
+    "Run",
+    "RunResult",
+    "atomic_path",
+    "atomic_write_json",
+    "atomic_write_text",
+    "execute",
+    "new_run_dir",
+    "safe_name",
+]
 
 
 @contextlib.contextmanager
@@ -87,12 +96,15 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     if hasattr(value, "ndim") and hasattr(value, "tolist"):
-        return _jsonable(value.tolist()) if getattr(value, "ndim", 1) <= 1 and _numel(value) <= 64 else \
-            f"<array shape {tuple(value.shape)}>"
+        return (
+            _jsonable(value.tolist())
+            if getattr(value, "ndim", 1) <= 1 and _numel(value) <= 64
+            else f"<array shape {tuple(value.shape)}>"
+        )
     if hasattr(value, "item") and callable(value.item):
         try:
             value = value.item()
-        except Exception:  # noqa: BLE001
+        except Exception:
             return str(value)
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -217,8 +229,12 @@ def summarize(artifact: Any) -> dict[str, Any]:
     config and seed give an identical ``results.json``; they go to ``status.json``.
     """
     if isinstance(artifact, Samples):
-        return {"type": "Samples", "num_samples": artifact.num_samples, "dim": artifact.dim,
-                "info": _jsonable(_timeless(artifact.info))}
+        return {
+            "type": "Samples",
+            "num_samples": artifact.num_samples,
+            "dim": artifact.dim,
+            "info": _jsonable(_timeless(artifact.info)),
+        }
     if isinstance(artifact, Estimate):
         out = {"type": "Estimate", "value": _jsonable(artifact.value), "stderr": _jsonable(artifact.stderr)}
         if artifact.interval is not None:
@@ -229,8 +245,12 @@ def summarize(artifact: Any) -> dict[str, Any]:
         history = {k: _jsonable(v[-1]) for k, v in artifact.history.items() if isinstance(v, list) and v}
         return {"type": "Fitted", "info": _jsonable(_timeless(artifact.info)), "final": history}
     if isinstance(artifact, Metrics):
-        return {"type": "Metrics", "values": _jsonable(artifact.values), "tables": _jsonable(artifact.tables),
-                "info": _jsonable(_timeless(artifact.info))}
+        return {
+            "type": "Metrics",
+            "values": _jsonable(artifact.values),
+            "tables": _jsonable(artifact.tables),
+            "info": _jsonable(_timeless(artifact.info)),
+        }
     return {"type": type(artifact).__name__}
 
 
@@ -242,16 +262,31 @@ def _save_artifact(stage_dir: Path, artifact: Any) -> bool:
         return v if v is None or isinstance(v, torch.Tensor) else None
 
     if isinstance(artifact, Samples) and isinstance(artifact.x, torch.Tensor):
-        payload = {"type": "Samples", "x": artifact.x, "log_weights": tensor(artifact.log_weights),
-                   "chains": tensor(artifact.chains), "info": json.dumps(_jsonable(artifact.info))}
-    elif isinstance(artifact, Estimate) and artifact.predict is None and (
-            isinstance(artifact.value, (int, float, torch.Tensor))):
-        payload = {"type": "Estimate", "value": torch.as_tensor(artifact.value),
-                   "stderr": None if artifact.stderr is None else torch.as_tensor(artifact.stderr),
-                   "info": json.dumps(_jsonable(artifact.info))}
+        payload = {
+            "type": "Samples",
+            "x": artifact.x,
+            "log_weights": tensor(artifact.log_weights),
+            "chains": tensor(artifact.chains),
+            "info": json.dumps(_jsonable(artifact.info)),
+        }
+    elif (
+        isinstance(artifact, Estimate)
+        and artifact.predict is None
+        and (isinstance(artifact.value, (int, float, torch.Tensor)))
+    ):
+        payload = {
+            "type": "Estimate",
+            "value": torch.as_tensor(artifact.value),
+            "stderr": None if artifact.stderr is None else torch.as_tensor(artifact.stderr),
+            "info": json.dumps(_jsonable(artifact.info)),
+        }
     elif isinstance(artifact, Metrics):
-        payload = {"type": "Metrics", "values": json.dumps(_jsonable(artifact.values)),
-                   "tables": json.dumps(_jsonable(artifact.tables)), "info": json.dumps(_jsonable(artifact.info))}
+        payload = {
+            "type": "Metrics",
+            "values": json.dumps(_jsonable(artifact.values)),
+            "tables": json.dumps(_jsonable(artifact.tables)),
+            "info": json.dumps(_jsonable(artifact.info)),
+        }
     else:
         if isinstance(artifact, Fitted) and isinstance(artifact.model, torch.nn.Module):
             stage_dir.mkdir(parents=True, exist_ok=True)
@@ -278,8 +313,12 @@ def _load_artifact(stage_dir: Path) -> Any:
     payload = torch.load(path, weights_only=True)
     kind = payload["type"]
     if kind == "Samples":
-        return Samples(x=payload["x"], log_weights=payload["log_weights"], chains=payload["chains"],
-                       info=json.loads(payload["info"]))
+        return Samples(
+            x=payload["x"],
+            log_weights=payload["log_weights"],
+            chains=payload["chains"],
+            info=json.loads(payload["info"]),
+        )
     if kind == "Estimate":
         value = payload["value"]
         value = value.item() if value.ndim == 0 else value
@@ -288,8 +327,11 @@ def _load_artifact(stage_dir: Path) -> Any:
             stderr = stderr.item()
         return Estimate(value=value, stderr=stderr, info=json.loads(payload["info"]))
     if kind == "Metrics":
-        return Metrics(values=json.loads(payload["values"]), tables=json.loads(payload["tables"]),
-                       info=json.loads(payload["info"]))
+        return Metrics(
+            values=json.loads(payload["values"]),
+            tables=json.loads(payload["tables"]),
+            info=json.loads(payload["info"]),
+        )
     return None
 
 
@@ -323,17 +365,27 @@ def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, 
     """The provenance of a run: interpreter, libraries, plugin distributions, seed, command line."""
     import quadriga
 
-    versions: dict[str, Any] = {"python": sys.version.split()[0], "platform": platform.platform(),
-                                "quadriga": quadriga.__version__}
+    versions: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "quadriga": quadriga.__version__,
+    }
     for lib in ("torch", "numpy"):
         mod = sys.modules.get(lib)
         versions[lib] = getattr(mod, "__version__", None) if mod else None
-    plugins = {name: {"distribution": info["distribution"], "version": info["version"], "status": info["status"]}
-               for name, info in registry.plugins.items()}
-    return {"pipeline": pipeline.name, "source": pipeline.file, "seed": pipeline.seed,
-            "command": argv if argv is not None else sys.argv,
-            "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "versions": versions, "plugins": plugins}
+    plugins = {
+        name: {"distribution": info["distribution"], "version": info["version"], "status": info["status"]}
+        for name, info in registry.plugins.items()
+    }
+    return {
+        "pipeline": pipeline.name,
+        "source": pipeline.file,
+        "seed": pipeline.seed,
+        "command": argv if argv is not None else sys.argv,
+        "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions,
+        "plugins": plugins,
+    }
 
 
 def _stage_inputs(node: Any, values: dict[str, Any]) -> dict[str, Any]:
@@ -354,9 +406,16 @@ def _save_figures(run_dir: Path, stage: str, artifact: Any) -> list[str]:
     return saved
 
 
-def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root: Path = Path("runs"),
-            resume: Path | None = None, argv: list[str] | None = None,
-            display: Callable[[str], Any] | None = None) -> RunResult:
+def execute(
+    pipeline: Any,
+    registry: Any,
+    *,
+    out: Path | None = None,
+    runs_root: Path = Path("runs"),
+    resume: Path | None = None,
+    argv: list[str] | None = None,
+    display: Callable[[str], Any] | None = None,
+) -> RunResult:
     """Run a checked pipeline, saving each stage as it finishes.
 
     Args:
@@ -382,17 +441,24 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
             raise ConfigError(f"'{run_dir}' is not a run directory (no status.json).", key="--resume")
         saved = _saved_pipeline_name(run_dir)
         if saved is not None and saved != pipeline.name:
-            raise ConfigError(f"'{run_dir}' is a run of pipeline '{saved}', not '{pipeline.name}'. Resume it with "
-                              f"`quadriga run {saved} --resume {run_dir}`.", key="--resume")
+            raise ConfigError(
+                f"'{run_dir}' is a run of pipeline '{saved}', not '{pipeline.name}'. Resume it with "
+                f"`quadriga run {saved} --resume {run_dir}`.",
+                key="--resume",
+            )
         previous = json.loads((run_dir / "status.json").read_text())
-        results = json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").is_file() \
-            else {}
+        results = (
+            json.loads((run_dir / "results.json").read_text()) if (run_dir / "results.json").is_file() else {}
+        )
     else:
         if out is not None:
             run_dir = Path(out)
             if (run_dir / "status.json").exists() or (run_dir / "results.json").exists():
-                raise ConfigError(f"'{run_dir}' already holds a run. Continue it with --resume {run_dir}, or "
-                                  "choose another --out directory.", key="--out")
+                raise ConfigError(
+                    f"'{run_dir}' already holds a run. Continue it with --resume {run_dir}, or "
+                    "choose another --out directory.",
+                    key="--out",
+                )
             run_dir.mkdir(parents=True, exist_ok=True)
         else:
             run_dir = new_run_dir(runs_root, pipeline.name)
@@ -453,9 +519,12 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
                             artifact = node.method()(**kwargs, generator=generator)
                 expected = type(node.component).output_type
                 if type(artifact).__name__ != expected and not any(
-                        c.__name__ == expected for c in type(artifact).__mro__):
-                    raise StageError(name, f"{node.kind} '{node.use}' returned {type(artifact).__name__}, "
-                                           f"expected {expected}.")
+                    c.__name__ == expected for c in type(artifact).__mro__
+                ):
+                    raise StageError(
+                        name,
+                        f"{node.kind} '{node.use}' returned {type(artifact).__name__}, expected {expected}.",
+                    )
                 info = getattr(artifact, "info", None)
                 if isinstance(info, dict):
                     info.setdefault("stage", name)
@@ -463,7 +532,7 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
                 check_finite(name, artifact)
             except (QuadrigaError, KeyboardInterrupt):
                 raise
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 stage_error = StageError(name, f"{type(exc).__name__}: {exc}")
                 stage_error.__cause__ = exc
                 stage_error.details = traceback.format_exc()  # type: ignore[attr-defined]
@@ -476,13 +545,22 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
             summary.update(component=node.use, kind=node.kind, figures=figures)
             results["stages"][name] = summary
             atomic_write_json(run_dir / "results.json", results)
-            run.stages[name] = {"status": "finished", "component": node.use, "kind": node.kind,
-                                "seconds": round(seconds, 3), "resumable": resumable,
-                                "timings": {k: _jsonable(v) for k, v in (getattr(artifact, "info", None) or {}).items()
-                                            if k in TIMING_KEYS}}
+            run.stages[name] = {
+                "status": "finished",
+                "component": node.use,
+                "kind": node.kind,
+                "seconds": round(seconds, 3),
+                "resumable": resumable,
+                "timings": {
+                    k: _jsonable(v)
+                    for k, v in (getattr(artifact, "info", None) or {}).items()
+                    if k in TIMING_KEYS
+                },
+            }
             write_status()
-            warnings += registry.call_hook("quadriga_stage_end", run=run, stage=name, artifact=artifact,
-                                           seconds=seconds)
+            warnings += registry.call_hook(
+                "quadriga_stage_end", run=run, stage=name, artifact=artifact, seconds=seconds
+            )
         run.status = "finished"
     except KeyboardInterrupt as exc:
         run.status, error = "interrupted", exc
@@ -491,7 +569,7 @@ def execute(pipeline: Any, registry: Any, *, out: Path | None = None, runs_root:
         write_status()
         warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=exc)
         raise
-    except (QuadrigaError, Exception) as exc:  # noqa: BLE001
+    except (QuadrigaError, Exception) as exc:
         run.status, error = "failed", exc
         _mark_current(run, "failed", exc)
         details = getattr(exc, "details", None) or traceback.format_exc()

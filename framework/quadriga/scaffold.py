@@ -25,7 +25,7 @@ from typing import Any
 
 from quadriga.errors import ConfigError, QuadrigaError
 
-__all__ = ["add_new_command", "render_plugin", "template_dir", "PLUGIN_KINDS", "NAME_PATTERN"]
+__all__ = ["NAME_PATTERN", "PLUGIN_KINDS", "add_new_command", "render_plugin", "template_dir"]
 
 PLUGIN_KINDS = ("sampler", "learner", "estimator", "evaluator")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -49,8 +49,15 @@ def template_dir() -> Iterator[Path]:
         yield Path(path)
 
 
-def render_plugin(name: str, *, kind: str = "sampler", dest: str | Path = ".", description: str | None = None,
-                  author: str = "", paper: str | None = None) -> Path:
+def render_plugin(
+    name: str,
+    *,
+    kind: str = "sampler",
+    dest: str | Path = ".",
+    description: str | None = None,
+    author: str = "",
+    paper: str | None = None,
+) -> Path:
     """Render the plugin template for a new component.
 
     Args:
@@ -70,11 +77,17 @@ def render_plugin(name: str, *, kind: str = "sampler", dest: str | Path = ".", d
         QuadrigaError: copier is not installed.
     """
     if not NAME_PATTERN.match(name or ""):
-        raise ConfigError(f"'{name}' is not a valid plugin name: use lowercase letters, digits and single dashes, "
-                          "starting with a letter (e.g. my-sampler).", key="NAME")
+        raise ConfigError(
+            f"'{name}' is not a valid plugin name: use lowercase letters, digits and single dashes, "
+            "starting with a letter (e.g. my-sampler).",
+            key="NAME",
+        )
     if name.startswith("quadriga-"):
-        raise ConfigError(f"give the method's name without the 'quadriga-' prefix (e.g. '{name[9:]}'); "
-                          "the distribution is named quadriga-NAME.", key="NAME")
+        raise ConfigError(
+            f"give the method's name without the 'quadriga-' prefix (e.g. '{name[9:]}'); "
+            "the distribution is named quadriga-NAME.",
+            key="NAME",
+        )
     if kind not in PLUGIN_KINDS:
         raise ConfigError(f"unknown kind '{kind}'; use one of {', '.join(PLUGIN_KINDS)}.", key="--kind")
     target = Path(dest) / f"quadriga-{name}"
@@ -83,16 +96,19 @@ def render_plugin(name: str, *, kind: str = "sampler", dest: str | Path = ".", d
     try:
         import copier
     except ImportError:
-        raise QuadrigaError("`quadriga new` renders a copier template: `pip install copier` "
-                            "(or install quadriga with its test/docs extras).") from None
+        raise QuadrigaError(
+            "`quadriga new` renders a copier template: `pip install copier` "
+            "(or install quadriga with its test/docs extras)."
+        ) from None
     data: dict[str, Any] = {"name": name, "kind": kind, "author": author}
     if description:
         data["description"] = description
     if paper:
         data["paper"] = paper
     with template_dir() as src:
-        copier.run_copy(str(src), str(target), data=data, defaults=True, quiet=True, unsafe=False,
-                        overwrite=True)
+        copier.run_copy(
+            str(src), str(target), data=data, defaults=True, quiet=True, unsafe=False, overwrite=True
+        )
     return target
 
 
@@ -101,13 +117,21 @@ def cmd_new(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     console = Console(highlight=False)
-    path = render_plugin(args.name, kind=args.kind, dest=args.dest, description=args.description,
-                         author=args.author or "", paper=args.paper)
-    console.print(f"created [bold]{path}[/] ({args.kind} '{args.name}'). Next:\n"
-                  f"  pip install -e {path} --no-deps\n"
-                  f"  quadriga info {args.name}\n"
-                  f"  quadriga run {args.name}-demo\n"
-                  f"  pytest {path / 'tests'}")
+    path = render_plugin(
+        args.name,
+        kind=args.kind,
+        dest=args.dest,
+        description=args.description,
+        author=args.author or "",
+        paper=args.paper,
+    )
+    console.print(
+        f"created [bold]{path}[/] ({args.kind} '{args.name}'). Next:\n"
+        f"  pip install -e {path} --no-deps\n"
+        f"  quadriga info {args.name}\n"
+        f"  quadriga run {args.name}-demo\n"
+        f"  pytest {path / 'tests'}"
+    )
     return 0
 
 
@@ -115,16 +139,25 @@ def add_new_command(sub: Any, common: Callable[[argparse.ArgumentParser], None])
     """Add ``quadriga new plugin NAME [--kind KIND] [--dest DIR]`` to ``sub`` (argparse subparsers)."""
     from quadriga.extensions import EXTENSION_COMMANDS
 
-    p = sub.add_parser("new", help="create a new plugin distribution from the template",
-                       description="Create files from a template. `quadriga new plugin NAME` writes a complete, "
-                                   "installable plugin distribution.")
+    p = sub.add_parser(
+        "new",
+        help="create a new plugin distribution from the template",
+        description="Create files from a template. `quadriga new plugin NAME` writes a complete, "
+        "installable plugin distribution.",
+    )
     what = p.add_subparsers(dest="what", metavar="WHAT", required=True)
-    q = what.add_parser("plugin", help="a plugin distribution with one component, a pipeline, a claim and tests",
-                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-                        description="Render the plugin template into DEST/quadriga-NAME: pyproject.toml with the "
-                                    "entry point, a working component skeleton of the chosen kind, claims.py, a "
-                                    "ready pipeline NAME-demo, tests and a README.")
-    q.add_argument("name", metavar="NAME", help="the component's name, lowercase with dashes, e.g. my-sampler")
+    q = what.add_parser(
+        "plugin",
+        help="a plugin distribution with one component, a pipeline, a claim and tests",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+        description="Render the plugin template into DEST/quadriga-NAME: pyproject.toml with the "
+        "entry point, a working component skeleton of the chosen kind, claims.py, a "
+        "ready pipeline NAME-demo, tests and a README.",
+    )
+    q.add_argument(
+        "name", metavar="NAME", help="the component's name, lowercase with dashes, e.g. my-sampler"
+    )
     q.add_argument("--kind", choices=PLUGIN_KINDS, default="sampler", help="the interface (default sampler)")
     q.add_argument("--dest", type=Path, default=Path("."), help="parent folder (default: the current one)")
     q.add_argument("--description", help="one line describing the method")

@@ -10,7 +10,7 @@ import hashlib
 import random
 from typing import Any
 
-__all__ = ["derive_seed", "make_generator", "seed_everything", "numpy_rng", "int_seed"]
+__all__ = ["derive_seed", "int_seed", "make_generator", "numpy_rng", "seed_everything"]
 
 
 def derive_seed(root_seed: int, name: str) -> int:

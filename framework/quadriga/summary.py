@@ -17,7 +17,7 @@ from typing import Any
 
 from quadriga.runs import atomic_path, atomic_write_text
 
-__all__ = ["collect_rows", "rows_from_run", "aggregate", "write_outputs", "bootstrap_ci", "load_rows"]
+__all__ = ["aggregate", "bootstrap_ci", "collect_rows", "load_rows", "rows_from_run", "write_outputs"]
 
 
 def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -37,8 +37,15 @@ def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
                 items.append(("estimate_stderr", res["stderr"]))
         for metric, value in items:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append({**base, "stage": stage, "component": res.get("component"), "metric": metric,
-                             "value": float(value)})
+                rows.append(
+                    {
+                        **base,
+                        "stage": stage,
+                        "component": res.get("component"),
+                        "metric": metric,
+                        "value": float(value),
+                    }
+                )
     return rows
 
 
@@ -53,8 +60,9 @@ def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[s
     return rows
 
 
-def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000,
-                 seed: int = 0) -> tuple[float, float]:
+def bootstrap_ci(
+    values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean.
 
     Args:
@@ -90,9 +98,10 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
         mean = sum(values) / n
         std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
         low, high = bootstrap_ci(values)
-        entry = {k: json.loads(v) for k, v in zip(keys, key[:len(keys)])}
-        entry.update(stage=key[-2], metric=key[-1], n=n, mean=mean, stderr=std / math.sqrt(n),
-                     ci_low=low, ci_high=high)
+        entry = {k: json.loads(v) for k, v in zip(keys, key[: len(keys)])}
+        entry.update(
+            stage=key[-2], metric=key[-1], n=n, mean=mean, stderr=std / math.sqrt(n), ci_low=low, ci_high=high
+        )
         out.append(entry)
     return out
 
@@ -133,8 +142,9 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str]) -
     atomic_write_text(path, buf.getvalue())
 
 
-def write_outputs(out_dir: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]],
-                  keys: Sequence[str]) -> tuple[Path | None, Path | None]:
+def write_outputs(
+    out_dir: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], keys: Sequence[str]
+) -> tuple[Path | None, Path | None]:
     """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``; return the table and figure paths."""
     out_dir = Path(out_dir)
     if not rows:
@@ -150,8 +160,9 @@ def _numeric(values: list[Any]) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def plot_summary(summary: Sequence[dict[str, Any]], keys: Sequence[str], path: Path,
-                 max_panels: int = 12) -> Path | None:
+def plot_summary(
+    summary: Sequence[dict[str, Any]], keys: Sequence[str], path: Path, max_panels: int = 12
+) -> Path | None:
     """One panel per metric: the metric against the first swept parameter, one line per subject,
     a band for the bootstrap 95% interval; bars with interval whiskers when nothing numeric was swept."""
     from matplotlib.figure import Figure
@@ -180,13 +191,17 @@ def plot_summary(summary: Sequence[dict[str, Any]], keys: Sequence[str], path: P
                 entries.sort(key=lambda e: e[x_key])
                 xs = [e[x_key] for e in entries]
                 ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label)
-                ax.fill_between(xs, [e["ci_low"] for e in entries], [e["ci_high"] for e in entries], alpha=0.2)
+                ax.fill_between(
+                    xs, [e["ci_low"] for e in entries], [e["ci_high"] for e in entries], alpha=0.2
+                )
             ax.set_xlabel(x_key)
         else:
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
-            err = [[m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means)],
-                   [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means)]]
+            err = [
+                [m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means)],
+                [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means)],
+            ]
             ax.bar(range(len(labels)), means, yerr=err, capsize=3)
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
         ax.set_title(name)
@@ -212,4 +227,6 @@ def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     if (path / "results.json").is_file():
         results = json.loads((path / "results.json").read_text())
         return rows_from_run(path, {"run_id": path.name, "seed": results.get("seed")}), []
-    raise FileNotFoundError(f"'{path}' is neither a sweep directory (sweep.json) nor a run directory (results.json)")
+    raise FileNotFoundError(
+        f"'{path}' is neither a sweep directory (sweep.json) nor a run directory (results.json)"
+    )

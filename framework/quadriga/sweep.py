@@ -37,7 +37,7 @@ from quadriga.errors import ConfigError
 from quadriga.pipeline import parse_override
 from quadriga.runs import atomic_write_json, safe_name
 
-__all__ = ["RunSpec", "parse_seeds", "parse_grid", "plan", "run_sweep", "execute_one", "SweepResult"]
+__all__ = ["RunSpec", "SweepResult", "execute_one", "parse_grid", "parse_seeds", "plan", "run_sweep"]
 
 
 @attrs.frozen
@@ -70,8 +70,10 @@ def parse_seeds(text: str) -> list[int]:
         else:
             seeds = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise ConfigError(f"--seeds '{text}' is not START:STOP or a comma-separated list of integers "
-                          "(e.g. --seeds 0:10).", key="--seeds") from None
+        raise ConfigError(
+            f"--seeds '{text}' is not START:STOP or a comma-separated list of integers (e.g. --seeds 0:10).",
+            key="--seeds",
+        ) from None
     if not seeds:
         raise ConfigError(f"--seeds '{text}' selects no seed.", key="--seeds")
     return seeds
@@ -102,7 +104,9 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     key, sep, raw = text.partition("=")
     values = [parse_override(f"x={v}")[1] for v in _split_top(raw)]
     if not sep or not key.strip() or not values:
-        raise ConfigError(f"--grid '{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid")
+        raise ConfigError(
+            f"--grid '{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid"
+        )
     return key.strip(), values
 
 
@@ -112,7 +116,9 @@ def _toml_value(value: Any) -> str:
     return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
 
 
-def plan(seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str] = ()) -> list[RunSpec]:
+def plan(
+    seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str] = ()
+) -> list[RunSpec]:
     """The runs of a sweep: every grid point (Cartesian product) times every seed."""
     keys = [k for k, _ in grids]
     runs = []
@@ -150,11 +156,12 @@ def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
             if resumable:  # an earlier attempt failed or was killed: keep its finished stages
                 result = run(source, resume=directory, raise_on_failure=False)
             else:
-                result = run(source, overrides=spec.overrides, seed=spec.seed, out=directory,
-                             raise_on_failure=False)
+                result = run(
+                    source, overrides=spec.overrides, seed=spec.seed, out=directory, raise_on_failure=False
+                )
             status = result.status
             error = None if result.error is None else f"{type(result.error).__name__}: {result.error}"
-    except BaseException as exc:  # noqa: BLE001 - a sweep must survive any run
+    except BaseException as exc:
         error = f"{type(exc).__name__}: {exc}"
         log.write(traceback.format_exc())
         atomic_write_json(Path(run_dir) / "status.json", {"status": "failed", "stages": {}, "error": error})
@@ -174,8 +181,9 @@ def _worker(conn: Any) -> None:
         conn.send(execute_one(source, spec, run_dir))
 
 
-def _run_local(tasks: list[tuple[str, RunSpec, str]], workers: int,
-               on_done: Callable[[dict[str, Any]], None]) -> None:
+def _run_local(
+    tasks: list[tuple[str, RunSpec, str]], workers: int, on_done: Callable[[dict[str, Any]], None]
+) -> None:
     ctx = mp.get_context("spawn")
     pending = list(tasks)
     busy: dict[Any, tuple[Any, Any, tuple[str, RunSpec, str]]] = {}  # conn -> (process, conn, task)
@@ -246,12 +254,18 @@ def _mark_failed(run_dir: str, error: str) -> None:
     atomic_write_json(path, status)
 
 
-def _run_ray(tasks: list[tuple[str, RunSpec, str]], workers: int, address: str | None,
-             on_done: Callable[[dict[str, Any]], None]) -> None:
+def _run_ray(
+    tasks: list[tuple[str, RunSpec, str]],
+    workers: int,
+    address: str | None,
+    on_done: Callable[[dict[str, Any]], None],
+) -> None:
     try:
         import ray
     except ImportError:
-        raise ConfigError("the ray backend needs Ray: pip install 'quadriga[ray]'.", key="--backend") from None
+        raise ConfigError(
+            "the ray backend needs Ray: pip install 'quadriga[ray]'.", key="--backend"
+        ) from None
     started = False
     if not ray.is_initialized():
         if address:
@@ -268,7 +282,7 @@ def _run_ray(tasks: list[tuple[str, RunSpec, str]], workers: int, address: str |
                 task = refs.pop(ref)
                 try:
                     on_done(ray.get(ref))
-                except Exception as exc:  # noqa: BLE001 - a crashed Ray worker fails only its run
+                except Exception as exc:
                     error = f"Ray task failed: {type(exc).__name__}: {exc}"
                     _mark_failed(task[2], error)
                     on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
@@ -298,19 +312,29 @@ class SweepResult:
     figure_path: Path | None
 
 
-def default_sweep_dir(source: str, seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]],
-                      fixed: Sequence[str]) -> Path:
+def default_sweep_dir(
+    source: str, seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str]
+) -> Path:
     """``sweeps/<pipeline>-<hash of the sweep's definition>``: the same sweep gets the same directory (resume)."""
-    digest = hashlib.sha256(json.dumps([str(source), list(seeds), [[k, v] for k, v in grids], list(fixed)],
-                                       default=str).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(
+        json.dumps([str(source), list(seeds), [[k, v] for k, v in grids], list(fixed)], default=str).encode()
+    ).hexdigest()[:8]
     return Path("sweeps") / f"{safe_name(Path(str(source)).stem)}-{digest}"
 
 
-def run_sweep(source: str | Path, *, seeds: Iterable[int], grids: Sequence[tuple[str, list[Any]]] = (),
-              fixed: Sequence[str] = (), backend: str = "local", workers: int | None = None,
-              address: str | None = None, out: str | Path | None = None,
-              on_start: Callable[[int, int], None] | None = None,
-              on_done: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+def run_sweep(
+    source: str | Path,
+    *,
+    seeds: Iterable[int],
+    grids: Sequence[tuple[str, list[Any]]] = (),
+    fixed: Sequence[str] = (),
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    out: str | Path | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> SweepResult:
     """Run a sweep and aggregate its results.
 
     Args:
@@ -344,16 +368,30 @@ def run_sweep(source: str | Path, *, seeds: Iterable[int], grids: Sequence[tuple
         check(source, overrides=spec.overrides, seed=spec.seed)  # every grid point, before anything runs
     sweep_dir = Path(out) if out is not None else default_sweep_dir(source, seeds, grids, fixed)
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(sweep_dir / "sweep.json", {
-        "source": source, "seeds": seeds, "grid": {k: v for k, v in grids}, "fixed": list(fixed), "backend": backend,
-        "runs": [attrs.asdict(s) for s in specs], "command": sys.argv})
+    atomic_write_json(
+        sweep_dir / "sweep.json",
+        {
+            "source": source,
+            "seeds": seeds,
+            "grid": {k: v for k, v in grids},
+            "fixed": list(fixed),
+            "backend": backend,
+            "runs": [attrs.asdict(s) for s in specs],
+            "command": sys.argv,
+        },
+    )
     outcomes: dict[str, dict[str, Any]] = {}
     tasks = []
     for spec in specs:
         run_dir = sweep_dir / "runs" / spec.run_id
         status_file = run_dir / "status.json"
         if status_file.is_file() and json.loads(status_file.read_text()).get("status") == "finished":
-            outcomes[spec.run_id] = {"run_id": spec.run_id, "status": "finished", "error": None, "skipped": True}
+            outcomes[spec.run_id] = {
+                "run_id": spec.run_id,
+                "status": "finished",
+                "error": None,
+                "skipped": True,
+            }
             continue
         tasks.append((source, spec, str(run_dir)))
     if on_start:
@@ -373,8 +411,16 @@ def run_sweep(source: str | Path, *, seeds: Iterable[int], grids: Sequence[tuple
     runs = []
     for spec in specs:
         o = outcomes.get(spec.run_id, {"status": "failed", "error": "not run"})
-        runs.append({"run_id": spec.run_id, "seed": spec.seed, "params": spec.params, "status": o["status"],
-                     "error": o.get("error"), "skipped": bool(o.get("skipped"))})
+        runs.append(
+            {
+                "run_id": spec.run_id,
+                "seed": spec.seed,
+                "params": spec.params,
+                "status": o["status"],
+                "error": o.get("error"),
+                "skipped": bool(o.get("skipped")),
+            }
+        )
     atomic_write_json(sweep_dir / "runs.json", runs)
     rows = collect_rows(sweep_dir / "runs", runs)
     summary = aggregate(rows, [k for k, _ in grids])

@@ -47,7 +47,7 @@ import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import attrs
 
@@ -58,17 +58,35 @@ from quadriga.interfaces import INTERFACES, TASK_KINDS, Sampler, Target
 from quadriga.params import param
 from quadriga.registry import KINDS, PluginRegistrar, Registry
 
-__all__ = ["CHECKS", "CheckReport", "ComponentCheckError", "CheckInputsUnavailable", "check_component",
-           "check_docstring", "CheckGaussian", "CheckDraws"]
+__all__ = [
+    "CHECKS",
+    "CheckDraws",
+    "CheckGaussian",
+    "CheckInputsUnavailable",
+    "CheckReport",
+    "ComponentCheckError",
+    "check_component",
+    "check_docstring",
+]
 
 CHECKS = ("build", "config", "bad-params", "docstring", "run", "output", "determinism")
-_METHOD = {"sampler": "sample", "learner": "fit", "estimator": "estimate", "evaluator": "evaluate",
-           "target": "log_prob", "dataset": "split", "environment": "make"}
+_METHOD = {
+    "sampler": "sample",
+    "learner": "fit",
+    "estimator": "estimate",
+    "evaluator": "evaluate",
+    "target": "log_prob",
+    "dataset": "split",
+    "environment": "make",
+}
 _INJECTED = {"self", "generator", "progress"}
 _TIMING = {"seconds", "wall_time", "elapsed", "time_s"}
 #: docstring sections: a header (``Name:``) from the first set, or text matching the pattern.
 DOC_SECTIONS: dict[str, tuple[tuple[str, ...], str | None]] = {
-    "shapes": (("Shapes", "Shape"), r"\b(Tensor|ndarray|array|Samples)\s*\[|\bshapes?\b|\bscalars?\b|\(n, d\)"),
+    "shapes": (
+        ("Shapes", "Shape"),
+        r"\b(Tensor|ndarray|array|Samples)\s*\[|\bshapes?\b|\bscalars?\b|\(n, d\)",
+    ),
     "units": (("Units",), r"\bunits?\b|\bnats\b|\(count\)|\bseconds\b"),
     "errors": (("Raises", "Errors"), None),
     "source": (("Source", "Sources", "Reference", "References", "Paper"), None),
@@ -179,10 +197,14 @@ class CheckDraws(Sampler):
         try:
             x = torch.as_tensor(target.sample(self.num_chains * self.num_draws, generator=generator))
         except NotImplementedError:
-            raise ConfigError(f"{type(target).__name__} has no exact sampler; pass another task=.",
-                              key="target") from None
-        return Samples(x=x, chains=x.reshape(self.num_chains, self.num_draws, -1),
-                       info={"score_evals": 0, "log_prob_evals": 0})
+            raise ConfigError(
+                f"{type(target).__name__} has no exact sampler; pass another task=.", key="target"
+            ) from None
+        return Samples(
+            x=x,
+            chains=x.reshape(self.num_chains, self.num_draws, -1),
+            info={"score_evals": 0, "log_prob_evals": 0},
+        )
 
 
 def _providers(registry: Registry) -> Registry:
@@ -259,7 +281,8 @@ def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | 
                 raise CheckInputsUnavailable(
                     f"{kind} '{cls.__name__}': cannot make input '{pname}' (accepts {' or '.join(accepted)}). "
                     "Declare a pipeline fragment in the class attribute check_inputs = {'task': {...}, "
-                    "'stage': {...}, 'inputs': {...}} or pass inputs= to check_component.")
+                    "'stage': {...}, 'inputs': {...}} or pass inputs= to check_component."
+                )
     return {"task": tasks, "stage": stages, "inputs": wiring}
 
 
@@ -314,7 +337,7 @@ def _bad_params(registry: Registry, cls: type, name: str, kind: str, base: dict[
             if key not in str(exc):
                 problems.append(f"{key}={value!r} raised a ConfigError that does not name '{key}': {exc}")
             return
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             problems.append(f"{key}={value!r} raised {type(exc).__name__} ({exc}) instead of a ConfigError")
             return
         if must_fail:
@@ -323,7 +346,7 @@ def _bad_params(registry: Registry, cls: type, name: str, kind: str, base: dict[
     attempt("no_such_parameter", 1, True)
     try:
         attrs.resolve_types(cls)
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
     for f in attrs.fields(cls):
         if not f.init or f.name.startswith("_"):
@@ -339,10 +362,17 @@ def _bad_params(registry: Registry, cls: type, name: str, kind: str, base: dict[
     return problems
 
 
-def check_component(kind: str, name: str, *, registry: Registry | None = None,
-                    params: Mapping[str, Any] | None = None, task: Mapping[str, Any] | None = None,
-                    inputs: Mapping[str, Any] | None = None, seed: int = 0,
-                    skip: Iterable[str] = ()) -> CheckReport:
+def check_component(
+    kind: str,
+    name: str,
+    *,
+    registry: Registry | None = None,
+    params: Mapping[str, Any] | None = None,
+    task: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    skip: Iterable[str] = (),
+) -> CheckReport:
     """Run the conformance checks on one registered component.
 
     Args:
@@ -389,10 +419,16 @@ def check_component(kind: str, name: str, *, registry: Registry | None = None,
 
     try:
         obj = build_component(registry, name, base, kinds=(kind,))
-    except Exception as exc:  # noqa: BLE001
-        raise ComponentCheckError(kind, name, {"build": f"cannot be built from its defaults with params "
-                                               f"{base}: {type(exc).__name__}: {exc} (give required or cheap "
-                                               "values with params= or the class attribute check_params)"}) from exc
+    except Exception as exc:
+        raise ComponentCheckError(
+            kind,
+            name,
+            {
+                "build": f"cannot be built from its defaults with params "
+                f"{base}: {type(exc).__name__}: {exc} (give required or cheap "
+                "values with params= or the class attribute check_params)"
+            },
+        ) from exc
     report.passed.append("build")
     if "config" not in skip:
         record("config", _config_problems(registry, name, kind, obj))
@@ -403,15 +439,21 @@ def check_component(kind: str, name: str, *, registry: Registry | None = None,
     if kind in TASK_KINDS:
         if "run" not in skip:
             record("run", _task_problems(registry, name, kind, base, seed))
-        report.skipped.update({"output": "tasks are checked by 'run'", "determinism": "tasks are checked by 'run'"})
+        report.skipped.update(
+            {"output": "tasks are checked by 'run'", "determinism": "tasks are checked by 'run'"}
+        )
     elif not {"run", "output", "determinism"} <= skip:
         fragment = inputs if inputs is not None else getattr(cls, "check_inputs", None)
         if fragment is None:
             fragment = _wiring(cls, kind, registry, task)
-        data = {"pipeline": {"name": f"check-{name}", "seed": seed},
-                "task": {k: dict(v) for k, v in fragment.get("task", {}).items()},
-                "stage": {**{k: dict(v) for k, v in fragment.get("stage", {}).items()},
-                          "checked": {"use": name, "kind": kind, "inputs": dict(fragment.get("inputs", {})), **base}}}
+        data = {
+            "pipeline": {"name": f"check-{name}", "seed": seed},
+            "task": {k: dict(v) for k, v in fragment.get("task", {}).items()},
+            "stage": {
+                **{k: dict(v) for k, v in fragment.get("stage", {}).items()},
+                "checked": {"use": name, "kind": kind, "inputs": dict(fragment.get("inputs", {})), **base},
+            },
+        }
         if not data["task"]:
             del data["task"]
         report.pipeline = data
@@ -427,19 +469,19 @@ def _config_problems(registry: Registry, name: str, kind: str, obj: Any) -> list
     try:
         config = component_config(obj, registry)
         tomli_w.dumps({"stage": {"x": config}})
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return [f"the resolved parameters are not TOML values: {type(exc).__name__}: {exc}"]
     try:
         again = component_config(build_component(registry, name, config, kinds=(kind,)), registry)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return [f"cannot be rebuilt from its own resolved parameters {config}: {exc}"]
     return [] if _same(config, again) else [f"parameters change on a round trip: {config} -> {again}"]
 
 
 def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any], seed: int) -> list[str]:
-    from quadriga.seeding import make_generator
-
     import torch
+
+    from quadriga.seeding import make_generator
 
     def prepared() -> Any:
         obj = build_component(registry, name, base, kinds=(kind,))
@@ -489,13 +531,20 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
                 env.step(env.action_space.sample())
             finally:
                 env.close()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return [f"{type(exc).__name__}: {exc}"]
     return []
 
 
-def _run_checks(registry: Registry, data: dict[str, Any], kind: str, skip: set[str], record: Any,
-                report: CheckReport, load_pipeline: Any) -> None:
+def _run_checks(
+    registry: Registry,
+    data: dict[str, Any],
+    kind: str,
+    skip: set[str],
+    record: Any,
+    report: CheckReport,
+    load_pipeline: Any,
+) -> None:
     from quadriga.runs import execute
 
     with tempfile.TemporaryDirectory(prefix="quadriga-check-") as tmp:
@@ -514,8 +563,13 @@ def _run_checks(registry: Registry, data: dict[str, Any], kind: str, skip: set[s
                 if isinstance(err, StageError) and err.stage != "checked":
                     raise CheckInputsUnavailable(f"making the inputs failed: {err}") from err
                 what = "rejected the check's inputs" if isinstance(err, ConfigError) else "raised"
-                record("run", [f"{what}: {type(err).__name__}: {err}. Inputs were {data['stage']['checked']['inputs']}"
-                               " (see check_inputs / inputs= to give it other ones)"])
+                record(
+                    "run",
+                    [
+                        f"{what}: {type(err).__name__}: {err}. Inputs were {data['stage']['checked']['inputs']}"
+                        " (see check_inputs / inputs= to give it other ones)"
+                    ],
+                )
                 return
             results.append(result)
         report.passed.append("run")
@@ -525,13 +579,17 @@ def _run_checks(registry: Registry, data: dict[str, Any], kind: str, skip: set[s
             inputs = {}
             for arg, node in data["stage"]["checked"]["inputs"].items():
                 if isinstance(node, str):
-                    inputs[arg] = results[0].artifacts[node] if node in results[0].artifacts \
+                    inputs[arg] = (
+                        results[0].artifacts[node]
+                        if node in results[0].artifacts
                         else pipe.tasks[node].component
+                    )
             record("output", _output_problems(kind, artifact, inputs))
         if "determinism" not in skip:
             other = results[1].artifacts["checked"]
-            same = _same(results[0].results["stages"]["checked"], results[1].results["stages"]["checked"]) and \
-                _same(_numbers(artifact), _numbers(other))
+            same = _same(
+                results[0].results["stages"]["checked"], results[1].results["stages"]["checked"]
+            ) and _same(_numbers(artifact), _numbers(other))
             record("determinism", [] if same else ["two runs with the same seed gave different results"])
 
 
@@ -546,8 +604,10 @@ def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
         out.append("info must be a dict with string keys")
     if isinstance(art, Samples):
         if not isinstance(art.x, torch.Tensor) or art.x.ndim != 2 or art.x.shape[0] < 1:
-            return out + [f"Samples.x must be a Tensor[n, d] with n >= 1, got {type(art.x).__name__} "
-                          f"{tuple(getattr(art.x, 'shape', ()))}"]
+            return out + [
+                f"Samples.x must be a Tensor[n, d] with n >= 1, got {type(art.x).__name__} "
+                f"{tuple(getattr(art.x, 'shape', ()))}"
+            ]
         n, d = art.x.shape
         source = next(iter(inputs.values()), None)
         want = getattr(source, "dim", None)
@@ -558,25 +618,35 @@ def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
         if art.chains is not None:
             c = art.chains
             if c.ndim != 3 or c.shape[2] != d or c.shape[0] * c.shape[1] != n:
-                out.append(f"chains has shape {tuple(c.shape)}, expected (num_chains, n / num_chains, {d}) "
-                           f"with n = {n}")
+                out.append(
+                    f"chains has shape {tuple(c.shape)}, expected (num_chains, n / num_chains, {d}) "
+                    f"with n = {n}"
+                )
             elif not torch.equal(c.reshape(n, d), art.x):
                 out.append("chains is not the chain-major view of x (chains.reshape(n, d) != x)")
     elif isinstance(art, Estimate):
         value = art.value
         if not isinstance(value, (int, float)) and not hasattr(value, "shape"):
             out.append(f"Estimate.value must be a number or a tensor/array, got {type(value).__name__}")
-        elif art.stderr is not None and hasattr(value, "shape") and \
-                tuple(getattr(art.stderr, "shape", ())) != tuple(value.shape):
-            out.append(f"stderr has shape {tuple(getattr(art.stderr, 'shape', ()))}, value {tuple(value.shape)}")
+        elif (
+            art.stderr is not None
+            and hasattr(value, "shape")
+            and tuple(getattr(art.stderr, "shape", ())) != tuple(value.shape)
+        ):
+            out.append(
+                f"stderr has shape {tuple(getattr(art.stderr, 'shape', ()))}, value {tuple(value.shape)}"
+            )
         if art.interval is not None and len(art.interval) != 2:
             out.append("interval must be a (low, high) pair")
     elif isinstance(art, Metrics):
         from matplotlib.figure import Figure
 
         for key, value in art.values.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) and not \
-                    (hasattr(value, "item") and getattr(value, "ndim", 1) == 0):
+            if (
+                isinstance(value, bool)
+                or (not isinstance(value, (int, float))
+                and not (hasattr(value, "item") and getattr(value, "ndim", 1) == 0))
+            ):
                 out.append(f"values['{key}'] is {type(value).__name__}, expected a float")
         for key, fig in art.figures.items():
             if not isinstance(fig, Figure):
@@ -625,5 +695,5 @@ def _same(a: Any, b: Any) -> bool:
         return a == b or (math.isnan(a) and math.isnan(b))
     try:
         return bool(a == b)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False

@@ -14,13 +14,14 @@ import argparse
 import time
 
 import torch
-
 from quadriga_ddpm.sampler import DDPM
 from quadriga_ddpm.schedules import alpha_bars, theory_betas
 from quadriga_ddpm.targets import SphereMixture
 
 
-def direct_loop(mu: torch.Tensor, sigma: float, betas: torch.Tensor, n: int, gen: torch.Generator) -> torch.Tensor:
+def direct_loop(
+    mu: torch.Tensor, sigma: float, betas: torch.Tensor, n: int, gen: torch.Generator
+) -> torch.Tensor:
     """The same chain as ``DDPM(schedule='theory', variance='beta')`` written as one plain loop."""
     mu = mu.float()
     logw = torch.full((mu.shape[0],), -torch.log(torch.tensor(float(mu.shape[0]))).item())
@@ -30,10 +31,10 @@ def direct_loop(mu: torch.Tensor, sigma: float, betas: torch.Tensor, n: int, gen
     x = torch.randn(n, mu.shape[1], generator=gen)
     for t in range(len(b) - 1, -1, -1):
         a = ab[t]
-        v = a * sigma ** 2 + 1 - a
-        sq = (x * x).sum(-1, keepdim=True) - 2 * a ** 0.5 * (x @ mu.T) + a * mu_sq
+        v = a * sigma**2 + 1 - a
+        sq = (x * x).sum(-1, keepdim=True) - 2 * a**0.5 * (x @ mu.T) + a * mu_sq
         r = torch.softmax(logw - 0.5 * sq / v, -1)
-        s = (a ** 0.5 * (r @ mu) - x) / v
+        s = (a**0.5 * (r @ mu) - x) / v
         x = (x + b[t] * s) / (1 - b[t]) ** 0.5 + b[t] ** 0.5 * torch.randn(x.shape, generator=gen)
     return x
 
@@ -59,7 +60,9 @@ def main() -> None:
         sampler.sample(target, generator=torch.Generator().manual_seed(rep))
         t_fw.append(time.perf_counter() - t0)
     fw, direct = min(t_fw), min(t_direct)
-    print(f"d={args.dim} K={args.components} T={args.steps} n={args.samples} torch threads={torch.get_num_threads()}")
+    print(
+        f"d={args.dim} K={args.components} T={args.steps} n={args.samples} torch threads={torch.get_num_threads()}"
+    )
     print(f"direct loop : {args.samples / direct:10.1f} samples/s ({direct:.2f} s)")
     print(f"ddpm sampler: {args.samples / fw:10.1f} samples/s ({fw:.2f} s)")
     print(f"overhead    : {100 * (fw / direct - 1):+.1f} % (target <= 5 %)")

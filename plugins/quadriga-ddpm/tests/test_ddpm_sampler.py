@@ -6,14 +6,14 @@ import math
 
 import pytest
 import torch
-
-import quadriga.api
-from quadriga.artifacts import Fitted, Samples
-from quadriga.errors import ConfigError
 from quadriga_ddpm.claims import dimension_free
 from quadriga_ddpm.sampler import DDIM, DDPM
 from quadriga_ddpm.score_models import AnalyticScore, NetworkScore, as_score_model
 from quadriga_ddpm.targets import SphereMixture
+
+import quadriga.api
+from quadriga.artifacts import Fitted, Samples
+from quadriga.errors import ConfigError
 
 
 def _target(d: int, k: int, sigma: float) -> SphereMixture:
@@ -42,8 +42,11 @@ def test_large_T_passes_two_sample_test_and_small_T_fails_it():
     good = DDPM(num_steps=400, num_samples=500).sample(target, generator=torch.Generator().manual_seed(4)).x
     assert _mmd_pvalue(good, exact) > 0.05
     # negative control: with 3 steps the chain is visibly wrong and the same test rejects
-    bad = DDPM(num_steps=3, num_samples=500, schedule="linear").sample(
-        target, generator=torch.Generator().manual_seed(4)).x
+    bad = (
+        DDPM(num_steps=3, num_samples=500, schedule="linear")
+        .sample(target, generator=torch.Generator().manual_seed(4))
+        .x
+    )
     assert _mmd_pvalue(bad, exact) < 0.01
 
 
@@ -60,10 +63,14 @@ def test_network_score_eps_and_score_parameterizations_reproduce_analytic_sample
 
     sampler = DDPM(num_steps=30, num_samples=200)
     ref = sampler.sample(target, generator=torch.Generator().manual_seed(5)).x
-    eps = sampler.sample(Fitted(model=EpsNet(), info={"parameterization": "eps", "dim": 4}),
-                         generator=torch.Generator().manual_seed(5)).x
-    score = sampler.sample(Fitted(model=ScoreNet(), info={"parameterization": "score", "dim": 4}),
-                           generator=torch.Generator().manual_seed(5)).x
+    eps = sampler.sample(
+        Fitted(model=EpsNet(), info={"parameterization": "eps", "dim": 4}),
+        generator=torch.Generator().manual_seed(5),
+    ).x
+    score = sampler.sample(
+        Fitted(model=ScoreNet(), info={"parameterization": "score", "dim": 4}),
+        generator=torch.Generator().manual_seed(5),
+    ).x
     assert torch.allclose(eps, ref, atol=1e-9) and torch.allclose(score, ref, atol=1e-9)
     assert isinstance(as_score_model(target), AnalyticScore)
     assert isinstance(as_score_model(Fitted(model=EpsNet(), info={"dim": 4})), NetworkScore)
@@ -110,9 +117,14 @@ def test_pipeline_with_evaluator_reports_exact_k1_numbers(tmp_path):
         "pipeline": {"name": "ddpm-test", "seed": 0},
         "task": {"g": {"use": "sphere-mixture", "dim": 8, "num_components": 1, "scale": 2.0}},
         "stage": {
-            **{f"t{T}": {"use": "ddpm", "inputs": {"target": "g"}, "num_steps": T, "num_samples": 300}
-               for T in (10, 40, 160)},
-            "diag": {"use": "mixture-diagnostics", "inputs": {"subject": ["t10", "t40", "t160"], "reference": "g"}},
+            **{
+                f"t{T}": {"use": "ddpm", "inputs": {"target": "g"}, "num_steps": T, "num_samples": 300}
+                for T in (10, 40, 160)
+            },
+            "diag": {
+                "use": "mixture-diagnostics",
+                "inputs": {"subject": ["t10", "t40", "t160"], "reference": "g"},
+            },
         },
     }
     res = quadriga.api.run(pipeline, out=tmp_path / "run")

@@ -6,26 +6,44 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from quadriga_ddpm.claims import analyse
 from quadriga_ddpm.metrics import loglog_fit
 from quadriga_ddpm.study import MIN_SLOPE_POINTS, slopes
+from scipy import stats
 
 STEPS = (10, 20, 50, 100, 200, 400)
 
 
-def _rows(d: int, slope: float, floor: float, *, level: float = 1.0, sigma: float = 2.0, k: int = 2,
-          metric: str = "direction_w1", jitter: float = 0.0) -> list[dict]:
+def _rows(
+    d: int,
+    slope: float,
+    floor: float,
+    *,
+    level: float = 1.0,
+    sigma: float = 2.0,
+    k: int = 2,
+    metric: str = "direction_w1",
+    jitter: float = 0.0,
+) -> list[dict]:
     """Rows value = level * (T/10)^slope * exp(jitter * (-1)^i), all with the given floor."""
-    return [{"sigma": sigma, "K": k, "d": d, "T": t, "schedule": "theory", "metric": metric,
-             "value": level * (t / 10) ** slope * math.exp(jitter * (-1) ** i), "floor": floor}
-            for i, t in enumerate(STEPS)]
+    return [
+        {
+            "sigma": sigma,
+            "K": k,
+            "d": d,
+            "T": t,
+            "schedule": "theory",
+            "metric": metric,
+            "value": level * (t / 10) ** slope * math.exp(jitter * (-1) ** i),
+            "floor": floor,
+        }
+        for i, t in enumerate(STEPS)
+    ]
 
 
 def test_loglog_fit_matches_scipy_linregress_and_drops_points_at_the_floor():
     rng = np.random.default_rng(0)
-    errors = [2.0 * t ** -0.9 * math.exp(0.1 * z) for t, z in zip(STEPS, rng.standard_normal(len(STEPS)))]
+    errors = [2.0 * t**-0.9 * math.exp(0.1 * z) for t, z in zip(STEPS, rng.standard_normal(len(STEPS)))]
     ref = stats.linregress(np.log(STEPS), np.log(errors))
     slope, se, used = loglog_fit(list(STEPS), errors)
     assert used == 6
@@ -35,13 +53,13 @@ def test_loglog_fit_matches_scipy_linregress_and_drops_points_at_the_floor():
     slope3, se3, used3 = loglog_fit(list(STEPS), errors, [errors[3] / 2] * 6)
     ref3 = stats.linregress(np.log(STEPS[:3]), np.log(errors[:3]))
     assert used3 == 3 and slope3 == pytest.approx(ref3.slope, rel=1e-10) and se3 == pytest.approx(ref3.stderr)
-    assert math.isnan(loglog_fit(list(STEPS), errors, [errors[1] / 2] * 6)[1])   # 2 points: no error bar
+    assert math.isnan(loglog_fit(list(STEPS), errors, [errors[1] / 2] * 6)[1])  # 2 points: no error bar
 
 
 def test_slopes_need_min_points_above_the_floor_unless_exact():
     # d=2: 0.5 * (T/10)^-1 exceeds 2 * 0.02 for T <= 100 (4 points); d=16: only T = 10, 20 (2 points)
     rows = _rows(2, -1.0, 0.02, level=0.5) + _rows(16, -1.0, 0.1, level=0.5)
-    rows += _rows(128, -0.8, 0.0, metric="tv")[:2]          # exact rows, 2 T values
+    rows += _rows(128, -0.8, 0.0, metric="tv")[:2]  # exact rows, 2 T values
     out = {(s["metric"], s["d"]): s for s in slopes(rows)}
     assert MIN_SLOPE_POINTS == 4
     assert out["direction_w1", 2]["resolved"] and out["direction_w1", 2]["points"] == 4
@@ -75,6 +93,8 @@ def test_claim_verdict_reports_unresolved_cells_instead_of_fitting_them(tmp_path
     assert few.numbers["verdict"] == "not enough resolved points" and not few.passed
     assert few.numbers["theory/K>1/direction_w1_spread_cells_tested"] == 0
     # two resolved d whose slopes differ by 0.7: a measured failure
-    bad = analyse(_k1() + _rows(2, -1.2, 0.001) + _rows(16, -0.5, 0.001, jitter=0.01), tmp_path, scale="paper")
+    bad = analyse(
+        _k1() + _rows(2, -1.2, 0.001) + _rows(16, -0.5, 0.001, jitter=0.01), tmp_path, scale="paper"
+    )
     assert bad.numbers["verdict"] == "failed"
     assert bad.numbers["theory/K>1/direction_w1_slope_spread_max"] == pytest.approx(0.7, abs=0.02)

@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from goodpoints import compress as gp_compress
 from goodpoints import kt as gp_kt
+from quadriga_kernel_thinning.thinning import KernelThinning
 
 from quadriga.artifacts import Samples
-from quadriga_kernel_thinning.thinning import KernelThinning
 
 
 def _gauss(var: float):
@@ -57,13 +57,22 @@ def main() -> None:
     gen = lambda: torch.Generator().manual_seed(1)  # noqa: E731
 
     cases = {
-        "root KT": (lambda: gp_kt.thin(xn, m, _gauss(sigma**2 / 2), _gauss(sigma**2), seed=1, store_K=True),
-                    lambda: KernelThinning(variant="root", bandwidth=sigma).sample(samples, generator=gen())),
-        "target KT": (lambda: gp_kt.thin(xn, m, _gauss(sigma**2), _gauss(sigma**2), seed=1, store_K=True),
-                      lambda: KernelThinning(variant="target", bandwidth=sigma).sample(samples, generator=gen())),
+        "root KT": (
+            lambda: gp_kt.thin(xn, m, _gauss(sigma**2 / 2), _gauss(sigma**2), seed=1, store_K=True),
+            lambda: KernelThinning(variant="root", bandwidth=sigma).sample(samples, generator=gen()),
+        ),
+        "target KT": (
+            lambda: gp_kt.thin(xn, m, _gauss(sigma**2), _gauss(sigma**2), seed=1, store_K=True),
+            lambda: KernelThinning(variant="target", bandwidth=sigma).sample(samples, generator=gen()),
+        ),
         "KT-Compress++ (g=4)": (
-            lambda: gp_compress.compresspp_kt(xn, b"gaussian", k_params=np.array([2 * sigma**2]), g=4, seed=1),
-            lambda: KernelThinning(variant="target", compress=True, g=4, bandwidth=sigma).sample(samples, generator=gen())),
+            lambda: gp_compress.compresspp_kt(
+                xn, b"gaussian", k_params=np.array([2 * sigma**2]), g=4, seed=1
+            ),
+            lambda: KernelThinning(variant="target", compress=True, g=4, bandwidth=sigma).sample(
+                samples, generator=gen()
+            ),
+        ),
     }
     print(f"n = {args.n}, d = 2, best of {args.repeats}")
     print(f"{'method':24s} {'goodpoints s':>13s} {'plugin s':>10s} {'ratio':>7s}")
@@ -75,14 +84,28 @@ def main() -> None:
 
     print("\npeak traced memory (MiB), root KT")
     rows = [
-        ("goodpoints kt.thin store_K=True", lambda: gp_kt.thin(xn, m, _gauss(sigma**2 / 2), _gauss(sigma**2), seed=1,
-                                                               store_K=True)),
-        ("plugin store_K=True", lambda: KernelThinning(variant="root", bandwidth=sigma, store_K=True)
-         .sample(samples, generator=gen())),
-        ("plugin store_K=False", lambda: KernelThinning(variant="root", bandwidth=sigma, store_K=False)
-         .sample(samples, generator=gen())),
-        ("plugin compress=True", lambda: KernelThinning(variant="root", bandwidth=sigma, compress=True)
-         .sample(samples, generator=gen())),
+        (
+            "goodpoints kt.thin store_K=True",
+            lambda: gp_kt.thin(xn, m, _gauss(sigma**2 / 2), _gauss(sigma**2), seed=1, store_K=True),
+        ),
+        (
+            "plugin store_K=True",
+            lambda: KernelThinning(variant="root", bandwidth=sigma, store_K=True).sample(
+                samples, generator=gen()
+            ),
+        ),
+        (
+            "plugin store_K=False",
+            lambda: KernelThinning(variant="root", bandwidth=sigma, store_K=False).sample(
+                samples, generator=gen()
+            ),
+        ),
+        (
+            "plugin compress=True",
+            lambda: KernelThinning(variant="root", bandwidth=sigma, compress=True).sample(
+                samples, generator=gen()
+            ),
+        ),
     ]
     print(f"(one n x n float64 matrix: {8 * args.n**2 / 2**20:.0f} MiB)")
     for name, fn in rows:

@@ -7,21 +7,28 @@ import math
 import numpy as np
 import pytest
 import torch
-
-from quadriga.artifacts import Samples
-from quadriga.errors import ConfigError
 from quadriga_kernel_thinning import claims
 from quadriga_kernel_thinning.embedding import (
-    double_embedding, embedding, mixture_of, mmd_between, mmd_to_mixture,
+    double_embedding,
+    embedding,
+    mixture_of,
+    mmd_between,
+    mmd_to_mixture,
 )
 from quadriga_kernel_thinning.evaluators import IntegrationError, MMDToTarget, integrand_values
 from quadriga_std.targets.analytic import Banana
 from quadriga_std.targets.gaussian import Gaussian, GaussianMixture
 
+from quadriga.artifacts import Samples
+from quadriga.errors import ConfigError
+
 
 def _mixture() -> GaussianMixture:
-    target = GaussianMixture(weights=[0.5, 0.3, 0.2], means=[[0.0, 0.0], [3.0, 1.0], [-1.0, 2.5]],
-                             covariances=[[[1.0, 0.3], [0.3, 0.5]], [[0.4, 0.0], [0.0, 0.8]], [[0.3, -0.1], [-0.1, 0.2]]])
+    target = GaussianMixture(
+        weights=[0.5, 0.3, 0.2],
+        means=[[0.0, 0.0], [3.0, 1.0], [-1.0, 2.5]],
+        covariances=[[[1.0, 0.3], [0.3, 0.5]], [[0.4, 0.0], [0.0, 0.8]], [[0.3, -0.1], [-0.1, 0.2]]],
+    )
     target.prepare(generator=torch.Generator().manual_seed(0))
     return target
 
@@ -32,9 +39,11 @@ def test_one_dimensional_closed_form():
     s2, sigma = 2.0, 0.7
     w, mu, cov = np.ones(1), np.zeros((1, 1)), np.full((1, 1, 1), s2)
     x = np.array([[0.0], [1.3], [-2.0]])
-    expect = sigma / math.sqrt(sigma**2 + s2) * np.exp(-x[:, 0] ** 2 / (2 * (sigma**2 + s2)))
+    expect = sigma / math.sqrt(sigma**2 + s2) * np.exp(-(x[:, 0] ** 2) / (2 * (sigma**2 + s2)))
     np.testing.assert_allclose(embedding(x, w, mu, cov, sigma), expect, rtol=1e-12)
-    assert double_embedding(w, mu, cov, sigma) == pytest.approx(sigma / math.sqrt(sigma**2 + 2 * s2), rel=1e-12)
+    assert double_embedding(w, mu, cov, sigma) == pytest.approx(
+        sigma / math.sqrt(sigma**2 + 2 * s2), rel=1e-12
+    )
 
 
 def test_mixture_embedding_against_monte_carlo():
@@ -44,7 +53,9 @@ def test_mixture_embedding_against_monte_carlo():
     sigma = 1.1
     x = np.array([[0.5, 0.5], [3.0, 0.0], [-2.0, 3.0]])
     mc = np.exp(-((x[:, None, :] - y[None, :50_000]) ** 2).sum(-1) / (2 * sigma**2))
-    np.testing.assert_allclose(embedding(x, w, mu, cov, sigma), mc.mean(1), atol=5 * mc.std(1).max() / math.sqrt(50_000))
+    np.testing.assert_allclose(
+        embedding(x, w, mu, cov, sigma), mc.mean(1), atol=5 * mc.std(1).max() / math.sqrt(50_000)
+    )
     pair = np.exp(-((y[:100_000] - y[100_000:]) ** 2).sum(-1) / (2 * sigma**2))
     assert abs(double_embedding(w, mu, cov, sigma) - pair.mean()) < 5 * pair.std() / math.sqrt(len(pair))
 
@@ -59,7 +70,11 @@ def test_exact_mmd_agrees_with_a_large_reference_sample_and_gaussian_target():
     g = Gaussian(mean=[1.0, -1.0, 0.5], covariance=[[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 0.7]])
     xg = g.sample(50, generator=torch.Generator().manual_seed(4))
     one = mixture_of(g)
-    same = (np.array([0.4, 0.6]), np.repeat(one[1], 2, 0), np.repeat(one[2], 2, 0))  # a mixture of identical parts
+    same = (
+        np.array([0.4, 0.6]),
+        np.repeat(one[1], 2, 0),
+        np.repeat(one[2], 2, 0),
+    )  # a mixture of identical parts
     assert mmd_to_mixture(xg, *one, 1.5) == pytest.approx(mmd_to_mixture(xg, *same, 1.5), rel=1e-12)
 
 

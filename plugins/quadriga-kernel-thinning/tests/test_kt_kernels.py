@@ -4,25 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from quadriga_kernel_thinning.kernels import make_kernel, power_kernel
+from quadriga_kernel_thinning.planning import split_kernel
 from scipy.signal import fftconvolve
 from sklearn.gaussian_process.kernels import RBF, Matern, RationalQuadratic
 
 from quadriga.errors import ConfigError
-from quadriga_kernel_thinning.kernels import make_kernel, power_kernel
-from quadriga_kernel_thinning.planning import split_kernel
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((40, 3))
 Y = RNG.standard_normal((30, 3))
 
 
-@pytest.mark.parametrize("name, nu, reference", [
-    ("gaussian", None, RBF(length_scale=1.7)),
-    ("laplace", None, Matern(length_scale=1.7, nu=0.5)),
-    ("matern", 1.5, Matern(length_scale=1.7, nu=1.5)),
-    ("matern", 2.5, Matern(length_scale=1.7, nu=2.5)),
-    ("matern", 0.8, Matern(length_scale=1.7, nu=0.8)),
-])
+@pytest.mark.parametrize(
+    "name, nu, reference",
+    [
+        ("gaussian", None, RBF(length_scale=1.7)),
+        ("laplace", None, Matern(length_scale=1.7, nu=0.5)),
+        ("matern", 1.5, Matern(length_scale=1.7, nu=1.5)),
+        ("matern", 2.5, Matern(length_scale=1.7, nu=2.5)),
+        ("matern", 0.8, Matern(length_scale=1.7, nu=0.8)),
+    ],
+)
 def test_kernel_matrix_matches_scikit_learn(name, nu, reference):
     k = make_kernel(name, 1.7, nu)
     np.testing.assert_allclose(k.matrix(X, Y), reference(X, Y), rtol=1e-7, atol=1e-10)
@@ -68,5 +71,8 @@ def test_laplace_has_no_root_kernel_in_two_dimensions():
     with pytest.raises(ConfigError, match="variant"):
         split_kernel("root", "laplace", 1.0, None, None, dim=2)
     split, swap, alpha = split_kernel("kt+", "laplace", 1.0, None, None, dim=2)
-    assert alpha == pytest.approx(0.5 * (2 / 3 + 1)) and len(split.terms) == 2 and swap.terms == (
-        make_kernel("laplace", 1.0).terms)
+    assert (
+        alpha == pytest.approx(0.5 * (2 / 3 + 1))
+        and len(split.terms) == 2
+        and swap.terms == (make_kernel("laplace", 1.0).terms)
+    )

@@ -9,13 +9,13 @@ import pytest
 import torch
 from goodpoints import compress as gp_compress
 from goodpoints import kt as gp_kt
-
-from quadriga.artifacts import Samples
-from quadriga.errors import ConfigError
 from quadriga_kernel_thinning import thinning
 from quadriga_kernel_thinning.embedding import mmd_between
 from quadriga_kernel_thinning.planning import plan_sizes
 from quadriga_kernel_thinning.thinning import KernelThinning
+
+from quadriga.artifacts import Samples
+from quadriga.errors import ConfigError
 
 
 def _gen(seed: int) -> torch.Generator:
@@ -40,8 +40,9 @@ def _gauss(var: float):
 def test_root_kt_equals_goodpoints_on_the_same_seed():
     x = _points(256)
     out = KernelThinning(variant="root", bandwidth=1.5).sample(Samples(x=x), generator=_gen(7))
-    ref = gp_kt.thin(x.numpy(), 4, _gauss(1.5**2 / 2), _gauss(1.5**2), delta=0.5, seed=_goodpoints_seed(7),
-                     store_K=True)
+    ref = gp_kt.thin(
+        x.numpy(), 4, _gauss(1.5**2 / 2), _gauss(1.5**2), delta=0.5, seed=_goodpoints_seed(7), store_K=True
+    )
     assert out.info["indices"] == ref.tolist()
     torch.testing.assert_close(out.x, x[torch.as_tensor(ref)])
     assert out.x.shape == (16, 2) and out.info["store_K"] is True
@@ -51,8 +52,12 @@ def test_store_k_false_equals_goodpoints_low_memory_path():
     # goodpoints' O(nd) path (split_X) draws its uniforms in another order than split_K, so it is
     # compared with goodpoints' own kt.thin(store_K=False) on the same seed
     x = _points(256, d=3)
-    out = KernelThinning(variant="target", bandwidth=2.0, store_K=False).sample(Samples(x=x), generator=_gen(3))
-    ref = gp_kt.thin(x.numpy(), 4, _gauss(4.0), _gauss(4.0), delta=0.5, seed=_goodpoints_seed(3), store_K=False)
+    out = KernelThinning(variant="target", bandwidth=2.0, store_K=False).sample(
+        Samples(x=x), generator=_gen(3)
+    )
+    ref = gp_kt.thin(
+        x.numpy(), 4, _gauss(4.0), _gauss(4.0), delta=0.5, seed=_goodpoints_seed(3), store_K=False
+    )
     assert out.info["indices"] == ref.tolist() and out.info["store_K"] is False
 
 
@@ -63,8 +68,10 @@ def test_same_seed_same_coreset_and_seed_matters():
     assert a.info["indices"] == b.info["indices"] != c.info["indices"]
 
 
-@pytest.mark.parametrize("n, compress, size, used", [(1000, False, 31, 992), (1024, False, 32, 1024),
-                                                     (1000, True, 16, 256), (300, False, 18, 288)])
+@pytest.mark.parametrize(
+    "n, compress, size, used",
+    [(1000, False, 31, 992), (1024, False, 32, 1024), (1000, True, 16, 256), (300, False, 18, 288)],
+)
 def test_any_n(n, compress, size, used):
     x = _points(n)
     out = KernelThinning(compress=compress, g=1).sample(Samples(x=x), generator=_gen(0))
@@ -98,8 +105,12 @@ def test_compresspp_is_as_good_as_goodpoints_compresspp_kt():
     sigma, ours, theirs, standard = 2.0, [], [], []
     for s in range(4):
         x = _points(1024, seed=100 + s)
-        out = KernelThinning(variant="target", compress=True, g=2, bandwidth=sigma).sample(Samples(x=x), generator=_gen(s))
-        ref = gp_compress.compresspp_kt(x.numpy(), b"gaussian", k_params=np.array([2 * sigma**2]), g=2, seed=s)
+        out = KernelThinning(variant="target", compress=True, g=2, bandwidth=sigma).sample(
+            Samples(x=x), generator=_gen(s)
+        )
+        ref = gp_compress.compresspp_kt(
+            x.numpy(), b"gaussian", k_params=np.array([2 * sigma**2]), g=2, seed=s
+        )
         assert len(out.info["indices"]) == len(ref) == 32
         ours.append(mmd_between(out.x, x, sigma))
         theirs.append(mmd_between(x[torch.as_tensor(ref)], x, sigma))
@@ -111,8 +122,11 @@ def test_compresspp_is_as_good_as_goodpoints_compresspp_kt():
 def test_other_kernels_run_and_improve_on_standard_thinning():
     x = _points(256, seed=4)
     standard = mmd_between(x[15::16], x, 2.0)
-    for kw in (dict(kernel="imq", variant="root"), dict(kernel="laplace", variant="kt+"),
-               dict(kernel="matern", nu=2.5, variant="power", power=0.7)):
+    for kw in (
+        dict(kernel="imq", variant="root"),
+        dict(kernel="laplace", variant="kt+"),
+        dict(kernel="matern", nu=2.5, variant="power", power=0.7),
+    ):
         out = KernelThinning(bandwidth=2.0, **kw).sample(Samples(x=x), generator=_gen(0))
         assert out.x.shape == (16, 2) and mmd_between(out.x, x, 2.0) < standard
 

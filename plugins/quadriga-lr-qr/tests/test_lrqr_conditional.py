@@ -7,9 +7,9 @@ import builtins
 import numpy as np
 import pytest
 import torch
+from quadriga_lr_qr.synthetic import SyntheticShift
 
 from quadriga.errors import ConfigError
-from quadriga_lr_qr.synthetic import SyntheticShift
 
 pytest.importorskip("mapie")
 pytest.importorskip("cvxpy")
@@ -18,14 +18,16 @@ pytest.importorskip("cvxpy")
 def test_cutoff_is_the_augmented_quantile_regression_fixed_point():
     # Gibbs et al. (2023), eq. (3.2): the cutoff S* at x is the value for which the linear
     # 0.9-quantile regression fitted on the calibration scores plus (x, S*) passes through S* at x.
+    from quadriga_lr_qr.conditional import ConditionalConformal
     from sklearn.linear_model import QuantileRegressor
 
-    from quadriga_lr_qr.conditional import ConditionalConformal
-
-    d = SyntheticShift(dim=2, delta=1.0, n_train=200, n_calibration=150, n_test=10,
-                       n_target_calibration=10, n_target_test=3)
+    d = SyntheticShift(
+        dim=2, delta=1.0, n_train=200, n_calibration=150, n_test=10, n_target_calibration=10, n_target_test=3
+    )
     d.prepare(generator=torch.Generator().manual_seed(0))
-    est = ConditionalConformal(alpha=0.1, num_evaluation_points=3).estimate(d, generator=torch.Generator().manual_seed(1))
+    est = ConditionalConformal(alpha=0.1, num_evaluation_points=3).estimate(
+        d, generator=torch.Generator().manual_seed(1)
+    )
     X, _ = d.split("target_test")
     low, high = est.predict(X)
     s_star = (high - low) / 2
@@ -33,8 +35,8 @@ def test_cutoff_is_the_augmented_quantile_regression_fixed_point():
     model_res = np.abs(y1 - _refit_mu(d, X1))
     for i in range(3):
         qr = QuantileRegressor(quantile=0.9, alpha=0.0, solver="highs")
-        qr.fit(np.vstack([X1, X[i:i + 1]]), np.r_[model_res, s_star[i]])
-        assert float(qr.predict(X[i:i + 1])[0]) == pytest.approx(s_star[i], abs=1e-3 * (1 + s_star[i]))
+        qr.fit(np.vstack([X1, X[i : i + 1]]), np.r_[model_res, s_star[i]])
+        assert float(qr.predict(X[i : i + 1])[0]) == pytest.approx(s_star[i], abs=1e-3 * (1 + s_star[i]))
     assert est.info["features"] == 3 and np.all(s_star > 0)
 
 

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 import torch
-
-from quadriga.errors import ConfigError
 from quadriga_lr_qr.estimator import LRQR
 from quadriga_lr_qr.lrqr import fit_lrqr
 from quadriga_lr_qr.synthetic import SyntheticShift
+
+from quadriga.errors import ConfigError
 
 
 def test_intercept_only_fit_is_the_score_quantile_for_any_lambda():
@@ -56,7 +56,9 @@ def test_bad_inputs_fail_before_fitting():
     d.prepare(generator=torch.Generator().manual_seed(0))
     with pytest.raises(ConfigError, match="5 features but target covariates have 3"):
         LRQR().estimate(d, generator=torch.Generator())
-    small = SyntheticShift(dim=5, n_train=50, n_calibration=8, n_test=10, n_target_calibration=40, n_target_test=10)
+    small = SyntheticShift(
+        dim=5, n_train=50, n_calibration=8, n_test=10, n_target_calibration=40, n_target_test=10
+    )
     small.prepare(generator=torch.Generator().manual_seed(0))
     with pytest.raises(ConfigError, match="too few for alpha = 0.1"):
         LRQR(alpha=0.1).estimate(small, generator=torch.Generator())
@@ -77,8 +79,15 @@ def test_synthetic_shift_ratio_is_exact():
 
 
 def test_estimator_runs_and_is_reproducible():
-    d = SyntheticShift(dim=5, delta=1.0, n_train=200, n_calibration=300, n_test=50,
-                       n_target_calibration=300, n_target_test=400)
+    d = SyntheticShift(
+        dim=5,
+        delta=1.0,
+        n_train=200,
+        n_calibration=300,
+        n_test=50,
+        n_target_calibration=300,
+        n_target_test=400,
+    )
     d.prepare(generator=torch.Generator().manual_seed(3))
     est = LRQR(steps=150, lambdas=[0.0, 5.0])
     a = est.estimate(d, generator=torch.Generator().manual_seed(4))
@@ -97,8 +106,15 @@ def test_no_shift_gives_nominal_coverage():
 
     probs, models, tests = [], [], []
     for r in range(4):
-        d = SyntheticShift(dim=5, delta=0.0, n_train=300, n_calibration=600, n_test=10,
-                           n_target_calibration=600, n_target_test=3000)
+        d = SyntheticShift(
+            dim=5,
+            delta=0.0,
+            n_train=300,
+            n_calibration=600,
+            n_test=10,
+            n_target_calibration=600,
+            n_target_test=3000,
+        )
         d.prepare(generator=torch.Generator().manual_seed(100 + r))
         p, m = prepare_problem(d, "ridge", 0.1, torch.Generator().manual_seed(r))
         probs.append(p), models.append(m), tests.append(d.split("target_test"))

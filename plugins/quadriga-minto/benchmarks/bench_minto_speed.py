@@ -38,9 +38,14 @@ def plain_torchrl(frames: int, seed: int) -> int:
     updater = HardUpdate(loss, value_network_update_interval=100)
     optim = torch.optim.Adam(loss.parameters(), lr=2.5e-3)
     buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(50_000), batch_size=BATCH_SIZE)
-    collector = Collector(env, TensorDictSequential(actor, explore), frames_per_batch=FRAMES_PER_BATCH,
-                          total_frames=frames, init_random_frames=LEARNING_STARTS,
-                          auto_register_policy_transforms=False)
+    collector = Collector(
+        env,
+        TensorDictSequential(actor, explore),
+        frames_per_batch=FRAMES_PER_BATCH,
+        total_frames=frames,
+        init_random_frames=LEARNING_STARTS,
+        auto_register_policy_transforms=False,
+    )
     seen = 0
     for batch in collector:
         buffer.extend(batch.reshape(-1))
@@ -60,16 +65,24 @@ def plain_torchrl(frames: int, seed: int) -> int:
 
 def quadriga_learner(name: str, frames: int, seed: int) -> int:
     """Train the registered learner ``name`` (``dqn`` or ``minto``) with the same settings."""
-    from quadriga.progress import StageProgress
     from quadriga_minto.learner import MINTO
     from quadriga_std.learners.dqn import DQN
     from quadriga_std.tasks.gym import GymEnv
 
+    from quadriga.progress import StageProgress
+
     cls = {"dqn": DQN, "minto": MINTO}[name]
-    learner = cls(total_frames=frames, frames_per_batch=FRAMES_PER_BATCH, num_updates_per_batch=UPDATES_PER_BATCH,
-                  batch_size=BATCH_SIZE, learning_starts=LEARNING_STARTS, eps_anneal_frames=frames // 2)
-    fit = learner.fit(GymEnv(env_id="CartPole-v1"), generator=torch.Generator().manual_seed(seed),
-                      progress=StageProgress())
+    learner = cls(
+        total_frames=frames,
+        frames_per_batch=FRAMES_PER_BATCH,
+        num_updates_per_batch=UPDATES_PER_BATCH,
+        batch_size=BATCH_SIZE,
+        learning_starts=LEARNING_STARTS,
+        eps_anneal_frames=frames // 2,
+    )
+    fit = learner.fit(
+        GymEnv(env_id="CartPole-v1"), generator=torch.Generator().manual_seed(seed), progress=StageProgress()
+    )
     return fit.info["env_steps"]
 
 
@@ -79,9 +92,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    arms = {"plain-torchrl": lambda s: plain_torchrl(args.frames, s),
-            "dqn": lambda s: quadriga_learner("dqn", args.frames, s),
-            "minto": lambda s: quadriga_learner("minto", args.frames, s)}
+    arms = {
+        "plain-torchrl": lambda s: plain_torchrl(args.frames, s),
+        "dqn": lambda s: quadriga_learner("dqn", args.frames, s),
+        "minto": lambda s: quadriga_learner("minto", args.frames, s),
+    }
     best: dict[str, float] = {}
     for rep in range(args.repeats):
         for name, fn in arms.items():

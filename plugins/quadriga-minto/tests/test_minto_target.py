@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from quadriga.errors import ConfigError
 from quadriga_minto.learner import MINTO
 from quadriga_std.learners.dqn import DQN
+
+from quadriga.errors import ConfigError
 
 Q_ONLINE = torch.tensor([[1.0, 3.0], [2.0, 0.5]])
 Q_TARGET = torch.tensor([[2.0, 1.5], [4.0, -1.0]])

@@ -2,13 +2,13 @@
 
 import pytest
 import torch
+from quadriga_srmc.sampler import SRMC
 from quadriga_std.samplers.gibbs import Gibbs
 from quadriga_std.samplers.mcmc import MALA, RWM
 from quadriga_std.targets.gaussian import Gaussian
 from quadriga_std.targets.ising import Ising
 
 from quadriga.errors import ConfigError
-from quadriga_srmc.sampler import SRMC
 
 
 def test_bad_parameters_raise_config_error():
@@ -50,7 +50,8 @@ class _Cliff:
 def test_nonfinite_log_ratios_are_rejected_and_counted():
     for kernel in (MALA(step_size=0.5), RWM(step_size=1.5)):
         out = SRMC(base_kernel=kernel, alpha=1.0, num_chains=8, num_steps=300, burn_in=0).sample(
-            _Cliff(), generator=torch.Generator().manual_seed(2))
+            _Cliff(), generator=torch.Generator().manual_seed(2)
+        )
         assert torch.isfinite(out.chains).all()
         assert (out.chains[..., 0] <= 1.5).all()
         assert out.info["rejected_nonfinite"] > 0

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 import torch
+from quadriga_srmc.evaluators import MagnetizationError, ReplicateMeanMSE
 from quadriga_std.targets.gaussian import Gaussian
 from quadriga_std.targets.ising import Ising
 
 from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
-from quadriga_srmc.evaluators import MagnetizationError, ReplicateMeanMSE
 
 
 def _samples(chains, **info):
@@ -19,10 +19,11 @@ def test_replicate_mse_closed_form_and_ratio():
     target = Gaussian(mean=[1.0, 2.0], covariance=[[1.0, 0.0], [0.0, 1.0]])
     # chain k = 1..5 has constant draws at mean + k * (1, 1): per-dimension MSE = k^2
     offsets = torch.arange(1, 6, dtype=torch.float64)
-    a = (target.mean + offsets[:, None, None] * torch.ones(5, 10, 2, dtype=torch.float64))
-    b = target.mean + 2 * (a - target.mean)                       # MSE 4 k^2
-    m = ReplicateMeanMSE(baseline="b", num_bootstrap=500).evaluate({"a": _samples(a, draws_per_chain=10),
-                                                                   "b": _samples(b)}, target)
+    a = target.mean + offsets[:, None, None] * torch.ones(5, 10, 2, dtype=torch.float64)
+    b = target.mean + 2 * (a - target.mean)  # MSE 4 k^2
+    m = ReplicateMeanMSE(baseline="b", num_bootstrap=500).evaluate(
+        {"a": _samples(a, draws_per_chain=10), "b": _samples(b)}, target
+    )
     assert m.values["a/mse_median"] == pytest.approx(9.0)
     assert m.values["a/mse_mean"] == pytest.approx(np.mean(np.arange(1, 6) ** 2))
     assert m.values["a/asymptotic_variance"] == pytest.approx(10 * 11.0)
@@ -39,7 +40,7 @@ def test_magnetization_error_against_enumeration():
     ising = Ising(size=2, coupling=0.5, field=0.2)
     exact_abs = ising.mean_abs_magnetization()
     exact_m = ising.mean_magnetization()
-    up = torch.ones(3, 4, 4, dtype=torch.float64)                 # every draw all spins up: m = |m| = 1
+    up = torch.ones(3, 4, 4, dtype=torch.float64)  # every draw all spins up: m = |m| = 1
     m = MagnetizationError(num_bootstrap=200).evaluate({"up": _samples(up)}, ising)
     assert m.values["up/mag_mse"] == pytest.approx((1 - exact_m) ** 2)
     assert m.values["up/abs_mag_bias"] == pytest.approx(1 - exact_abs)

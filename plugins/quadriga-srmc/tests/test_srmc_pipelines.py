@@ -3,7 +3,6 @@
 import math
 
 import pytest
-
 from quadriga_srmc import claims
 
 
@@ -29,8 +28,9 @@ def test_srmc_vs_mala_pipeline_checks(tmp_path):
 def test_srmc_vs_mala_mixture_part_has_equal_score_evaluations(tmp_path):
     """The mixture half, shrunk 100x with the pipeline's 3:1 ratio of MALA to SR-MALA transitions."""
     api = pytest.importorskip("quadriga.api")
-    import tomllib
     from importlib import resources
+
+    import tomllib
 
     spec = tomllib.loads(resources.files("quadriga_srmc").joinpath("pipelines/srmc-vs-mala.toml").read_text())
     keep = {"mala-gmm", "sr1-gmm", "sr5-gmm", "mse-gmm", "coverage-gmm"}

@@ -5,12 +5,12 @@ import math
 import attrs
 import pytest
 import torch
+from quadriga_srmc.sampler import SRMC
+from quadriga_srmc.schedules import alpha_at, theta_gain
 from quadriga_std.samplers.mcmc import ChainState
 from quadriga_std.targets.gaussian import Gaussian
 
 from quadriga.interfaces import Sampler
-from quadriga_srmc.sampler import SRMC
-from quadriga_srmc.schedules import alpha_at, theta_gain
 
 
 @attrs.define(kw_only=True)
@@ -39,10 +39,20 @@ def test_theta_matches_hand_computed_three_steps():
     target = Gaussian(mean=[0.0, 0.0], covariance=[[1.0, 0.0], [0.0, 1.0]])
     expected = {1: [-1.0, 0.5], 2: [-1.594604, 0.351349], 3: [-2.122217, 0.054937]}
     for steps, theta in expected.items():
-        sr = SRMC(base_kernel=_ShiftKernel(), alpha=1.0, theta_step=0.5, rho=0.75, num_chains=1,
-                  num_steps=steps, burn_in=0)
-        out = sr.run(target, generator=torch.Generator().manual_seed(0),
-                     x0=torch.tensor([[1.0, -2.0]], dtype=torch.float64))
+        sr = SRMC(
+            base_kernel=_ShiftKernel(),
+            alpha=1.0,
+            theta_step=0.5,
+            rho=0.75,
+            num_chains=1,
+            num_steps=steps,
+            burn_in=0,
+        )
+        out = sr.run(
+            target,
+            generator=torch.Generator().manual_seed(0),
+            x0=torch.tensor([[1.0, -2.0]], dtype=torch.float64),
+        )
         assert out.theta[0].tolist() == pytest.approx(theta, abs=1e-6)
         assert out.x[0].tolist() == [1.0 + steps, -2.0 + steps]
 

@@ -8,14 +8,17 @@ import attrs
 import numpy as np
 import pytest
 import torch
+from quadriga_std.estimators.conformal import (
+    SplitConformal,
+    WeightedConformal,
+    conformal_rank,
+    weighted_conformal_quantile,
+)
+from quadriga_std.evaluators.conformal import IntervalCoverage
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
-from quadriga_std.estimators.conformal import (
-    SplitConformal, WeightedConformal, conformal_rank, weighted_conformal_quantile,
-)
-from quadriga_std.evaluators.conformal import IntervalCoverage
 
 
 @attrs.define(kw_only=True)
@@ -35,9 +38,13 @@ class _Shift1D(Dataset):
             x = rng.normal(mu, 1.0, size=(n, 1))
             return x, 2 * x[:, 0] + (0.5 + np.abs(x[:, 0])) * rng.normal(size=n)
 
-        self._s = {"train": draw(self.n_train, 0), "calibration": draw(self.n_cal, 0),
-                   "test": draw(self.n_test, 0), "target_calibration": draw(self.n_cal, self.mu_t),
-                   "target_test": draw(self.n_test, self.mu_t)}
+        self._s = {
+            "train": draw(self.n_train, 0),
+            "calibration": draw(self.n_cal, 0),
+            "test": draw(self.n_test, 0),
+            "target_calibration": draw(self.n_cal, self.mu_t),
+            "target_test": draw(self.n_test, self.mu_t),
+        }
 
     def split(self, name):
         return self._s[name]
@@ -58,7 +65,9 @@ def test_split_conformal_coverage_over_200_repetitions():
     for rep in range(200):
         data = _Shift1D(n_cal=n_cal)
         data.prepare(generator=torch.Generator().manual_seed(rep))
-        est = SplitConformal(alpha=alpha, regressor="linear").estimate(data, generator=torch.Generator().manual_seed(rep))
+        est = SplitConformal(alpha=alpha, regressor="linear").estimate(
+            data, generator=torch.Generator().manual_seed(rep)
+        )
         cov.append(_coverage(est, data, "test"))
     cov = np.array(cov)
     se = cov.std(ddof=1) / math.sqrt(cov.size)
@@ -73,17 +82,36 @@ def test_weighted_conformal_exact_ratio_covers_under_shift():
         data = _Shift1D(n_cal=300, n_test=300, mu_t=1.5)
         data.prepare(generator=torch.Generator().manual_seed(1000 + rep))
         g = lambda: torch.Generator().manual_seed(rep)  # noqa: E731
-        cw.append(_coverage(WeightedConformal(alpha=alpha, regressor="linear").estimate(data, generator=g()),
-                            data, "target_test"))
-        cc.append(_coverage(WeightedConformal(alpha=alpha, regressor="linear", likelihood_ratio="classifier")
-                            .estimate(data, generator=g()), data, "target_test"))
-        cs.append(_coverage(SplitConformal(alpha=alpha, regressor="linear").estimate(data, generator=g()),
-                            data, "target_test"))
+        cw.append(
+            _coverage(
+                WeightedConformal(alpha=alpha, regressor="linear").estimate(data, generator=g()),
+                data,
+                "target_test",
+            )
+        )
+        cc.append(
+            _coverage(
+                WeightedConformal(alpha=alpha, regressor="linear", likelihood_ratio="classifier").estimate(
+                    data, generator=g()
+                ),
+                data,
+                "target_test",
+            )
+        )
+        cs.append(
+            _coverage(
+                SplitConformal(alpha=alpha, regressor="linear").estimate(data, generator=g()),
+                data,
+                "target_test",
+            )
+        )
     for c in (cw, cc):
         c = np.array(c)
         assert c.mean() >= 1 - alpha - 3 * c.std(ddof=1) / math.sqrt(c.size), c.mean()
     cs = np.array(cs)
-    assert cs.mean() < 1 - alpha - 3 * cs.std(ddof=1) / math.sqrt(cs.size)  # split conformal under-covers here
+    assert cs.mean() < 1 - alpha - 3 * cs.std(ddof=1) / math.sqrt(
+        cs.size
+    )  # split conformal under-covers here
 
 
 def test_weighted_quantile_with_equal_weights_is_split_quantile():

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from quadriga_std.tasks.datasets import SklearnDataset, tilt_log_ratio, tilted_resample
 
 from quadriga.errors import ConfigError
-from quadriga_std.tasks.datasets import SklearnDataset, tilt_log_ratio, tilted_resample
 
 
 def _prep(seed=0, **kw):
@@ -55,12 +55,21 @@ def test_gaussian_tilt_mean_shift_closed_form():
     assert w.mean() == pytest.approx(1.0, rel=1e-12)
     x0 = np.array([1.0])
     assert np.exp(tilt_log_ratio(x0, lam, pool))[0] == pytest.approx(
-        math.exp(lam * 1.0 - lam * m - lam**2 * s**2 / 2), rel=0.02)
+        math.exp(lam * 1.0 - lam * m - lam**2 * s**2 / 2), rel=0.02
+    )
 
 
 def test_shifted_dataset_ratio_and_feature_name():
-    d = _prep(3, name="diabetes", shift=True, shift_feature="bmi", shift_strength=1.0,
-              train=0.4, calibration=0.3, test=0.3)
+    d = _prep(
+        3,
+        name="diabetes",
+        shift=True,
+        shift_feature="bmi",
+        shift_strength=1.0,
+        train=0.4,
+        calibration=0.3,
+        test=0.3,
+    )
     assert d._column == 2
     Xs, _ = d.split("calibration")
     Xt, _ = d.split("target_test")

@@ -9,16 +9,19 @@ import ot
 import pytest
 import scipy.stats
 import torch
+from quadriga_std.evaluators.distances import MMD, EnergyDistance, SlicedWasserstein, Wasserstein
 
 from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
-from quadriga_std.evaluators.distances import MMD, EnergyDistance, SlicedWasserstein, Wasserstein
 
 
 def _s(x, lw=None, stage=None):
-    return Samples(x=torch.as_tensor(np.asarray(x, dtype=np.float64)),
-                   log_weights=None if lw is None else torch.as_tensor(lw), info={"stage": stage} if stage else {})
+    return Samples(
+        x=torch.as_tensor(np.asarray(x, dtype=np.float64)),
+        log_weights=None if lw is None else torch.as_tensor(lw),
+        info={"stage": stage} if stage else {},
+    )
 
 
 def test_energy_distance_by_hand_1d():
@@ -47,18 +50,23 @@ def test_mmd_unbiased_u_statistic_against_numpy():
     h = 0.7
     k = lambda u, v: np.exp(-((u[:, None] - v[None]) ** 2).sum(-1) / (2 * h * h))  # noqa: E731
     kxx, kyy = k(x, x), k(y, y)
-    expect = ((kxx.sum() - np.trace(kxx)) / (25 * 24) + (kyy.sum() - np.trace(kyy)) / (35 * 34)
-              - 2 * k(x, y).mean())
+    expect = (
+        (kxx.sum() - np.trace(kxx)) / (25 * 24) + (kyy.sum() - np.trace(kyy)) / (35 * 34) - 2 * k(x, y).mean()
+    )
     vals = MMD(bandwidth=h).evaluate({"s": _s(x)}, _s(y)).values
     assert vals["s/mmd2"] == pytest.approx(expect, rel=1e-10)
     assert vals["s/mmd"] == pytest.approx(math.sqrt(max(expect, 0)))
     # uniform log-weights give the same U-statistic
-    assert MMD(bandwidth=h).evaluate({"s": _s(x, np.zeros(25))}, _s(y)).values["s/mmd2"] == pytest.approx(expect)
+    assert MMD(bandwidth=h).evaluate({"s": _s(x, np.zeros(25))}, _s(y)).values["s/mmd2"] == pytest.approx(
+        expect
+    )
     # IMQ kernel
     kimq = lambda u, v: (1 + ((u[:, None] - v[None]) ** 2).sum(-1) / h**2) ** -0.5  # noqa: E731
     a, c = kimq(x, x), kimq(y, y)
-    expect_imq = ((a.sum() - 25) / (25 * 24) + (c.sum() - 35) / (35 * 34) - 2 * kimq(x, y).mean())
-    assert MMD(kernel="imq", bandwidth=h).evaluate({"s": _s(x)}, _s(y)).values["s/mmd2"] == pytest.approx(expect_imq)
+    expect_imq = (a.sum() - 25) / (25 * 24) + (c.sum() - 35) / (35 * 34) - 2 * kimq(x, y).mean()
+    assert MMD(kernel="imq", bandwidth=h).evaluate({"s": _s(x)}, _s(y)).values["s/mmd2"] == pytest.approx(
+        expect_imq
+    )
 
 
 def test_mmd_gaussian_closed_form_between_gaussians():
@@ -71,8 +79,11 @@ def test_mmd_gaussian_closed_form_between_gaussians():
     est = []
     for rep in range(4):
         rng = np.random.default_rng(100 + rep)
-        est.append(MMD(bandwidth=h).evaluate({"x": _s(rng.normal(size=(n, d)))},
-                                             _s(mu + rng.normal(size=(n, d)))).values["x/mmd2"])
+        est.append(
+            MMD(bandwidth=h)
+            .evaluate({"x": _s(rng.normal(size=(n, d)))}, _s(mu + rng.normal(size=(n, d))))
+            .values["x/mmd2"]
+        )
     est = np.array(est)
     se = est.std(ddof=1) / math.sqrt(len(est))
     assert abs(est.mean() - exact) < 4 * se + 0.005, (est, exact)
@@ -96,7 +107,11 @@ def test_sliced_wasserstein_matches_pot_with_same_projections():
     expect = ot.sliced_wasserstein_distance(x, y, n_projections=50, p=2, projections=proj)
     assert ev.evaluate({"x": _s(x)}, _s(y)).values["x/sliced_wasserstein"] == pytest.approx(expect, rel=1e-10)
     # a different seed gives different projections (and a different value)
-    other = SlicedWasserstein(num_projections=50, seed=8).evaluate({"x": _s(x)}, _s(y)).values["x/sliced_wasserstein"]
+    other = (
+        SlicedWasserstein(num_projections=50, seed=8)
+        .evaluate({"x": _s(x)}, _s(y))
+        .values["x/sliced_wasserstein"]
+    )
     assert other != pytest.approx(expect, rel=1e-12)
 
 
@@ -104,7 +119,9 @@ def test_wasserstein_matches_emd2_and_scipy_1d():
     rng = np.random.default_rng(4)
     x, y = rng.normal(size=(60, 3)), rng.normal(1.0, 1.0, size=(50, 3))
     expect = ot.emd2(np.full(60, 1 / 60), np.full(50, 1 / 50), ot.dist(x, y, metric="sqeuclidean")) ** 0.5
-    assert Wasserstein(p=2).evaluate({"x": _s(x)}, _s(y)).values["x/wasserstein"] == pytest.approx(expect, rel=1e-8)
+    assert Wasserstein(p=2).evaluate({"x": _s(x)}, _s(y)).values["x/wasserstein"] == pytest.approx(
+        expect, rel=1e-8
+    )
     # weighted W1 in 1-D against scipy's closed form on the quantile functions
     u, v = rng.normal(size=80), rng.normal(0.5, 2.0, size=70)
     lw = rng.normal(size=80)
@@ -116,7 +133,9 @@ def test_wasserstein_matches_emd2_and_scipy_1d():
 def test_wasserstein_subsampling_is_reported():
     rng = np.random.default_rng(5)
     with pytest.warns(UserWarning, match="subsampled"):
-        m = Wasserstein(max_points=30).evaluate({"x": _s(rng.normal(size=(50, 2)))}, _s(rng.normal(size=(20, 2))))
+        m = Wasserstein(max_points=30).evaluate(
+            {"x": _s(rng.normal(size=(50, 2)))}, _s(rng.normal(size=(20, 2)))
+        )
     assert any("subsampled from 50 to 30" in n for n in m.info["notes"])
 
 

@@ -6,22 +6,43 @@ import math
 
 import pytest
 import torch
-
-from quadriga.components import build_component
-from quadriga.errors import ConfigError
-from quadriga.registry import Registry
-from quadriga.testing import check_docstring
 from quadriga_std.samplers.gibbs import Gibbs
 from quadriga_std.targets.analytic import DoubleWell
 from quadriga_std.targets.gaussian import Gaussian
 from quadriga_std.targets.ising import Ising
 
+from quadriga.components import build_component
+from quadriga.errors import ConfigError
+from quadriga.registry import Registry
+from quadriga.testing import check_docstring
+
 #: the components of this plugin that are documented to the full contract (shapes, units, errors, source)
 DOCUMENTED = (
-    "gibbs", "hmc", "iid", "mala", "random-subsample", "rwm", "standard-thinning", "ula",
-    "split-conformal", "weighted-conformal", "energy-distance", "ess", "interval-coverage", "mmd",
-    "mode-coverage", "moment-error", "sliced-wasserstein", "wasserstein",
-    "banana", "bayesian-logistic", "double-well", "funnel", "gaussian", "gaussian-mixture", "ising",
+    "gibbs",
+    "hmc",
+    "iid",
+    "mala",
+    "random-subsample",
+    "rwm",
+    "standard-thinning",
+    "ula",
+    "split-conformal",
+    "weighted-conformal",
+    "energy-distance",
+    "ess",
+    "interval-coverage",
+    "mmd",
+    "mode-coverage",
+    "moment-error",
+    "sliced-wasserstein",
+    "wasserstein",
+    "banana",
+    "bayesian-logistic",
+    "double-well",
+    "funnel",
+    "gaussian",
+    "gaussian-mixture",
+    "ising",
     "sklearn-dataset",
 )
 _REGISTRY = Registry()
@@ -38,8 +59,10 @@ def test_docstring_has_every_section(name):
 
 
 # ---------------------------------------------------------------- gaussian equicorrelation
-@pytest.mark.parametrize(("dim", "rho"), [(2, math.nan), (2, math.inf), (2, -1.0), (2, 1.0), (3, -0.5),
-                                          (5, -0.26), (4, 1.5), (2, "high")])
+@pytest.mark.parametrize(
+    ("dim", "rho"),
+    [(2, math.nan), (2, math.inf), (2, -1.0), (2, 1.0), (3, -0.5), (5, -0.26), (4, 1.5), (2, "high")],
+)
 def test_gaussian_equicorrelation_out_of_range_names_the_parameter(dim, rho):
     with pytest.raises(ConfigError) as info:
         Gaussian(dim=dim, equicorrelation=rho)
@@ -55,7 +78,9 @@ def test_gaussian_equicorrelation_inside_the_range_has_the_closed_form_spectrum(
     if dim == 1:
         expected = torch.ones(1, dtype=torch.float64)
     else:  # eigenvalues 1 - rho (d - 1 times) and 1 + (d - 1) rho
-        expected = torch.sort(torch.tensor([1 - rho] * (dim - 1) + [1 + (dim - 1) * rho], dtype=torch.float64)).values
+        expected = torch.sort(
+            torch.tensor([1 - rho] * (dim - 1) + [1 + (dim - 1) * rho], dtype=torch.float64)
+        ).values
     torch.testing.assert_close(evals, expected, atol=1e-12, rtol=0)
 
 
@@ -120,7 +145,9 @@ def test_gibbs_still_runs_on_spin_targets_and_duck_typed_spin_densities():
 
 
 # ---------------------------------------------------------------- finite coefficients
-@pytest.mark.parametrize(("cls", "key"), [(Ising, "coupling"), (Ising, "field"), (DoubleWell, "a"), (DoubleWell, "b")])
+@pytest.mark.parametrize(
+    ("cls", "key"), [(Ising, "coupling"), (Ising, "field"), (DoubleWell, "a"), (DoubleWell, "b")]
+)
 def test_non_finite_coefficients_are_refused(cls, key):
     with pytest.raises(ConfigError) as info:
         cls(**{key: math.nan})

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 import torch
-
-from quadriga.artifacts import Samples
-from quadriga.errors import ConfigError
 from quadriga_std.evaluators.mcmc import ESS, ModeCoverage, MomentError, ess
 from quadriga_std.targets.analytic import DoubleWell
 from quadriga_std.targets.gaussian import Gaussian, GaussianMixture
+
+from quadriga.artifacts import Samples
+from quadriga.errors import ConfigError
 
 
 def _ar1(rho: float, m: int, n: int, seed: int) -> np.ndarray:
@@ -37,7 +37,9 @@ def test_ess_matches_ar1_closed_form(rho, rank_normalize):
 
 def test_ess_evaluator_values_and_iact():
     chains = torch.as_tensor(np.concatenate([_ar1(0.8, 4, 2000, 1), _ar1(0.0, 4, 2000, 2)], -1))
-    s = Samples(x=chains.reshape(-1, 2), chains=chains, info={"stage": "ar", "seconds": 2.0, "score_evals": 8000})
+    s = Samples(
+        x=chains.reshape(-1, 2), chains=chains, info={"stage": "ar", "seconds": 2.0, "score_evals": 8000}
+    )
     m = ESS(method="basic").evaluate(s)
     e_slow, e_fast = m.info["ess"]["ar"]
     assert e_slow == pytest.approx(8000 / 9, rel=0.15) and e_fast == pytest.approx(8000, rel=0.1)
@@ -77,15 +79,18 @@ def test_moment_error_of_exact_samples_is_small():
 def test_mode_coverage_exact_and_stuck_samples():
     gmm = GaussianMixture(preset="4-mode-2d", weights=[0.1, 0.2, 0.3, 0.4])
     exact = Samples(x=gmm.sample(8000, generator=torch.Generator().manual_seed(1)))
-    stuck_x = gmm.component_means[0] + 0.3 * torch.randn(800, 2, generator=torch.Generator().manual_seed(2),
-                                                         dtype=torch.float64)
+    stuck_x = gmm.component_means[0] + 0.3 * torch.randn(
+        800, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64
+    )
     stuck = Samples(x=stuck_x, chains=stuck_x.reshape(2, 400, 2))
     m = ModeCoverage().evaluate({"exact": exact, "stuck": stuck}, gmm)
     # TV of a multinomial frequency: E <= sum_k sqrt(w_k (1 - w_k) / n) / 2 ~ 0.0095; allow 3x
     assert m.values["exact/tv"] < 0.03
     assert m.values["exact/modes_visited"] == 4
     for k, w in enumerate([0.1, 0.2, 0.3, 0.4]):
-        assert m.values[f"exact/fraction_{k}"] == pytest.approx(w, abs=4 * math.sqrt(w * (1 - w) / 8000) + 0.005)
+        assert m.values[f"exact/fraction_{k}"] == pytest.approx(
+            w, abs=4 * math.sqrt(w * (1 - w) / 8000) + 0.005
+        )
     assert m.values["stuck/tv"] == pytest.approx(0.9)
     assert m.values["stuck/modes_visited"] == 1 and m.values["stuck/chain_modes_visited"] == 1
     assert [r["subject"] for r in m.tables["summary"]] == ["exact", "stuck"]
@@ -97,8 +102,11 @@ def test_mode_coverage_exact_and_stuck_samples():
 
 def test_gmm_pipeline_runs_small(tmp_path):
     api = pytest.importorskip("quadriga.api")
-    overrides = [f"stage.{s}.{k}={v}" for s in ("rwm", "mala", "hmc")
-                 for k, v in (("num_samples", 150), ("burn_in", 20))]
+    overrides = [
+        f"stage.{s}.{k}={v}"
+        for s in ("rwm", "mala", "hmc")
+        for k, v in (("num_samples", 150), ("burn_in", 20))
+    ]
     overrides += ["stage.energy.num_reference_samples=300"]
     res = api.run("gmm-mcmc-baselines", overrides=overrides, out=tmp_path / "run")
     assert res.status == "finished"

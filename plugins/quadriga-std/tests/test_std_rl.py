@@ -8,13 +8,13 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
+from quadriga_std.evaluators.rl import EpisodeReturn, QOverestimation, ReturnCurve, discounted_returns
+from quadriga_std.learners.dqn import DQN, DoubleDQN, DQNOnline
+from quadriga_std.tasks.gym import GymEnv
 
 from quadriga import Fitted
 from quadriga.errors import ConfigError
 from quadriga.progress import StageProgress
-from quadriga_std.evaluators.rl import EpisodeReturn, QOverestimation, ReturnCurve, discounted_returns
-from quadriga_std.learners.dqn import DQN, DoubleDQN, DQNOnline
-from quadriga_std.tasks.gym import GymEnv
 
 # --- tasks -------------------------------------------------------------------------------------
 
@@ -36,8 +36,9 @@ def test_make_and_torchrl_wrapper_match_the_space():
 
 def test_continuous_actions_fail_before_training():
     with pytest.raises(ConfigError, match="discrete action space"):
-        DQN(total_frames=2000).fit(GymEnv(env_id="Pendulum-v1"), generator=torch.Generator().manual_seed(0),
-                                   progress=StageProgress())
+        DQN(total_frames=2000).fit(
+            GymEnv(env_id="Pendulum-v1"), generator=torch.Generator().manual_seed(0), progress=StageProgress()
+        )
 
 
 def test_bad_hyperparameters_fail_when_built():
@@ -75,14 +76,18 @@ def test_td_target_double():
 
 def test_short_training_is_deterministic_and_logs():
     task = GymEnv(env_id="CartPole-v1")
-    kw = dict(total_frames=600, learning_starts=200, frames_per_batch=20, num_updates_per_batch=2, log_every=10)
+    kw = dict(
+        total_frames=600, learning_starts=200, frames_per_batch=20, num_updates_per_batch=2, log_every=10
+    )
     runs = []
     for _ in range(2):
         progress = StageProgress()
         fit = DQN(**kw).fit(task, generator=torch.Generator().manual_seed(3), progress=progress)
         runs.append(fit)
     a, b = runs
-    assert a.history["episode_return"] == b.history["episode_return"] and a.history["loss"] == b.history["loss"]
+    assert (
+        a.history["episode_return"] == b.history["episode_return"] and a.history["loss"] == b.history["loss"]
+    )
     assert a.info["env_steps"] == 600 and a.info["updates"] == 2 * (600 - 200) // 20 + 2
     assert sum(a.history["episode_return"]) <= 600 and len(a.history["loss"]) > 0
     assert progress.completed == 600 and any("episode_return" in r for r in progress.records)
@@ -130,7 +135,9 @@ def test_discounted_returns():
 
 def test_q_overestimation_against_hand_computed_returns():
     gamma = 0.5
-    fitted = Fitted(model=_constant_q([2.0, 1.0]), info={"gamma": gamma, "component": "toy", "stage": "toy-s0"})
+    fitted = Fitted(
+        model=_constant_q([2.0, 1.0]), info={"gamma": gamma, "component": "toy", "stage": "toy-s0"}
+    )
     m = QOverestimation(num_episodes=2, tail_steps=3).evaluate(fitted, _ChainTask())
     # scored states t = 0, 1 (time limit 2); rollouts extended to 5 steps of reward 1
     g0 = sum(gamma**k for k in range(5))
@@ -141,17 +148,25 @@ def test_q_overestimation_against_hand_computed_returns():
 
 
 def test_episode_return_on_toy_chain():
-    subjects = {f"toy-s{i}": Fitted(model=_constant_q([0.0, 1.0]), info={"component": "toy"}) for i in range(2)}
+    subjects = {
+        f"toy-s{i}": Fitted(model=_constant_q([0.0, 1.0]), info={"component": "toy"}) for i in range(2)
+    }
     m = EpisodeReturn(num_episodes=3).evaluate(subjects, _ChainTask())
     assert m.values["toy-s0/mean_return"] == 2.0 and m.values["toy/mean_return_mean"] == 2.0
     assert len(m.tables["episode_return"]) == 2 and "episode_return" in m.figures
 
 
 def test_return_curve_auc_and_bands():
-    a = Fitted(model=None, history={"env_step": [10, 20, 30], "episode_return": [1.0, 2.0, 3.0]},
-               info={"component": "x", "env_steps": 30})
-    b = Fitted(model=None, history={"env_step": [5, 30], "episode_return": [3.0, 5.0]},
-               info={"component": "x", "env_steps": 40})
+    a = Fitted(
+        model=None,
+        history={"env_step": [10, 20, 30], "episode_return": [1.0, 2.0, 3.0]},
+        info={"component": "x", "env_steps": 30},
+    )
+    b = Fitted(
+        model=None,
+        history={"env_step": [5, 30], "episode_return": [3.0, 5.0]},
+        info={"component": "x", "env_steps": 40},
+    )
     m = ReturnCurve(num_points=3, smoothing_episodes=1).evaluate({"x-s0": a, "x-s1": b})
     # common grid [10, 20, 30]; curves [1, 2, 3] and [3, 3, 5]; trapezoid / range
     assert m.values["x-s0/auc"] == pytest.approx((1.5 * 10 + 2.5 * 10) / 20)

@@ -6,15 +6,15 @@ import math
 
 import pytest
 import torch
-
-from quadriga.artifacts import Samples
-from quadriga.errors import ConfigError
 from quadriga_std.samplers.gibbs import Gibbs
 from quadriga_std.samplers.mcmc import HMC, MALA, RWM, ULA, ChainState
 from quadriga_std.samplers.simple import IID, RandomSubsample, StandardThinning
 from quadriga_std.targets.analytic import DoubleWell
 from quadriga_std.targets.gaussian import Gaussian
 from quadriga_std.targets.ising import Ising
+
+from quadriga.artifacts import Samples
+from quadriga.errors import ConfigError
 
 MU = [1.0, -1.0]
 SIGMA = [[1.0, 0.8], [0.8, 2.0]]
@@ -26,7 +26,7 @@ def _gen(seed=0):
 
 def _chain_stats(chains: torch.Tensor, mu: torch.Tensor):
     """Per-chain mean and second moment about the true mean; chains are independent."""
-    mean_c = chains.mean(1)                                            # [C, d]
+    mean_c = chains.mean(1)  # [C, d]
     xc = chains - mu
     second_c = torch.einsum("cni,cnj->cij", xc, xc) / chains.shape[1]  # [C, d, d]
     return mean_c, second_c
@@ -39,8 +39,11 @@ def _within_3se(per_chain: torch.Tensor, truth: torch.Tensor):
     assert (z <= 3).all(), f"estimate {est} vs truth {truth}, |z| = {z}"
 
 
-@pytest.mark.parametrize("sampler", [
-    RWM(step_size=1.2), MALA(step_size=0.5), HMC(step_size=0.4, num_leapfrog_steps=5)], ids=lambda s: type(s).__name__)
+@pytest.mark.parametrize(
+    "sampler",
+    [RWM(step_size=1.2), MALA(step_size=0.5), HMC(step_size=0.4, num_leapfrog_steps=5)],
+    ids=lambda s: type(s).__name__,
+)
 def test_kernels_recover_gaussian_moments(sampler):
     g = Gaussian(mean=MU, covariance=SIGMA)
     sampler.num_chains, sampler.num_samples, sampler.burn_in, sampler.init = 200, 150, 10, "target"
@@ -56,7 +59,9 @@ def test_kernels_recover_gaussian_moments(sampler):
 def test_ula_has_its_known_discretisation_bias():
     # On N(mu, S) ULA's stationary covariance is (P - h P^2 / 2)^{-1}, P = S^{-1} (mean unbiased).
     g, h = Gaussian(mean=MU, covariance=SIGMA), 0.2
-    out = ULA(step_size=h, num_chains=200, num_samples=150, burn_in=30, init="target").sample(g, generator=_gen(2))
+    out = ULA(step_size=h, num_chains=200, num_samples=150, burn_in=30, init="target").sample(
+        g, generator=_gen(2)
+    )
     P = torch.linalg.inv(g.covariance)
     biased = torch.linalg.inv(P - h * P @ P / 2)
     mean_c, second_c = _chain_stats(out.chains, g.mean)
@@ -71,8 +76,12 @@ def test_ula_has_its_known_discretisation_bias():
 
 def test_counters_and_determinism():
     g = Gaussian(dim=2)
-    a = HMC(num_chains=3, num_samples=20, burn_in=5, thin=2, num_leapfrog_steps=4).sample(g, generator=_gen(3))
-    b = HMC(num_chains=3, num_samples=20, burn_in=5, thin=2, num_leapfrog_steps=4).sample(g, generator=_gen(3))
+    a = HMC(num_chains=3, num_samples=20, burn_in=5, thin=2, num_leapfrog_steps=4).sample(
+        g, generator=_gen(3)
+    )
+    b = HMC(num_chains=3, num_samples=20, burn_in=5, thin=2, num_leapfrog_steps=4).sample(
+        g, generator=_gen(3)
+    )
     assert torch.equal(a.x, b.x)
     transitions = 5 + 20 * 2
     assert a.info["score_evals"] == 3 + 3 * 4 * transitions
@@ -96,8 +105,11 @@ class _DuckTarget:
         return torch.where((x[:, :1] > 3), torch.nan, -x)
 
 
-@pytest.mark.parametrize("kernel", [RWM(step_size=3.0), ULA(step_size=2.0), MALA(step_size=2.0),
-                                    HMC(step_size=1.5, num_leapfrog_steps=3)], ids=lambda k: type(k).__name__)
+@pytest.mark.parametrize(
+    "kernel",
+    [RWM(step_size=3.0), ULA(step_size=2.0), MALA(step_size=2.0), HMC(step_size=1.5, num_leapfrog_steps=3)],
+    ids=lambda k: type(k).__name__,
+)
 def test_transition_contract_on_duck_typed_target(kernel):
     duck = _DuckTarget()
     x = torch.randn(64, 3, generator=_gen(4), dtype=torch.float64)
@@ -131,9 +143,11 @@ def _ising_stats(t: Ising, chains: torch.Tensor):
     c, n, d = chains.shape
     flat = chains.reshape(-1, d)
     m = flat.mean(-1).reshape(c, n)
-    return {"marginal": chains.mean(1),  # [c, d]
-            "abs_mag": m.abs().mean(1, keepdim=True),
-            "nn_corr": t.bond_average(flat).reshape(c, n).mean(1, keepdim=True)}
+    return {
+        "marginal": chains.mean(1),  # [c, d]
+        "abs_mag": m.abs().mean(1, keepdim=True),
+        "nn_corr": t.bond_average(flat).reshape(c, n).mean(1, keepdim=True),
+    }
 
 
 @pytest.mark.parametrize("scan", ["systematic", "random"])
@@ -183,5 +197,7 @@ def test_iid_and_subsamplers():
     with pytest.raises(ConfigError, match="num_points"):
         StandardThinning(num_points=500).sample(s, generator=None)
     w = Samples(x=s.x, log_weights=torch.arange(400.0))
-    assert torch.equal(StandardThinning(step=100).sample(w, generator=None).log_weights, torch.tensor([99.0, 199.0,
-                                                                                                        299.0, 399.0]))
+    assert torch.equal(
+        StandardThinning(step=100).sample(w, generator=None).log_weights,
+        torch.tensor([99.0, 199.0, 299.0, 399.0]),
+    )

@@ -9,12 +9,12 @@ import pytest
 import scipy.integrate
 import scipy.stats
 import torch
-
-from quadriga.errors import ConfigError
 from quadriga_std.targets.analytic import Banana, DoubleWell, Funnel
 from quadriga_std.targets.gaussian import Gaussian, GaussianMixture
 from quadriga_std.targets.ising import Ising
 from quadriga_std.targets.logistic import BayesianLogistic
+
+from quadriga.errors import ConfigError
 
 
 def _gen(seed=0):
@@ -28,9 +28,11 @@ def _random_mixture():
 
 
 def _full_cov_mixture():
-    return GaussianMixture(weights=[0.2, 0.5, 0.3], means=[[0.0, 1.0], [2.0, -1.0], [-1.5, 0.5]],
-                           covariances=[[[1.0, 0.3], [0.3, 0.5]], [[0.4, -0.1], [-0.1, 0.8]],
-                                        [[2.0, 0.0], [0.0, 0.3]]])
+    return GaussianMixture(
+        weights=[0.2, 0.5, 0.3],
+        means=[[0.0, 1.0], [2.0, -1.0], [-1.5, 0.5]],
+        covariances=[[[1.0, 0.3], [0.3, 0.5]], [[0.4, -0.1], [-0.1, 0.8]], [[2.0, 0.0], [0.0, 0.3]]],
+    )
 
 
 TARGETS = {
@@ -73,9 +75,12 @@ def test_float32_input_stays_float32(name):
 def test_gmm_log_prob_matches_scipy():
     m = _full_cov_mixture()
     x = torch.randn(50, 2, generator=_gen(4), dtype=torch.float64) * 2
-    ref = np.log(sum(w * scipy.stats.multivariate_normal(mu, cov).pdf(x.numpy())
-                     for w, mu, cov in zip([0.2, 0.5, 0.3], m.component_means.numpy(),
-                                           m.component_covariances.numpy())))
+    ref = np.log(
+        sum(
+            w * scipy.stats.multivariate_normal(mu, cov).pdf(x.numpy())
+            for w, mu, cov in zip([0.2, 0.5, 0.3], m.component_means.numpy(), m.component_covariances.numpy())
+        )
+    )
     np.testing.assert_allclose(m.log_prob(x).numpy(), ref, rtol=1e-10)
     comp = m.component_log_probs(x)
     assert comp.shape == (50, 3)
@@ -105,13 +110,19 @@ def test_noised_log_prob_is_the_forward_process_law():
     # x_t = sqrt(ab) x0 + sqrt(1-ab) eps is the mixture with means sqrt(ab) mu_k, covs ab S_k + (1-ab) I
     m, ab = _full_cov_mixture(), 0.4
     x = torch.randn(30, 2, generator=_gen(7), dtype=torch.float64)
-    ref = np.log(sum(w * scipy.stats.multivariate_normal(math.sqrt(ab) * mu, ab * cov + (1 - ab) * np.eye(2))
-                     .pdf(x.numpy()) for w, mu, cov in zip([0.2, 0.5, 0.3], m.component_means.numpy(),
-                                                           m.component_covariances.numpy())))
+    ref = np.log(
+        sum(
+            w
+            * scipy.stats.multivariate_normal(math.sqrt(ab) * mu, ab * cov + (1 - ab) * np.eye(2)).pdf(
+                x.numpy()
+            )
+            for w, mu, cov in zip([0.2, 0.5, 0.3], m.component_means.numpy(), m.component_covariances.numpy())
+        )
+    )
     np.testing.assert_allclose(m.noised_log_prob(x, ab).numpy(), ref, rtol=1e-10)
     # per-row alpha_bar equals row-by-row scalar calls
     abs_ = torch.rand(30, generator=_gen(8), dtype=torch.float64) * 0.9 + 0.05
-    rows = torch.stack([m.noised_score(x[i:i + 1], float(abs_[i]))[0] for i in range(30)])
+    rows = torch.stack([m.noised_score(x[i : i + 1], float(abs_[i]))[0] for i in range(30)])
     torch.testing.assert_close(m.noised_score(x, abs_), rows)
 
 
@@ -146,8 +157,9 @@ def test_funnel_samples_and_normalisation():
 
 def test_double_well_normalised_and_moments():
     dw = DoubleWell(dim=2)
-    dens = lambda t: math.exp(float(dw.log_prob(torch.tensor([[t, 0.0]], dtype=torch.float64)))) \
-        * math.sqrt(2 * math.pi)
+    dens = lambda t: (
+        math.exp(float(dw.log_prob(torch.tensor([[t, 0.0]], dtype=torch.float64)))) * math.sqrt(2 * math.pi)
+    )
     z = scipy.integrate.quad(dens, -6, 6, points=[-1.7, 0.0, 1.7])[0]
     m1 = scipy.integrate.quad(lambda t: t * dens(t), -6, 6, points=[-1.7, 0.0, 1.7])[0]
     assert z == pytest.approx(1.0, abs=1e-8)

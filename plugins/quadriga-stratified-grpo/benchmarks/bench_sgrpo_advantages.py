@@ -9,7 +9,6 @@ from __future__ import annotations
 import timeit
 
 import torch
-
 from quadriga_stratified_grpo.advantages import global_advantages, stratified_advantages
 
 
@@ -36,9 +35,11 @@ def main() -> None:
         t_loop = min(timeit.repeat(lambda: loop_san(rewards, strata), number=n, repeat=3)) / n
         t_san = min(timeit.repeat(lambda: stratified_advantages(rewards, strata), number=n, repeat=3)) / n
         t_glob = min(timeit.repeat(lambda: global_advantages(rewards), number=n, repeat=3)) / n
-        print(f"P={prompts:4d} G={size:3d}: loop {t_loop * 1e3:8.3f} ms, SAN {t_san * 1e3:7.3f} ms, "
-              f"global {t_glob * 1e3:7.3f} ms | speed-up vs loop {t_loop / t_san:6.1f}x, "
-              f"SAN / global cost {t_san / t_glob:4.1f}x")
+        print(
+            f"P={prompts:4d} G={size:3d}: loop {t_loop * 1e3:8.3f} ms, SAN {t_san * 1e3:7.3f} ms, "
+            f"global {t_glob * 1e3:7.3f} ms | speed-up vs loop {t_loop / t_san:6.1f}x, "
+            f"SAN / global cost {t_san / t_glob:4.1f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -2,11 +2,14 @@
 
 import pytest
 import torch
+from quadriga_stratified_grpo.advantages import (
+    advantage_decomposition,
+    blended_advantages,
+    global_advantages,
+    stratified_advantages,
+)
 
 from quadriga import ConfigError
-from quadriga_stratified_grpo.advantages import (
-    advantage_decomposition, blended_advantages, global_advantages, stratified_advantages,
-)
 
 
 def _random_table(seed, prompts=6, size=12, num_strata=3):

@@ -2,22 +2,31 @@
 
 import numpy as np
 import pytest
+from quadriga_stratified_grpo.curves import TrainingCurves, bootstrap_mean_interval
 
 from quadriga import ConfigError, Fitted
-from quadriga_stratified_grpo.curves import TrainingCurves, bootstrap_mean_interval
 
 
 def _fitted(label, returns, calls=None):
     steps = list(range(1, len(returns) + 1))
-    return Fitted(model=None, history={"step": steps, "mean_return": list(returns),
-                                       "tool_calls": list(calls or [1.0] * len(returns))}, info={"label": label})
+    return Fitted(
+        model=None,
+        history={
+            "step": steps,
+            "mean_return": list(returns),
+            "tool_calls": list(calls or [1.0] * len(returns)),
+        },
+        info={"label": label},
+    )
 
 
 def test_bands_final_return_auc_and_differences():
     subject = {}
     for s, shift in enumerate([0.0, 0.1, 0.2]):
         subject[f"grpo-s{s}"] = _fitted("grpo", np.linspace(0, 1, 10) + shift)
-        subject[f"sg-s{s}"] = _fitted("stratified-grpo(alpha=0.5)", np.linspace(0, 1, 10) + shift + 0.5, [0.0] * 10)
+        subject[f"sg-s{s}"] = _fitted(
+            "stratified-grpo(alpha=0.5)", np.linspace(0, 1, 10) + shift + 0.5, [0.0] * 10
+        )
     metrics = TrainingCurves(final_fraction=0.2).evaluate(subject)
     v = metrics.values
     # last 2 of linspace(0, 1, 10) average 17/18; seed shifts average 0.1
@@ -25,7 +34,13 @@ def test_bands_final_return_auc_and_differences():
     assert v["grpo/auc"] == pytest.approx(0.5 + 0.1)
     assert v["stratified-grpo(alpha=0.5)/final_return_diff"] == pytest.approx(0.5)
     # unpaired bootstrap over 3 seeds per band: the seed shifts 0, 0.1, 0.2 bound the interval
-    assert 0.5 - 0.2 - 1e-9 <= v["stratified-grpo(alpha=0.5)/auc_diff_low"] < 0.5 < v["stratified-grpo(alpha=0.5)/auc_diff_high"] <= 0.7 + 1e-9
+    assert (
+        0.5 - 0.2 - 1e-9
+        <= v["stratified-grpo(alpha=0.5)/auc_diff_low"]
+        < 0.5
+        < v["stratified-grpo(alpha=0.5)/auc_diff_high"]
+        <= 0.7 + 1e-9
+    )
     assert v["grpo/final_return_low"] <= v["grpo/final_return"] <= v["grpo/final_return_high"]
     assert v["grpo/final_return_high"] - v["grpo/final_return_low"] > 0.05
     assert v["stratified-grpo(alpha=0.5)/final_tool_calls"] == 0.0 and v["grpo/num_seeds"] == 3.0

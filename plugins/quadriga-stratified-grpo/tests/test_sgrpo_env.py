@@ -4,10 +4,10 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-
-from quadriga import ConfigError
 from quadriga_stratified_grpo.env import ENV_ID, SearchAgentEnv
 from quadriga_stratified_grpo.task import SearchAgent
+
+from quadriga import ConfigError
 
 
 def test_passes_gymnasium_checker_and_is_registered():
@@ -20,8 +20,9 @@ def test_passes_gymnasium_checker_and_is_registered():
 
 
 def test_episode_dynamics_and_rewards():
-    env = SearchAgentEnv(prior_accuracy=(1.0, 0.25), clue_quality=(1.0, 0.0), num_answers=4,
-                         max_tool_calls=2, tool_cost=0.1)
+    env = SearchAgentEnv(
+        prior_accuracy=(1.0, 0.25), clue_quality=(1.0, 0.0), num_answers=4, max_tool_calls=2, tool_cost=0.1
+    )
     obs, info = env.reset(seed=0, options={"question": 0})
     assert obs[:2].tolist() == [1.0, 0.0] and info == {"question": 0, "tool_calls": 0}
     # question 0: the answer is the prior mode 0 and the clue is always right
@@ -65,8 +66,13 @@ def test_bad_tables_are_config_errors():
 
 def test_bayes_optimal_values_closed_forms():
     # uniform prior, one search of quality c: answer the clue, right with prob c + (1 - c)/A
-    env = SearchAgentEnv(prior_accuracy=(0.25, 0.25, 0.7), clue_quality=(1.0, 0.6, 0.0), num_answers=4,
-                         max_tool_calls=1, tool_cost=0.1)
+    env = SearchAgentEnv(
+        prior_accuracy=(0.25, 0.25, 0.7),
+        clue_quality=(1.0, 0.6, 0.0),
+        num_answers=4,
+        max_tool_calls=1,
+        tool_cost=0.1,
+    )
     values = env.optimal_values()
     assert values[0] == pytest.approx(1.0 - 0.1)
     assert values[1] == pytest.approx(0.6 + 0.4 / 4 - 0.1)
@@ -80,7 +86,9 @@ def test_plugin_module_imports_nothing_heavy():
     import subprocess
     import sys
 
-    code = ("import sys, quadriga_stratified_grpo.plugin; "
-            "print(sorted(m for m in ('torch', 'numpy', 'gymnasium') if m in sys.modules))")
+    code = (
+        "import sys, quadriga_stratified_grpo.plugin; "
+        "print(sorted(m for m in ('torch', 'numpy', 'gymnasium') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -2,18 +2,20 @@
 
 import pytest
 import torch
+from quadriga_stratified_grpo.grpo import GRPO, StratifiedGRPO, _k3_kl, make_policy
+from quadriga_stratified_grpo.task import SearchAgent
 
 from quadriga import ConfigError
 from quadriga.progress import StageProgress
-from quadriga_stratified_grpo.grpo import GRPO, StratifiedGRPO, _k3_kl, make_policy
-from quadriga_stratified_grpo.task import SearchAgent
 
 SMALL = {"num_updates": 3, "num_prompts": 2, "group_size": 4, "hidden_sizes": [16]}
 
 
 def _fit(learner, task=None, seed=0, stage="s"):
     progress = StageProgress(stage)
-    fitted = learner.fit(task or SearchAgent(), generator=torch.Generator().manual_seed(seed), progress=progress)
+    fitted = learner.fit(
+        task or SearchAgent(), generator=torch.Generator().manual_seed(seed), progress=progress
+    )
     return fitted, progress
 
 
@@ -61,7 +63,9 @@ def test_kl_penalty_runs_and_k3_estimates_kl():
         k3 = _k3_kl(policy, reference, obs, actions)
         logp, logq = torch.log_softmax(policy(obs[:1]), -1)[0], torch.log_softmax(reference(obs[:1]), -1)[0]
     # E_{a ~ pi}[k3] = KL(pi || pi_ref), summed exactly over the 3 actions
-    assert float((logp.exp() * k3).sum()) == pytest.approx(float((logp.exp() * (logp - logq)).sum()), rel=1e-5)
+    assert float((logp.exp() * k3).sum()) == pytest.approx(
+        float((logp.exp() * (logp - logq)).sum()), rel=1e-5
+    )
     with torch.no_grad():
         assert float(_k3_kl(policy, policy, obs, actions).abs().max()) == 0.0
 
@@ -93,9 +97,21 @@ def test_pipeline_wiring_a_dataset_to_task_is_refused_when_checked(name):
         pytest.skip("no dataset component installed")
     stage = {"use": name, "inputs": {"task": "data"}, **SMALL}
     with pytest.raises(ConfigError, match="accepts Environment") as info:
-        load_pipeline({"pipeline": {"name": "p", "seed": 0}, "task": {"data": {"use": datasets[0]}},
-                       "stage": {"learner": stage}}, registry)
+        load_pipeline(
+            {
+                "pipeline": {"name": "p", "seed": 0},
+                "task": {"data": {"use": datasets[0]}},
+                "stage": {"learner": stage},
+            },
+            registry,
+        )
     assert info.value.key == "inputs.task"
-    ok = load_pipeline({"pipeline": {"name": "p", "seed": 0}, "task": {"env": {"use": "search-agent"}},
-                        "stage": {"learner": {**stage, "inputs": {"task": "env"}}}}, registry)
+    ok = load_pipeline(
+        {
+            "pipeline": {"name": "p", "seed": 0},
+            "task": {"env": {"use": "search-agent"}},
+            "stage": {"learner": {**stage, "inputs": {"task": "env"}}},
+        },
+        registry,
+    )
     assert ok.stages["learner"].inputs == {"task": "env"}

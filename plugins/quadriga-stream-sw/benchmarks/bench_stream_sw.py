@@ -42,7 +42,6 @@ def _batches(n: int, which: str):
 def _child(method: str, n: int) -> dict:
     import ot  # noqa: F401 - imported before the baseline RSS is read
     import torch
-
     from quadriga_stream_sw.stream import StreamSW
     from quadriga_stream_sw.wasserstein import exact_sliced, random_projections
 
@@ -67,12 +66,13 @@ def _child(method: str, n: int) -> dict:
 def _throughput(backend: str, n: int) -> float:
     """Sketch updates only (projection excluded): points x projections per second."""
     import torch
-
     from quadriga_stream_sw.sketch import make_sketch
 
     sketch = make_sketch(backend, L, K, generator=torch.Generator().manual_seed(0))
-    proj = [torch.randn(BATCH, L, generator=torch.Generator().manual_seed(i), dtype=torch.float64)
-            for i in range(10)]
+    proj = [
+        torch.randn(BATCH, L, generator=torch.Generator().manual_seed(i), dtype=torch.float64)
+        for i in range(10)
+    ]
     start = time.perf_counter()
     for i in range(n // BATCH):
         sketch.update(proj[i % 10])
@@ -89,20 +89,30 @@ def main() -> None:
         return
     runs = {}
     for method in ("torch", "exact"):
-        out = subprocess.run([sys.executable, __file__, "--n", str(args.n), "--child", method],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--n", str(args.n), "--child", method],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         runs[method] = json.loads(out.strip().splitlines()[-1])
     st, ex = runs["torch"], runs["exact"]
     print(f"n = {args.n} points per stream, d = {D}, L = {L}, k = {K}, batches of {BATCH}")
-    print(f"Stream-SW (torch KLL): {st['seconds']:.2f} s, peak +{st['peak_mb']:.0f} MB, SW = {st['value']:.6f}")
-    print(f"POT exact in memory:   {ex['seconds']:.2f} s, peak +{ex['peak_mb']:.0f} MB, SW = {ex['value']:.6f}")
+    print(
+        f"Stream-SW (torch KLL): {st['seconds']:.2f} s, peak +{st['peak_mb']:.0f} MB, SW = {st['value']:.6f}"
+    )
+    print(
+        f"POT exact in memory:   {ex['seconds']:.2f} s, peak +{ex['peak_mb']:.0f} MB, SW = {ex['value']:.6f}"
+    )
     print(f"time ratio (Stream-SW / POT): {st['seconds'] / ex['seconds']:.3f}")
     print(f"peak memory ratio (POT / Stream-SW): {ex['peak_mb'] / max(st['peak_mb'], 1.0):.1f}")
     print(f"relative error of Stream-SW: {abs(st['value'] - ex['value']) / ex['value']:.2e}")
     n_thr = min(args.n, 300_000)
     thr_t, thr_d = _throughput("torch", n_thr), _throughput("datasketches", n_thr)
-    print(f"sketch update throughput (points x projections / s): torch {thr_t:.3g}, "
-          f"datasketches {thr_d:.3g}, ratio torch / datasketches {thr_t / thr_d:.2f}")
+    print(
+        f"sketch update throughput (points x projections / s): torch {thr_t:.3g}, "
+        f"datasketches {thr_d:.3g}, ratio torch / datasketches {thr_t / thr_d:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -4,14 +4,18 @@ import math
 
 import pytest
 import torch
-
-from quadriga.artifacts import Estimate, Samples
-from quadriga.errors import ConfigError
 from quadriga_stream_sw.components import (
-    ExactSWEstimator, RelativeError, StreamSWEstimator, StreamSWEvaluator, SubsampleSWEstimator,
+    ExactSWEstimator,
+    RelativeError,
+    StreamSWEstimator,
+    StreamSWEvaluator,
+    SubsampleSWEstimator,
 )
 from quadriga_stream_sw.tasks import TwoSampleStream
 from quadriga_stream_sw.wasserstein import exact_sliced, random_projections
+
+from quadriga.artifacts import Estimate, Samples
+from quadriga.errors import ConfigError
 
 
 def _samples(n, shift, seed, d=2):
@@ -19,17 +23,20 @@ def _samples(n, shift, seed, d=2):
     return Samples(x=torch.randn(n, d, generator=gen, dtype=torch.float64) + shift)
 
 
-@pytest.mark.parametrize("cls, kwargs, key", [
-    (StreamSWEstimator, {"k": 1}, "k"),
-    (StreamSWEstimator, {"backend": "kll"}, "backend"),
-    (StreamSWEstimator, {"backend": "datasketches", "k": 4}, "k"),
-    (StreamSWEstimator, {"p": 0.5}, "p"),
-    (StreamSWEstimator, {"num_projections": 0}, "num_projections"),
-    (SubsampleSWEstimator, {}, "num_retained"),
-    (SubsampleSWEstimator, {"num_retained": 10, "match_k": 10}, "num_retained"),
-    (TwoSampleStream, {"preset": "mixtures", "dim": 3}, "dim"),
-    (TwoSampleStream, {"preset": "gaussian"}, "preset"),
-])
+@pytest.mark.parametrize(
+    "cls, kwargs, key",
+    [
+        (StreamSWEstimator, {"k": 1}, "k"),
+        (StreamSWEstimator, {"backend": "kll"}, "backend"),
+        (StreamSWEstimator, {"backend": "datasketches", "k": 4}, "k"),
+        (StreamSWEstimator, {"p": 0.5}, "p"),
+        (StreamSWEstimator, {"num_projections": 0}, "num_projections"),
+        (SubsampleSWEstimator, {}, "num_retained"),
+        (SubsampleSWEstimator, {"num_retained": 10, "match_k": 10}, "num_retained"),
+        (TwoSampleStream, {"preset": "mixtures", "dim": 3}, "dim"),
+        (TwoSampleStream, {"preset": "gaussian"}, "preset"),
+    ],
+)
 def test_bad_parameters_fail_when_built(cls, kwargs, key):
     with pytest.raises(ConfigError) as info:
         cls(**kwargs)
@@ -39,10 +46,15 @@ def test_bad_parameters_fail_when_built(cls, kwargs, key):
 def test_estimators_on_samples_share_directions_and_match_pot():
     src, tgt = _samples(500, -1.0, 0), _samples(400, 2.0, 1)
     gen = lambda s: torch.Generator().manual_seed(s)  # noqa: E731
-    stream = StreamSWEstimator(k=600, projection_seed=3, batch_size=128).estimate(src, target=tgt, generator=gen(0))
+    stream = StreamSWEstimator(k=600, projection_seed=3, batch_size=128).estimate(
+        src, target=tgt, generator=gen(0)
+    )
     exact = ExactSWEstimator(projection_seed=3).estimate(src, target=tgt, generator=gen(1))
-    sub = SubsampleSWEstimator(num_retained=1000, projection_seed=3).estimate(src, target=tgt, generator=gen(2))
+    sub = SubsampleSWEstimator(num_retained=1000, projection_seed=3).estimate(
+        src, target=tgt, generator=gen(2)
+    )
     from quadriga.seeding import derive_seed, make_generator
+
     theta = random_projections(2, 100, make_generator(derive_seed(3, "projections")))
     ref = exact_sliced(src.x, tgt.x, theta)
     assert exact.value == pytest.approx(ref, rel=1e-13)
@@ -69,15 +81,18 @@ def test_stream_task_is_replayable_and_has_the_right_moments():
     assert est.value == pytest.approx(3.0, abs=4 * est.stderr + 0.03)
     mix = TwoSampleStream(preset="mixtures", num_samples=20_000, batch_size=5000)
     mix.prepare(generator=torch.Generator().manual_seed(0))
-    assert torch.allclose(mix.split("target")[0].mean(0),
-                          torch.tensor([0.5 * -3 + 0.25 * 2 + 0.25 * 4, 0.5 * 3 - 0.25 * 4],
-                                       dtype=torch.float64), atol=0.06)
+    assert torch.allclose(
+        mix.split("target")[0].mean(0),
+        torch.tensor([0.5 * -3 + 0.25 * 2 + 0.25 * 4, 0.5 * 3 - 0.25 * 4], dtype=torch.float64),
+        atol=0.06,
+    )
 
 
 def test_evaluator_matches_estimator_and_accepts_a_target():
     src, ref = _samples(300, 0.0, 0), _samples(300, 1.0, 1)
     metrics = StreamSWEvaluator(k=400, seed=5).evaluate({"a": src}, ref)
     from quadriga.seeding import derive_seed, make_generator
+
     theta = random_projections(2, 100, make_generator(derive_seed(5, "projections")))
     assert metrics.values["a/stream_sw"] == pytest.approx(exact_sliced(src.x, ref.x, theta), rel=1e-12)
 
@@ -93,8 +108,9 @@ def test_evaluator_matches_estimator_and_accepts_a_target():
 
 
 def test_relative_error_evaluator():
-    m = RelativeError().evaluate({"s": Estimate(value=2.2, info={"retained_per_projection": 10})},
-                                 Estimate(value=2.0))
+    m = RelativeError().evaluate(
+        {"s": Estimate(value=2.2, info={"retained_per_projection": 10})}, Estimate(value=2.0)
+    )
     assert m.values["s/relative_error"] == pytest.approx(0.1)
     assert m.values["s/retained_per_projection"] == 10
     with pytest.raises(ConfigError):
@@ -108,7 +124,10 @@ def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
     assert result.status == "finished"
     for suffix in ("g", "m"):
         values = result.artifacts[f"errors_{suffix}"].values
-        assert values[f"stream_{suffix}/retained_per_projection"] == values[f"sub_{suffix}/retained_per_projection"]
+        assert (
+            values[f"stream_{suffix}/retained_per_projection"]
+            == values[f"sub_{suffix}/retained_per_projection"]
+        )
         assert values[f"stream_{suffix}/relative_error"] < values[f"sub_{suffix}/relative_error"]
 
 

@@ -4,16 +4,18 @@ import numpy as np
 import ot
 import pytest
 import torch
-
-from quadriga.errors import ConfigError
 from quadriga_stream_sw.stream import OneSidedStreamSW, StreamSW, SubsampleSW
 from quadriga_stream_sw.wasserstein import exact_sliced, projected_wpp, random_projections
+
+from quadriga.errors import ConfigError
 
 
 def _data(n=300, m=250, d=3, seed=0):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(n, d, generator=gen, dtype=torch.float64) - 1,
-            torch.randn(m, d, generator=gen, dtype=torch.float64) * 1.5 + 2)
+    return (
+        torch.randn(n, d, generator=gen, dtype=torch.float64) - 1,
+        torch.randn(m, d, generator=gen, dtype=torch.float64) * 1.5 + 2,
+    )
 
 
 def _pot(x, y, theta, p=2.0):
@@ -51,8 +53,8 @@ def test_identical_seeds_identical_projections_and_estimates():
     def run(seed):
         sw = StreamSW(3, num_projections=30, k=16, generator=torch.Generator().manual_seed(seed))
         for start in range(0, 3000, 500):
-            sw.update_source(x[start:start + 500])
-            sw.update_target(y[start:start + 500])
+            sw.update_source(x[start : start + 500])
+            sw.update_target(y[start : start + 500])
         return sw.theta, sw.estimate()
 
     (t1, e1), (t2, e2), (t3, e3) = run(7), run(7), run(8)
@@ -79,8 +81,8 @@ def test_compacted_estimate_close_to_exact_and_memory_bounded():
     x, y = _data(8000, 8000, d=2, seed=3)
     sw = StreamSW(2, num_projections=30, k=40, generator=torch.Generator().manual_seed(0))
     for start in range(0, 8000, 1000):
-        sw.update_source(x[start:start + 1000])
-        sw.update_target(y[start:start + 1000])
+        sw.update_source(x[start : start + 1000])
+        sw.update_target(y[start : start + 1000])
     exact = _pot(x, y, sw.theta)
     assert abs(sw.estimate().value - exact) / exact < 0.01
     assert sw.memory_floats() <= 2 * 30 * (3 * 40 + 13)
@@ -126,8 +128,8 @@ def test_subsample_keeps_m_points_with_weights_one_over_m():
     assert full.estimate().value == pytest.approx(_pot(x, y, theta), rel=1e-12)
     sub = SubsampleSW(2, num_retained=100, projections=theta, generator=torch.Generator().manual_seed(0))
     for start in range(0, 1000, 300):
-        sub.update_source(x[start:start + 300])
-        sub.update_target(y[start:start + 300])
+        sub.update_source(x[start : start + 300])
+        sub.update_target(y[start : start + 300])
     exact = _pot(x, y, theta)
     assert sub.memory_floats() == 2 * 100 * 20
     # correctly weighted: close to the exact value, not sqrt(m/n) = 0.32 times it

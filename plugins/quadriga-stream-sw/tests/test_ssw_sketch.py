@@ -3,7 +3,6 @@
 import math
 
 import torch
-
 from quadriga_stream_sw.sketch import BatchedKLL, DataSketchesKLL
 
 
@@ -30,7 +29,7 @@ def test_rank_error_memory_and_total_weight():
     x = torch.rand(n, num, generator=gen, dtype=torch.float64)
     sketch = BatchedKLL(num, k=k, generator=gen)
     for start in range(0, n, 1000):
-        sketch.update(x[start:start + 1000])
+        sketch.update(x[start : start + 1000])
     values, weights = sketch.atoms()
     assert sketch.n == n
     assert abs(float(weights.sum()) - 1.0) < 1e-12
@@ -49,7 +48,7 @@ def test_same_seed_same_sketch_and_different_seed_differs():
     def run(seed):
         s = BatchedKLL(4, k=20, generator=torch.Generator().manual_seed(seed))
         for start in range(0, 5000, 700):
-            s.update(x[start:start + 700])
+            s.update(x[start : start + 700])
         return s.atoms()[0]
 
     assert torch.equal(run(3), run(3))
@@ -64,5 +63,7 @@ def test_datasketches_backend_weights_and_rank_error():
     values, weights = sketch.atoms()
     assert torch.allclose(weights.sum(0), torch.ones(2, dtype=torch.float64))
     q = torch.tensor([0.1, 0.5, 0.9], dtype=torch.float64)
-    err = (_weighted_cdf(values[:, 0], weights[:, 0], q) - (x[:, 0][None] <= q[:, None]).double().mean(1)).abs()
+    err = (
+        _weighted_cdf(values[:, 0], weights[:, 0], q) - (x[:, 0][None] <= q[:, None]).double().mean(1)
+    ).abs()
     assert err.max() < 0.02

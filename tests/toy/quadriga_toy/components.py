@@ -8,7 +8,19 @@ import time
 import attrs
 import torch
 
-from quadriga import Estimate, Estimator, Evaluator, Fitted, Learner, Metrics, Sampler, Samples, Target, named, param
+from quadriga import (
+    Estimate,
+    Estimator,
+    Evaluator,
+    Fitted,
+    Learner,
+    Metrics,
+    Sampler,
+    Samples,
+    Target,
+    named,
+    param,
+)
 from quadriga.claims import ClaimResult
 from quadriga.progress import current_progress
 
@@ -37,8 +49,9 @@ class ToyNormal(Target):
 
     def sample(self, num_samples, *, generator):
         """Exact draws, Tensor[num_samples, d]."""
-        return self.mean + self.scale * torch.randn(num_samples, self.dimension, generator=generator,
-                                                     dtype=torch.float64)
+        return self.mean + self.scale * torch.randn(
+            num_samples, self.dimension, generator=generator, dtype=torch.float64
+        )
 
 
 @attrs.define(kw_only=True)
@@ -117,8 +130,10 @@ class ToyMeanError(Evaluator):
 
     def evaluate(self, subject, reference=None):
         """``{subject}/mean_error``."""
-        values = {f"{name}/mean_error": abs(float(s.x[:, 0].mean()) - reference.mean)
-                  for name, s in named(subject).items()}
+        values = {
+            f"{name}/mean_error": abs(float(s.x[:, 0].mean()) - reference.mean)
+            for name, s in named(subject).items()
+        }
         figures = {}
         if self.plot:
             from matplotlib.figure import Figure
@@ -156,5 +171,8 @@ def toy_claim(scale, *, out_dir):
     n = 200 if scale == "smoke" else 2000
     result = run("toy-pipeline", overrides=[f"stage.draw.num_samples={n}"], out=out_dir / "run")
     est = result.artifacts["est"]
-    return ClaimResult(passed=abs(est.value) < 4 * est.stderr, summary=f"mean {est.value:.3f} ± {est.stderr:.3f}",
-                       numbers={"mean": est.value, "stderr": est.stderr})
+    return ClaimResult(
+        passed=abs(est.value) < 4 * est.stderr,
+        summary=f"mean {est.value:.3f} ± {est.stderr:.3f}",
+        numbers={"mean": est.value, "stderr": est.stderr},
+    )

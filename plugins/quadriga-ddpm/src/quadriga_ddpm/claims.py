@@ -31,7 +31,7 @@ from typing import Any
 
 from quadriga.claims import ClaimResult
 
-__all__ = ["dimension_free", "run_grid", "analyse", "SLOPE_BAND", "SPREAD_MAX"]
+__all__ = ["SLOPE_BAND", "SPREAD_MAX", "analyse", "dimension_free", "run_grid"]
 
 #: accepted range of the median log-log slope (criteria a and b1).
 SLOPE_BAND = (-1.5, -0.5)
@@ -54,8 +54,13 @@ def _figures(rows: list[dict[str, Any]], out_dir: Path) -> dict[str, str]:
     files = {}
     dims = sorted({r["d"] for r in rows})
     colors = {d: f"C{i}" for i, d in enumerate(dims)}
-    panels = [("k1_exact", ["kl", "tv"], [1]), *[(m, [m], sorted({r["K"] for r in rows if r["K"] > 1}))
-                                                   for m in ("direction_w1", "radial_error", "weight_error")]]
+    panels = [
+        ("k1_exact", ["kl", "tv"], [1]),
+        *[
+            (m, [m], sorted({r["K"] for r in rows if r["K"] > 1}))
+            for m in ("direction_w1", "radial_error", "weight_error")
+        ],
+    ]
     for name, metrics, ks in panels:
         sigmas = sorted({r["sigma"] for r in rows if r["K"] in ks and r["metric"] in metrics})
         cols = [(m, k) for m in metrics for k in ks]
@@ -68,13 +73,28 @@ def _figures(rows: list[dict[str, Any]], out_dir: Path) -> dict[str, str]:
                 ax = axes[i][j]
                 for d in dims:
                     for sched, ls in (("theory", "-"), ("linear", "--")):
-                        rs = sorted((r for r in rows if (r["sigma"], r["K"], r["d"], r["metric"], r["schedule"])
-                                     == (s, k, d, m, sched)), key=lambda r: r["T"])
+                        rs = sorted(
+                            (
+                                r
+                                for r in rows
+                                if (r["sigma"], r["K"], r["d"], r["metric"], r["schedule"])
+                                == (s, k, d, m, sched)
+                            ),
+                            key=lambda r: r["T"],
+                        )
                         if rs:
-                            ax.loglog([r["T"] for r in rs], [max(r["value"], 1e-16) for r in rs], ls,
-                                      color=colors[d], marker=".", label=f"d={d} {sched}")
+                            ax.loglog(
+                                [r["T"] for r in rs],
+                                [max(r["value"], 1e-16) for r in rs],
+                                ls,
+                                color=colors[d],
+                                marker=".",
+                                label=f"d={d} {sched}",
+                            )
                             if sched == "theory" and rs[0]["floor"] > 0:
-                                ax.loglog([r["T"] for r in rs], [r["floor"] for r in rs], ":", color=colors[d])
+                                ax.loglog(
+                                    [r["T"] for r in rs], [r["floor"] for r in rs], ":", color=colors[d]
+                                )
                 ax.set_title(f"{m}, K={k}, sigma={s}", fontsize=8)
                 ax.set_xlabel("T (steps)")
                 if i == 0 and j == 0:
@@ -88,8 +108,10 @@ def _figures(rows: list[dict[str, Any]], out_dir: Path) -> dict[str, str]:
 def _table(slope_rows: list[dict[str, Any]]) -> str:
     dims = sorted({s["d"] for s in slope_rows})
     keys = sorted({(s["metric"], s["schedule"], s["sigma"], s["K"]) for s in slope_rows})
-    lines = ["| metric | schedule | sigma | K | " + " | ".join(f"slope d={d}" for d in dims) + " | spread |",
-             "|---|---|---|---|" + "---|" * (len(dims) + 1)]
+    lines = [
+        "| metric | schedule | sigma | K | " + " | ".join(f"slope d={d}" for d in dims) + " | spread |",
+        "|---|---|---|---|" + "---|" * (len(dims) + 1),
+    ]
     for key in keys:
         sl = {s["d"]: s for s in slope_rows if (s["metric"], s["schedule"], s["sigma"], s["K"]) == key}
         fin = [s["slope"] for s in sl.values() if s["resolved"]]
@@ -112,12 +134,17 @@ def _spread_check(col: list[dict[str, Any]], metric: str, schedule: str) -> dict
     cells = [c for c in col if c["metric"] == metric and c["schedule"] == schedule and c["K"] > 1]
     tested = [c for c in cells if math.isfinite(c["slope_spread"])]
     worst = max((c["slope_spread"] for c in tested), default=math.nan)
-    return {"cells": len(cells), "tested": len(tested), "max": worst,
-            "failed": [c for c in tested if c["slope_spread"] > SPREAD_MAX]}
+    return {
+        "cells": len(cells),
+        "tested": len(tested),
+        "max": worst,
+        "failed": [c for c in tested if c["slope_spread"] > SPREAD_MAX],
+    }
 
 
-def analyse(rows: list[dict[str, Any]], out_dir: Path, *, scale: str,
-            min_points: int | None = None) -> ClaimResult:
+def analyse(
+    rows: list[dict[str, Any]], out_dir: Path, *, scale: str, min_points: int | None = None
+) -> ClaimResult:
     """Slopes, collapse, figures and the pass/fail decision for the study ``rows`` (see module docstring).
 
     Args:
@@ -140,8 +167,11 @@ def analyse(rows: list[dict[str, Any]], out_dir: Path, *, scale: str,
     col = collapse(rows, sl)
 
     def med(metric: str, schedule: str, pred: Any) -> float:
-        v = [s["slope"] for s in sl if s["metric"] == metric and s["schedule"] == schedule and pred(s)
-             and math.isfinite(s["slope"])]
+        v = [
+            s["slope"]
+            for s in sl
+            if s["metric"] == metric and s["schedule"] == schedule and pred(s) and math.isfinite(s["slope"])
+        ]
         return statistics.median(v) if v else math.nan
 
     numbers: dict[str, Any] = {"min_points_for_slope": min_points}
@@ -158,8 +188,11 @@ def analyse(rows: list[dict[str, Any]], out_dir: Path, *, scale: str,
             numbers[f"{sched}/K>1/{m}_slope_spread_max"] = chk["max"]
             numbers[f"{sched}/K>1/{m}_spread_cells_tested"] = chk["tested"]
             numbers[f"{sched}/K>1/{m}_spread_cells_total"] = chk["cells"]
-            logs = [c["log10_spread"] for c in col if c["metric"] == m and c["schedule"] == sched
-                    and math.isfinite(c["log10_spread"])]
+            logs = [
+                c["log10_spread"]
+                for c in col
+                if c["metric"] == m and c["schedule"] == sched and math.isfinite(c["log10_spread"])
+            ]
             numbers[f"{sched}/K>1/{m}_log10_spread_median"] = statistics.median(logs) if logs else math.nan
     for r in rows:
         if r["metric"] == "tv" and r["T"] == max(x["T"] for x in rows) and r["sigma"] != 1.0:
@@ -171,23 +204,34 @@ def analyse(rows: list[dict[str, Any]], out_dir: Path, *, scale: str,
     in_band = lambda v: SLOPE_BAND[0] <= v <= SLOPE_BAND[1]  # noqa: E731
     if scale == "smoke":
         verdict = "passed" if finite else "failed"
-    elif not finite or (math.isfinite(a) and not in_band(a)) or (math.isfinite(b) and not in_band(b)) \
-            or chk["failed"]:
+    elif (
+        not finite
+        or (math.isfinite(a) and not in_band(a))
+        or (math.isfinite(b) and not in_band(b))
+        or chk["failed"]
+    ):
         verdict = "failed"
     elif math.isnan(a) or math.isnan(b) or chk["tested"] < chk["cells"]:
         verdict = "not enough resolved points"
     else:
         verdict = "passed"
     numbers["verdict"] = verdict
-    summary = (f"{verdict}: theory schedule: K=1 exact TV slope {a:.2f} (median over sigma != 1, d); K>1 "
-               f"direction-W1 slope {b:.2f} (median of {numbers['theory/K>1/direction_w1_slopes_resolved']}/"
-               f"{numbers['theory/K>1/direction_w1_slopes_total']} slopes with >= {min_points} points above "
-               f"twice the floor), spread across d {chk['max']:.2f} at worst over the {chk['tested']}/"
-               f"{chk['cells']} (sigma, K) with >= 2 resolved d; linear: TV slope "
-               f"{numbers['linear/K1/tv_slope_median(sigma!=1)']:.2f}, W1 slope "
-               f"{numbers['linear/K>1/direction_w1_slope_median']:.2f} (claim: about -1, spread <= {SPREAD_MAX})")
-    return ClaimResult(passed=verdict == "passed", summary=summary, numbers=numbers,
-                       figures=_figures(rows, out_dir), table=_table(sl))
+    summary = (
+        f"{verdict}: theory schedule: K=1 exact TV slope {a:.2f} (median over sigma != 1, d); K>1 "
+        f"direction-W1 slope {b:.2f} (median of {numbers['theory/K>1/direction_w1_slopes_resolved']}/"
+        f"{numbers['theory/K>1/direction_w1_slopes_total']} slopes with >= {min_points} points above "
+        f"twice the floor), spread across d {chk['max']:.2f} at worst over the {chk['tested']}/"
+        f"{chk['cells']} (sigma, K) with >= 2 resolved d; linear: TV slope "
+        f"{numbers['linear/K1/tv_slope_median(sigma!=1)']:.2f}, W1 slope "
+        f"{numbers['linear/K>1/direction_w1_slope_median']:.2f} (claim: about -1, spread <= {SPREAD_MAX})"
+    )
+    return ClaimResult(
+        passed=verdict == "passed",
+        summary=summary,
+        numbers=numbers,
+        figures=_figures(rows, out_dir),
+        table=_table(sl),
+    )
 
 
 def dimension_free(scale: str, *, out_dir: Path) -> ClaimResult:

@@ -24,7 +24,7 @@ from quadriga.artifacts import Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator
 
-__all__ = ["MixtureDiagnostics", "MIXTURE_API"]
+__all__ = ["MIXTURE_API", "MixtureDiagnostics"]
 
 #: what a reference target must provide (quadriga-std's ``gaussian-mixture``, ``sphere-mixture``).
 MIXTURE_API = ("mixture_weights", "component_means", "component_covariances", "component_log_probs")
@@ -40,7 +40,7 @@ def _missing_api(target: Any) -> list[str]:
         try:
             if not hasattr(target, name):
                 missing.append(name)
-        except Exception:  # noqa: BLE001 - the attribute exists but cannot be read yet
+        except Exception:
             continue
     return missing
 
@@ -89,8 +89,11 @@ class MixtureDiagnostics(Evaluator):
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
 
-    figure_metric: str = param("direction_w1", doc="metric drawn against T for K > 1 (K = 1 draws 'tv')",
-                               validator=attrs.validators.in_(("weight_error", "radial_error", "direction_w1")))
+    figure_metric: str = param(
+        "direction_w1",
+        doc="metric drawn against T for K > 1 (K = 1 draws 'tv')",
+        validator=attrs.validators.in_(("weight_error", "radial_error", "direction_w1")),
+    )
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Score each subject; see the class docstring for inputs, outputs and errors."""
@@ -100,15 +103,19 @@ class MixtureDiagnostics(Evaluator):
         subjects = named(subject)
         refs = named(reference, "reference") if reference is not None else {}
         if not refs:
-            raise ConfigError("mixture-diagnostics needs reference = a mixture target (or several).",
-                              key="reference")
+            raise ConfigError(
+                "mixture-diagnostics needs reference = a mixture target (or several).", key="reference"
+            )
         for name, t in refs.items():
             missing = _missing_api(t)
             if missing:
-                raise ConfigError(f"mixture-diagnostics needs Gaussian-mixture references, but '{name}' "
-                                  f"({type(t).__name__}) has no {', '.join(missing)}. Use a 'sphere-mixture' or "
-                                  "'gaussian-mixture' target as reference (for other targets use a sample-based "
-                                  "metric such as 'mmd').", key="reference")
+                raise ConfigError(
+                    f"mixture-diagnostics needs Gaussian-mixture references, but '{name}' "
+                    f"({type(t).__name__}) has no {', '.join(missing)}. Use a 'sphere-mixture' or "
+                    "'gaussian-mixture' target as reference (for other targets use a sample-based "
+                    "metric such as 'mmd').",
+                    key="reference",
+                )
         by_dim: dict[int, list[tuple[str, Any]]] = defaultdict(list)
         for name, t in refs.items():
             by_dim[int(t.dim)].append((name, t))
@@ -117,22 +124,36 @@ class MixtureDiagnostics(Evaluator):
         for sname, s in subjects.items():
             cands = by_dim.get(int(s.x.shape[1]), [])
             if len(cands) != 1:
-                raise ConfigError(f"subject '{sname}' has dimension {s.x.shape[1]}: "
-                                  f"{'no reference' if not cands else 'several references'} of that dimension "
-                                  f"(references: {', '.join(f'{n} (d={t.dim})' for n, t in refs.items())}). "
-                                  "Give one target per dimension.", key="reference")
+                raise ConfigError(
+                    f"subject '{sname}' has dimension {s.x.shape[1]}: "
+                    f"{'no reference' if not cands else 'several references'} of that dimension "
+                    f"(references: {', '.join(f'{n} (d={t.dim})' for n, t in refs.items())}). "
+                    "Give one target per dimension.",
+                    key="reference",
+                )
             tname, target = cands[0]
             k = int(target.mixture_weights.shape[0])
-            row: dict[str, Any] = {"subject": sname, "target": tname, "K": k, "d": int(target.dim),
-                                   "T": s.info.get("num_steps"), "schedule": s.info.get("schedule", "?")}
+            row: dict[str, Any] = {
+                "subject": sname,
+                "target": tname,
+                "K": k,
+                "d": int(target.dim),
+                "T": s.info.get("num_steps"),
+                "schedule": s.info.get("schedule", "?"),
+            }
             row.update(mixture_metrics(target, s.x))
             sigma2 = _isotropic_sigma2(target) if k == 1 else None
             if sigma2 is not None and s.info.get("betas") is not None:
                 import torch
 
                 betas = torch.tensor(s.info["betas"], dtype=torch.float64)
-                m, s2 = output_law(betas, sigma2, method=s.info.get("method", "ddpm"),
-                                   variance=s.info.get("variance", "beta"), eta=s.info.get("eta", 0.0))
+                m, s2 = output_law(
+                    betas,
+                    sigma2,
+                    method=s.info.get("method", "ddpm"),
+                    variance=s.info.get("variance", "beta"),
+                    eta=s.info.get("eta", 0.0),
+                )
                 gap = abs(1 - m) * float(target.component_means[0].norm())
                 row["kl"] = kl_isotropic(gap, s2, sigma2, int(target.dim))
                 row["tv"] = tv_isotropic(gap, s2, sigma2, int(target.dim))
@@ -167,8 +188,14 @@ class MixtureDiagnostics(Evaluator):
             for (schedule, kk, d), rs in sorted(groups.items()):
                 if kk != k or metric not in rs[0]:
                     continue
-                ax.loglog([r["T"] for r in rs], [r[metric] for r in rs], marker="o", color=colors[d],
-                          linestyle="-" if schedule == "theory" else "--", label=f"d={d} {schedule}")
+                ax.loglog(
+                    [r["T"] for r in rs],
+                    [r[metric] for r in rs],
+                    marker="o",
+                    color=colors[d],
+                    linestyle="-" if schedule == "theory" else "--",
+                    label=f"d={d} {schedule}",
+                )
             ax.set(title=f"K={k}", xlabel="T (steps)", ylabel=metric)
             ax.legend(fontsize=7)
         return fig

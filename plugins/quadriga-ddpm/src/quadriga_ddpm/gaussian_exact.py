@@ -26,11 +26,12 @@ from scipy import integrate, special
 
 from quadriga_ddpm.schedules import alpha_bars
 
-__all__ = ["output_law", "kl_isotropic", "tv_isotropic"]
+__all__ = ["kl_isotropic", "output_law", "tv_isotropic"]
 
 
-def output_law(betas: torch.Tensor, sigma2: float, *, method: str = "ddpm", variance: str = "beta",
-               eta: float = 0.0) -> tuple[float, float]:
+def output_law(
+    betas: torch.Tensor, sigma2: float, *, method: str = "ddpm", variance: str = "beta", eta: float = 0.0
+) -> tuple[float, float]:
     """Exact law of Y_0 for the target N(mu, sigma2 I): Y_0 ~ N(m mu, s2 I).
 
     Args:
@@ -83,7 +84,7 @@ def kl_isotropic(mean_gap: float, s2: float, r2: float, dim: int) -> float:
     lr = math.log(ratio)
     # ratio - 1 - log(ratio), stable for ratio near 1
     core = math.expm1(lr) - lr
-    return 0.5 * (dim * core + mean_gap ** 2 / r2)
+    return 0.5 * (dim * core + mean_gap**2 / r2)
 
 
 def tv_isotropic(mean_gap: float, s2: float, r2: float, dim: int) -> float:

@@ -25,8 +25,15 @@ import numpy as np
 import torch
 from scipy import special
 
-__all__ = ["responsibilities", "weight_error", "radial_error", "direction_w1", "mixture_metrics", "loglog_fit",
-           "loglog_slope"]
+__all__ = [
+    "direction_w1",
+    "loglog_fit",
+    "loglog_slope",
+    "mixture_metrics",
+    "radial_error",
+    "responsibilities",
+    "weight_error",
+]
 
 METRICS = ("weight_error", "radial_error", "direction_w1")
 
@@ -47,7 +54,7 @@ def radial_error(target: Any, x: torch.Tensor, resp: torch.Tensor | None = None)
     x = x.to(torch.float64)
     r = responsibilities(target, x) if resp is None else resp
     mu = target.component_means
-    sq = (x * x).sum(-1, keepdim=True) - 2 * x @ mu.T + (mu * mu).sum(-1)   # [n, K]
+    sq = (x * x).sum(-1, keepdim=True) - 2 * x @ mu.T + (mu * mu).sum(-1)  # [n, K]
     stat = float((r * sq).sum(-1).mean()) / x.shape[1]
     cov = target.component_covariances
     ref = float((target.mixture_weights * torch.diagonal(cov, dim1=-2, dim2=-1).sum(-1)).sum()) / x.shape[1]
@@ -90,12 +97,16 @@ def direction_w1(target: Any, x: torch.Tensor, *, grid_points: int = 20001) -> f
 def mixture_metrics(target: Any, x: torch.Tensor) -> dict[str, float]:
     """``{"weight_error", "radial_error", "direction_w1"}`` for samples ``x: Tensor[n, d]``."""
     r = responsibilities(target, x)
-    return {"weight_error": weight_error(target, x, r), "radial_error": radial_error(target, x, r),
-            "direction_w1": direction_w1(target, x)}
+    return {
+        "weight_error": weight_error(target, x, r),
+        "radial_error": radial_error(target, x, r),
+        "direction_w1": direction_w1(target, x),
+    }
 
 
-def loglog_fit(steps: list[float], errors: list[float], floors: list[float] | None = None,
-               *, floor_factor: float = 2.0) -> tuple[float, float, int]:
+def loglog_fit(
+    steps: list[float], errors: list[float], floors: list[float] | None = None, *, floor_factor: float = 2.0
+) -> tuple[float, float, int]:
     """Least-squares slope of log(error) against log(T) and its standard error, above the floor.
 
     Args:
@@ -110,8 +121,11 @@ def loglog_fit(steps: list[float], errors: list[float], floors: list[float] | No
 
     Source: ordinary least squares; the floor rule is this plugin's test design.
     """
-    pts = [(math.log(t), math.log(e)) for i, (t, e) in enumerate(zip(steps, errors))
-           if e > 0 and math.isfinite(e) and (floors is None or e > floor_factor * floors[i])]
+    pts = [
+        (math.log(t), math.log(e))
+        for i, (t, e) in enumerate(zip(steps, errors))
+        if e > 0 and math.isfinite(e) and (floors is None or e > floor_factor * floors[i])
+    ]
     if len(pts) < 2:
         return math.nan, math.nan, len(pts)
     a = np.array(pts)
@@ -120,12 +134,13 @@ def loglog_fit(steps: list[float], errors: list[float], floors: list[float] | No
         return float(slope), math.nan, len(pts)
     resid = a[:, 1] - (slope * a[:, 0] + icept)
     sxx = float(((a[:, 0] - a[:, 0].mean()) ** 2).sum())
-    se = math.sqrt(float((resid ** 2).sum()) / (len(pts) - 2) / sxx)
+    se = math.sqrt(float((resid**2).sum()) / (len(pts) - 2) / sxx)
     return float(slope), se, len(pts)
 
 
-def loglog_slope(steps: list[float], errors: list[float], floors: list[float] | None = None,
-                 *, floor_factor: float = 2.0) -> tuple[float, int]:
+def loglog_slope(
+    steps: list[float], errors: list[float], floors: list[float] | None = None, *, floor_factor: float = 2.0
+) -> tuple[float, int]:
     """Least-squares slope of log(error) against log(T), above the Monte-Carlo floor.
 
     Args: as :func:`loglog_fit`.

@@ -11,20 +11,45 @@ _PAPER = "Li, Cai & Wei 2025, Dimension-free convergence of diffusion models for
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the ddpm / ddim samplers, the sphere-mixture target, the evaluator, pipeline and claim."""
-    registry.add("sampler", "ddpm", f"{_P}.sampler:DDPM",
-                 summary="DDPM reverse chain from a score model (analytic target or learned network); "
-                 "theory / linear / cosine schedules", paper="Ho et al. 2020, Algorithm 2; " + _PAPER)
-    registry.add("sampler", "ddim", f"{_P}.sampler:DDIM",
-                 summary="DDIM (eta = 0 deterministic, eta > 0 stochastic) from a score model",
-                 paper="Song, Meng & Ermon 2021, eq. 12")
-    registry.add("target", "sphere-mixture", f"{_P}.targets:SphereMixture",
-                 summary="K isotropic Gaussians N(mu_k, sigma^2 I), means on a sphere of radius 6, fast noised score",
-                 paper=_PAPER)
-    registry.add("evaluator", "mixture-diagnostics", f"{_P}.evaluate:MixtureDiagnostics",
-                 summary="Weight error, 1-D W1 along mean directions, radial spread; exact KL/TV for K = 1; "
-                 "error-vs-T slopes", paper=_PAPER)
-    registry.add_pipeline("ddpm-gmm-dimension-free", f"{_P}:pipelines/ddpm-gmm-dimension-free.toml",
-                          summary="DDPM (theory vs linear schedule) on sphere mixtures: error against T across d and K")
-    registry.add_claim("ddpm-gmm-dimension-free", f"{_P}.claims:dimension_free",
-                       summary="DDPM error against T collapses across d and K; log-log slope about -1 "
-                       "with the theory schedule", paper=_PAPER + ", Theorem 1")
+    registry.add(
+        "sampler",
+        "ddpm",
+        f"{_P}.sampler:DDPM",
+        summary="DDPM reverse chain from a score model (analytic target or learned network); "
+        "theory / linear / cosine schedules",
+        paper="Ho et al. 2020, Algorithm 2; " + _PAPER,
+    )
+    registry.add(
+        "sampler",
+        "ddim",
+        f"{_P}.sampler:DDIM",
+        summary="DDIM (eta = 0 deterministic, eta > 0 stochastic) from a score model",
+        paper="Song, Meng & Ermon 2021, eq. 12",
+    )
+    registry.add(
+        "target",
+        "sphere-mixture",
+        f"{_P}.targets:SphereMixture",
+        summary="K isotropic Gaussians N(mu_k, sigma^2 I), means on a sphere of radius 6, fast noised score",
+        paper=_PAPER,
+    )
+    registry.add(
+        "evaluator",
+        "mixture-diagnostics",
+        f"{_P}.evaluate:MixtureDiagnostics",
+        summary="Weight error, 1-D W1 along mean directions, radial spread; exact KL/TV for K = 1; "
+        "error-vs-T slopes",
+        paper=_PAPER,
+    )
+    registry.add_pipeline(
+        "ddpm-gmm-dimension-free",
+        f"{_P}:pipelines/ddpm-gmm-dimension-free.toml",
+        summary="DDPM (theory vs linear schedule) on sphere mixtures: error against T across d and K",
+    )
+    registry.add_claim(
+        "ddpm-gmm-dimension-free",
+        f"{_P}.claims:dimension_free",
+        summary="DDPM error against T collapses across d and K; log-log slope about -1 "
+        "with the theory schedule",
+        paper=_PAPER + ", Theorem 1",
+    )

@@ -32,11 +32,10 @@ from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler
 from quadriga.progress import current_progress
-
 from quadriga_ddpm.schedules import SCHEDULES, alpha_bars, make_betas
 from quadriga_ddpm.score_models import as_score_model
 
-__all__ = ["DDPM", "DDIM", "run_chain", "VARIANCES"]
+__all__ = ["DDIM", "DDPM", "VARIANCES", "run_chain"]
 
 VARIANCES = ("beta", "posterior")
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -52,9 +51,18 @@ def _sigmas(betas: torch.Tensor, method: str, variance: str, eta: float) -> torc
     return eta * post.sqrt()
 
 
-def run_chain(score_model: Any, betas: torch.Tensor, num_samples: int, *, generator: torch.Generator,
-              method: str = "ddpm", variance: str = "beta", eta: float = 0.0,
-              dtype: torch.dtype = torch.float64, progress: Any = None) -> torch.Tensor:
+def run_chain(
+    score_model: Any,
+    betas: torch.Tensor,
+    num_samples: int,
+    *,
+    generator: torch.Generator,
+    method: str = "ddpm",
+    variance: str = "beta",
+    eta: float = 0.0,
+    dtype: torch.dtype = torch.float64,
+    progress: Any = None,
+) -> torch.Tensor:
     """Run the reverse chain from Y_T ~ N(0, I) down to Y_0.
 
     Args:
@@ -94,9 +102,9 @@ def run_chain(score_model: Any, betas: torch.Tensor, num_samples: int, *, genera
             x = (x + b[i] * s) / (1 - b[i]) ** 0.5
         else:
             ab_t, ab_p = ab[i], (ab[i - 1] if i > 0 else 1.0)
-            x0 = (x + (1 - ab_t) * s) / ab_t ** 0.5
+            x0 = (x + (1 - ab_t) * s) / ab_t**0.5
             eps = -((1 - ab_t) ** 0.5) * s
-            x = ab_p ** 0.5 * x0 + max(1 - ab_p - sig[i] ** 2, 0.0) ** 0.5 * eps
+            x = ab_p**0.5 * x0 + max(1 - ab_p - sig[i] ** 2, 0.0) ** 0.5 * eps
         if sig[i] > 0:
             x = x + sig[i] * torch.randn(num_samples, d, generator=generator, dtype=dtype)
         if progress is not None:
@@ -118,24 +126,39 @@ class _Chain(Sampler):
     input_types = {"target": ("Target", "Fitted")}
     _method = "ddpm"
 
-    num_steps: int = param(200, doc="T, number of reverse steps (each one score evaluation)",
-                           validator=_check_num_steps)
-    num_samples: int = param(5000, doc="n, number of independent chains / output samples",
-                             validator=attrs.validators.gt(0))
-    schedule: str = param("theory", doc="beta schedule: 'theory' (Li, Cai & Wei 2025), 'linear' "
-                          "(Ho et al. 2020, rescaled to T steps) or 'cosine' (Nichol & Dhariwal 2021)",
-                          validator=attrs.validators.in_(SCHEDULES))
-    c0: float = param(2.0, doc="theory schedule: beta_1 = T^(-c0) (dimensionless)",
-                      validator=attrs.validators.gt(0))
-    c1: float = param(4.0, doc="theory schedule: growth rate and plateau c1 log T / T (dimensionless)",
-                      validator=attrs.validators.gt(0))
-    dtype: str = param("float64", doc="float type of the chain's state: 'float32' or 'float64'",
-                       validator=attrs.validators.in_(tuple(_DTYPES)))
+    num_steps: int = param(
+        200, doc="T, number of reverse steps (each one score evaluation)", validator=_check_num_steps
+    )
+    num_samples: int = param(
+        5000, doc="n, number of independent chains / output samples", validator=attrs.validators.gt(0)
+    )
+    schedule: str = param(
+        "theory",
+        doc="beta schedule: 'theory' (Li, Cai & Wei 2025), 'linear' "
+        "(Ho et al. 2020, rescaled to T steps) or 'cosine' (Nichol & Dhariwal 2021)",
+        validator=attrs.validators.in_(SCHEDULES),
+    )
+    c0: float = param(
+        2.0, doc="theory schedule: beta_1 = T^(-c0) (dimensionless)", validator=attrs.validators.gt(0)
+    )
+    c1: float = param(
+        4.0,
+        doc="theory schedule: growth rate and plateau c1 log T / T (dimensionless)",
+        validator=attrs.validators.gt(0),
+    )
+    dtype: str = param(
+        "float64",
+        doc="float type of the chain's state: 'float32' or 'float64'",
+        validator=attrs.validators.in_(tuple(_DTYPES)),
+    )
 
     def betas(self) -> torch.Tensor:
         """The schedule ``Tensor[T]`` float64 this sampler runs."""
-        return make_betas(self.schedule, int(self.num_steps),
-                          **({"c0": self.c0, "c1": self.c1} if self.schedule == "theory" else {}))
+        return make_betas(
+            self.schedule,
+            int(self.num_steps),
+            **({"c0": self.c0, "c1": self.c1} if self.schedule == "theory" else {}),
+        )
 
     def _chain_kwargs(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -159,11 +182,24 @@ class _Chain(Sampler):
         model = as_score_model(target)
         betas = self.betas()
         start = time.perf_counter()
-        x = run_chain(model, betas, int(self.num_samples), generator=generator,
-                      dtype=_DTYPES[self.dtype], progress=current_progress(), **self._chain_kwargs())
-        info = {"score_evals": int(self.num_samples) * int(self.num_steps), "num_steps": int(self.num_steps),
-                "schedule": self.schedule, "alpha_bar_T": float(alpha_bars(betas)[-1]),
-                "seconds": time.perf_counter() - start, "betas": betas.tolist(), **self._chain_kwargs()}
+        x = run_chain(
+            model,
+            betas,
+            int(self.num_samples),
+            generator=generator,
+            dtype=_DTYPES[self.dtype],
+            progress=current_progress(),
+            **self._chain_kwargs(),
+        )
+        info = {
+            "score_evals": int(self.num_samples) * int(self.num_steps),
+            "num_steps": int(self.num_steps),
+            "schedule": self.schedule,
+            "alpha_bar_T": float(alpha_bars(betas)[-1]),
+            "seconds": time.perf_counter() - start,
+            "betas": betas.tolist(),
+            **self._chain_kwargs(),
+        }
         return Samples(x=x, info=info)
 
 
@@ -181,9 +217,12 @@ class DDPM(_Chain):
     (arXiv 2504.05300), section 2.
     """
 
-    variance: str = param("beta", doc="per-step noise variance: 'beta' (beta_t, as analysed) or 'posterior' "
-                          "(beta_t (1 - ab_{t-1}) / (1 - ab_t), diffusers' 'fixed_small')",
-                          validator=attrs.validators.in_(VARIANCES))
+    variance: str = param(
+        "beta",
+        doc="per-step noise variance: 'beta' (beta_t, as analysed) or 'posterior' "
+        "(beta_t (1 - ab_{t-1}) / (1 - ab_t), diffusers' 'fixed_small')",
+        validator=attrs.validators.in_(VARIANCES),
+    )
 
     def _chain_kwargs(self) -> dict[str, Any]:
         return {"method": "ddpm", "variance": self.variance}
@@ -201,8 +240,11 @@ class DDIM(_Chain):
     Source: Song, Meng & Ermon 2021, eq. 12 and eq. 16.
     """
 
-    eta: float = param(0.0, doc="stochasticity eta in [0, 1] (0: deterministic DDIM)",
-                       validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)])
+    eta: float = param(
+        0.0,
+        doc="stochasticity eta in [0, 1] (0: deterministic DDIM)",
+        validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)],
+    )
 
     def _chain_kwargs(self) -> dict[str, Any]:
         return {"method": "ddim", "eta": float(self.eta)}

@@ -14,7 +14,7 @@ import torch
 
 from quadriga.errors import ConfigError
 
-__all__ = ["SCHEDULES", "make_betas", "linear_betas", "cosine_betas", "theory_betas", "alpha_bars"]
+__all__ = ["SCHEDULES", "alpha_bars", "cosine_betas", "linear_betas", "make_betas", "theory_betas"]
 
 SCHEDULES = ("theory", "linear", "cosine")
 MAX_BETA = 0.999

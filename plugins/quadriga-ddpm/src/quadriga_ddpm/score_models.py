@@ -27,8 +27,14 @@ import torch
 
 from quadriga.errors import ConfigError
 
-__all__ = ["ScoreModel", "AnalyticScore", "NetworkScore", "as_score_model",
-           "PARAMETERIZATIONS", "TIME_INPUTS"]
+__all__ = [
+    "PARAMETERIZATIONS",
+    "TIME_INPUTS",
+    "AnalyticScore",
+    "NetworkScore",
+    "ScoreModel",
+    "as_score_model",
+]
 
 PARAMETERIZATIONS = ("eps", "score")
 TIME_INPUTS = ("alpha_bar", "index", "fraction")
@@ -62,7 +68,9 @@ class AnalyticScore:
             raise ConfigError(
                 f"target '{type(target).__name__}' has no exact noised_score(x, alpha_bar); use a target "
                 "that gives one (e.g. 'gaussian-mixture' or 'sphere-mixture') or a learned score network "
-                "(a Fitted input).", key="target")
+                "(a Fitted input).",
+                key="target",
+            )
         self.target = target
         self.dim = int(target.dim)
 
@@ -94,22 +102,35 @@ class NetworkScore:
     Source: Ho et al. 2020, eq. 11 (epsilon parameterisation); Song et al. 2021 (score SDE).
     """
 
-    def __init__(self, fitted: Any, *, parameterization: str | None = None, time_input: str | None = None,
-                 dim: int | None = None) -> None:
+    def __init__(
+        self,
+        fitted: Any,
+        *,
+        parameterization: str | None = None,
+        time_input: str | None = None,
+        dim: int | None = None,
+    ) -> None:
         info = getattr(fitted, "info", None) or {}
         model = getattr(fitted, "model", fitted)
         self.parameterization = parameterization or info.get("parameterization", "eps")
         self.time_input = time_input or info.get("time_input", "alpha_bar")
         if self.parameterization not in PARAMETERIZATIONS:
-            raise ConfigError(f"unknown parameterization '{self.parameterization}'; use 'eps' or 'score'.",
-                              key="parameterization")
+            raise ConfigError(
+                f"unknown parameterization '{self.parameterization}'; use 'eps' or 'score'.",
+                key="parameterization",
+            )
         if self.time_input not in TIME_INPUTS:
-            raise ConfigError(f"unknown time_input '{self.time_input}'; use one of {', '.join(TIME_INPUTS)}.",
-                              key="time_input")
+            raise ConfigError(
+                f"unknown time_input '{self.time_input}'; use one of {', '.join(TIME_INPUTS)}.",
+                key="time_input",
+            )
         d = dim if dim is not None else info.get("dim", getattr(model, "dim", None))
         if d is None:
-            raise ConfigError("the score network's dimension is unknown: give the Fitted artifact "
-                              "info['dim'] or the model a 'dim' attribute.", key="target")
+            raise ConfigError(
+                "the score network's dimension is unknown: give the Fitted artifact "
+                "info['dim'] or the model a 'dim' attribute.",
+                key="target",
+            )
         self.model, self.dim, self.num_steps = model, int(d), None
 
     def __call__(self, x: torch.Tensor, t: int, alpha_bar: float) -> torch.Tensor:
@@ -152,5 +173,8 @@ def as_score_model(target: Any) -> Any:
         return NetworkScore(target)
     if callable(target) and hasattr(target, "dim"):
         return target
-    raise ConfigError(f"cannot use a '{type(target).__name__}' as a score model: give a target with "
-                      "noised_score(x, alpha_bar) or a Fitted score network.", key="target")
+    raise ConfigError(
+        f"cannot use a '{type(target).__name__}' as a score model: give a target with "
+        "noised_score(x, alpha_bar) or a Fitted score network.",
+        key="target",
+    )

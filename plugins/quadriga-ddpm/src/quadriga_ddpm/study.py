@@ -21,13 +21,12 @@ from typing import Any
 import torch
 
 from quadriga.seeding import derive_seed, make_generator
-
 from quadriga_ddpm.gaussian_exact import kl_isotropic, output_law, tv_isotropic
 from quadriga_ddpm.metrics import METRICS, loglog_fit, mixture_metrics
 from quadriga_ddpm.sampler import DDPM
 from quadriga_ddpm.targets import SphereMixture
 
-__all__ = ["GRIDS", "SCHEDULES", "MIN_SLOPE_POINTS", "exact_rows", "sampled_rows", "slopes", "collapse"]
+__all__ = ["GRIDS", "MIN_SLOPE_POINTS", "SCHEDULES", "collapse", "exact_rows", "sampled_rows", "slopes"]
 
 SCHEDULES = ("theory", "linear")
 #: fewest T values above twice the floor for a slope to count (see :func:`slopes`).
@@ -35,13 +34,24 @@ MIN_SLOPE_POINTS = 4
 GRIDS: dict[str, dict[str, Any]] = {
     "smoke": {"sigmas": (2.0,), "ks": (2,), "dims": (2, 16), "steps": (10, 40), "n": 400},
     "default": {"sigmas": (2.0,), "ks": (2, 16), "dims": (2, 128), "steps": (10, 50, 200), "n": 2000},
-    "paper": {"sigmas": (0.5, 1.0, 2.0), "ks": (2, 16), "dims": (2, 16, 128, 256),
-              "steps": (10, 20, 50, 100, 200, 400), "n": 5000},
+    "paper": {
+        "sigmas": (0.5, 1.0, 2.0),
+        "ks": (2, 16),
+        "dims": (2, 16, 128, 256),
+        "steps": (10, 20, 50, 100, 200, 400),
+        "n": 5000,
+    },
 }
 
 
-def exact_rows(sigmas: Iterable[float], dims: Iterable[int], steps: Iterable[int], *, radius: float = 6.0,
-               schedules: Iterable[str] = SCHEDULES) -> list[dict[str, Any]]:
+def exact_rows(
+    sigmas: Iterable[float],
+    dims: Iterable[int],
+    steps: Iterable[int],
+    *,
+    radius: float = 6.0,
+    schedules: Iterable[str] = SCHEDULES,
+) -> list[dict[str, Any]]:
     """Exact KL (nats) and TV of the DDPM output for K = 1, target N(mu, sigma^2 I), |mu| = radius.
 
     Returns:
@@ -61,9 +71,18 @@ def exact_rows(sigmas: Iterable[float], dims: Iterable[int], steps: Iterable[int
     return rows
 
 
-def sampled_rows(sigmas: Iterable[float], ks: Iterable[int], dims: Iterable[int], steps: Iterable[int], n: int, *,
-                 seed: int = 0, dtype: str = "float32", schedules: Iterable[str] = SCHEDULES,
-                 on_cell: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def sampled_rows(
+    sigmas: Iterable[float],
+    ks: Iterable[int],
+    dims: Iterable[int],
+    steps: Iterable[int],
+    n: int,
+    *,
+    seed: int = 0,
+    dtype: str = "float32",
+    schedules: Iterable[str] = SCHEDULES,
+    on_cell: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
     """Run DDPM with the exact score on each (sigma, K, d) mixture and each (schedule, T).
 
     Args:
@@ -81,16 +100,31 @@ def sampled_rows(sigmas: Iterable[float], ks: Iterable[int], dims: Iterable[int]
             for sigma in sigmas:
                 target = SphereMixture(dim=d, num_components=k, scale=sigma)
                 target.prepare(generator=make_generator(derive_seed(seed, f"means/{d}/{k}")))
-                exact = target.sample(n, generator=make_generator(derive_seed(seed, f"exact/{d}/{k}/{sigma}")))
+                exact = target.sample(
+                    n, generator=make_generator(derive_seed(seed, f"exact/{d}/{k}/{sigma}"))
+                )
                 floor = mixture_metrics(target, exact)
                 for schedule in schedules:
                     for T in steps:
                         gen = make_generator(derive_seed(seed, f"ddpm/{d}/{k}/{sigma}/{schedule}/{T}"))
-                        x = DDPM(num_steps=T, num_samples=n, schedule=schedule, dtype=dtype).sample(
-                            target, generator=gen).x
+                        x = (
+                            DDPM(num_steps=T, num_samples=n, schedule=schedule, dtype=dtype)
+                            .sample(target, generator=gen)
+                            .x
+                        )
                         for name, value in mixture_metrics(target, x).items():
-                            rows.append({"sigma": sigma, "K": k, "d": d, "T": T, "schedule": schedule,
-                                         "metric": name, "value": value, "floor": floor[name]})
+                            rows.append(
+                                {
+                                    "sigma": sigma,
+                                    "K": k,
+                                    "d": d,
+                                    "T": T,
+                                    "schedule": schedule,
+                                    "metric": name,
+                                    "value": value,
+                                    "floor": floor[name],
+                                }
+                            )
                         if on_cell:
                             on_cell(f"K={k} d={d} sigma={sigma} {schedule} T={T}")
     return rows
@@ -127,9 +161,19 @@ def slopes(rows: list[dict[str, Any]], *, min_points: int = MIN_SLOPE_POINTS) ->
         s, se, used = loglog_fit([r["T"] for r in rs], [r["value"] for r in rs], [r["floor"] for r in rs])
         exact = all(r["floor"] == 0 for r in rs)
         ok = used >= (2 if exact else min_points)
-        out.append({"metric": metric, "schedule": schedule, "sigma": sigma, "K": k, "d": d,
-                    "slope": s if ok else math.nan, "slope_se": se if ok else math.nan,
-                    "points": used, "resolved": ok})
+        out.append(
+            {
+                "metric": metric,
+                "schedule": schedule,
+                "sigma": sigma,
+                "K": k,
+                "d": d,
+                "slope": s if ok else math.nan,
+                "slope_se": se if ok else math.nan,
+                "points": used,
+                "resolved": ok,
+            }
+        )
     return out
 
 
@@ -159,11 +203,19 @@ def collapse(rows: list[dict[str, Any]], slope_rows: list[dict[str, Any]]) -> li
     for key in keys:
         sl = by_slope.get(key, [])
         spreads = [math.log10(max(v) / min(v)) for v in vals[key].values() if len(v) >= 2]
-        out.append({"metric": key[0], "schedule": key[1], "sigma": key[2], "K": key[3],
-                    "dims": n_dims.get(key, 0), "resolved_dims": len(sl),
-                    "slope_median": statistics.median(sl) if sl else math.nan,
-                    "slope_spread": (max(sl) - min(sl)) if len(sl) >= 2 else math.nan,
-                    "log10_spread": statistics.median(spreads) if spreads else math.nan})
+        out.append(
+            {
+                "metric": key[0],
+                "schedule": key[1],
+                "sigma": key[2],
+                "K": key[3],
+                "dims": n_dims.get(key, 0),
+                "resolved_dims": len(sl),
+                "slope_median": statistics.median(sl) if sl else math.nan,
+                "slope_spread": (max(sl) - min(sl)) if len(sl) >= 2 else math.nan,
+                "log10_spread": statistics.median(spreads) if spreads else math.nan,
+            }
+        )
     return out
 
 

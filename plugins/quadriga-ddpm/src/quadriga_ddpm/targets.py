@@ -52,10 +52,12 @@ class SphereMixture(Target):
 
     dim: int = param(16, doc="dimension d", validator=attrs.validators.gt(0))
     num_components: int = param(2, doc="number of components K", validator=attrs.validators.gt(0))
-    scale: float = param(1.0, doc="component standard deviation sigma (units of x)",
-                         validator=attrs.validators.gt(0))
-    radius: float = param(6.0, doc="norm of every component mean (units of x)",
-                          validator=attrs.validators.ge(0))
+    scale: float = param(
+        1.0, doc="component standard deviation sigma (units of x)", validator=attrs.validators.gt(0)
+    )
+    radius: float = param(
+        6.0, doc="norm of every component mean (units of x)", validator=attrs.validators.ge(0)
+    )
     _gmm: Any = attrs.field(init=False, default=None)
     _cache: dict = attrs.field(init=False, factory=dict)
 
@@ -68,8 +70,9 @@ class SphereMixture(Target):
             means = float(self.radius) * torch.stack([ang.cos(), ang.sin()], -1)
             self._gmm = GaussianMixture(means=means.tolist(), scale=float(self.scale))
         else:
-            self._gmm = GaussianMixture(preset="random", dim=d, num_components=k, radius=float(self.radius),
-                                        scale=float(self.scale))
+            self._gmm = GaussianMixture(
+                preset="random", dim=d, num_components=k, radius=float(self.radius), scale=float(self.scale)
+            )
 
     def prepare(self, *, generator: torch.Generator) -> None:
         """Draw the means (d != 2) from ``generator``; d = 2 needs no randomness."""

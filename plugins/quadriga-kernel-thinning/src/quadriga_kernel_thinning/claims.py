@@ -23,7 +23,7 @@ from quadriga.artifacts import Samples
 from quadriga.claims import ClaimResult
 from quadriga.seeding import derive_seed, make_generator
 
-__all__ = ["mmd_rate", "after_mcmc", "fit_slope", "METHODS"]
+__all__ = ["METHODS", "after_mcmc", "fit_slope", "mmd_rate"]
 
 METHODS = ("iid sqrt(n)", "standard thinning", "root KT", "target KT", "KT+", "KT-Compress++")
 
@@ -62,10 +62,10 @@ def _thinners(bandwidth: float | None) -> dict[str, Any]:
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
-    fmt = [("{:.4g}".format(c) if isinstance(c, float) else str(c)) for r in rows for c in r]
+    fmt = [(f"{c:.4g}" if isinstance(c, float) else str(c)) for r in rows for c in r]
     width = len(header)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(fmt[i:i + width]) + " |" for i in range(0, len(fmt), width)]
+    lines += ["| " + " | ".join(fmt[i : i + width]) + " |" for i in range(0, len(fmt), width)]
     return "\n".join(lines)
 
 
@@ -108,10 +108,13 @@ def mmd_rate(scale: str, *, out_dir: Path) -> ClaimResult:
             numbers[f"d{d}/{method}/slope_low"] = low
             numbers[f"d{d}/{method}/slope_high"] = high
             numbers[f"d{d}/{method}/mmd_at_n{ns[-1]}"] = float(np.mean(curves[method][-1]))
-            rows.append([d, method, slope, f"[{low:.3f}, {high:.3f}]"]
-                        + [float(np.mean(v)) for v in curves[method]])
+            rows.append(
+                [d, method, slope, f"[{low:.3f}, {high:.3f}]"] + [float(np.mean(v)) for v in curves[method]]
+            )
         gaps.append(numbers[f"d{d}/root KT/mmd_at_n{ns[-1]}"] < numbers[f"d{d}/iid sqrt(n)/mmd_at_n{ns[-1]}"])
-        fig = rate_figure(ns, curves, title=f"P = N(0, I_{d}), Gaussian kernel sigma = sqrt(2d), {reps} replicates")
+        fig = rate_figure(
+            ns, curves, title=f"P = N(0, I_{d}), Gaussian kernel sigma = sqrt(2d), {reps} replicates"
+        )
         name = f"mmd_vs_n_d{d}.png"
         fig.savefig(out_dir / name, dpi=110)
         figures[f"mmd_vs_n_d{d}"] = name
@@ -120,12 +123,18 @@ def mmd_rate(scale: str, *, out_dir: Path) -> ClaimResult:
     if scale == "smoke":
         passed = finite
     else:
-        passed = (finite and numbers["d2/root KT/slope_high"] < -0.4
-                  and numbers["d2/iid sqrt(n)/slope_low"] > -0.35 and all(gaps))
-    summary = (f"d = 2 slopes: root KT {kt2:.2f} [{numbers['d2/root KT/slope_low']:.2f}, "
-               f"{numbers['d2/root KT/slope_high']:.2f}], iid sqrt(n) {iid2:.2f} "
-               f"[{numbers['d2/iid sqrt(n)/slope_low']:.2f}, {numbers['d2/iid sqrt(n)/slope_high']:.2f}] "
-               f"(claim: about -0.5 vs -0.25); KT below iid at n = {ns[-1]} for d in {dims}: {gaps}")
+        passed = (
+            finite
+            and numbers["d2/root KT/slope_high"] < -0.4
+            and numbers["d2/iid sqrt(n)/slope_low"] > -0.35
+            and all(gaps)
+        )
+    summary = (
+        f"d = 2 slopes: root KT {kt2:.2f} [{numbers['d2/root KT/slope_low']:.2f}, "
+        f"{numbers['d2/root KT/slope_high']:.2f}], iid sqrt(n) {iid2:.2f} "
+        f"[{numbers['d2/iid sqrt(n)/slope_low']:.2f}, {numbers['d2/iid sqrt(n)/slope_high']:.2f}] "
+        f"(claim: about -0.5 vs -0.25); KT below iid at n = {ns[-1]} for d in {dims}: {gaps}"
+    )
     table = _table(["d", "method", "slope", "95% interval"] + [f"MMD n={n}" for n in ns], rows)
     return ClaimResult(passed=passed, summary=summary, numbers=numbers, figures=figures, table=table)
 
@@ -155,8 +164,9 @@ def after_mcmc(scale: str, *, out_dir: Path) -> ClaimResult:
     last: dict[str, Samples] = {}
     for rep in range(reps):
         root = derive_seed(rep, "kt-after-mcmc")
-        chain = MALA(num_chains=chains, num_samples=draws, burn_in=burn, init="target", step_size=0.3) \
-            .sample(target, generator=make_generator(root))
+        chain = MALA(num_chains=chains, num_samples=draws, burn_in=burn, init="target", step_size=0.3).sample(
+            target, generator=make_generator(root)
+        )
         subjects = {"MALA (all points)": chain}
         for method, thinner in thinners.items():
             subjects[method] = thinner.sample(chain, generator=make_generator(derive_seed(root, method)))
@@ -170,17 +180,25 @@ def after_mcmc(scale: str, *, out_dir: Path) -> ClaimResult:
     for name in results:
         numbers[f"{name}/mmd"] = float(np.mean(results[name]))
         numbers[f"{name}/integration_error"] = float(np.mean(errors[name]))
-        rows.append([name, numbers[f"{name}/mmd"], float(np.std(results[name])), numbers[f"{name}/integration_error"]])
-    fig = MMDToTarget(bandwidth=sigma).evaluate({k: last[k] for k in ("standard thinning", "iid sqrt(n)",
-                                                                      "root KT", "KT+")}, target).figures["coreset"]
+        rows.append(
+            [name, numbers[f"{name}/mmd"], float(np.std(results[name])), numbers[f"{name}/integration_error"]]
+        )
+    fig = (
+        MMDToTarget(bandwidth=sigma)
+        .evaluate({k: last[k] for k in ("standard thinning", "iid sqrt(n)", "root KT", "KT+")}, target)
+        .figures["coreset"]
+    )
     fig.savefig(out_dir / "coresets.png", dpi=110)
     finite = all(math.isfinite(v) for v in numbers.values() if isinstance(v, float))
     kt, st = numbers["root KT/mmd"], numbers["standard thinning/mmd"]
     passed = finite if scale == "smoke" else (finite and kt < st)
-    summary = (f"n = {chains * draws} MALA points -> {round(math.sqrt(chains * draws))}: MMD to P root KT {kt:.4f} vs "
-               f"standard thinning {st:.4f} (all MALA points: {numbers['MALA (all points)/mmd']:.4f}); "
-               f"summed integration error KT {numbers['root KT/integration_error']:.3f} vs "
-               f"standard {numbers['standard thinning/integration_error']:.3f}")
+    summary = (
+        f"n = {chains * draws} MALA points -> {round(math.sqrt(chains * draws))}: MMD to P root KT {kt:.4f} vs "
+        f"standard thinning {st:.4f} (all MALA points: {numbers['MALA (all points)/mmd']:.4f}); "
+        f"summed integration error KT {numbers['root KT/integration_error']:.3f} vs "
+        f"standard {numbers['standard thinning/integration_error']:.3f}"
+    )
     table = _table(["points", "MMD to P (mean)", "sd", "integration error (sum of 3)"], rows)
-    return ClaimResult(passed=passed, summary=summary, numbers=numbers, figures={"coresets": "coresets.png"},
-                       table=table)
+    return ClaimResult(
+        passed=passed, summary=summary, numbers=numbers, figures={"coresets": "coresets.png"}, table=table
+    )

@@ -22,7 +22,7 @@ import numpy as np
 
 from quadriga_kernel_thinning.kernels import make_kernel
 
-__all__ = ["mixture_of", "embedding", "double_embedding", "mmd_to_mixture", "mmd_between"]
+__all__ = ["double_embedding", "embedding", "mixture_of", "mmd_between", "mmd_to_mixture"]
 
 
 def _np(value: Any) -> np.ndarray:
@@ -87,21 +87,23 @@ def _weights(n: int, log_weights: Any) -> np.ndarray:
     return q / q.sum()
 
 
-def _quad_form(x: np.ndarray, q: np.ndarray, sigma: float, y: np.ndarray | None = None,
-               r: np.ndarray | None = None) -> float:
+def _quad_form(
+    x: np.ndarray, q: np.ndarray, sigma: float, y: np.ndarray | None = None, r: np.ndarray | None = None
+) -> float:
     """``sum_ij q_i r_j k(x_i, y_j)`` in row blocks (O(block * m) memory)."""
     kern = make_kernel("gaussian", sigma)
     y, r = (x, q) if y is None else (y, r)
     step = max(1, 2_000_000 // max(len(y), 1))
     total = 0.0
     for start in range(0, len(x), step):
-        block = kern.matrix(np.ascontiguousarray(x[start:start + step]), y)
-        total += float(q[start:start + step] @ (block @ r))
+        block = kern.matrix(np.ascontiguousarray(x[start : start + step]), y)
+        total += float(q[start : start + step] @ (block @ r))
     return total
 
 
-def mmd_to_mixture(x: Any, w: np.ndarray, mu: np.ndarray, cov: np.ndarray, sigma: float,
-                   log_weights: Any = None) -> float:
+def mmd_to_mixture(
+    x: Any, w: np.ndarray, mu: np.ndarray, cov: np.ndarray, sigma: float, log_weights: Any = None
+) -> float:
     """Exact ``MMD(Q, P)`` between the (weighted) empirical measure of ``x[n, d]`` and the mixture P.
 
     Args:
@@ -115,8 +117,11 @@ def mmd_to_mixture(x: Any, w: np.ndarray, mu: np.ndarray, cov: np.ndarray, sigma
     """
     x = _np(x)
     q = _weights(len(x), log_weights)
-    sq = double_embedding(w, mu, cov, sigma) - 2.0 * float(q @ embedding(x, w, mu, cov, sigma)) \
+    sq = (
+        double_embedding(w, mu, cov, sigma)
+        - 2.0 * float(q @ embedding(x, w, mu, cov, sigma))
         + _quad_form(x, q, sigma)
+    )
     return math.sqrt(max(sq, 0.0))
 
 

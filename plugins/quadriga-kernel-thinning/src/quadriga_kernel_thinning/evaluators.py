@@ -20,7 +20,7 @@ from quadriga.params import param
 from quadriga_kernel_thinning.embedding import _np, mixture_of, mmd_between, mmd_to_mixture
 from quadriga_kernel_thinning.figures import coreset_figure
 
-__all__ = ["MMDToTarget", "IntegrationError", "integrand_values", "integrand_expectations"]
+__all__ = ["IntegrationError", "MMDToTarget", "integrand_expectations", "integrand_values"]
 
 
 def _optional_positive(instance: Any, attribute: Any, value: Any) -> None:
@@ -32,16 +32,21 @@ def _subjects(subject: Any) -> dict[str, Samples]:
     subjects = named(subject)
     for name, s in subjects.items():
         if not isinstance(s, Samples):
-            raise ConfigError(f"subject '{name}' must be a Samples artifact, got {type(s).__name__}.", key="subject")
+            raise ConfigError(
+                f"subject '{name}' must be a Samples artifact, got {type(s).__name__}.", key="subject"
+            )
     return subjects
 
 
 def _mixture(reference: Any, who: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     mix = mixture_of(reference)
     if mix is None:
-        raise ConfigError(f"'{who}' needs a Gaussian or Gaussian-mixture target (quadriga-std 'gaussian' or "
-                          f"'gaussian-mixture') as reference, got {type(reference).__name__}; for other targets "
-                          "use quadriga-std's 'mmd' against an exact or long-run sample.", key="reference")
+        raise ConfigError(
+            f"'{who}' needs a Gaussian or Gaussian-mixture target (quadriga-std 'gaussian' or "
+            f"'gaussian-mixture') as reference, got {type(reference).__name__}; for other targets "
+            "use quadriga-std's 'mmd' against an exact or long-run sample.",
+            key="reference",
+        )
     return mix
 
 
@@ -79,8 +84,12 @@ class MMDToTarget(Evaluator):
 
     input_types = {"subject": ("Samples",), "reference": ("Target", "Samples")}
 
-    bandwidth: float | None = param(None, doc="Gaussian kernel bandwidth sigma (units of x); None: "
-                                    "sqrt(2 tr Cov_P), i.e. sqrt(2 d) for N(0, I_d)", validator=_optional_positive)
+    bandwidth: float | None = param(
+        None,
+        doc="Gaussian kernel bandwidth sigma (units of x); None: "
+        "sqrt(2 tr Cov_P), i.e. sqrt(2 d) for N(0, I_d)",
+        validator=_optional_positive,
+    )
     plot: bool = param(True, doc="draw the subjects over the density contours when d = 2")
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
@@ -93,28 +102,43 @@ class MMDToTarget(Evaluator):
         else:
             mix = _mixture(reference, "mmd-to-target")
             w, mu, cov = mix
-            total_cov = np.einsum("k,kij->ij", w, cov) + np.einsum("k,ki,kj->ij", w, mu, mu) - np.outer(w @ mu, w @ mu)
+            total_cov = (
+                np.einsum("k,kij->ij", w, cov)
+                + np.einsum("k,ki,kj->ij", w, mu, mu)
+                - np.outer(w @ mu, w @ mu)
+            )
             sigma = self.bandwidth or math.sqrt(2.0 * float(np.trace(total_cov)))
         dim = mix[1].shape[1] if mix is not None else ref_x.shape[1]
         values: dict[str, float] = {}
         rows = []
         for name, s in subjects.items():
             if s.dim != dim:
-                raise ConfigError(f"subject '{name}' has dimension {s.dim} but the reference has {dim}.",
-                                  key="subject")
+                raise ConfigError(
+                    f"subject '{name}' has dimension {s.dim} but the reference has {dim}.", key="subject"
+                )
             if mix is not None:
                 value = mmd_to_mixture(s.x, *mix, sigma, log_weights=s.log_weights)
             else:
                 value = mmd_between(s.x, ref_x, sigma, log_wx=s.log_weights, log_wy=reference.log_weights)
             values[f"{name}/mmd"] = value
             values[f"{name}/num_points"] = float(s.num_samples)
-            rows.append({"subject": name, "component": s.info.get("component", ""), "mmd": value,
-                         "num_points": s.num_samples})
+            rows.append(
+                {
+                    "subject": name,
+                    "component": s.info.get("component", ""),
+                    "mmd": value,
+                    "num_points": s.num_samples,
+                }
+            )
         figures = {}
         if self.plot and dim == 2 and hasattr(reference, "log_prob"):
             figures["coreset"] = coreset_figure(subjects, reference, values)
-        return Metrics(values=values, tables={"summary": rows}, figures=figures,
-                       info={"bandwidth": sigma, "exact": mix is not None})
+        return Metrics(
+            values=values,
+            tables={"summary": rows},
+            figures=figures,
+            info={"bandwidth": sigma, "exact": mix is not None},
+        )
 
 
 def integrand_values(x: np.ndarray) -> np.ndarray:
@@ -180,8 +204,9 @@ class IntegrationError(Evaluator):
         rows = []
         for name, s in subjects.items():
             if s.dim != mu.shape[1]:
-                raise ConfigError(f"subject '{name}' has dimension {s.dim} but the target has {mu.shape[1]}.",
-                                  key="subject")
+                raise ConfigError(
+                    f"subject '{name}' has dimension {s.dim} but the target has {mu.shape[1]}.", key="subject"
+                )
             x = _np(s.x)
             if s.log_weights is None:
                 q = np.full(len(x), 1.0 / len(x))
@@ -196,4 +221,6 @@ class IntegrationError(Evaluator):
                 row[f"error_{key}"] = float(err)
             values[f"{name}/error_total"] = float(errors.sum())
             rows.append(row)
-        return Metrics(values=values, tables={"summary": rows}, info={"exact": dict(zip(_NAMES, exact.tolist()))})
+        return Metrics(
+            values=values, tables={"summary": rows}, info={"exact": dict(zip(_NAMES, exact.tolist()))}
+        )

@@ -15,7 +15,9 @@ from matplotlib.figure import Figure
 __all__ = ["coreset_figure", "rate_figure"]
 
 
-def coreset_figure(subjects: Mapping[str, Any], target: Any, values: Mapping[str, float] | None = None) -> Figure:
+def coreset_figure(
+    subjects: Mapping[str, Any], target: Any, values: Mapping[str, float] | None = None
+) -> Figure:
     """One panel per subject: its points over the contours of ``exp(target.log_prob)`` (d = 2 only).
 
     Args:
@@ -28,7 +30,10 @@ def coreset_figure(subjects: Mapping[str, Any], target: Any, values: Mapping[str
     """
     import torch
 
-    pts = {k: np.asarray(v.x.detach().cpu().double() if hasattr(v.x, "detach") else v.x) for k, v in subjects.items()}
+    pts = {
+        k: np.asarray(v.x.detach().cpu().double() if hasattr(v.x, "detach") else v.x)
+        for k, v in subjects.items()
+    }
     allx = np.concatenate(list(pts.values()))
     lo, hi = np.percentile(allx, 0.5, axis=0), np.percentile(allx, 99.5, axis=0)
     pad = 0.15 * (hi - lo) + 1e-9
@@ -44,7 +49,9 @@ def coreset_figure(subjects: Mapping[str, Any], target: Any, values: Mapping[str
     for i, (name, x) in enumerate(pts.items()):
         ax = fig.add_subplot(rows, cols, i + 1)
         ax.contour(xx, yy, dens, levels=8, cmap="Blues", linewidths=0.8)
-        ax.scatter(x[:, 0], x[:, 1], s=8 if len(x) < 500 else 2, c="tab:red", alpha=0.9 if len(x) < 500 else 0.3)
+        ax.scatter(
+            x[:, 0], x[:, 1], s=8 if len(x) < 500 else 2, c="tab:red", alpha=0.9 if len(x) < 500 else 0.3
+        )
         title = f"{name} (n={len(x)})"
         if values and f"{name}/mmd" in values:
             title += f"\nMMD to P = {values[f'{name}/mmd']:.4f}"
@@ -53,7 +60,9 @@ def coreset_figure(subjects: Mapping[str, Any], target: Any, values: Mapping[str
     return fig
 
 
-def rate_figure(ns: Sequence[int], curves: Mapping[str, Sequence[Sequence[float]]], title: str = "") -> Figure:
+def rate_figure(
+    ns: Sequence[int], curves: Mapping[str, Sequence[Sequence[float]]], title: str = ""
+) -> Figure:
     """MMD against the input size n on log-log axes: one line (mean, with min-max band) per method.
 
     Args:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
-__all__ = ["KERNEL_NAMES", "Term", "Kernel", "make_kernel", "power_kernel", "min_power", "sum_kernel"]
+__all__ = ["KERNEL_NAMES", "Kernel", "Term", "make_kernel", "min_power", "power_kernel", "sum_kernel"]
 
 KERNEL_NAMES = ("gaussian", "imq", "laplace", "matern")
 
@@ -192,13 +192,17 @@ def make_kernel(name: str, bandwidth: float, nu: float | None = None) -> Kernel:
         nu = 0.5 if nu is None else float(nu)
         return Kernel((Term("imq", sigma=bandwidth, nu=nu),), f"imq(sigma={bandwidth:.4g}, nu={nu:g})")
     if name == "laplace":
-        return Kernel((Term("matern", nu=0.5, inv_length=1.0 / bandwidth),), f"laplace(sigma={bandwidth:.4g})")
+        return Kernel(
+            (Term("matern", nu=0.5, inv_length=1.0 / bandwidth),), f"laplace(sigma={bandwidth:.4g})"
+        )
     if name == "matern":
         nu = 1.5 if nu is None else float(nu)
         if not nu > 0:
             raise ValueError(f"nu must be > 0, got {nu}")
-        return Kernel((Term("matern", nu=nu, inv_length=math.sqrt(2 * nu) / bandwidth),),
-                      f"matern(sigma={bandwidth:.4g}, nu={nu:g})")
+        return Kernel(
+            (Term("matern", nu=nu, inv_length=math.sqrt(2 * nu) / bandwidth),),
+            f"matern(sigma={bandwidth:.4g}, nu={nu:g})",
+        )
     raise ValueError(f"unknown kernel '{name}'; use one of {', '.join(KERNEL_NAMES)}")
 
 
@@ -237,12 +241,16 @@ def power_kernel(kernel: Kernel, alpha: float, dim: int) -> Kernel:
         return Kernel((Term("gaussian", sigma=term.sigma * math.sqrt(alpha)),), f"{kernel.label}^{alpha:g}")
     if term.family == "imq":
         if alpha != 0.5:
-            raise ValueError(f"the imq kernel's power kernel is available for alpha = 0.5 only, got {alpha:g}")
+            raise ValueError(
+                f"the imq kernel's power kernel is available for alpha = 0.5 only, got {alpha:g}"
+            )
         return Kernel((Term("imq", sigma=term.sigma, nu=dim / 4.0 + term.nu / 2.0),), f"{kernel.label}^0.5")
     order = alpha * (term.nu + dim / 2.0) - dim / 2.0
     if order <= 0:
-        raise ValueError(f"the {kernel.label} kernel has no {alpha:g}-power kernel in d = {dim}: "
-                         f"alpha must exceed d / (2 nu + d) = {min_power(kernel, dim):.4g}")
+        raise ValueError(
+            f"the {kernel.label} kernel has no {alpha:g}-power kernel in d = {dim}: "
+            f"alpha must exceed d / (2 nu + d) = {min_power(kernel, dim):.4g}"
+        )
     return Kernel((Term("matern", nu=order, inv_length=term.inv_length),), f"{kernel.label}^{alpha:g}")
 
 

@@ -14,8 +14,15 @@ import numpy as np
 from quadriga.errors import ConfigError
 from quadriga_kernel_thinning.kernels import Kernel, make_kernel, min_power, power_kernel, sum_kernel
 
-__all__ = ["VARIANTS", "available_memory_bytes", "plan_sizes", "median_bandwidth", "split_kernel",
-           "default_power", "kernel_bytes"]
+__all__ = [
+    "VARIANTS",
+    "available_memory_bytes",
+    "default_power",
+    "kernel_bytes",
+    "median_bandwidth",
+    "plan_sizes",
+    "split_kernel",
+]
 
 VARIANTS = ("root", "target", "power", "kt+")
 
@@ -62,19 +69,27 @@ def plan_sizes(n: int, *, compress: bool, halving_rounds: int | None) -> tuple[i
         ConfigError: fewer than 4 points, or ``2^halving_rounds > n``.
     """
     if n < 4:
-        raise ConfigError(f"kernel thinning needs at least 4 input points, got {n}; "
-                          "give the upstream sampler a larger num_samples.", key="target")
+        raise ConfigError(
+            f"kernel thinning needs at least 4 input points, got {n}; "
+            "give the upstream sampler a larger num_samples.",
+            key="target",
+        )
     if compress:
         m = (n.bit_length() - 1) // 2
         if halving_rounds is not None and halving_rounds != m:
-            raise ConfigError("halving_rounds cannot be set with compress = true (Compress++ always "
-                              f"returns sqrt(4^m) points, here m = {m}); remove halving_rounds.",
-                              key="halving_rounds")
+            raise ConfigError(
+                "halving_rounds cannot be set with compress = true (Compress++ always "
+                f"returns sqrt(4^m) points, here m = {m}); remove halving_rounds.",
+                key="halving_rounds",
+            )
         return 4**m, m
     m = int(round(math.log2(n) / 2)) if halving_rounds is None else int(halving_rounds)
     if 2**m > n:
-        raise ConfigError(f"halving_rounds = {m} needs at least 2^{m} = {2**m} input points, got {n}; "
-                          f"use halving_rounds <= {n.bit_length() - 1}.", key="halving_rounds")
+        raise ConfigError(
+            f"halving_rounds = {m} needs at least 2^{m} = {2**m} input points, got {n}; "
+            f"use halving_rounds <= {n.bit_length() - 1}.",
+            key="halving_rounds",
+        )
     return (n // 2**m) * 2**m, m
 
 
@@ -92,8 +107,10 @@ def median_bandwidth(x: np.ndarray) -> float:
     iu = np.triu_indices(len(idx), k=1)
     med = float(np.sqrt(np.median(d2[iu]))) if len(iu[0]) else 0.0
     if not med > 0:
-        raise ConfigError("the median-heuristic bandwidth is 0 (the input points coincide); "
-                          "set bandwidth explicitly.", key="bandwidth")
+        raise ConfigError(
+            "the median-heuristic bandwidth is 0 (the input points coincide); set bandwidth explicitly.",
+            key="bandwidth",
+        )
     return med
 
 
@@ -104,8 +121,9 @@ def default_power(kernel: Kernel, dim: int) -> float:
     return 0.5 if low < 0.5 else 0.5 * (low + 1.0)
 
 
-def split_kernel(variant: str, kernel_name: str, bandwidth: float, nu: float | None,
-                 power: float | None, dim: int) -> tuple[Kernel, Kernel, float | None]:
+def split_kernel(
+    variant: str, kernel_name: str, bandwidth: float, nu: float | None, power: float | None, dim: int
+) -> tuple[Kernel, Kernel, float | None]:
     """The KT-SPLIT and KT-SWAP kernels of a variant.
 
     - ``root``: split with the square-root kernel ``k_rt`` (alpha = 1/2), swap with ``k``
@@ -134,8 +152,11 @@ def split_kernel(variant: str, kernel_name: str, bandwidth: float, nu: float | N
         k_alpha = power_kernel(k, alpha, dim)
     except ValueError as exc:
         low = min_power(k, dim)
-        hint = (f"use variant = \"target\", or variant = \"power\"/\"kt+\" with power in ({low:.3g}, 1]"
-                if low < 1 else "use variant = \"target\"")
+        hint = (
+            f'use variant = "target", or variant = "power"/"kt+" with power in ({low:.3g}, 1]'
+            if low < 1
+            else 'use variant = "target"'
+        )
         raise ConfigError(f"{exc}; {hint}.", key="variant" if variant == "root" else "power") from None
     if variant == "kt+":
         return sum_kernel(k, k_alpha), k, alpha

@@ -10,30 +10,55 @@ _GKT = "Dwivedi & Mackey, Generalized Kernel Thinning, ICLR 2022"
 _CPP = "Shetty, Dwivedi & Mackey, Distribution Compression in Near-linear Time, ICLR 2022"
 
 COMPONENTS = [
-    ("sampler", "kernel-thinning", "thinning:KernelThinning",
-     "Kernel thinning of a Samples artifact to ~sqrt(n) points: root/target/power KT, KT+, Compress++ (goodpoints)",
-     f"{_KT}; {_GKT}; {_CPP}"),
-    ("evaluator", "mmd-to-target", "evaluators:MMDToTarget",
-     "MMD to a Gaussian or Gaussian-mixture target via its closed-form kernel mean embedding",
-     f"{_KT}, App. (closed-form Pk and PPk)"),
-    ("evaluator", "integration-error", "evaluators:IntegrationError",
-     "Errors of sample means of three test functions against their exact Gaussian(-mixture) expectations", _KT),
+    (
+        "sampler",
+        "kernel-thinning",
+        "thinning:KernelThinning",
+        "Kernel thinning of a Samples artifact to ~sqrt(n) points: root/target/power KT, KT+, Compress++ (goodpoints)",
+        f"{_KT}; {_GKT}; {_CPP}",
+    ),
+    (
+        "evaluator",
+        "mmd-to-target",
+        "evaluators:MMDToTarget",
+        "MMD to a Gaussian or Gaussian-mixture target via its closed-form kernel mean embedding",
+        f"{_KT}, App. (closed-form Pk and PPk)",
+    ),
+    (
+        "evaluator",
+        "integration-error",
+        "evaluators:IntegrationError",
+        "Errors of sample means of three test functions against their exact Gaussian(-mixture) expectations",
+        _KT,
+    ),
 ]
 
 PIPELINES = [
-    ("kt-gaussian", "pipelines/kt-gaussian.toml",
-     "N(0, I_d): iid sqrt(n), standard thinning, root KT, target KT, KT+, KT-Compress++; exact MMD to P"),
-    ("kt-after-mcmc", "pipelines/kt-after-mcmc.toml",
-     "MALA on the 4-mode 2-D mixture, then thinned; exact MMD and integration errors"),
+    (
+        "kt-gaussian",
+        "pipelines/kt-gaussian.toml",
+        "N(0, I_d): iid sqrt(n), standard thinning, root KT, target KT, KT+, KT-Compress++; exact MMD to P",
+    ),
+    (
+        "kt-after-mcmc",
+        "pipelines/kt-after-mcmc.toml",
+        "MALA on the 4-mode 2-D mixture, then thinned; exact MMD and integration errors",
+    ),
 ]
 
 CLAIMS = [
-    ("kt-mmd-rate", "claims:mmd_rate",
-     "KT's MMD to P decays like n^-1/2 against about n^-1/4 for iid sqrt(n) points (d = 2, 10, 100)",
-     f"{_KT}, Thm. 1 and Fig. 2"),
-    ("kt-after-mcmc", "claims:after_mcmc",
-     "Thinning a MALA chain on the 4-mode mixture with KT gives lower MMD to P than standard thinning",
-     f"{_KT}, sec. 6 (MCMC experiments)"),
+    (
+        "kt-mmd-rate",
+        "claims:mmd_rate",
+        "KT's MMD to P decays like n^-1/2 against about n^-1/4 for iid sqrt(n) points (d = 2, 10, 100)",
+        f"{_KT}, Thm. 1 and Fig. 2",
+    ),
+    (
+        "kt-after-mcmc",
+        "claims:after_mcmc",
+        "Thinning a MALA chain on the 4-mode mixture with KT gives lower MMD to P than standard thinning",
+        f"{_KT}, sec. 6 (MCMC experiments)",
+    ),
 ]
 
 

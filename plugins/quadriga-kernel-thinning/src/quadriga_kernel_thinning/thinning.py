@@ -24,7 +24,12 @@ from quadriga.params import param
 from quadriga.seeding import numpy_rng
 from quadriga_kernel_thinning.kernels import KERNEL_NAMES, Kernel
 from quadriga_kernel_thinning.planning import (
-    VARIANTS, available_memory_bytes, kernel_bytes, median_bandwidth, plan_sizes, split_kernel,
+    VARIANTS,
+    available_memory_bytes,
+    kernel_bytes,
+    median_bandwidth,
+    plan_sizes,
+    split_kernel,
 )
 
 __all__ = ["KernelThinning", "compress_pp"]
@@ -46,8 +51,9 @@ def _seed(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**31 - 1))
 
 
-def compress_pp(x: np.ndarray, split: Kernel, swap: Kernel, *, g: int, delta: float,
-                rng: np.random.Generator) -> np.ndarray:
+def compress_pp(
+    x: np.ndarray, split: Kernel, swap: Kernel, *, g: int, delta: float, rng: np.random.Generator
+) -> np.ndarray:
     """KT-Compress++: goodpoints' ``compress.compresspp`` with symmetrized KT halving and KT thinning.
 
     Args:
@@ -120,37 +126,70 @@ class KernelThinning(Sampler):
 
     input_types = {"target": ("Samples",)}
 
-    variant: str = param("root", doc="'root' (square-root split kernel), 'target', 'power' or 'kt+'",
-                         validator=attrs.validators.in_(VARIANTS))
-    kernel: str = param("gaussian", doc="'gaussian' exp(-r^2/(2 sigma^2)), 'imq' (1+r^2/sigma^2)^-nu, "
-                        "'laplace' exp(-r/sigma) or 'matern' (scikit-learn convention)",
-                        validator=attrs.validators.in_(KERNEL_NAMES))
-    bandwidth: float | None = param(None, doc="kernel bandwidth sigma (units of x); None: median pairwise "
-                                    "distance of up to 1024 input points", validator=_optional_positive)
-    nu: float | None = param(None, doc="imq exponent (default 0.5) or Matérn smoothness (default 1.5)",
-                             validator=_optional_positive)
-    power: float | None = param(None, doc="alpha in (0, 1] of the 'power'/'kt+' split kernel; None: 0.5 where "
-                                "it exists, else midway between d/(2 nu + d) and 1", validator=_power_range)
-    delta: float = param(0.5, doc="KT failure probability delta in (0, 1)",
-                         validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)])
+    variant: str = param(
+        "root",
+        doc="'root' (square-root split kernel), 'target', 'power' or 'kt+'",
+        validator=attrs.validators.in_(VARIANTS),
+    )
+    kernel: str = param(
+        "gaussian",
+        doc="'gaussian' exp(-r^2/(2 sigma^2)), 'imq' (1+r^2/sigma^2)^-nu, "
+        "'laplace' exp(-r/sigma) or 'matern' (scikit-learn convention)",
+        validator=attrs.validators.in_(KERNEL_NAMES),
+    )
+    bandwidth: float | None = param(
+        None,
+        doc="kernel bandwidth sigma (units of x); None: median pairwise distance of up to 1024 input points",
+        validator=_optional_positive,
+    )
+    nu: float | None = param(
+        None,
+        doc="imq exponent (default 0.5) or Matérn smoothness (default 1.5)",
+        validator=_optional_positive,
+    )
+    power: float | None = param(
+        None,
+        doc="alpha in (0, 1] of the 'power'/'kt+' split kernel; None: 0.5 where "
+        "it exists, else midway between d/(2 nu + d) and 1",
+        validator=_power_range,
+    )
+    delta: float = param(
+        0.5,
+        doc="KT failure probability delta in (0, 1)",
+        validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)],
+    )
     compress: bool = param(False, doc="run KT-Compress++ (near-linear time, O(4^g n) memory)")
     g: int = param(4, doc="Compress++ oversampling parameter g (>= 0)", validator=attrs.validators.ge(0))
-    halving_rounds: int | None = param(None, doc="KT halving rounds m (output n / 2^m points); None: "
-                                       "round(log2(n) / 2), about sqrt(n) points")
-    store_K: bool | None = param(None, doc="keep the n x n kernel matrix (8 n^2 bytes, fast) or not (O(n d) "
-                                 "memory, slow); None: store it when it fits under kernel_memory_limit")
-    kernel_memory_limit: float = param(4.0, doc="largest kernel matrix store_K = None may allocate (GiB)",
-                                       validator=attrs.validators.gt(0.0))
+    halving_rounds: int | None = param(
+        None,
+        doc="KT halving rounds m (output n / 2^m points); None: round(log2(n) / 2), about sqrt(n) points",
+    )
+    store_K: bool | None = param(
+        None,
+        doc="keep the n x n kernel matrix (8 n^2 bytes, fast) or not (O(n d) "
+        "memory, slow); None: store it when it fits under kernel_memory_limit",
+    )
+    kernel_memory_limit: float = param(
+        4.0, doc="largest kernel matrix store_K = None may allocate (GiB)", validator=attrs.validators.gt(0.0)
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.nu is not None and self.kernel in ("gaussian", "laplace"):
-            raise ConfigError(f"nu has no meaning for the {self.kernel} kernel; remove it or use "
-                              "kernel = \"imq\" or \"matern\".", key="nu")
+            raise ConfigError(
+                f"nu has no meaning for the {self.kernel} kernel; remove it or use "
+                'kernel = "imq" or "matern".',
+                key="nu",
+            )
         if self.power is not None and self.variant in ("root", "target"):
-            raise ConfigError(f"power is used by variant \"power\" and \"kt+\" only, not \"{self.variant}\"; "
-                              "remove it or change the variant.", key="power")
+            raise ConfigError(
+                f'power is used by variant "power" and "kt+" only, not "{self.variant}"; '
+                "remove it or change the variant.",
+                key="power",
+            )
         if self.halving_rounds is not None and self.halving_rounds < 0:
-            raise ConfigError(f"halving_rounds must be >= 0, got {self.halving_rounds}.", key="halving_rounds")
+            raise ConfigError(
+                f"halving_rounds must be >= 0, got {self.halving_rounds}.", key="halving_rounds"
+            )
 
     def _store_k(self, n_used: int) -> bool:
         need = kernel_bytes(n_used)
@@ -162,7 +201,9 @@ class KernelThinning(Sampler):
             raise ConfigError(
                 f"store_K = true needs an {n_used} x {n_used} kernel matrix of {need / _GIB:.2f} GiB but only "
                 f"{avail / _GIB:.2f} GiB of memory is available; set store_K = false (O(n d) memory, slower), "
-                "or compress = true, or thin fewer points.", key="store_K")
+                "or compress = true, or thin fewer points.",
+                key="store_K",
+            )
         return bool(self.store_K)
 
     def _check_compress_memory(self, largest: int) -> None:
@@ -170,7 +211,9 @@ class KernelThinning(Sampler):
         if avail is not None and need > 0.9 * avail:
             raise ConfigError(
                 f"Compress++ with g = {self.g} thins {largest} points at once, whose two kernel matrices need "
-                f"{need / _GIB:.2f} GiB but only {avail / _GIB:.2f} GiB is available; lower g.", key="g")
+                f"{need / _GIB:.2f} GiB but only {avail / _GIB:.2f} GiB is available; lower g.",
+                key="g",
+            )
 
     def sample(self, target: Samples, *, generator: torch.Generator) -> Samples:
         """Thin ``target.x: Tensor[n, d]`` to a coreset ``Tensor[s, d]`` (see the class docstring).
@@ -188,13 +231,23 @@ class KernelThinning(Sampler):
         """
         start = time.perf_counter()
         if not isinstance(target, Samples):
-            raise ConfigError(f"kernel-thinning thins a Samples artifact, got {type(target).__name__}; "
-                              "feed it the output of a sampler stage (inputs = { target = \"mala\" }).", key="target")
+            raise ConfigError(
+                f"kernel-thinning thins a Samples artifact, got {type(target).__name__}; "
+                'feed it the output of a sampler stage (inputs = { target = "mala" }).',
+                key="target",
+            )
         if target.log_weights is not None:
-            raise ConfigError("kernel-thinning needs equally weighted samples but the input has log_weights; "
-                              "resample it first.", key="target")
+            raise ConfigError(
+                "kernel-thinning needs equally weighted samples but the input has log_weights; "
+                "resample it first.",
+                key="target",
+            )
         x_in = target.x
-        x = x_in.detach().cpu().to(torch.float64).numpy() if torch.is_tensor(x_in) else np.asarray(x_in, float)
+        x = (
+            x_in.detach().cpu().to(torch.float64).numpy()
+            if torch.is_tensor(x_in)
+            else np.asarray(x_in, float)
+        )
         if x.ndim != 2:
             raise ConfigError(f"Samples.x must have shape [n, d], got {tuple(x.shape)}.", key="target")
         if not np.isfinite(x).all():
@@ -220,16 +273,33 @@ class KernelThinning(Sampler):
             idx = gp_kt.swap_K(k, coresets)
             del k
         else:
-            idx = gp_kt.thin(xs, m, split.rows, swap.rows, delta=self.delta, seed=seed, store_K=False,
-                             meanK=swap.row_means(xs))
+            idx = gp_kt.thin(
+                xs,
+                m,
+                split.rows,
+                swap.rows,
+                delta=self.delta,
+                seed=seed,
+                store_K=False,
+                meanK=swap.row_means(xs),
+            )
         chosen = rows[np.asarray(idx, dtype=np.int64)]
         out = x_in[torch.as_tensor(chosen)] if torch.is_tensor(x_in) else torch.as_tensor(x[chosen])
         carried = {k: v for k, v in target.info.items() if k in ("score_evals", "log_prob_evals")}
-        info = {**carried, "indices": chosen.tolist(), "input_size": n, "used_size": n_used, "halving_rounds": m,
-                "coreset_size": int(len(chosen)), "bandwidth": bandwidth, "store_K": bool(store),
-                "kernel_matrix_bytes": kernel_bytes(n_used) if store and not self.compress else 0,
-                "variant": self.variant, "compress": bool(self.compress),
-                "seconds": time.perf_counter() - start}
+        info = {
+            **carried,
+            "indices": chosen.tolist(),
+            "input_size": n,
+            "used_size": n_used,
+            "halving_rounds": m,
+            "coreset_size": len(chosen),
+            "bandwidth": bandwidth,
+            "store_K": bool(store),
+            "kernel_matrix_bytes": kernel_bytes(n_used) if store and not self.compress else 0,
+            "variant": self.variant,
+            "compress": bool(self.compress),
+            "seconds": time.perf_counter() - start,
+        }
         if alpha is not None:
             info["power"] = alpha
         return Samples(x=out, info=info)

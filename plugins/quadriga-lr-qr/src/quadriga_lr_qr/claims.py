@@ -10,19 +10,20 @@ conformal, the mean over its finite intervals; its share of infinite intervals i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
+from quadriga_std.estimators.conformal import SplitConformal, WeightedConformal
+from quadriga_std.evaluators.conformal import coverage_and_width
 
 from quadriga.claims import ClaimResult
 from quadriga_lr_qr.estimator import interval_predictor, prepare_problem
 from quadriga_lr_qr.lrqr import select_and_fit
-from quadriga_std.estimators.conformal import SplitConformal, WeightedConformal
-from quadriga_std.evaluators.conformal import coverage_and_width
 
-__all__ = ["synthetic_shift_claim", "diabetes_shift_claim", "run_scenario"]
+__all__ = ["diabetes_shift_claim", "run_scenario", "synthetic_shift_claim"]
 
 ALPHA = 0.1
 METHODS = ("split", "weighted-exact", "weighted-classifier", "lr-qr", "conditional-conformal")
@@ -37,12 +38,18 @@ def _have_mapie() -> bool:
 
         load_mapie()
         return True
-    except Exception:  # noqa: BLE001  (optional extra: the table simply omits the method)
+    except Exception:
         return False
 
 
-def run_scenario(make: Callable[[int], Any], reps: int, *, regressor: str = "ridge", first: int = 0,
-                 conditional: bool | None = None) -> dict[str, dict[str, np.ndarray]]:
+def run_scenario(
+    make: Callable[[int], Any],
+    reps: int,
+    *,
+    regressor: str = "ridge",
+    first: int = 0,
+    conditional: bool | None = None,
+) -> dict[str, dict[str, np.ndarray]]:
     """Run every method on ``reps`` datasets ``make(seed)``, seeds ``first .. first + reps - 1``.
 
     ``conditional-conformal`` (MAPIE, when installed and ``conditional`` is not False) is scored on
@@ -61,24 +68,33 @@ def run_scenario(make: Callable[[int], Any], reps: int, *, regressor: str = "rid
         data.prepare(generator=torch.Generator().manual_seed(r))
         X, y = data.split("target_test")
         gen = lambda: torch.Generator().manual_seed(10_000 + r)  # noqa: E731
-        ests = {"split": SplitConformal(alpha=ALPHA, regressor=regressor, evaluation_split="target_test"),
-                "weighted-exact": WeightedConformal(alpha=ALPHA, regressor=regressor),
-                "weighted-classifier": WeightedConformal(alpha=ALPHA, regressor=regressor,
-                                                         likelihood_ratio="classifier")}
+        ests = {
+            "split": SplitConformal(alpha=ALPHA, regressor=regressor, evaluation_split="target_test"),
+            "weighted-exact": WeightedConformal(alpha=ALPHA, regressor=regressor),
+            "weighted-classifier": WeightedConformal(
+                alpha=ALPHA, regressor=regressor, likelihood_ratio="classifier"
+            ),
+        }
         if use_cc:
             from quadriga_lr_qr.conditional import ConditionalConformal
 
-            ests["conditional-conformal"] = ConditionalConformal(alpha=ALPHA, regressor=regressor,
-                                                                 num_evaluation_points=1)
+            ests["conditional-conformal"] = ConditionalConformal(
+                alpha=ALPHA, regressor=regressor, num_evaluation_points=1
+            )
         for name, est in ests.items():
-            Xe, ye = (X[:CONDITIONAL_POINTS], y[:CONDITIONAL_POINTS]) if name == "conditional-conformal" else (X, y)
+            Xe, ye = (
+                (X[:CONDITIONAL_POINTS], y[:CONDITIONAL_POINTS])
+                if name == "conditional-conformal"
+                else (X, y)
+            )
             res = coverage_and_width(*est.estimate(data, generator=gen()).predict(Xe), ye)
             for k, key in (("coverage", "coverage"), ("width", "width"), ("infinite", "fraction_infinite")):
                 out[name][k].append(res[key])
         problem, model = prepare_problem(data, regressor, ALPHA, gen())
         problems.append(problem), models.append(model), datasets.append((X, y))
-    fits = select_and_fit(problems, ALPHA, LRQR_SETTINGS["lambdas"], steps=LRQR_SETTINGS["steps"],
-                          lr=LRQR_SETTINGS["lr"])
+    fits = select_and_fit(
+        problems, ALPHA, LRQR_SETTINGS["lambdas"], steps=LRQR_SETTINGS["steps"], lr=LRQR_SETTINGS["lr"]
+    )
     for fit, model, (X, y) in zip(fits, models, datasets):
         low, high = interval_predictor(model, fit["theta"])(X)
         res = coverage_and_width(low, np.maximum(high, low), y)
@@ -93,18 +109,26 @@ def _summary(res: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, float
     for m, d in res.items():
         c = d["coverage"]
         se = float(c.std(ddof=1) / math.sqrt(c.size)) if c.size > 1 else float("nan")
-        rows[m] = {"coverage": float(c.mean()), "coverage_se": se, "width": float(np.nanmean(d["width"])),
-                   "infinite": float(d["infinite"].mean())}
+        rows[m] = {
+            "coverage": float(c.mean()),
+            "coverage_se": se,
+            "width": float(np.nanmean(d["width"])),
+            "infinite": float(d["infinite"].mean()),
+        }
     return rows
 
 
 def _table(by_setting: dict[Any, dict[str, dict[str, float]]], label: str) -> str:
-    lines = [f"| {label} | method | target coverage (mean +- s.e.) | mean width | share infinite |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"| {label} | method | target coverage (mean +- s.e.) | mean width | share infinite |",
+        "|---|---|---|---|---|",
+    ]
     for key, rows in by_setting.items():
         for m, r in rows.items():
-            lines.append(f"| {key} | {m} | {r['coverage']:.3f} +- {r['coverage_se']:.3f} | {r['width']:.3f} | "
-                         f"{r['infinite']:.3f} |")
+            lines.append(
+                f"| {key} | {m} | {r['coverage']:.3f} +- {r['coverage_se']:.3f} | {r['width']:.3f} | "
+                f"{r['infinite']:.3f} |"
+            )
     return "\n".join(lines)
 
 
@@ -115,8 +139,14 @@ def _figure(by_setting: dict[Any, dict[str, dict[str, float]]], xlabel: str, pat
     ax = fig.subplots()
     xs = list(by_setting)
     for m in by_setting[xs[0]]:
-        ax.errorbar(xs, [by_setting[x][m]["coverage"] for x in xs],
-                    yerr=[2 * by_setting[x][m]["coverage_se"] for x in xs], marker="o", capsize=3, label=m)
+        ax.errorbar(
+            xs,
+            [by_setting[x][m]["coverage"] for x in xs],
+            yerr=[2 * by_setting[x][m]["coverage_se"] for x in xs],
+            marker="o",
+            capsize=3,
+            label=m,
+        )
     ax.axhline(1 - ALPHA, color="gray", ls="--", lw=1)
     ax.axhspan(1 - ALPHA - 0.02, 1 - ALPHA + 0.02, color="gray", alpha=0.15)
     ax.set_xlabel(xlabel)
@@ -155,19 +185,32 @@ def synthetic_shift_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     reps, deltas, n, dim = (200, (0.0, 0.5, 1.0, 2.0), 1000, 50) if paper else (2, (2.0,), 200, 5)
     by = {}
     for delta in deltas:
-        make = lambda r, d=delta: SyntheticShift(dim=dim, delta=d, n_train=n, n_calibration=n, n_test=n,  # noqa: E731
-                                                 n_target_calibration=n, n_target_test=n)
+        make = lambda r, d=delta: SyntheticShift(
+            dim=dim,
+            delta=d,
+            n_train=n,
+            n_calibration=n,
+            n_test=n,
+            n_target_calibration=n,
+            n_target_test=n,
+        )
         by[delta] = _summary(run_scenario(make, reps))
     passed, numbers = _verdict(by, [d for d in deltas if d >= 1.0], scale)
     _figure(by, "shift delta (units of x)", out_dir / "coverage_vs_delta.png")
     lq = by[deltas[-1]]["lr-qr"]
-    return ClaimResult(passed=passed, numbers=numbers, table=_table(by, "delta"),
-                       figures={"coverage": "coverage_vs_delta.png"},
-                       summary=(f"{reps} repetitions; at delta = {deltas[-1]}: LR-QR coverage {lq['coverage']:.3f} "
-                                f"+- {lq['coverage_se']:.3f}, split {by[deltas[-1]]['split']['coverage']:.3f}, "
-                                f"LR-QR width {lq['width']:.2f} vs weighted-exact "
-                                f"{by[deltas[-1]]['weighted-exact']['width']:.2f} (claim: |cov - 0.90| <= 0.02, "
-                                "split < 0.90 at delta >= 1, width <= 1.1x weighted-exact)"))
+    return ClaimResult(
+        passed=passed,
+        numbers=numbers,
+        table=_table(by, "delta"),
+        figures={"coverage": "coverage_vs_delta.png"},
+        summary=(
+            f"{reps} repetitions; at delta = {deltas[-1]}: LR-QR coverage {lq['coverage']:.3f} "
+            f"+- {lq['coverage_se']:.3f}, split {by[deltas[-1]]['split']['coverage']:.3f}, "
+            f"LR-QR width {lq['width']:.2f} vs weighted-exact "
+            f"{by[deltas[-1]]['weighted-exact']['width']:.2f} (claim: |cov - 0.90| <= 0.02, "
+            "split < 0.90 at delta >= 1, width <= 1.1x weighted-exact)"
+        ),
+    )
 
 
 def diabetes_shift_claim(scale: str, *, out_dir: Path) -> ClaimResult:
@@ -183,16 +226,29 @@ def diabetes_shift_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     reps, strengths = (200, (0.0, 1.0)) if paper else (2, (1.0,))
     by = {}
     for lam in strengths:
-        make = lambda r, s=lam: SklearnDataset(name="diabetes", shift=True, shift_feature="bmi",  # noqa: E731
-                                               shift_strength=s, train=0.4, calibration=0.3, test=0.3)
+        make = lambda r, s=lam: SklearnDataset(
+            name="diabetes",
+            shift=True,
+            shift_feature="bmi",
+            shift_strength=s,
+            train=0.4,
+            calibration=0.3,
+            test=0.3,
+        )
         by[lam] = _summary(run_scenario(make, reps))
     passed, numbers = _verdict(by, [s for s in strengths if s >= 1.0], scale)
     _figure(by, "tilt strength lambda (per std of bmi)", out_dir / "coverage_vs_tilt.png")
     top = by[strengths[-1]]
-    return ClaimResult(passed=passed, numbers=numbers, table=_table(by, "tilt"),
-                       figures={"coverage": "coverage_vs_tilt.png"},
-                       summary=(f"{reps} repetitions; tilt {strengths[-1]}: LR-QR coverage "
-                                f"{top['lr-qr']['coverage']:.3f} +- {top['lr-qr']['coverage_se']:.3f}, split "
-                                f"{top['split']['coverage']:.3f}, weighted-exact {top['weighted-exact']['coverage']:.3f}; "
-                                f"widths LR-QR {top['lr-qr']['width']:.1f} vs weighted-exact "
-                                f"{top['weighted-exact']['width']:.1f}"))
+    return ClaimResult(
+        passed=passed,
+        numbers=numbers,
+        table=_table(by, "tilt"),
+        figures={"coverage": "coverage_vs_tilt.png"},
+        summary=(
+            f"{reps} repetitions; tilt {strengths[-1]}: LR-QR coverage "
+            f"{top['lr-qr']['coverage']:.3f} +- {top['lr-qr']['coverage_se']:.3f}, split "
+            f"{top['split']['coverage']:.3f}, weighted-exact {top['weighted-exact']['coverage']:.3f}; "
+            f"widths LR-QR {top['lr-qr']['width']:.1f} vs weighted-exact "
+            f"{top['weighted-exact']['width']:.1f}"
+        ),
+    )

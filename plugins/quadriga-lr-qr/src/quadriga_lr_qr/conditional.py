@@ -19,13 +19,13 @@ from typing import Any
 
 import attrs
 import numpy as np
+from quadriga_std.estimators.conformal import REGRESSORS, check_alpha, make_regressor
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga_std.estimators.conformal import REGRESSORS, check_alpha, make_regressor
 
 __all__ = ["ConditionalConformal", "linear_feature_map", "load_mapie"]
 
@@ -38,12 +38,14 @@ def load_mapie() -> Any:
             installed; the message gives the install command.
     """
     try:
-        from mapie.conditional_conformal_prediction import ConditionalSplitConformalRegressor
         import cvxpy  # noqa: F401  (MAPIE imports it lazily; fail here, before any fitting)
+        from mapie.conditional_conformal_prediction import ConditionalSplitConformalRegressor
     except ImportError as exc:
-        raise ConfigError(f"conditional-conformal needs MAPIE >= 1.5 with cvxpy ({exc}); install it with "
-                          "`pip install 'quadriga-lr-qr[mapie]'` (i.e. 'mapie[conditional]').",
-                          key="use") from exc
+        raise ConfigError(
+            f"conditional-conformal needs MAPIE >= 1.5 with cvxpy ({exc}); install it with "
+            "`pip install 'quadriga-lr-qr[mapie]'` (i.e. 'mapie[conditional]').",
+            key="use",
+        ) from exc
     return ConditionalSplitConformalRegressor
 
 
@@ -88,11 +90,17 @@ class ConditionalConformal(Estimator):
     input_types = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
-    regressor: str = param("ridge", doc=f"point predictor: one of {', '.join(REGRESSORS)}",
-                           validator=attrs.validators.in_(REGRESSORS))
+    regressor: str = param(
+        "ridge",
+        doc=f"point predictor: one of {', '.join(REGRESSORS)}",
+        validator=attrs.validators.in_(REGRESSORS),
+    )
     evaluation_split: str = param("target_test", doc="split on which the reported mean width is computed")
-    num_evaluation_points: int = param(50, doc="rows of evaluation_split used for the reported width "
-                                           "(one linear program each)", validator=_positive)
+    num_evaluation_points: int = param(
+        50,
+        doc="rows of evaluation_split used for the reported width (one linear program each)",
+        validator=_positive,
+    )
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
         """Fit ``mu``, conformalize with MAPIE and return the interval predictor (see the class docstring)."""
@@ -102,16 +110,28 @@ class ConditionalConformal(Estimator):
             X1, y1 = data.split("calibration")
             X_ev, _ = data.split(self.evaluation_split)
         except (KeyError, AttributeError) as exc:
-            raise ConfigError(f"conditional-conformal needs a Dataset with 'train', 'calibration' and "
-                              f"'{self.evaluation_split}' splits ({exc}).", key="data") from exc
+            raise ConfigError(
+                f"conditional-conformal needs a Dataset with 'train', 'calibration' and "
+                f"'{self.evaluation_split}' splits ({exc}).",
+                key="data",
+            ) from exc
         X1 = np.asarray(X1, np.float64)
         if len(y1) <= X1.shape[1] + 1:
-            raise ConfigError(f"{len(y1)} calibration points cannot fit a quantile regression on "
-                              f"{X1.shape[1] + 1} features; enlarge the calibration split.", key="data")
+            raise ConfigError(
+                f"{len(y1)} calibration points cannot fit a quantile regression on "
+                f"{X1.shape[1] + 1} features; enlarge the calibration split.",
+                key="data",
+            )
         rng = numpy_rng(generator)
         model = make_regressor(self.regressor, int(rng.integers(2**31 - 1))).fit(X_tr, y_tr)
-        cc = cls(feature_map=linear_feature_map, estimator=model, confidence_level=1.0 - self.alpha,
-                 prefit=True, randomize=False, exact=True)
+        cc = cls(
+            feature_map=linear_feature_map,
+            estimator=model,
+            confidence_level=1.0 - self.alpha,
+            prefit=True,
+            randomize=False,
+            exact=True,
+        )
         cc.conformalize(X1, np.asarray(y1, np.float64))
 
         def predict(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -119,7 +139,14 @@ class ConditionalConformal(Estimator):
             return iv[:, 0, 0], iv[:, 1, 0]
 
         low, high = predict(np.asarray(X_ev)[: self.num_evaluation_points])
-        return Estimate(value=float(np.mean(high - low)), predict=predict,
-                        info={"alpha": self.alpha, "n_calibration": len(y1), "features": X1.shape[1] + 1,
-                              "evaluation_split": self.evaluation_split,
-                              "n_evaluation": int(min(len(X_ev), self.num_evaluation_points))})
+        return Estimate(
+            value=float(np.mean(high - low)),
+            predict=predict,
+            info={
+                "alpha": self.alpha,
+                "n_calibration": len(y1),
+                "features": X1.shape[1] + 1,
+                "evaluation_split": self.evaluation_split,
+                "n_evaluation": int(min(len(X_ev), self.num_evaluation_points)),
+            },
+        )

@@ -42,8 +42,16 @@ def _pinball(h: torch.Tensor, s: torch.Tensor, tau: float) -> torch.Tensor:
     return torch.maximum(tau * diff, (tau - 1.0) * diff)
 
 
-def fit_lrqr(phi1: torch.Tensor, s1: torch.Tensor, phi2: torch.Tensor, alpha: float, lam: torch.Tensor,
-             *, steps: int = 1500, lr: float = 0.05) -> tuple[torch.Tensor, torch.Tensor]:
+def fit_lrqr(
+    phi1: torch.Tensor,
+    s1: torch.Tensor,
+    phi2: torch.Tensor,
+    alpha: float,
+    lam: torch.Tensor,
+    *,
+    steps: int = 1500,
+    lr: float = 0.05,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve the LR-QR problem for a batch of independent problems.
 
     Args:
@@ -105,9 +113,15 @@ def _weighted_coverage_gap(theta, beta, phi_v1, s_v1, tau):
     return (cov - tau).abs()
 
 
-def select_and_fit(problems: list[dict[str, Any]], alpha: float, lambdas: tuple[float, ...],
-                   *, validation_fraction: float = 0.3, steps: int = 1500, lr: float = 0.05,
-                   ) -> list[dict[str, Any]]:
+def select_and_fit(
+    problems: list[dict[str, Any]],
+    alpha: float,
+    lambdas: tuple[float, ...],
+    *,
+    validation_fraction: float = 0.3,
+    steps: int = 1500,
+    lr: float = 0.05,
+) -> list[dict[str, Any]]:
     """Choose ``lambda`` on a validation split, then refit on all data, for many problems at once.
 
     Each problem holds ``X1: ndarray[n1, p]`` (labeled source covariates), ``s1: ndarray[n1]``
@@ -147,8 +161,10 @@ def select_and_fit(problems: list[dict[str, Any]], alpha: float, lambdas: tuple[
     s1 = torch.stack([torch.as_tensor(np.asarray(pb["s1"]), dtype=torch.float64) for pb in problems])
     phi2 = torch.stack([features(pb["X2"]) for pb in problems])
     theta, beta = fit_lrqr(phi1, s1, phi2, alpha, chosen * s1.abs().mean(1), steps=steps, lr=lr)
-    return [{"theta": theta[i], "beta": float(beta[i]), "lam": float(chosen[i]),
-             "gap": float(gap[i, best[i]])} for i in range(len(problems))]
+    return [
+        {"theta": theta[i], "beta": float(beta[i]), "lam": float(chosen[i]), "gap": float(gap[i, best[i]])}
+        for i in range(len(problems))
+    ]
 
 
 def check_min_calibration(n: int, alpha: float) -> None:
@@ -161,5 +177,8 @@ def check_min_calibration(n: int, alpha: float) -> None:
 
     need = math.ceil(1.0 / alpha - 1.0 - 1e-9)
     if n < need:
-        raise ConfigError(f"{n} calibration points are too few for alpha = {alpha}: LR-QR needs at least "
-                          f"{need}; enlarge the calibration split or raise alpha.", key="alpha")
+        raise ConfigError(
+            f"{n} calibration points are too few for alpha = {alpha}: LR-QR needs at least "
+            f"{need}; enlarge the calibration split or raise alpha.",
+            key="alpha",
+        )

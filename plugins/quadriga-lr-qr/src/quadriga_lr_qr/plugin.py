@@ -10,26 +10,53 @@ _PAPER = "Joshi, Kiyani, Pappas, Dobriban, Hassani 2025, arXiv 2502.13030"
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the lr-qr and conditional-conformal estimators, the synthetic-shift dataset, three pipelines and two claims."""
-    registry.add("estimator", "lr-qr", "quadriga_lr_qr.estimator:LRQR",
-                 summary="Conformal sets under covariate shift by likelihood-ratio regularized quantile regression",
-                 paper=_PAPER + ", sec. 3")
-    registry.add("estimator", "conditional-conformal", "quadriga_lr_qr.conditional:ConditionalConformal",
-                 summary="Conditional conformal (Gibbs, Cherian, Candes) over shifts linear in x, via MAPIE "
-                         "(optional extra 'mapie')",
-                 paper="Gibbs, Cherian, Candes 2023, arXiv 2305.12616, sec. 3")
-    registry.add("dataset", "synthetic-shift", "quadriga_lr_qr.synthetic:SyntheticShift",
-                 summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact likelihood ratio",
-                 paper="")
-    registry.add_pipeline("lrqr-synthetic-shift", "quadriga_lr_qr:pipelines/lrqr-synthetic-shift.toml",
-                          summary="LR-QR vs split and weighted conformal on a 50-d Gaussian shift")
-    registry.add_pipeline("lrqr-synthetic-conditional", "quadriga_lr_qr:pipelines/lrqr-synthetic-conditional.toml",
-                          summary="LR-QR vs conditional conformal (MAPIE) and weighted conformal, 50-d shift")
-    registry.add_pipeline("lrqr-diabetes-shift", "quadriga_lr_qr:pipelines/lrqr-diabetes-shift.toml",
-                          summary="LR-QR vs split and weighted conformal on diabetes tilted on bmi")
-    registry.add_claim("lrqr-synthetic-coverage", "quadriga_lr_qr.claims:synthetic_shift_claim",
-                       summary="LR-QR target coverage within 0.02 of 0.90 where split conformal under-covers "
-                               "(delta >= 1); width <= 1.1x weighted conformal with the exact ratio",
-                       paper=_PAPER + ", sec. 5")
-    registry.add_claim("lrqr-diabetes-coverage", "quadriga_lr_qr.claims:diabetes_shift_claim",
-                       summary="The same comparison on diabetes with an exponentially tilted target (exact ratio)",
-                       paper=_PAPER + ", sec. 5")
+    registry.add(
+        "estimator",
+        "lr-qr",
+        "quadriga_lr_qr.estimator:LRQR",
+        summary="Conformal sets under covariate shift by likelihood-ratio regularized quantile regression",
+        paper=_PAPER + ", sec. 3",
+    )
+    registry.add(
+        "estimator",
+        "conditional-conformal",
+        "quadriga_lr_qr.conditional:ConditionalConformal",
+        summary="Conditional conformal (Gibbs, Cherian, Candes) over shifts linear in x, via MAPIE "
+        "(optional extra 'mapie')",
+        paper="Gibbs, Cherian, Candes 2023, arXiv 2305.12616, sec. 3",
+    )
+    registry.add(
+        "dataset",
+        "synthetic-shift",
+        "quadriga_lr_qr.synthetic:SyntheticShift",
+        summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact likelihood ratio",
+        paper="",
+    )
+    registry.add_pipeline(
+        "lrqr-synthetic-shift",
+        "quadriga_lr_qr:pipelines/lrqr-synthetic-shift.toml",
+        summary="LR-QR vs split and weighted conformal on a 50-d Gaussian shift",
+    )
+    registry.add_pipeline(
+        "lrqr-synthetic-conditional",
+        "quadriga_lr_qr:pipelines/lrqr-synthetic-conditional.toml",
+        summary="LR-QR vs conditional conformal (MAPIE) and weighted conformal, 50-d shift",
+    )
+    registry.add_pipeline(
+        "lrqr-diabetes-shift",
+        "quadriga_lr_qr:pipelines/lrqr-diabetes-shift.toml",
+        summary="LR-QR vs split and weighted conformal on diabetes tilted on bmi",
+    )
+    registry.add_claim(
+        "lrqr-synthetic-coverage",
+        "quadriga_lr_qr.claims:synthetic_shift_claim",
+        summary="LR-QR target coverage within 0.02 of 0.90 where split conformal under-covers "
+        "(delta >= 1); width <= 1.1x weighted conformal with the exact ratio",
+        paper=_PAPER + ", sec. 5",
+    )
+    registry.add_claim(
+        "lrqr-diabetes-coverage",
+        "quadriga_lr_qr.claims:diabetes_shift_claim",
+        summary="The same comparison on diabetes with an exponentially tilted target (exact ratio)",
+        paper=_PAPER + ", sec. 5",
+    )

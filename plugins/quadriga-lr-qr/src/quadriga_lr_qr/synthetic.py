@@ -45,7 +45,9 @@ class SyntheticShift(Dataset):
     n_train: int = param(1000, doc="source points to fit the point predictor", validator=_positive_int)
     n_calibration: int = param(1000, doc="labeled source calibration points", validator=_positive_int)
     n_test: int = param(1000, doc="source test points", validator=_positive_int)
-    n_target_calibration: int = param(1000, doc="unlabeled target points given to methods", validator=_positive_int)
+    n_target_calibration: int = param(
+        1000, doc="unlabeled target points given to methods", validator=_positive_int
+    )
     n_target_test: int = param(2000, doc="target test points (evaluation)", validator=_positive_int)
 
     _u: Any = attrs.field(default=None, init=False, repr=False)
@@ -63,10 +65,13 @@ class SyntheticShift(Dataset):
             X = rng.standard_normal((n, d)) + shift * self._u
             return X, X @ w + (1.0 + np.abs(X @ self._u)) * rng.standard_normal(n)
 
-        self._splits = {"train": draw(self.n_train, 0.0), "calibration": draw(self.n_calibration, 0.0),
-                        "test": draw(self.n_test, 0.0),
-                        "target_calibration": draw(self.n_target_calibration, self.delta),
-                        "target_test": draw(self.n_target_test, self.delta)}
+        self._splits = {
+            "train": draw(self.n_train, 0.0),
+            "calibration": draw(self.n_calibration, 0.0),
+            "test": draw(self.n_test, 0.0),
+            "target_calibration": draw(self.n_target_calibration, self.delta),
+            "target_test": draw(self.n_target_test, self.delta),
+        }
 
     def split(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(X[n, dim], y[n])`` of a split (copies).
@@ -75,8 +80,10 @@ class SyntheticShift(Dataset):
             KeyError: unknown split (the valid names are listed).
         """
         if name not in self._splits:
-            raise KeyError(f"unknown split '{name}'; valid: {', '.join(self._splits) or '(call prepare first)'}."
-                           f"{suggest(name, self._splits)}")
+            raise KeyError(
+                f"unknown split '{name}'; valid: {', '.join(self._splits) or '(call prepare first)'}."
+                f"{suggest(name, self._splits)}"
+            )
         X, y = self._splits[name]
         return X.copy(), y.copy()
 

@@ -20,8 +20,17 @@ from typing import Any
 
 from quadriga.claims import ClaimResult
 
-__all__ = ["auc_claim", "overestimation_claim", "collect", "bootstrap_mean_difference", "METHODS",
-           "PAPER_ROOT_SEEDS", "PAPER_FRAMES", "smoke_overrides", "paper_overrides"]
+__all__ = [
+    "METHODS",
+    "PAPER_FRAMES",
+    "PAPER_ROOT_SEEDS",
+    "auc_claim",
+    "bootstrap_mean_difference",
+    "collect",
+    "overestimation_claim",
+    "paper_overrides",
+    "smoke_overrides",
+]
 
 PIPELINE = "cartpole-minto"
 METHODS = ("dqn", "dqn-online", "minto")
@@ -38,8 +47,12 @@ def smoke_overrides() -> list[str]:
         for s in range(SEEDS_PER_RUN):
             st = f"stage.{method}-s{s}"
             out += [f"{st}.total_frames=1200", f"{st}.learning_starts=300", f"{st}.eps_anneal_frames=600"]
-    return out + ["stage.episode-return.num_episodes=2", "stage.q-overestimation.num_episodes=1",
-                  "stage.q-overestimation.tail_steps=50", "stage.return-curve.num_points=20"]
+    return out + [
+        "stage.episode-return.num_episodes=2",
+        "stage.q-overestimation.num_episodes=1",
+        "stage.q-overestimation.tail_steps=50",
+        "stage.return-curve.num_points=20",
+    ]
 
 
 def paper_overrides() -> list[str]:
@@ -48,7 +61,11 @@ def paper_overrides() -> list[str]:
     for method in METHODS:
         for s in range(SEEDS_PER_RUN):
             st = f"stage.{method}-s{s}"
-            out += [f"{st}.total_frames={PAPER_FRAMES}", f"{st}.learning_starts=500", f"{st}.eps_anneal_frames=3000"]
+            out += [
+                f"{st}.total_frames={PAPER_FRAMES}",
+                f"{st}.learning_starts=500",
+                f"{st}.eps_anneal_frames=3000",
+            ]
     return out
 
 
@@ -63,8 +80,16 @@ def _one_run(seed: int, overrides: list[str], out: str) -> dict[str, Any]:
     for method in METHODS:
         for s in range(SEEDS_PER_RUN):
             st = f"{method}-s{s}"
-            rows.append({"root_seed": seed, "stage": st, "method": method, "auc": curve[f"{st}/auc"],
-                         "final_return": final[f"{st}/mean_return"], "q_overestimation": over[f"{st}/q_overestimation"]})
+            rows.append(
+                {
+                    "root_seed": seed,
+                    "stage": st,
+                    "method": method,
+                    "auc": curve[f"{st}/auc"],
+                    "final_return": final[f"{st}/mean_return"],
+                    "q_overestimation": over[f"{st}/q_overestimation"],
+                }
+            )
     figure = Path(out) / "return-curve-return_curve.png"
     return {"rows": rows, "figure": str(figure) if figure.exists() else ""}
 
@@ -86,17 +111,26 @@ def collect(scale: str, out_dir: Path) -> dict[str, Any]:
     if scale == "smoke":
         outs = [_one_run(0, smoke_overrides(), str(runs_dir / "seed0"))]
     else:
-        workers = max(1, min(len(PAPER_ROOT_SEEDS), int(os.environ.get("QUADRIGA_MINTO_WORKERS", os.cpu_count() or 1))))
+        workers = max(
+            1, min(len(PAPER_ROOT_SEEDS), int(os.environ.get("QUADRIGA_MINTO_WORKERS", os.cpu_count() or 1)))
+        )
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            outs = list(pool.map(_one_run, PAPER_ROOT_SEEDS, [paper_overrides()] * len(PAPER_ROOT_SEEDS),
-                                 [str(runs_dir / f"seed{s}") for s in PAPER_ROOT_SEEDS]))
+            outs = list(
+                pool.map(
+                    _one_run,
+                    PAPER_ROOT_SEEDS,
+                    [paper_overrides()] * len(PAPER_ROOT_SEEDS),
+                    [str(runs_dir / f"seed{s}") for s in PAPER_ROOT_SEEDS],
+                )
+            )
     result = {"rows": [r for o in outs for r in o["rows"]], "figure": outs[0]["figure"]}
     _CACHE[key] = result
     return result
 
 
-def bootstrap_mean_difference(a: list[float], b: list[float], *, num_resamples: int = 10_000,
-                              seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_mean_difference(
+    a: list[float], b: list[float], *, num_resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
     """Mean of ``a`` minus mean of ``b`` with a percentile bootstrap 95% interval (unpaired resampling).
 
     Returns:
@@ -106,8 +140,9 @@ def bootstrap_mean_difference(a: list[float], b: list[float], *, num_resamples: 
 
     rng = np.random.default_rng(seed)
     x, y = np.asarray(a, float), np.asarray(b, float)
-    diffs = (x[rng.integers(0, len(x), (num_resamples, len(x)))].mean(1)
-             - y[rng.integers(0, len(y), (num_resamples, len(y)))].mean(1))
+    diffs = x[rng.integers(0, len(x), (num_resamples, len(x)))].mean(1) - y[
+        rng.integers(0, len(y), (num_resamples, len(y)))
+    ].mean(1)
     low, high = np.percentile(diffs, [2.5, 97.5])
     return float(x.mean() - y.mean()), float(low), float(high)
 
@@ -117,14 +152,19 @@ def _by_method(rows: list[dict[str, Any]], key: str) -> dict[str, list[float]]:
 
 
 def _table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| method | seeds | AUC (mean +- se) | final greedy return | Q overestimation |", "|---|---|---|---|---|"]
+    lines = [
+        "| method | seeds | AUC (mean +- se) | final greedy return | Q overestimation |",
+        "|---|---|---|---|---|",
+    ]
     for m in METHODS:
         sel = [r for r in rows if r["method"] == m]
+
         def ms(k):
             v = [r[k] for r in sel]
             mu = sum(v) / len(v)
             se = math.sqrt(sum((x - mu) ** 2 for x in v) / max(len(v) - 1, 1) / len(v))
             return f"{mu:.1f} +- {se:.1f}"
+
         lines.append(f"| {m} | {len(sel)} | {ms('auc')} | {ms('final_return')} | {ms('q_overestimation')} |")
     return "\n".join(lines)
 
@@ -145,16 +185,26 @@ def auc_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     auc = _by_method(data["rows"], "auc")
     diff, low, high = bootstrap_mean_difference(auc["minto"], auc["dqn"])
     online_diff = bootstrap_mean_difference(auc["minto"], auc["dqn-online"])
-    numbers = {"auc_minto": sum(auc["minto"]) / len(auc["minto"]), "auc_dqn": sum(auc["dqn"]) / len(auc["dqn"]),
-               "auc_dqn_online": sum(auc["dqn-online"]) / len(auc["dqn-online"]),
-               "auc_diff_minto_minus_dqn": diff, "ci95_low": low, "ci95_high": high,
-               "auc_diff_minto_minus_online": online_diff[0], "seeds_per_method": len(auc["minto"])}
+    numbers = {
+        "auc_minto": sum(auc["minto"]) / len(auc["minto"]),
+        "auc_dqn": sum(auc["dqn"]) / len(auc["dqn"]),
+        "auc_dqn_online": sum(auc["dqn-online"]) / len(auc["dqn-online"]),
+        "auc_diff_minto_minus_dqn": diff,
+        "ci95_low": low,
+        "ci95_high": high,
+        "auc_diff_minto_minus_online": online_diff[0],
+        "seeds_per_method": len(auc["minto"]),
+    }
     passed = _finite(auc) and (scale == "smoke" or diff >= 0)
-    summary = (f"AUC(minto) - AUC(dqn) = {diff:.1f} [95% bootstrap CI {low:.1f}, {high:.1f}] over "
-               f"{len(auc['minto'])} seeds (claim: >= 0); AUC minto {numbers['auc_minto']:.1f}, dqn "
-               f"{numbers['auc_dqn']:.1f}, dqn-online {numbers['auc_dqn_online']:.1f}")
+    summary = (
+        f"AUC(minto) - AUC(dqn) = {diff:.1f} [95% bootstrap CI {low:.1f}, {high:.1f}] over "
+        f"{len(auc['minto'])} seeds (claim: >= 0); AUC minto {numbers['auc_minto']:.1f}, dqn "
+        f"{numbers['auc_dqn']:.1f}, dqn-online {numbers['auc_dqn_online']:.1f}"
+    )
     figures = {"return_curve": data["figure"]} if data["figure"] else {}
-    return ClaimResult(passed=passed, summary=summary, numbers=numbers, figures=figures, table=_table(data["rows"]))
+    return ClaimResult(
+        passed=passed, summary=summary, numbers=numbers, figures=figures, table=_table(data["rows"])
+    )
 
 
 def overestimation_claim(scale: str, *, out_dir: Path) -> ClaimResult:
@@ -168,9 +218,17 @@ def overestimation_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     over = _by_method(data["rows"], "q_overestimation")
     diff, low, high = bootstrap_mean_difference(over["minto"], over["dqn-online"])
     means = {m: sum(v) / len(v) for m, v in over.items()}
-    numbers = {"q_over_minto": means["minto"], "q_over_dqn": means["dqn"], "q_over_dqn_online": means["dqn-online"],
-               "diff_minto_minus_online": diff, "ci95_low": low, "ci95_high": high}
+    numbers = {
+        "q_over_minto": means["minto"],
+        "q_over_dqn": means["dqn"],
+        "q_over_dqn_online": means["dqn-online"],
+        "diff_minto_minus_online": diff,
+        "ci95_low": low,
+        "ci95_high": high,
+    }
     passed = _finite(over) and (scale == "smoke" or diff < 0)
-    summary = (f"mean Q - G: minto {means['minto']:.2f}, dqn {means['dqn']:.2f}, dqn-online "
-               f"{means['dqn-online']:.2f}; minto - online = {diff:.2f} [95% CI {low:.2f}, {high:.2f}] (claim: < 0)")
+    summary = (
+        f"mean Q - G: minto {means['minto']:.2f}, dqn {means['dqn']:.2f}, dqn-online "
+        f"{means['dqn-online']:.2f}; minto - online = {diff:.2f} [95% CI {low:.2f}, {high:.2f}] (claim: < 0)"
+    )
     return ClaimResult(passed=passed, summary=summary, numbers=numbers, table=_table(data["rows"]))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
-
 from quadriga_std.learners.dqn import DQN
 
 __all__ = ["MINTO"]
@@ -30,8 +29,7 @@ class MINTO(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = True
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
-                  gamma: float) -> Any:
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
         """MINTO target.
 
         Args:

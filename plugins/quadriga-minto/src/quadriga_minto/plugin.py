@@ -10,16 +10,32 @@ _PAPER = "Hendawy et al. 2025, Use the Online Network If You Can (arXiv 2510.025
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the MINTO learner, its ready pipelines and its claims."""
-    registry.add("learner", "minto", "quadriga_minto.learner:MINTO",
-                 summary="DQN with the MINTO target: max over actions of min(target, online) Q-values",
-                 paper=_PAPER)
-    registry.add_pipeline("cartpole-minto", "quadriga_minto:pipelines/cartpole-minto.toml",
-                          summary="CartPole-v1: dqn vs dqn-online vs minto, return curves with bands across seeds")
-    registry.add_pipeline("acrobot-minto", "quadriga_minto:pipelines/acrobot-minto.toml",
-                          summary="Acrobot-v1: dqn vs dqn-online vs minto, return curves with bands across seeds")
-    registry.add_claim("minto-auc", "quadriga_minto.claims:auc_claim",
-                       summary="MINTO's area under the return curve on CartPole-v1 is at least DQN's",
-                       paper=_PAPER + ", sec. 5")
-    registry.add_claim("minto-overestimation", "quadriga_minto.claims:overestimation_claim",
-                       summary="MINTO's Q-overestimation stays bounded where online-only bootstrapping's is larger",
-                       paper=_PAPER + ", sec. 4")
+    registry.add(
+        "learner",
+        "minto",
+        "quadriga_minto.learner:MINTO",
+        summary="DQN with the MINTO target: max over actions of min(target, online) Q-values",
+        paper=_PAPER,
+    )
+    registry.add_pipeline(
+        "cartpole-minto",
+        "quadriga_minto:pipelines/cartpole-minto.toml",
+        summary="CartPole-v1: dqn vs dqn-online vs minto, return curves with bands across seeds",
+    )
+    registry.add_pipeline(
+        "acrobot-minto",
+        "quadriga_minto:pipelines/acrobot-minto.toml",
+        summary="Acrobot-v1: dqn vs dqn-online vs minto, return curves with bands across seeds",
+    )
+    registry.add_claim(
+        "minto-auc",
+        "quadriga_minto.claims:auc_claim",
+        summary="MINTO's area under the return curve on CartPole-v1 is at least DQN's",
+        paper=_PAPER + ", sec. 5",
+    )
+    registry.add_claim(
+        "minto-overestimation",
+        "quadriga_minto.claims:overestimation_claim",
+        summary="MINTO's Q-overestimation stays bounded where online-only bootstrapping's is larger",
+        paper=_PAPER + ", sec. 4",
+    )

@@ -20,7 +20,7 @@ import numpy as np
 
 from quadriga.claims import ClaimResult
 
-__all__ = ["variance_reduction", "alpha_scaling", "mode_coverage"]
+__all__ = ["alpha_scaling", "mode_coverage", "variance_reduction"]
 
 _SIZES = {
     "smoke": {"chains": 8, "steps": 300, "burn": 100, "boot": 200},
@@ -49,8 +49,14 @@ def _srmala(h: float, alpha: float, sz: dict[str, int], **kw: Any) -> Any:
 
     from quadriga_srmc.sampler import SRMC
 
-    return SRMC(base_kernel=MALA(step_size=h, init="target"), alpha=alpha, num_chains=sz["chains"],
-                num_steps=sz["steps"], burn_in=sz["burn"], **kw)
+    return SRMC(
+        base_kernel=MALA(step_size=h, init="target"),
+        alpha=alpha,
+        num_chains=sz["chains"],
+        num_steps=sz["steps"],
+        burn_in=sz["burn"],
+        **kw,
+    )
 
 
 def _box(data: dict[str, np.ndarray], ylabel: str, path: Path) -> None:
@@ -88,28 +94,42 @@ def variance_reduction(scale: str, *, out_dir: Path) -> ClaimResult:
     boxes: dict[str, np.ndarray] = {}
     rows = ["| step h (std) | sampler | median MSE | acceptance |", "|---|---|---|---|"]
     for label, h, seed in (("tuned", 0.05, 1), ("paper_step", 0.1, 2)):
-        base = MALA(step_size=h, num_chains=sz["chains"], num_samples=sz["steps"], burn_in=sz["burn"],
-                    init="target").sample(target, generator=_gen(seed))
-        sr = _srmala(h, 1.0, sz, alpha_schedule="adaptive", alpha_scale=1000.0).sample(target,
-                                                                                        generator=_gen(seed + 10))
+        base = MALA(
+            step_size=h, num_chains=sz["chains"], num_samples=sz["steps"], burn_in=sz["burn"], init="target"
+        ).sample(target, generator=_gen(seed))
+        sr = _srmala(h, 1.0, sz, alpha_schedule="adaptive", alpha_scale=1000.0).sample(
+            target, generator=_gen(seed + 10)
+        )
         e_base, e_sr = _mse(base.chains, target.mean), _mse(sr.chains, target.mean)
         r, lo, hi = bootstrap_median_ratio(e_sr, e_base, rng, sz["boot"], 0.95)
-        numbers.update({f"ratio_{label}": r, f"ratio_{label}_low": lo, f"ratio_{label}_high": hi,
-                        f"mse_mala_{label}": float(np.median(e_base)), f"mse_srmala_{label}": float(np.median(e_sr)),
-                        f"acceptance_mala_{label}": base.info["acceptance_rate"],
-                        f"acceptance_srmala_{label}": sr.info["acceptance_rate"]})
-        rows += [f"| {h} | MALA | {np.median(e_base):.4g} | {base.info['acceptance_rate']:.3f} |",
-                 f"| {h} | SR-MALA (adaptive alpha=1) | {np.median(e_sr):.4g} | {sr.info['acceptance_rate']:.3f} |"]
+        numbers.update(
+            {
+                f"ratio_{label}": r,
+                f"ratio_{label}_low": lo,
+                f"ratio_{label}_high": hi,
+                f"mse_mala_{label}": float(np.median(e_base)),
+                f"mse_srmala_{label}": float(np.median(e_sr)),
+                f"acceptance_mala_{label}": base.info["acceptance_rate"],
+                f"acceptance_srmala_{label}": sr.info["acceptance_rate"],
+            }
+        )
+        rows += [
+            f"| {h} | MALA | {np.median(e_base):.4g} | {base.info['acceptance_rate']:.3f} |",
+            f"| {h} | SR-MALA (adaptive alpha=1) | {np.median(e_sr):.4g} | {sr.info['acceptance_rate']:.3f} |",
+        ]
         boxes[f"MALA h={h}"], boxes[f"SR h={h}"] = np.log10(e_base), np.log10(e_sr)
     _box(boxes, "log10 MSE of chain mean", out_dir / "mse.png")
     finite = all(math.isfinite(v) for v in numbers.values())
     passed = finite and (scale == "smoke" or numbers["ratio_tuned_high"] < 1.0)
-    summary = (f"median MSE ratio SR-MALA/MALA {numbers['ratio_tuned']:.3f} "
-               f"[{numbers['ratio_tuned_low']:.3f}, {numbers['ratio_tuned_high']:.3f}] at the tuned step, "
-               f"{numbers['ratio_paper_step']:.3f} [{numbers['ratio_paper_step_low']:.3f}, "
-               f"{numbers['ratio_paper_step_high']:.3f}] at the paper step (claim: < 1; official code about 0.6 tuned)")
-    return ClaimResult(passed=passed, summary=summary, numbers=numbers, figures={"mse": "mse.png"},
-                       table="\n".join(rows))
+    summary = (
+        f"median MSE ratio SR-MALA/MALA {numbers['ratio_tuned']:.3f} "
+        f"[{numbers['ratio_tuned_low']:.3f}, {numbers['ratio_tuned_high']:.3f}] at the tuned step, "
+        f"{numbers['ratio_paper_step']:.3f} [{numbers['ratio_paper_step_low']:.3f}, "
+        f"{numbers['ratio_paper_step_high']:.3f}] at the paper step (claim: < 1; official code about 0.6 tuned)"
+    )
+    return ClaimResult(
+        passed=passed, summary=summary, numbers=numbers, figures={"mse": "mse.png"}, table="\n".join(rows)
+    )
 
 
 def _fit_slope(alphas: np.ndarray, variances: np.ndarray) -> float:
@@ -137,7 +157,8 @@ def alpha_scaling(scale: str, *, out_dir: Path) -> ClaimResult:
     rows = ["| alpha | asymptotic variance | acceptance |", "|---|---|---|"]
     for i, a in enumerate(alphas):
         out = _srmala(0.05, float(a), sz, alpha_schedule="adaptive", alpha_scale=100.0).sample(
-            target, generator=_gen(100 + i))
+            target, generator=_gen(100 + i)
+        )
         e = _mse(out.chains, target.mean)
         errors.append(e)
         var = sz["steps"] * float(e.mean())
@@ -166,10 +187,17 @@ def alpha_scaling(scale: str, *, out_dir: Path) -> ClaimResult:
     fig.savefig(out_dir / "alpha-scaling.png", dpi=110)
     finite = all(math.isfinite(v) for v in numbers.values())
     passed = finite and (scale == "smoke" or lo <= -1.0 <= hi)
-    summary = (f"slope of log variance vs log alpha {slope:.2f} [{lo:.2f}, {hi:.2f}] over alpha in {{1,2,4,8}} "
-               "(claim: about -1)")
-    return ClaimResult(passed=passed, summary=summary, numbers=numbers, figures={"alpha": "alpha-scaling.png"},
-                       table="\n".join(rows))
+    summary = (
+        f"slope of log variance vs log alpha {slope:.2f} [{lo:.2f}, {hi:.2f}] over alpha in {{1,2,4,8}} "
+        "(claim: about -1)"
+    )
+    return ClaimResult(
+        passed=passed,
+        summary=summary,
+        numbers=numbers,
+        figures={"alpha": "alpha-scaling.png"},
+        table="\n".join(rows),
+    )
 
 
 def _coverage(target: Any, chains: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -214,19 +242,30 @@ def mode_coverage(scale: str, *, out_dir: Path) -> ClaimResult:
     tv_sr, modes_sr = _coverage(target, sr_run.kept)
     tv_base, modes_base = _coverage(target, base_run.kept)
     rng = np.random.default_rng(0)
-    diffs = [tv_sr[rng.integers(0, c, c)].mean() - tv_base[rng.integers(0, c, c)].mean() for _ in range(sz["boot"])]
+    diffs = [
+        tv_sr[rng.integers(0, c, c)].mean() - tv_base[rng.integers(0, c, c)].mean() for _ in range(sz["boot"])
+    ]
     lo, hi = (float(q) for q in np.quantile(diffs, [0.025, 0.975]))
-    numbers = {"tv_mala": float(tv_base.mean()), "tv_srmala": float(tv_sr.mean()),
-               "tv_difference": float(tv_sr.mean() - tv_base.mean()), "tv_difference_low": lo,
-               "tv_difference_high": hi, "all_modes_mala": float((modes_base == 4).mean()),
-               "all_modes_srmala": float((modes_sr == 4).mean()),
-               "score_evals_mala": int(base_run.counters["score_evals"]), "score_evals_srmala": int(evals),
-               "transitions_mala": mala_steps, "transitions_srmala": sr_steps}
+    numbers = {
+        "tv_mala": float(tv_base.mean()),
+        "tv_srmala": float(tv_sr.mean()),
+        "tv_difference": float(tv_sr.mean() - tv_base.mean()),
+        "tv_difference_low": lo,
+        "tv_difference_high": hi,
+        "all_modes_mala": float((modes_base == 4).mean()),
+        "all_modes_srmala": float((modes_sr == 4).mean()),
+        "score_evals_mala": int(base_run.counters["score_evals"]),
+        "score_evals_srmala": int(evals),
+        "transitions_mala": mala_steps,
+        "transitions_srmala": sr_steps,
+    }
     _box({"MALA": tv_base, "SR-MALA a=2": tv_sr}, "TV(time per mode, weights)", out_dir / "coverage.png")
     finite = all(math.isfinite(float(v)) for v in numbers.values())
     passed = finite and (scale == "smoke" or hi < 0.0)
-    summary = (f"mean TV to the mode weights {numbers['tv_srmala']:.3f} (SR-MALA) vs {numbers['tv_mala']:.3f} (MALA), "
-               f"difference {numbers['tv_difference']:.3f} [{lo:.3f}, {hi:.3f}]; all 4 modes visited by "
-               f"{numbers['all_modes_srmala']:.0%} vs {numbers['all_modes_mala']:.0%} of chains at equal score "
-               "evaluations (claim: SR covers better)")
+    summary = (
+        f"mean TV to the mode weights {numbers['tv_srmala']:.3f} (SR-MALA) vs {numbers['tv_mala']:.3f} (MALA), "
+        f"difference {numbers['tv_difference']:.3f} [{lo:.3f}, {hi:.3f}]; all 4 modes visited by "
+        f"{numbers['all_modes_srmala']:.0%} vs {numbers['all_modes_mala']:.0%} of chains at equal score "
+        "evaluations (claim: SR covers better)"
+    )
     return ClaimResult(passed=passed, summary=summary, numbers=numbers, figures={"coverage": "coverage.png"})

@@ -21,8 +21,14 @@ from quadriga.artifacts import Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
 
-__all__ = ["ReplicateMeanMSE", "MagnetizationError", "bootstrap_median", "bootstrap_median_ratio",
-           "chain_means", "exact_expectation"]
+__all__ = [
+    "MagnetizationError",
+    "ReplicateMeanMSE",
+    "bootstrap_median",
+    "bootstrap_median_ratio",
+    "chain_means",
+    "exact_expectation",
+]
 
 
 def chain_means(samples: Any, name: str = "subject") -> np.ndarray:
@@ -33,12 +39,19 @@ def chain_means(samples: Any, name: str = "subject") -> np.ndarray:
     """
     chains = getattr(samples, "chains", None)
     if chains is None:
-        raise ConfigError(f"subject '{name}' has no chains; this metric needs a Markov-chain sampler "
-                          "(Samples.chains of shape [chains, draws, d]).", key="subject")
-    return np.asarray(chains.double().mean(1).numpy() if hasattr(chains, "double") else chains, dtype=np.float64)
+        raise ConfigError(
+            f"subject '{name}' has no chains; this metric needs a Markov-chain sampler "
+            "(Samples.chains of shape [chains, draws, d]).",
+            key="subject",
+        )
+    return np.asarray(
+        chains.double().mean(1).numpy() if hasattr(chains, "double") else chains, dtype=np.float64
+    )
 
 
-def bootstrap_median(values: np.ndarray, rng: np.random.Generator, num: int, level: float) -> tuple[float, float]:
+def bootstrap_median(
+    values: np.ndarray, rng: np.random.Generator, num: int, level: float
+) -> tuple[float, float]:
     """Percentile-bootstrap interval ``(low, high)`` of the median of ``values`` (``ndarray[c]``)."""
     idx = rng.integers(0, len(values), size=(num, len(values)))
     meds = np.median(values[idx], axis=1)
@@ -46,21 +59,28 @@ def bootstrap_median(values: np.ndarray, rng: np.random.Generator, num: int, lev
     return float(np.quantile(meds, a)), float(np.quantile(meds, 1 - a))
 
 
-def bootstrap_median_ratio(num_: np.ndarray, den: np.ndarray, rng: np.random.Generator, num: int,
-                           level: float) -> tuple[float, float, float]:
+def bootstrap_median_ratio(
+    num_: np.ndarray, den: np.ndarray, rng: np.random.Generator, num: int, level: float
+) -> tuple[float, float, float]:
     """``(ratio, low, high)``: median(num_)/median(den) with an independent two-sample bootstrap interval."""
     i = rng.integers(0, len(num_), size=(num, len(num_)))
     j = rng.integers(0, len(den), size=(num, len(den)))
     ratios = np.median(num_[i], axis=1) / np.median(den[j], axis=1)
     a = (1 - level) / 2
-    return (float(np.median(num_) / np.median(den)), float(np.quantile(ratios, a)),
-            float(np.quantile(ratios, 1 - a)))
+    return (
+        float(np.median(num_) / np.median(den)),
+        float(np.quantile(ratios, a)),
+        float(np.quantile(ratios, 1 - a)),
+    )
 
 
 def _check_common(instance: Any, baseline: str, subjects: dict[str, Any]) -> None:
     if baseline and baseline not in subjects:
-        raise ConfigError(f"baseline '{baseline}' is not among the subjects {sorted(subjects)}; "
-                          "name one of them or leave baseline empty.", key="baseline")
+        raise ConfigError(
+            f"baseline '{baseline}' is not among the subjects {sorted(subjects)}; "
+            "name one of them or leave baseline empty.",
+            key="baseline",
+        )
 
 
 @attrs.define(kw_only=True)
@@ -70,11 +90,16 @@ class _ReplicateEvaluator(Evaluator):
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
 
     baseline: str = param("", doc="subject (stage) name to divide the median MSEs by; empty for none")
-    num_bootstrap: int = param(2000, doc="bootstrap resamples for the intervals",
-                               validator=attrs.validators.and_(attrs.validators.instance_of(int),
-                                                               attrs.validators.ge(100)))
-    level: float = param(0.95, doc="confidence level of the intervals",
-                         validator=[attrs.validators.gt(0), attrs.validators.lt(1)])
+    num_bootstrap: int = param(
+        2000,
+        doc="bootstrap resamples for the intervals",
+        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(100)),
+    )
+    level: float = param(
+        0.95,
+        doc="confidence level of the intervals",
+        validator=[attrs.validators.gt(0), attrs.validators.lt(1)],
+    )
     seed: int = param(0, doc="seed of the bootstrap resampling")
 
 
@@ -94,14 +119,15 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
     Source: Hu et al. 2026, Sec. 5 (MSE of the mean over replicates).
     """
 
-
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against ``reference`` (a Target)."""
         subjects = named(subject)
         _check_common(self, self.baseline, subjects)
         mu = getattr(reference, "mean", None)
         if mu is None:
-            raise ConfigError("replicate-mean-mse needs a reference target with an exact mean.", key="reference")
+            raise ConfigError(
+                "replicate-mean-mse needs a reference target with an exact mean.", key="reference"
+            )
         mu = np.asarray(mu.double().numpy() if hasattr(mu, "double") else mu, dtype=np.float64)
         rng = np.random.default_rng(self.seed)
         mses = {n: ((chain_means(s, n) - mu) ** 2).mean(1) for n, s in subjects.items()}
@@ -111,14 +137,22 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
             e = mses[n]
             lo, hi = bootstrap_median(e, rng, self.num_bootstrap, self.level)
             draws = s.info.get("draws_per_chain") or (s.chains.shape[1] * s.info.get("thin", 1))
-            row = {"subject": n, "mse_median": float(np.median(e)), "mse_median_low": lo, "mse_median_high": hi,
-                   "mse_mean": float(e.mean()), "asymptotic_variance": float(draws * e.mean()),
-                   "chains": len(e)}
+            row = {
+                "subject": n,
+                "mse_median": float(np.median(e)),
+                "mse_median_low": lo,
+                "mse_median_high": hi,
+                "mse_mean": float(e.mean()),
+                "asymptotic_variance": float(draws * e.mean()),
+                "chains": len(e),
+            }
             for key in ("acceptance_rate", "score_evals"):
                 if key in s.info:
                     row[key] = float(s.info[key])
             if self.baseline and n != self.baseline:
-                r, rlo, rhi = bootstrap_median_ratio(e, mses[self.baseline], rng, self.num_bootstrap, self.level)
+                r, rlo, rhi = bootstrap_median_ratio(
+                    e, mses[self.baseline], rng, self.num_bootstrap, self.level
+                )
                 row.update(mse_ratio=r, mse_ratio_low=rlo, mse_ratio_high=rhi)
             rows.append(row)
             values.update({f"{n}/{k}": v for k, v in row.items() if k != "subject"})
@@ -152,8 +186,10 @@ def exact_expectation(target: Any, f: Any, max_sites: int = 20) -> float:
 
     d = int(target.dim)
     if d > max_sites:
-        raise ConfigError(f"exact enumeration of 2^{d} states is too large (limit 2^{max_sites}); "
-                          "use a smaller lattice.", key="reference")
+        raise ConfigError(
+            f"exact enumeration of 2^{d} states is too large (limit 2^{max_sites}); use a smaller lattice.",
+            key="reference",
+        )
     codes = torch.arange(2**d).unsqueeze(-1)
     states = (2 * ((codes >> torch.arange(d)) & 1) - 1).to(torch.float64)
     p = torch.softmax(target.log_prob(states).double(), 0)
@@ -190,7 +226,6 @@ class MagnetizationError(_ReplicateEvaluator):
     bootstrap intervals (Efron & Tibshirani 1993, ch. 13).
     """
 
-
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against an Ising ``reference``."""
         subjects = named(subject)
@@ -204,25 +239,37 @@ class MagnetizationError(_ReplicateEvaluator):
         for n, s in subjects.items():
             means = chain_means(s, n)
             if means.shape[1] != int(reference.dim):
-                raise ConfigError(f"subject '{n}' has {means.shape[1]} sites per draw but the reference has "
-                                  f"{int(reference.dim)}; evaluate it against its own spin target.", key="subject")
+                raise ConfigError(
+                    f"subject '{n}' has {means.shape[1]} sites per draw but the reference has "
+                    f"{int(reference.dim)}; evaluate it against its own spin target.",
+                    key="subject",
+                )
             err = (means.mean(1) - exact_m) ** 2
             errs[n] = err
             lo, hi = bootstrap_median(err, rng, self.num_bootstrap, self.level)
-            row = {"subject": n, "mag_mse": float(err.mean()), "mag_mse_median": float(np.median(err)),
-                   "mag_mse_median_low": lo, "mag_mse_median_high": hi, "exact_abs_mag": exact_abs}
+            row = {
+                "subject": n,
+                "mag_mse": float(err.mean()),
+                "mag_mse_median": float(np.median(err)),
+                "mag_mse_median_low": lo,
+                "mag_mse_median_high": hi,
+                "exact_abs_mag": exact_abs,
+            }
             if s.info.get("store", "draws") == "draws":
                 absm = s.chains.double().mean(-1).abs().mean(1).numpy()
-                row.update(abs_mag_mse=float(((absm - exact_abs) ** 2).mean()),
-                           abs_mag_bias=float(absm.mean() - exact_abs))
+                row.update(
+                    abs_mag_mse=float(((absm - exact_abs) ** 2).mean()),
+                    abs_mag_bias=float(absm.mean() - exact_abs),
+                )
             if "acceptance_rate" in s.info:
                 row["acceptance_rate"] = float(s.info["acceptance_rate"])
             rows.append(row)
         for row in rows:
             n = row["subject"]
             if self.baseline and n != self.baseline:
-                r, rlo, rhi = bootstrap_median_ratio(errs[n], errs[self.baseline], rng, self.num_bootstrap,
-                                                     self.level)
+                r, rlo, rhi = bootstrap_median_ratio(
+                    errs[n], errs[self.baseline], rng, self.num_bootstrap, self.level
+                )
                 row.update(mag_mse_ratio=r, mag_mse_ratio_low=rlo, mag_mse_ratio_high=rhi)
             values.update({f"{n}/{k}": v for k, v in row.items() if k != "subject"})
         return Metrics(values=values, tables={"magnetization": rows})

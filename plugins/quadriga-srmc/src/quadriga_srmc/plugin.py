@@ -11,25 +11,53 @@ _PAPER = "Hu et al. 2026, Score-Repellent Monte Carlo, arXiv 2604.22948"
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the SRMC sampler, its evaluators, ready pipelines and paper claims."""
-    registry.add("sampler", "srmc", f"{_P}.sampler:SRMC",
-                 summary="Score-Repellent Monte Carlo around any MCMC kernel (mala, hmc, rwm, ula, gibbs)",
-                 paper=f"{_PAPER}, Algorithm 1")
-    registry.add("evaluator", "replicate-mean-mse", f"{_P}.evaluators:ReplicateMeanMSE",
-                 summary="MSE of each chain's post-burn-in mean against the exact mean, median over chains "
-                         "with a bootstrap interval, and ratios to a baseline", paper=f"{_PAPER}, Sec. 5")
-    registry.add("evaluator", "magnetization-error", f"{_P}.evaluators:MagnetizationError",
-                 summary="Per-chain error of mean and |mean| magnetization against exact enumeration",
-                 paper=f"{_PAPER}, Sec. 5")
-    registry.add_pipeline("srmc-vs-mala", f"{_P}:pipelines/srmc-vs-mala.toml",
-                          summary="MALA at a tuned step against SR-MALA (alpha 0.5-5) on a 20-D Gaussian and a 4-mode mixture")
-    registry.add_pipeline("srmc-ising", f"{_P}:pipelines/srmc-ising.toml",
-                          summary="Gibbs against SR-Gibbs on a 4x4 Ising model near criticality")
-    registry.add_claim("srmc-variance-reduction", f"{_P}.claims:variance_reduction",
-                       summary="SR-MALA's median MSE of the mean is below tuned MALA's on the 20-D Gaussian (rho=0.9)",
-                       paper=f"{_PAPER}, Fig. 2")
-    registry.add_claim("srmc-alpha-scaling", f"{_P}.claims:alpha_scaling",
-                       summary="Asymptotic variance falls about as O(1/alpha) (log-log slope near -1)",
-                       paper=f"{_PAPER}, Sec. 4 (joint CLT, O(1/alpha) regimes)")
-    registry.add_claim("srmc-mode-coverage", f"{_P}.claims:mode_coverage",
-                       summary="SR-MALA covers the 4-mode mixture better than MALA at equal score evaluations",
-                       paper=f"{_PAPER}, Sec. 5")
+    registry.add(
+        "sampler",
+        "srmc",
+        f"{_P}.sampler:SRMC",
+        summary="Score-Repellent Monte Carlo around any MCMC kernel (mala, hmc, rwm, ula, gibbs)",
+        paper=f"{_PAPER}, Algorithm 1",
+    )
+    registry.add(
+        "evaluator",
+        "replicate-mean-mse",
+        f"{_P}.evaluators:ReplicateMeanMSE",
+        summary="MSE of each chain's post-burn-in mean against the exact mean, median over chains "
+        "with a bootstrap interval, and ratios to a baseline",
+        paper=f"{_PAPER}, Sec. 5",
+    )
+    registry.add(
+        "evaluator",
+        "magnetization-error",
+        f"{_P}.evaluators:MagnetizationError",
+        summary="Per-chain error of mean and |mean| magnetization against exact enumeration",
+        paper=f"{_PAPER}, Sec. 5",
+    )
+    registry.add_pipeline(
+        "srmc-vs-mala",
+        f"{_P}:pipelines/srmc-vs-mala.toml",
+        summary="MALA at a tuned step against SR-MALA (alpha 0.5-5) on a 20-D Gaussian and a 4-mode mixture",
+    )
+    registry.add_pipeline(
+        "srmc-ising",
+        f"{_P}:pipelines/srmc-ising.toml",
+        summary="Gibbs against SR-Gibbs on a 4x4 Ising model near criticality",
+    )
+    registry.add_claim(
+        "srmc-variance-reduction",
+        f"{_P}.claims:variance_reduction",
+        summary="SR-MALA's median MSE of the mean is below tuned MALA's on the 20-D Gaussian (rho=0.9)",
+        paper=f"{_PAPER}, Fig. 2",
+    )
+    registry.add_claim(
+        "srmc-alpha-scaling",
+        f"{_P}.claims:alpha_scaling",
+        summary="Asymptotic variance falls about as O(1/alpha) (log-log slope near -1)",
+        paper=f"{_PAPER}, Sec. 4 (joint CLT, O(1/alpha) regimes)",
+    )
+    registry.add_claim(
+        "srmc-mode-coverage",
+        f"{_P}.claims:mode_coverage",
+        summary="SR-MALA covers the 4-mode mixture better than MALA at equal score evaluations",
+        paper=f"{_PAPER}, Sec. 5",
+    )

@@ -58,8 +58,11 @@ def _to_kernel(value: Any) -> Any:
 
 def _rho_ok(instance: Any, attribute: Any, value: float) -> None:
     if not 0.5 < value <= 1.0:
-        raise ConfigError(f"rho = {value} is outside (1/2, 1]; theta_n converges only for 1/2 < rho <= 1 "
-                          "(the official code uses 0.6).", key="rho")
+        raise ConfigError(
+            f"rho = {value} is outside (1/2, 1]; theta_n converges only for 1/2 < rho <= 1 "
+            "(the official code uses 0.6).",
+            key="rho",
+        )
 
 
 @attrs.define(kw_only=True)
@@ -107,40 +110,66 @@ class SRMC(Sampler):
     Prop. 3.6 (discrete score); alpha schedules and shifted drift from the official code.
     """
 
-    base_kernel: Sampler = param(factory=_default_kernel, converter=_to_kernel,
-                                 doc="base MCMC kernel run on the surrogate, e.g. { use = \"mala\", step_size = 0.1 }")
-    alpha: float = param(1.0, doc="repellence strength alpha >= 0 (dimensionless); 0 gives the base kernel",
-                         validator=attrs.validators.ge(0))
-    alpha_schedule: str = param("fixed", doc="'fixed', 'warmup' (alpha min(1, n/alpha_warmup)) or "
-                                "'adaptive' (n / (alpha_scale + n/alpha))",
-                                validator=attrs.validators.in_(ALPHA_SCHEDULES))
+    base_kernel: Sampler = param(
+        factory=_default_kernel,
+        converter=_to_kernel,
+        doc='base MCMC kernel run on the surrogate, e.g. { use = "mala", step_size = 0.1 }',
+    )
+    alpha: float = param(
+        1.0,
+        doc="repellence strength alpha >= 0 (dimensionless); 0 gives the base kernel",
+        validator=attrs.validators.ge(0),
+    )
+    alpha_schedule: str = param(
+        "fixed",
+        doc="'fixed', 'warmup' (alpha min(1, n/alpha_warmup)) or 'adaptive' (n / (alpha_scale + n/alpha))",
+        validator=attrs.validators.in_(ALPHA_SCHEDULES),
+    )
     alpha_warmup: int = param(1000, doc="W: iterations of the linear warm-up of alpha", validator=_pos_int)
-    alpha_scale: float = param(100.0, doc="C: iterations until the adaptive alpha reaches alpha/2 (about)",
-                               validator=_pos)
-    rho: float = param(0.6, doc="decay exponent of the theta gain gamma_n = theta_step n^-rho, in (1/2, 1]",
-                       validator=_rho_ok)
+    alpha_scale: float = param(
+        100.0, doc="C: iterations until the adaptive alpha reaches alpha/2 (about)", validator=_pos
+    )
+    rho: float = param(
+        0.6,
+        doc="decay exponent of the theta gain gamma_n = theta_step n^-rho, in (1/2, 1]",
+        validator=_rho_ok,
+    )
     theta_step: float = param(1.0, doc="scale c of the theta gain (dimensionless)", validator=_pos)
-    drift: str = param("auto", doc="surrogate drift for gradient kernels: 'exact' (s - alpha H theta by "
-                       "autograd), 'shifted' (s(x - alpha theta)) or 'auto' (exact for ULA, else shifted)",
-                       validator=attrs.validators.in_(("auto", "exact", "shifted")))
-    score_kind: str = param("auto", doc="'gradient' (s = grad log pi), 'discrete' (s_i = pi(x flip i)/pi(x) - 1) "
-                            "or 'auto' (discrete when the target has flip_log_ratios)",
-                            validator=attrs.validators.in_(("auto", "gradient", "discrete")))
+    drift: str = param(
+        "auto",
+        doc="surrogate drift for gradient kernels: 'exact' (s - alpha H theta by "
+        "autograd), 'shifted' (s(x - alpha theta)) or 'auto' (exact for ULA, else shifted)",
+        validator=attrs.validators.in_(("auto", "exact", "shifted")),
+    )
+    score_kind: str = param(
+        "auto",
+        doc="'gradient' (s = grad log pi), 'discrete' (s_i = pi(x flip i)/pi(x) - 1) "
+        "or 'auto' (discrete when the target has flip_log_ratios)",
+        validator=attrs.validators.in_(("auto", "gradient", "discrete")),
+    )
     num_chains: int = param(4, doc="number of chains, each with its own theta", validator=_pos_int)
     num_steps: int = param(1000, doc="transitions per chain after burn-in", validator=_pos_int)
-    burn_in: int = param(500, doc="transitions per chain discarded first (theta is updated during them)",
-                         validator=_nonneg_int)
+    burn_in: int = param(
+        500, doc="transitions per chain discarded first (theta is updated during them)", validator=_nonneg_int
+    )
     thin: int = param(1, doc="keep every thin-th post-burn-in draw (store = 'draws')", validator=_pos_int)
-    store: str = param("draws", doc="'draws' (keep the chains) or 'running-mean' (keep only per-chain means: "
-                       "memory flat in num_steps)", validator=attrs.validators.in_(("draws", "running-mean")))
+    store: str = param(
+        "draws",
+        doc="'draws' (keep the chains) or 'running-mean' (keep only per-chain means: "
+        "memory flat in num_steps)",
+        validator=attrs.validators.in_(("draws", "running-mean")),
+    )
 
     # ------------------------------------------------------------------ checks
     def _check(self, target: Any) -> str:
         kernel = self.base_kernel
         for name in ("init_state", "transition", "initial_state"):
             if not callable(getattr(kernel, name, None)):
-                raise ConfigError(f"base_kernel {type(kernel).__name__} has no '{name}'; use an MCMC kernel of "
-                                  "quadriga-std ('mala', 'hmc', 'rwm', 'ula', 'gibbs').", key="base_kernel")
+                raise ConfigError(
+                    f"base_kernel {type(kernel).__name__} has no '{name}'; use an MCMC kernel of "
+                    "quadriga-std ('mala', 'hmc', 'rwm', 'ula', 'gibbs').",
+                    key="base_kernel",
+                )
         if not hasattr(target, "log_prob") or not hasattr(target, "dim"):
             raise ConfigError("srmc needs a target with dim and log_prob.", key="target")
         kind = self.score_kind
@@ -149,11 +178,16 @@ class SRMC(Sampler):
         uses_score = getattr(kernel, "uses_score", True)
         is_gibbs = type(kernel).__name__ == "Gibbs"
         if kind == "gradient" and is_gibbs:
-            raise ConfigError("the Gibbs kernel needs a spin target and score_kind 'discrete' (or 'auto').",
-                              key="base_kernel")
+            raise ConfigError(
+                "the Gibbs kernel needs a spin target and score_kind 'discrete' (or 'auto').",
+                key="base_kernel",
+            )
         if kind == "discrete" and uses_score:
-            raise ConfigError(f"{type(kernel).__name__} follows a gradient, which does not exist on a spin target; "
-                              "use base_kernel = 'gibbs' (or 'rwm').", key="base_kernel")
+            raise ConfigError(
+                f"{type(kernel).__name__} follows a gradient, which does not exist on a spin target; "
+                "use base_kernel = 'gibbs' (or 'rwm').",
+                key="base_kernel",
+            )
         if kind == "gradient" and not hasattr(target, "score"):
             raise ConfigError("score_kind 'gradient' needs a target with score(x).", key="target")
         return kind
@@ -184,8 +218,11 @@ class SRMC(Sampler):
         c, d = x.shape
         counters: Counter = Counter()
         theta = torch.zeros(c, d, dtype=x.dtype)
-        tilt = (FlipTilt(target, theta, counters=counters) if kind == "discrete"
-                else GradientTilt(target, theta, drift=self._drift(), counters=counters))
+        tilt = (
+            FlipTilt(target, theta, counters=counters)
+            if kind == "discrete"
+            else GradientTilt(target, theta, drift=self._drift(), counters=counters)
+        )
         if kind == "gradient":
             tilt.prefetch = type(kernel).__name__ in ("MALA", "ULA")
         tracks_theta = self.alpha != 0.0
@@ -201,8 +238,13 @@ class SRMC(Sampler):
         every = max(1, total // 100)
         new, prev_alpha = None, None
         for n in range(1, total + 1):
-            alpha_n = alpha_at(n, alpha=self.alpha, schedule=self.alpha_schedule,
-                               warmup=self.alpha_warmup, scale=self.alpha_scale)
+            alpha_n = alpha_at(
+                n,
+                alpha=self.alpha,
+                schedule=self.alpha_schedule,
+                warmup=self.alpha_warmup,
+                scale=self.alpha_scale,
+            )
             tilt.set(theta, alpha_n)
             if new is not None and alpha_n == 0.0 and prev_alpha == 0.0:
                 state = new  # pi_theta = pi: the kernel's own state is still exact
@@ -233,11 +275,20 @@ class SRMC(Sampler):
                 progress.advance(every)
         if not keep_draws:
             kept[:, 0] = (running / self.num_steps).to(x.dtype)
-        return SRRun(theta=theta, x=x, kept=kept, counters=counters, accepted=accepted_sum, proposals=proposals)
+        return SRRun(
+            theta=theta, x=x, kept=kept, counters=counters, accepted=accepted_sum, proposals=proposals
+        )
 
     @staticmethod
-    def _resolve(tilt: Any, x: torch.Tensor, lp: torch.Tensor, s: Any, x_new: torch.Tensor,
-                 accepted: torch.Tensor, need_score: bool) -> tuple[Any, Any, Any, torch.Tensor]:
+    def _resolve(
+        tilt: Any,
+        x: torch.Tensor,
+        lp: torch.Tensor,
+        s: Any,
+        x_new: torch.Tensor,
+        accepted: torch.Tensor,
+        need_score: bool,
+    ) -> tuple[Any, Any, Any, torch.Tensor]:
         """Base values at the new points, reusing the proposal's; non-finite moves are undone."""
         prop = tilt.last_proposal
         lp_new = s_new = None
@@ -267,14 +318,23 @@ class SRMC(Sampler):
         kept, cnt = out.kept, out.counters
         info = {
             "acceptance_rate": out.accepted / out.proposals if out.proposals else float("nan"),
-            "score_evals": int(cnt["score_evals"]), "log_prob_evals": int(cnt["log_prob_evals"]),
-            "hvp_evals": int(cnt["hvp_evals"]), "rejected_nonfinite": int(cnt["rejected_nonfinite"]),
+            "score_evals": int(cnt["score_evals"]),
+            "log_prob_evals": int(cnt["log_prob_evals"]),
+            "hvp_evals": int(cnt["hvp_evals"]),
+            "rejected_nonfinite": int(cnt["rejected_nonfinite"]),
             "nonfinite_log_prob": int(cnt["nonfinite_log_prob"]),
             "theta_norm": float(out.theta.norm(dim=-1).mean()),
-            "alpha_final": alpha_at(self.burn_in + self.num_steps, alpha=self.alpha, schedule=self.alpha_schedule,
-                                    warmup=self.alpha_warmup, scale=self.alpha_scale),
-            "num_chains": self.num_chains, "transitions": self.burn_in + self.num_steps,
-            "draws_per_chain": self.num_steps, "store": self.store,
+            "alpha_final": alpha_at(
+                self.burn_in + self.num_steps,
+                alpha=self.alpha,
+                schedule=self.alpha_schedule,
+                warmup=self.alpha_warmup,
+                scale=self.alpha_scale,
+            ),
+            "num_chains": self.num_chains,
+            "transitions": self.burn_in + self.num_steps,
+            "draws_per_chain": self.num_steps,
+            "store": self.store,
             "base_kernel": type(self.base_kernel).__name__.lower(),
             "seconds": time.perf_counter() - t0,
         }

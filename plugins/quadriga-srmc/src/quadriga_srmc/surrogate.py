@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["GradientTilt", "FlipTilt", "discrete_score", "flip_log_ratios"]
+__all__ = ["FlipTilt", "GradientTilt", "discrete_score", "flip_log_ratios"]
 
 
 def flip_log_ratios(target: Any, x: torch.Tensor) -> torch.Tensor:
@@ -92,8 +92,10 @@ class _Tilt:
 
     def _check_rows(self, x: torch.Tensor) -> None:
         if x.ndim != 2 or x.shape[0] != self.theta.shape[0]:
-            raise ValueError(f"the surrogate of chain c uses theta[c]: x must have shape "
-                             f"[{self.theta.shape[0]}, {self.dim}] (one row per chain), got {tuple(x.shape)}")
+            raise ValueError(
+                f"the surrogate of chain c uses theta[c]: x must have shape "
+                f"[{self.theta.shape[0]}, {self.dim}] (one row per chain), got {tuple(x.shape)}"
+            )
 
     def _lookup(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None] | None:
         for ref, version, lp, s in self._cache:
@@ -159,8 +161,9 @@ class GradientTilt(_Tilt):
     form is the official code's ``use_shifted_gradient``.
     """
 
-    def __init__(self, target: Any, theta: torch.Tensor, *, drift: str = "exact",
-                 counters: Counter | None = None) -> None:
+    def __init__(
+        self, target: Any, theta: torch.Tensor, *, drift: str = "exact", counters: Counter | None = None
+    ) -> None:
         super().__init__(target, theta, counters)
         if drift not in ("exact", "shifted"):
             raise ValueError(f"drift must be 'exact' or 'shifted', got {drift!r}")
@@ -193,7 +196,7 @@ class GradientTilt(_Tilt):
                 hv = torch.zeros_like(s) if hv is None else hv
                 self.counters["score_evals"] += x.shape[0]
                 return s, hv
-            except Exception:  # noqa: BLE001 - a score that autograd cannot differentiate
+            except Exception:
                 self._jvp_ok = False
         _, s = self.base(x)
         norm = self.theta.norm(dim=-1, keepdim=True).clamp_min(1e-30)

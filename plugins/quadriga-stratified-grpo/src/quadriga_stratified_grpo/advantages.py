@@ -25,8 +25,13 @@ import torch
 
 from quadriga import ConfigError
 
-__all__ = ["check_groups", "global_advantages", "stratified_advantages", "blended_advantages",
-           "advantage_decomposition"]
+__all__ = [
+    "advantage_decomposition",
+    "blended_advantages",
+    "check_groups",
+    "global_advantages",
+    "stratified_advantages",
+]
 
 
 def check_groups(rewards: torch.Tensor, strata: torch.Tensor | None = None, *, stage: str = "") -> None:
@@ -38,15 +43,22 @@ def check_groups(rewards: torch.Tensor, strata: torch.Tensor | None = None, *, s
     """
     where = f"stage '{stage}': " if stage else ""
     if rewards.ndim != 2:
-        raise ConfigError(f"{where}rewards must be a [num_prompts, group_size] table, got shape "
-                          f"{tuple(rewards.shape)}", key="group_size")
+        raise ConfigError(
+            f"{where}rewards must be a [num_prompts, group_size] table, got shape {tuple(rewards.shape)}",
+            key="group_size",
+        )
     if rewards.shape[1] < 2:
-        raise ConfigError(f"{where}group_size is {rewards.shape[1]}, but group-relative advantages need at "
-                          "least 2 rollouts per prompt; set group_size >= 2 (the paper uses 5-16)",
-                          key="group_size")
+        raise ConfigError(
+            f"{where}group_size is {rewards.shape[1]}, but group-relative advantages need at "
+            "least 2 rollouts per prompt; set group_size >= 2 (the paper uses 5-16)",
+            key="group_size",
+        )
     if strata is not None and tuple(strata.shape) != tuple(rewards.shape):
-        raise ConfigError(f"{where}strata has shape {tuple(strata.shape)} but rewards has "
-                          f"{tuple(rewards.shape)}; give one stratum key per rollout", key="stratum_key")
+        raise ConfigError(
+            f"{where}strata has shape {tuple(strata.shape)} but rewards has "
+            f"{tuple(rewards.shape)}; give one stratum key per rollout",
+            key="stratum_key",
+        )
 
 
 def _normalise(centred: torch.Tensor, std: torch.Tensor, eps: float) -> torch.Tensor:
@@ -78,16 +90,17 @@ def global_advantages(rewards: torch.Tensor, *, eps: float = 1e-6, normalize: bo
 
 
 def _stratum_stats(rewards: torch.Tensor, strata: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    same = strata.unsqueeze(2) == strata.unsqueeze(1)                       # [P, G, G]
+    same = strata.unsqueeze(2) == strata.unsqueeze(1)  # [P, G, G]
     weight = same.to(rewards.dtype)
-    count = weight.sum(dim=2)                                              # n_k of each rollout
-    mean = (weight * rewards.unsqueeze(1)).sum(dim=2) / count               # R̄_k of each rollout
+    count = weight.sum(dim=2)  # n_k of each rollout
+    mean = (weight * rewards.unsqueeze(1)).sum(dim=2) / count  # R̄_k of each rollout
     var = (weight * (rewards.unsqueeze(1) - mean.unsqueeze(2)) ** 2).sum(dim=2) / count
     return count, mean, var.clamp_min(0).sqrt()
 
 
-def stratified_advantages(rewards: torch.Tensor, strata: torch.Tensor, *, eps: float = 1e-6,
-                          normalize: bool = True) -> torch.Tensor:
+def stratified_advantages(
+    rewards: torch.Tensor, strata: torch.Tensor, *, eps: float = 1e-6, normalize: bool = True
+) -> torch.Tensor:
     """Stratified Advantage Normalization: ``(R_i - R̄_k) / (std_k + eps)`` for ``i`` in stratum ``k``.
 
     Args:
@@ -112,8 +125,9 @@ def stratified_advantages(rewards: torch.Tensor, strata: torch.Tensor, *, eps: f
     return _normalise(centred, std, eps)
 
 
-def blended_advantages(rewards: torch.Tensor, strata: torch.Tensor, alpha: float, *,
-                       eps: float = 1e-6) -> torch.Tensor:
+def blended_advantages(
+    rewards: torch.Tensor, strata: torch.Tensor, alpha: float, *, eps: float = 1e-6
+) -> torch.Tensor:
     """Blend ``alpha * A_SAN + (1 - alpha) * A_global`` (both normalised).
 
     Args:
@@ -160,7 +174,12 @@ def advantage_decomposition(rewards: torch.Tensor, strata: torch.Tensor) -> dict
     glob, san = rewards - mean, rewards - mean_k
     bias = mean_k - mean
     # sum over strata of n_k (R̄_k - R̄)^2 = sum over rollouts of (R̄_k(i) - R̄)^2
-    between = (bias ** 2).sum(dim=1) / rewards.shape[1]
-    return {"global": glob, "san": san, "cross_stratum_bias": bias,
-            "var_global": (glob ** 2).mean(dim=1), "var_san": (san ** 2).mean(dim=1),
-            "between_stratum": between}
+    between = (bias**2).sum(dim=1) / rewards.shape[1]
+    return {
+        "global": glob,
+        "san": san,
+        "cross_stratum_bias": bias,
+        "var_global": (glob**2).mean(dim=1),
+        "var_san": (san**2).mean(dim=1),
+        "between_stratum": between,
+    }

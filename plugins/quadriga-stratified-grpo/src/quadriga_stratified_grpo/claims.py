@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from quadriga.claims import ClaimResult
 
@@ -52,10 +53,14 @@ def advantage_identities(scale: str, *, out_dir: Path) -> ClaimResult:
         elif kind == 1:
             rewards = (torch.rand(prompts, size, generator=gen, dtype=torch.float64) < 0.4).double()
         else:
-            rewards = strata.double() * 0.7 + torch.randn(prompts, size, generator=gen, dtype=torch.float64) * 0.2
+            rewards = (
+                strata.double() * 0.7 + torch.randn(prompts, size, generator=gen, dtype=torch.float64) * 0.2
+            )
         parts = advantage_decomposition(rewards, strata)
-        err["decomposition"] = max(err["decomposition"],
-                                   float((parts["global"] - parts["san"] - parts["cross_stratum_bias"]).abs().max()))
+        err["decomposition"] = max(
+            err["decomposition"],
+            float((parts["global"] - parts["san"] - parts["cross_stratum_bias"]).abs().max()),
+        )
         san = stratified_advantages(rewards, strata, eps=0.0)
         for p in range(prompts):
             mean, between = rewards[p].mean(), 0.0
@@ -65,20 +70,29 @@ def advantage_identities(scale: str, *, out_dir: Path) -> ClaimResult:
                 if len(r) >= 2 and float(r.std()) > 1e-6:
                     strata_checked += 1
                     err["stratum_mean"] = max(err["stratum_mean"], float(a.mean().abs()))
-                    err["stratum_var"] = max(err["stratum_var"], float((a.pow(2).mean() - a.mean() ** 2 - 1).abs()))
+                    err["stratum_var"] = max(
+                        err["stratum_var"], float((a.pow(2).mean() - a.mean() ** 2 - 1).abs())
+                    )
             gap = float(parts["var_global"][p] - parts["var_san"][p])
             err["variance_gap"] = max(err["variance_gap"], abs(gap - between / size))
     passed = all(v < 1e-9 for v in err.values()) and strata_checked > 0
-    summary = (f"max errors over {_SCALE_TABLES[scale]} tables ({strata_checked} strata of size >= 2): decomposition "
-               f"{err['decomposition']:.1e}, stratum mean {err['stratum_mean']:.1e}, stratum variance "
-               f"{err['stratum_var']:.1e}, variance gap {err['variance_gap']:.1e} (claim: all at float precision)")
-    return ClaimResult(passed=passed, summary=summary,
-                       numbers={**{f"max_error_{k}": v for k, v in err.items()}, "strata_checked": strata_checked})
+    summary = (
+        f"max errors over {_SCALE_TABLES[scale]} tables ({strata_checked} strata of size >= 2): decomposition "
+        f"{err['decomposition']:.1e}, stratum mean {err['stratum_mean']:.1e}, stratum variance "
+        f"{err['stratum_var']:.1e}, variance gap {err['variance_gap']:.1e} (claim: all at float precision)"
+    )
+    return ClaimResult(
+        passed=passed,
+        summary=summary,
+        numbers={**{f"max_error_{k}": v for k, v in err.items()}, "strata_checked": strata_checked},
+    )
 
 
 def pipeline_config(scale: str) -> dict[str, Any]:
     """The ``search-agent-sgrpo`` pipeline as a dict; at ``smoke`` scale cut to 2 seeds and tiny updates."""
-    text = resources.files("quadriga_stratified_grpo").joinpath("pipelines/search-agent-sgrpo.toml").read_text()
+    text = (
+        resources.files("quadriga_stratified_grpo").joinpath("pipelines/search-agent-sgrpo.toml").read_text()
+    )
     config = tomllib.loads(text)
     if scale == "paper":
         return config
@@ -122,21 +136,32 @@ def learning(scale: str, *, out_dir: Path) -> ClaimResult:
         shutil.copyfile(png, target)
         figures[png.stem] = target.name
     bands = [b for b in metrics.info["bands"] if b != "grpo"]
-    lines = ["| band | final return | AUC | final return - grpo | AUC - grpo | final tool calls |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| band | final return | AUC | final return - grpo | AUC - grpo | final tool calls |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in metrics.tables["summary"]:
-        lines.append(f"| {row['band']} | {row['final_return']} | {row['auc']} | {row.get('final_return_diff', '')} "
-                     f"| {row.get('auc_diff', '')} | {row.get('final_tool_calls', '')} |")
+        lines.append(
+            f"| {row['band']} | {row['final_return']} | {row['auc']} | {row.get('final_return_diff', '')} "
+            f"| {row.get('auc_diff', '')} | {row.get('final_tool_calls', '')} |"
+        )
     parts = []
     for band in bands:
-        parts.append(f"{band}: final return diff {values[f'{band}/final_return_diff']:+.3f} "
-                     f"[{values[f'{band}/final_return_diff_low']:+.3f}, {values[f'{band}/final_return_diff_high']:+.3f}],"
-                     f" AUC diff {values[f'{band}/auc_diff']:+.3f} [{values[f'{band}/auc_diff_low']:+.3f}, "
-                     f"{values[f'{band}/auc_diff_high']:+.3f}]")
+        parts.append(
+            f"{band}: final return diff {values[f'{band}/final_return_diff']:+.3f} "
+            f"[{values[f'{band}/final_return_diff_low']:+.3f}, {values[f'{band}/final_return_diff_high']:+.3f}],"
+            f" AUC diff {values[f'{band}/auc_diff']:+.3f} [{values[f'{band}/auc_diff_low']:+.3f}, "
+            f"{values[f'{band}/auc_diff_high']:+.3f}]"
+        )
     if scale == "paper":
         passed = any(values[f"{band}/final_return_diff_low"] > 0 for band in bands)
     else:
         passed = all(math.isfinite(v) for v in values.values())
-    summary = (f"grpo final return {values['grpo/final_return']:.3f}; " + "; ".join(parts)
-               + " (claim: stratified-grpo above grpo)")
-    return ClaimResult(passed=passed, summary=summary, numbers=values, figures=figures, table="\n".join(lines))
+    summary = (
+        f"grpo final return {values['grpo/final_return']:.3f}; "
+        + "; ".join(parts)
+        + " (claim: stratified-grpo above grpo)"
+    )
+    return ClaimResult(
+        passed=passed, summary=summary, numbers=values, figures=figures, table="\n".join(lines)
+    )

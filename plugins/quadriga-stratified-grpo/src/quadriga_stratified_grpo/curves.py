@@ -10,10 +10,9 @@ import attrs
 import numpy as np
 
 from quadriga import ConfigError, Evaluator, Metrics, named, param
+from quadriga.validators import int_at_least, number_in
 
-from quadriga_stratified_grpo.validators import int_at_least, number_in
-
-__all__ = ["TrainingCurves", "group_label", "bootstrap_mean_interval"]
+__all__ = ["TrainingCurves", "bootstrap_mean_interval", "group_label"]
 
 _SEED_SUFFIX = re.compile(r"[-_]s(eed)?\d+$")
 
@@ -26,8 +25,14 @@ def group_label(name: str, artifact: Any) -> str:
     return str(info.get("label") or info.get("component") or _SEED_SUFFIX.sub("", name))
 
 
-def bootstrap_mean_interval(x: np.ndarray, y: np.ndarray | None = None, *, confidence: float = 0.95,
-                            num_resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_mean_interval(
+    x: np.ndarray,
+    y: np.ndarray | None = None,
+    *,
+    confidence: float = 0.95,
+    num_resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
     """Mean of ``x`` (or ``mean(x) - mean(y)``) with a percentile bootstrap interval over seeds.
 
     Args:
@@ -49,8 +54,15 @@ def bootstrap_mean_interval(x: np.ndarray, y: np.ndarray | None = None, *, confi
     estimate = float(statistic(*samples))
     if min(len(s) for s in samples) < 2 or all(np.ptp(s) == 0 for s in samples):
         return estimate, estimate, estimate
-    res = stats.bootstrap(samples, statistic, confidence_level=confidence, n_resamples=num_resamples,
-                          method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        samples,
+        statistic,
+        confidence_level=confidence,
+        n_resamples=num_resamples,
+        method="percentile",
+        vectorized=True,
+        random_state=np.random.default_rng(seed),
+    )
     return estimate, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -87,21 +99,30 @@ class TrainingCurves(Evaluator):
     input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
 
     baseline: str = param("grpo", doc="label of the band the others are compared against ('' = none)")
-    final_fraction: float = param(0.1, doc="fraction of the last updates averaged into the final return",
-                                  validator=number_in(0.0, 1.0, low_open=True))
-    confidence: float = param(0.95, doc="bootstrap interval level",
-                              validator=number_in(0.0, 1.0, low_open=True, high_open=True))
+    final_fraction: float = param(
+        0.1,
+        doc="fraction of the last updates averaged into the final return",
+        validator=number_in(0.0, 1.0, low_open=True),
+    )
+    confidence: float = param(
+        0.95, doc="bootstrap interval level", validator=number_in(0.0, 1.0, low_open=True, high_open=True)
+    )
     num_resamples: int = param(2000, doc="bootstrap resamples", validator=int_at_least(100))
     bootstrap_seed: int = param(0, doc="seed of the bootstrap resampling", validator=int_at_least(0))
-    smooth: int = param(5, doc="moving-average window (updates) of the plotted curves", validator=int_at_least(1))
+    smooth: int = param(
+        5, doc="moving-average window (updates) of the plotted curves", validator=int_at_least(1)
+    )
 
     def _bands(self, subject: Any) -> dict[str, dict[str, np.ndarray]]:
         raw: dict[str, list[dict[str, list]]] = {}
         for name, artifact in named(subject).items():
             history = getattr(artifact, "history", None)
             if not isinstance(history, dict) or not history.get("mean_return"):
-                raise ConfigError(f"subject '{name}' has no 'mean_return' history; training-curves needs the "
-                                  "Fitted artifacts of learners such as grpo or stratified-grpo", key="subject")
+                raise ConfigError(
+                    f"subject '{name}' has no 'mean_return' history; training-curves needs the "
+                    "Fitted artifacts of learners such as grpo or stratified-grpo",
+                    key="subject",
+                )
             raw.setdefault(group_label(name, artifact), []).append(history)
         bands = {}
         for label, histories in raw.items():
@@ -110,8 +131,10 @@ class TrainingCurves(Evaluator):
             bands[label] = {
                 "step": np.asarray(ref.get("step", range(1, length + 1))[:length], dtype=float),
                 "mean_return": np.array([h["mean_return"][:length] for h in histories], dtype=float),
-                "tool_calls": np.array([h.get("tool_calls", [math.nan] * length)[:length] for h in histories],
-                                       dtype=float)}
+                "tool_calls": np.array(
+                    [h.get("tool_calls", [math.nan] * length)[:length] for h in histories], dtype=float
+                ),
+            }
         return bands
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
@@ -120,16 +143,25 @@ class TrainingCurves(Evaluator):
         if self.baseline and self.baseline not in bands:
             from quadriga.errors import suggest
 
-            raise ConfigError(f"baseline '{self.baseline}' is not among the bands {sorted(bands)}."
-                              f"{suggest(self.baseline, bands)}", key="baseline")
-        boot = {"confidence": self.confidence, "num_resamples": self.num_resamples, "seed": self.bootstrap_seed}
+            raise ConfigError(
+                f"baseline '{self.baseline}' is not among the bands {sorted(bands)}."
+                f"{suggest(self.baseline, bands)}",
+                key="baseline",
+            )
+        boot = {
+            "confidence": self.confidence,
+            "num_resamples": self.num_resamples,
+            "seed": self.bootstrap_seed,
+        }
         per_seed = {}
         for label, band in bands.items():
             length = band["mean_return"].shape[1]
             tail = max(1, int(round(self.final_fraction * length)))
-            per_seed[label] = {"final_return": band["mean_return"][:, -tail:].mean(axis=1),
-                               "auc": band["mean_return"].mean(axis=1),
-                               "final_tool_calls": band["tool_calls"][:, -tail:].mean(axis=1)}
+            per_seed[label] = {
+                "final_return": band["mean_return"][:, -tail:].mean(axis=1),
+                "auc": band["mean_return"].mean(axis=1),
+                "final_tool_calls": band["tool_calls"][:, -tail:].mean(axis=1),
+            }
         values: dict[str, float] = {}
         rows = []
         for label, scores in per_seed.items():
@@ -137,20 +169,33 @@ class TrainingCurves(Evaluator):
             values[f"{label}/num_seeds"] = float(len(scores["auc"]))
             for metric in ("final_return", "auc"):
                 est, low, high = bootstrap_mean_interval(scores[metric], **boot)
-                values.update({f"{label}/{metric}": est, f"{label}/{metric}_low": low, f"{label}/{metric}_high": high})
+                values.update(
+                    {f"{label}/{metric}": est, f"{label}/{metric}_low": low, f"{label}/{metric}_high": high}
+                )
                 row[metric] = f"{est:.4f} [{low:.4f}, {high:.4f}]"
                 if self.baseline and label != self.baseline:
-                    est, low, high = bootstrap_mean_interval(scores[metric], per_seed[self.baseline][metric], **boot)
-                    values.update({f"{label}/{metric}_diff": est, f"{label}/{metric}_diff_low": low,
-                                   f"{label}/{metric}_diff_high": high})
+                    est, low, high = bootstrap_mean_interval(
+                        scores[metric], per_seed[self.baseline][metric], **boot
+                    )
+                    values.update(
+                        {
+                            f"{label}/{metric}_diff": est,
+                            f"{label}/{metric}_diff_low": low,
+                            f"{label}/{metric}_diff_high": high,
+                        }
+                    )
                     row[f"{metric}_diff"] = f"{est:+.4f} [{low:+.4f}, {high:+.4f}]"
             calls = scores["final_tool_calls"]
             if np.all(np.isfinite(calls)):
                 values[f"{label}/final_tool_calls"] = float(calls.mean())
                 row["final_tool_calls"] = round(float(calls.mean()), 4)
             rows.append(row)
-        return Metrics(values=values, tables={"summary": rows}, figures={"curves": self._figure(bands)},
-                       info={"bands": sorted(bands), "baseline": self.baseline})
+        return Metrics(
+            values=values,
+            tables={"summary": rows},
+            figures={"curves": self._figure(bands)},
+            info={"bands": sorted(bands), "baseline": self.baseline},
+        )
 
     def _figure(self, bands: dict[str, dict[str, np.ndarray]]) -> Any:
         from matplotlib.figure import Figure

@@ -58,7 +58,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-__all__ = ["ENV_ID", "SearchAgentEnv", "DEFAULT_PRIOR_ACCURACY", "DEFAULT_CLUE_QUALITY", "register"]
+__all__ = ["DEFAULT_CLUE_QUALITY", "DEFAULT_PRIOR_ACCURACY", "ENV_ID", "SearchAgentEnv", "register"]
 
 ENV_ID = "quadriga/SearchAgent-v0"
 
@@ -92,18 +92,28 @@ class SearchAgentEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, prior_accuracy: Sequence[float] = DEFAULT_PRIOR_ACCURACY,
-                 clue_quality: Sequence[float] = DEFAULT_CLUE_QUALITY, num_answers: int = 4,
-                 max_tool_calls: int = 3, tool_cost: float = 0.05, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        prior_accuracy: Sequence[float] = DEFAULT_PRIOR_ACCURACY,
+        clue_quality: Sequence[float] = DEFAULT_CLUE_QUALITY,
+        num_answers: int = 4,
+        max_tool_calls: int = 3,
+        tool_cost: float = 0.05,
+        render_mode: str | None = None,
+    ) -> None:
         prior = np.asarray(prior_accuracy, dtype=np.float64)
         quality = np.asarray(clue_quality, dtype=np.float64)
         if prior.ndim != 1 or prior.shape != quality.shape or prior.size == 0:
-            raise ValueError("prior_accuracy and clue_quality must be non-empty 1-D sequences of equal "
-                             f"length, got {prior.shape} and {quality.shape}")
+            raise ValueError(
+                "prior_accuracy and clue_quality must be non-empty 1-D sequences of equal "
+                f"length, got {prior.shape} and {quality.shape}"
+            )
         if int(num_answers) < 2:
             raise ValueError(f"num_answers must be >= 2, got {num_answers}")
         if np.any(prior < 1.0 / num_answers) or np.any(prior > 1):
-            raise ValueError(f"prior_accuracy entries must lie in [1/num_answers, 1] = [{1 / num_answers:.3g}, 1]")
+            raise ValueError(
+                f"prior_accuracy entries must lie in [1/num_answers, 1] = [{1 / num_answers:.3g}, 1]"
+            )
         if np.any(quality < 0) or np.any(quality > 1):
             raise ValueError("clue_quality entries must lie in [0, 1]")
         if int(max_tool_calls) < 1:
@@ -117,8 +127,9 @@ class SearchAgentEnv(gymnasium.Env):
         self.max_tool_calls, self.tool_cost = int(max_tool_calls), float(tool_cost)
         self.render_mode = render_mode
         self.action_space = spaces.Discrete(1 + self.num_answers)
-        self.observation_space = spaces.Box(0.0, 1.0, (self.num_questions + self.num_answers + 1,),
-                                            dtype=np.float32)
+        self.observation_space = spaces.Box(
+            0.0, 1.0, (self.num_questions + self.num_answers + 1,), dtype=np.float32
+        )
         self._question = 0
         self._answer = 0
         self._calls = 0
@@ -128,7 +139,7 @@ class SearchAgentEnv(gymnasium.Env):
     def _obs(self) -> np.ndarray:
         obs = np.zeros(self.observation_space.shape, dtype=np.float32)
         obs[self._question] = 1.0
-        obs[self.num_questions:self.num_questions + self.num_answers] = self._evidence / self.max_tool_calls
+        obs[self.num_questions : self.num_questions + self.num_answers] = self._evidence / self.max_tool_calls
         obs[-1] = self._calls / self.max_tool_calls
         return obs
 
@@ -217,7 +228,7 @@ class SearchAgentEnv(gymnasium.Env):
         p, c = self.prior_accuracy[question], self.clue_quality[question]
         prior = np.full(num, (1.0 - p) / (num - 1))
         prior[mode] = p
-        likelihood = c * np.eye(num) + (1.0 - c) / num        # [clue, answer]
+        likelihood = c * np.eye(num) + (1.0 - c) / num  # [clue, answer]
         cache: dict[tuple[int, ...], float] = {}
 
         def value(counts: tuple[int, ...]) -> float:
@@ -229,7 +240,8 @@ class SearchAgentEnv(gymnasium.Env):
                     clue_prob = likelihood @ post
                     search = -self.tool_cost + sum(
                         float(clue_prob[k]) * value(tuple(n + (i == k) for i, n in enumerate(counts)))
-                        for k in range(num))
+                        for k in range(num)
+                    )
                     best = max(best, search)
                 cache[counts] = best
             return cache[counts]
@@ -240,8 +252,10 @@ class SearchAgentEnv(gymnasium.Env):
         """Text rendering (``render_mode="ansi"``): question, calls, clue counts."""
         if self.render_mode != "ansi":
             return None
-        return (f"question {self._question}: {self._calls}/{self.max_tool_calls} tool calls, "
-                f"clues per answer {self._evidence.tolist()}")
+        return (
+            f"question {self._question}: {self._calls}/{self.max_tool_calls} tool calls, "
+            f"clues per answer {self._evidence.tolist()}"
+        )
 
 
 def register() -> None:

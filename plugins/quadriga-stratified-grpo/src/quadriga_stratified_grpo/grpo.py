@@ -21,14 +21,15 @@ import attrs
 import torch
 
 from quadriga import ConfigError, Fitted, Learner, param
-
+from quadriga.validators import int_at_least, number_in, positive_int_list
 from quadriga_stratified_grpo.advantages import blended_advantages, check_groups, global_advantages
-from quadriga_stratified_grpo.validators import int_at_least, number_in, positive_int_list
 
 __all__ = ["GRPO", "StratifiedGRPO", "make_policy"]
 
 
-def make_policy(obs_dim: int, num_actions: int, hidden_sizes: list[int], generator: torch.Generator) -> torch.nn.Module:
+def make_policy(
+    obs_dim: int, num_actions: int, hidden_sizes: list[int], generator: torch.Generator
+) -> torch.nn.Module:
     """A tanh MLP ``float32[n, obs_dim] -> logits float32[n, num_actions]``, initialised from ``generator``.
 
     Hidden layers get orthogonal weights with gain sqrt(2), the output layer gain 0.01 (a
@@ -39,7 +40,7 @@ def make_policy(obs_dim: int, num_actions: int, hidden_sizes: list[int], generat
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
         linear = torch.nn.Linear(a, b)
         last = i == len(sizes) - 2
-        torch.nn.init.orthogonal_(linear.weight, gain=0.01 if last else 2 ** 0.5, generator=generator)
+        torch.nn.init.orthogonal_(linear.weight, gain=0.01 if last else 2**0.5, generator=generator)
         torch.nn.init.zeros_(linear.bias)
         layers.append(linear)
         if not last:
@@ -92,19 +93,33 @@ class GRPO(Learner):
 
     num_updates: int = param(200, doc="policy updates (training steps)", validator=int_at_least(1))
     num_prompts: int = param(8, doc="prompts (questions) per update", validator=int_at_least(1))
-    group_size: int = param(8, doc="rollouts per prompt G", validator=int_at_least(
-        2, "Group-relative advantages compare rollouts of one prompt; use group_size >= 2."))
+    group_size: int = param(
+        8,
+        doc="rollouts per prompt G",
+        validator=int_at_least(
+            2, "Group-relative advantages compare rollouts of one prompt; use group_size >= 2."
+        ),
+    )
     learning_rate: float = param(3e-3, doc="Adam learning rate", validator=number_in(0.0, low_open=True))
-    num_epochs: int = param(2, doc="optimisation passes over each batch (PPO epochs)", validator=int_at_least(1))
+    num_epochs: int = param(
+        2, doc="optimisation passes over each batch (PPO epochs)", validator=int_at_least(1)
+    )
     clip_epsilon: float = param(0.2, doc="PPO ratio clipping epsilon", validator=_clip_in_unit)
-    kl_coeff: float = param(0.0, doc="weight beta of the k3 KL penalty to the initial policy (0 = off)",
-                            validator=number_in(0.0))
+    kl_coeff: float = param(
+        0.0, doc="weight beta of the k3 KL penalty to the initial policy (0 = off)", validator=number_in(0.0)
+    )
     entropy_coeff: float = param(0.0, doc="weight of the entropy bonus (0 = off)", validator=number_in(0.0))
-    max_grad_norm: float = param(1.0, doc="gradient-norm clipping threshold", validator=number_in(0.0, low_open=True))
-    hidden_sizes: list = param(factory=lambda: [64, 64], doc="widths of the policy MLP's hidden layers",
-                               validator=positive_int_list)
-    eps: float = param(1e-6, doc="added to standard deviations when normalising advantages (reward units)",
-                       validator=number_in(0.0))
+    max_grad_norm: float = param(
+        1.0, doc="gradient-norm clipping threshold", validator=number_in(0.0, low_open=True)
+    )
+    hidden_sizes: list = param(
+        factory=lambda: [64, 64], doc="widths of the policy MLP's hidden layers", validator=positive_int_list
+    )
+    eps: float = param(
+        1e-6,
+        doc="added to standard deviations when normalising advantages (reward units)",
+        validator=number_in(0.0),
+    )
 
     @property
     def label(self) -> str:
@@ -115,7 +130,9 @@ class GRPO(Learner):
         """The stratum index table ``int64[P, G]`` the advantage uses (``None`` for GRPO)."""
         return None
 
-    def advantages(self, rewards: torch.Tensor, strata: torch.Tensor | None, *, stage: str = "") -> torch.Tensor:
+    def advantages(
+        self, rewards: torch.Tensor, strata: torch.Tensor | None, *, stage: str = ""
+    ) -> torch.Tensor:
         """GRPO's group-normalised advantages ``float32[P, G]`` from returns ``float32[P, G]``.
 
         Raises:
@@ -151,23 +168,39 @@ class GRPO(Learner):
 
         stage = getattr(progress, "stage", "") or ""
         if not callable(getattr(task, "make", None)):
-            raise ConfigError(f"stage '{stage}': task must be an Environment with make(), got {type(task).__name__}",
-                              key="task")
+            raise ConfigError(
+                f"stage '{stage}': task must be an Environment with make(), got {type(task).__name__}",
+                key="task",
+            )
         num = self.num_prompts * self.group_size
         envs = [task.make() for _ in range(num)]
         space_obs, space_act = envs[0].observation_space, envs[0].action_space
-        num_questions = int(getattr(task, "num_questions", 0) or getattr(envs[0].unwrapped, "num_questions", 0))
+        num_questions = int(
+            getattr(task, "num_questions", 0) or getattr(envs[0].unwrapped, "num_questions", 0)
+        )
         if num_questions < 1 or not hasattr(space_act, "n"):
-            raise ConfigError(f"stage '{stage}': the environment needs a Discrete action space and a num_questions "
-                              "attribute (prompts); use the 'search-agent' task", key="task")
+            raise ConfigError(
+                f"stage '{stage}': the environment needs a Discrete action space and a num_questions "
+                "attribute (prompts); use the 'search-agent' task",
+                key="task",
+            )
         policy = make_policy(int(space_obs.shape[0]), int(space_act.n), list(self.hidden_sizes), generator)
         reference = copy.deepcopy(policy).requires_grad_(False) if self.kl_coeff > 0 else None
-        actor = ProbabilisticActor(TensorDictModule(policy, in_keys=["observation"], out_keys=["logits"]),
-                                   in_keys=["logits"], distribution_class=torch.distributions.Categorical,
-                                   return_log_prob=True)
-        loss_module = ClipPPOLoss(actor, None, clip_epsilon=self.clip_epsilon, entropy_bonus=self.entropy_coeff > 0,
-                                  entropy_coeff=self.entropy_coeff if self.entropy_coeff > 0 else None,
-                                  reduction="none", functional=False)
+        actor = ProbabilisticActor(
+            TensorDictModule(policy, in_keys=["observation"], out_keys=["logits"]),
+            in_keys=["logits"],
+            distribution_class=torch.distributions.Categorical,
+            return_log_prob=True,
+        )
+        loss_module = ClipPPOLoss(
+            actor,
+            None,
+            clip_epsilon=self.clip_epsilon,
+            entropy_bonus=self.entropy_coeff > 0,
+            entropy_coeff=self.entropy_coeff if self.entropy_coeff > 0 else None,
+            reduction="none",
+            functional=False,
+        )
         logp_key = loss_module.tensor_keys.sample_log_prob
         optimizer = torch.optim.Adam(policy.parameters(), lr=self.learning_rate)
         rng = numpy_rng(generator)
@@ -177,39 +210,70 @@ class GRPO(Learner):
         for update in range(self.num_updates):
             questions = torch.randint(num_questions, (self.num_prompts,), generator=generator).tolist()
             seeds = rng.integers(0, 2**31 - 1, size=num)
-            batch = collect_groups(envs, policy, questions, self.group_size, seeds=seeds, generator=generator,
-                                   stratum_key=self._stratum_key(), stage=stage)
+            batch = collect_groups(
+                envs,
+                policy,
+                questions,
+                self.group_size,
+                seeds=seeds,
+                generator=generator,
+                stratum_key=self._stratum_key(),
+                stage=stage,
+            )
             adv = self.advantages(batch.returns, self.stratum_table(batch), stage=stage).reshape(-1)
-            weight = 1.0 / (num * batch.length.to(torch.float32))[batch.rollout]   # 1/G sum_i 1/|tau_i| sum_t
-            data = TensorDict({"observation": batch.observation, "action": batch.action, logp_key: batch.log_prob,
-                               "advantage": adv[batch.rollout].unsqueeze(-1)}, batch_size=[batch.action.shape[0]])
+            weight = 1.0 / (num * batch.length.to(torch.float32))[batch.rollout]  # 1/G sum_i 1/|tau_i| sum_t
+            data = TensorDict(
+                {
+                    "observation": batch.observation,
+                    "action": batch.action,
+                    logp_key: batch.log_prob,
+                    "advantage": adv[batch.rollout].unsqueeze(-1),
+                },
+                batch_size=[batch.action.shape[0]],
+            )
             for _ in range(self.num_epochs):
                 out = loss_module(data)
                 loss = (out["loss_objective"].reshape(-1) * weight).sum()
                 if self.entropy_coeff > 0:
                     loss = loss + (out["loss_entropy"].reshape(-1) * weight).sum()
                 if reference is not None:
-                    loss = loss + self.kl_coeff * (_k3_kl(policy, reference, batch.observation, batch.action)
-                                                   * weight).sum()
+                    loss = (
+                        loss
+                        + self.kl_coeff
+                        * (_k3_kl(policy, reference, batch.observation, batch.action) * weight).sum()
+                    )
                 optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(policy.parameters(), self.max_grad_norm)
                 optimizer.step()
             mean_return = float(batch.returns.mean())
             calls, accuracy = float(batch.tool_calls.mean()), float(batch.correct.mean())
-            for key, value in (("step", update + 1), ("mean_return", mean_return), ("tool_calls", calls),
-                               ("accuracy", accuracy)):
+            for key, value in (
+                ("step", update + 1),
+                ("mean_return", mean_return),
+                ("tool_calls", calls),
+                ("accuracy", accuracy),
+            ):
                 history[key].append(value)
             progress.log(update + 1, mean_return=mean_return, tool_calls=calls, accuracy=accuracy)
             progress.advance()
         for env in envs:
             env.close()
-        return Fitted(model=policy, history=history,
-                      info={"label": self.label, "updates": self.num_updates, "episodes": self.num_updates * num,
-                            "seconds": round(time.perf_counter() - start, 3)})
+        return Fitted(
+            model=policy,
+            history=history,
+            info={
+                "label": self.label,
+                "updates": self.num_updates,
+                "episodes": self.num_updates * num,
+                "seconds": round(time.perf_counter() - start, 3),
+            },
+        )
 
 
-def _k3_kl(policy: torch.nn.Module, reference: torch.nn.Module, obs: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+def _k3_kl(
+    policy: torch.nn.Module, reference: torch.nn.Module, obs: torch.Tensor, action: torch.Tensor
+) -> torch.Tensor:
     """Per-decision k3 estimate ``r - log r - 1`` with ``r = pi_ref(a|s) / pi(a|s)`` (nats), ``float32[N]``.
 
     Source: Shao et al. 2024 (DeepSeekMath), eq. 4; Schulman 2020, "Approximating KL divergence".
@@ -250,15 +314,19 @@ class StratifiedGRPO(GRPO):
 
     label_name: ClassVar[str] = "stratified-grpo"
 
-    alpha: float = param(0.5, doc="blend weight of SAN against the global advantage (1 = pure SAN, 0 = GRPO)",
-                         validator=number_in(0.0, 1.0))
+    alpha: float = param(
+        0.5,
+        doc="blend weight of SAN against the global advantage (1 = pure SAN, 0 = GRPO)",
+        validator=number_in(0.0, 1.0),
+    )
     stratum_key: str = param("tool_calls", doc="final-info key whose value defines a rollout's stratum")
 
     @stratum_key.validator
     def _check_key(self, attribute: attrs.Attribute, value: Any) -> None:
         if not isinstance(value, str) or not value:
-            raise ConfigError(f"stratum_key must be a non-empty string naming an info key, got {value!r}",
-                              key="stratum_key")
+            raise ConfigError(
+                f"stratum_key must be a non-empty string naming an info key, got {value!r}", key="stratum_key"
+            )
 
     @property
     def label(self) -> str:
@@ -272,7 +340,9 @@ class StratifiedGRPO(GRPO):
         """The batch's stratum table ``int64[P, G]``."""
         return batch.strata
 
-    def advantages(self, rewards: torch.Tensor, strata: torch.Tensor | None, *, stage: str = "") -> torch.Tensor:
+    def advantages(
+        self, rewards: torch.Tensor, strata: torch.Tensor | None, *, stage: str = ""
+    ) -> torch.Tensor:
         """Blended SAN/global advantages ``float32[P, G]``.
 
         Raises:
@@ -280,5 +350,7 @@ class StratifiedGRPO(GRPO):
         """
         check_groups(rewards, strata, stage=stage)
         if strata is None:
-            raise ConfigError(f"stage '{stage}': stratified-grpo needs a stratum per rollout", key="stratum_key")
+            raise ConfigError(
+                f"stage '{stage}': stratified-grpo needs a stratum per rollout", key="stratum_key"
+            )
         return blended_advantages(rewards, strata, self.alpha, eps=self.eps)

@@ -9,29 +9,58 @@ _PAPER = "Zhu et al. 2025, Stratified GRPO, arXiv 2510.06214"
 
 COMPONENTS = [
     # kind, name, "module:attr", summary, paper
-    ("environment", "search-agent", "task:SearchAgent",
-     "Question answering with a costly noisy search tool (gymnasium quadriga/SearchAgent-v0)", ""),
-    ("learner", "grpo", "grpo:GRPO", "Group Relative Policy Optimization (group-normalised advantage, clipped surrogate)",
-     "Shao et al. 2024, DeepSeekMath, eq. 3-4"),
-    ("learner", "stratified-grpo", "grpo:StratifiedGRPO",
-     "Stratified GRPO: Stratified Advantage Normalization blended with the global advantage", _PAPER),
-    ("evaluator", "training-curves", "curves:TrainingCurves",
-     "Return and tool-call curves with bands across seeds; final return and AUC with bootstrap intervals", ""),
+    (
+        "environment",
+        "search-agent",
+        "task:SearchAgent",
+        "Question answering with a costly noisy search tool (gymnasium quadriga/SearchAgent-v0)",
+        "",
+    ),
+    (
+        "learner",
+        "grpo",
+        "grpo:GRPO",
+        "Group Relative Policy Optimization (group-normalised advantage, clipped surrogate)",
+        "Shao et al. 2024, DeepSeekMath, eq. 3-4",
+    ),
+    (
+        "learner",
+        "stratified-grpo",
+        "grpo:StratifiedGRPO",
+        "Stratified GRPO: Stratified Advantage Normalization blended with the global advantage",
+        _PAPER,
+    ),
+    (
+        "evaluator",
+        "training-curves",
+        "curves:TrainingCurves",
+        "Return and tool-call curves with bands across seeds; final return and AUC with bootstrap intervals",
+        "",
+    ),
 ]
 
 PIPELINES = [
-    ("search-agent-sgrpo", "pipelines/search-agent-sgrpo.toml",
-     "GRPO vs Stratified GRPO (alpha 0.5 and 1) on the search agent, 10 seeds each"),
+    (
+        "search-agent-sgrpo",
+        "pipelines/search-agent-sgrpo.toml",
+        "GRPO vs Stratified GRPO (alpha 0.5 and 1) on the search agent, 10 seeds each",
+    ),
 ]
 
 CLAIMS = [
-    ("stratified-grpo-advantage-identities", "claims:advantage_identities",
-     "On random reward tables, A_global = A_SAN + (R_k - R) exactly, SAN has zero mean and unit variance in "
-     "every stratum of size >= 2, and Var[A_global] - Var[A_SAN] equals the between-stratum term",
-     _PAPER + ", Proposition 1, Theorem 1"),
-    ("stratified-grpo-learning", "claims:learning",
-     "Stratified GRPO reaches a higher final return than GRPO on the search agent (bootstrap 95% CI over seeds)",
-     _PAPER + ", sec. 5 (training rewards)"),
+    (
+        "stratified-grpo-advantage-identities",
+        "claims:advantage_identities",
+        "On random reward tables, A_global = A_SAN + (R_k - R) exactly, SAN has zero mean and unit variance in "
+        "every stratum of size >= 2, and Var[A_global] - Var[A_SAN] equals the between-stratum term",
+        _PAPER + ", Proposition 1, Theorem 1",
+    ),
+    (
+        "stratified-grpo-learning",
+        "claims:learning",
+        "Stratified GRPO reaches a higher final return than GRPO on the search agent (bootstrap 95% CI over seeds)",
+        _PAPER + ", sec. 5 (training rewards)",
+    ),
 ]
 
 

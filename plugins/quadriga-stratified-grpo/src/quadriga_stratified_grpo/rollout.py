@@ -48,9 +48,17 @@ class GroupBatch:
     correct: torch.Tensor
 
 
-def collect_groups(envs: Sequence[Any], policy: torch.nn.Module, questions: Sequence[int], group_size: int,
-                   *, seeds: np.ndarray, generator: torch.Generator, stratum_key: str = "tool_calls",
-                   stage: str = "") -> GroupBatch:
+def collect_groups(
+    envs: Sequence[Any],
+    policy: torch.nn.Module,
+    questions: Sequence[int],
+    group_size: int,
+    *,
+    seeds: np.ndarray,
+    generator: torch.Generator,
+    stratum_key: str = "tool_calls",
+    stage: str = "",
+) -> GroupBatch:
     """Run ``group_size`` episodes on each question with a categorical policy over logits.
 
     Args:
@@ -73,8 +81,12 @@ def collect_groups(envs: Sequence[Any], policy: torch.nn.Module, questions: Sequ
     num = len(questions) * group_size
     if len(envs) != num or len(seeds) != num:
         raise ValueError(f"need {num} environments and seeds, got {len(envs)} and {len(seeds)}")
-    obs = np.stack([env.reset(seed=int(seeds[i]), options={"question": int(questions[i // group_size])})[0]
-                    for i, env in enumerate(envs)]).astype(np.float32)
+    obs = np.stack(
+        [
+            env.reset(seed=int(seeds[i]), options={"question": int(questions[i // group_size])})[0]
+            for i, env in enumerate(envs)
+        ]
+    ).astype(np.float32)
     active = np.ones(num, dtype=bool)
     returns = np.zeros(num, dtype=np.float64)
     length = np.zeros(num, dtype=np.int64)
@@ -108,25 +120,35 @@ def collect_groups(envs: Sequence[Any], policy: torch.nn.Module, questions: Sequ
     strata = torch.tensor([index.setdefault(k, len(index)) for k in keys], dtype=torch.long)
     shape = (len(questions), group_size)
     return GroupBatch(
-        observation=torch.cat(rows_obs), action=torch.cat(rows_act), log_prob=torch.cat(rows_logp),
-        rollout=torch.cat(rows_idx).long(), length=torch.from_numpy(length),
-        returns=torch.tensor(returns, dtype=torch.float32).view(shape), strata=strata.view(shape),
+        observation=torch.cat(rows_obs),
+        action=torch.cat(rows_act),
+        log_prob=torch.cat(rows_logp),
+        rollout=torch.cat(rows_idx).long(),
+        length=torch.from_numpy(length),
+        returns=torch.tensor(returns, dtype=torch.float32).view(shape),
+        strata=strata.view(shape),
         tool_calls=torch.tensor([float(f.get("tool_calls", 0)) for f in finals]).view(shape),
-        correct=torch.tensor([float(bool(f.get("correct", False))) for f in finals]).view(shape))
+        correct=torch.tensor([float(bool(f.get("correct", False))) for f in finals]).view(shape),
+    )
 
 
 def _stratum_value(info: dict[str, Any], key: str, episode: int, stage: str) -> Hashable:
     where = f"stage '{stage}'" if stage else "rollout collection"
     if key not in info:
-        raise ConfigError(f"{where}: the stratum key '{key}' is missing from trajectory {episode} (its final info "
-                          f"has keys {sorted(info)}); set stratum_key to one of these", key="stratum_key")
+        raise ConfigError(
+            f"{where}: the stratum key '{key}' is missing from trajectory {episode} (its final info "
+            f"has keys {sorted(info)}); set stratum_key to one of these",
+            key="stratum_key",
+        )
     value = info[key]
     if hasattr(value, "item"):
         value = value.item()
     try:
         hash(value)
     except TypeError:
-        raise ConfigError(f"{where}: the stratum key '{key}' of trajectory {episode} is {value!r}, which is not "
-                          "hashable; choose a key with a scalar value (e.g. 'tool_calls')",
-                          key="stratum_key") from None
+        raise ConfigError(
+            f"{where}: the stratum key '{key}' of trajectory {episode} is {value!r}, which is not "
+            "hashable; choose a key with a scalar value (e.g. 'tool_calls')",
+            key="stratum_key",
+        ) from None
     return value

@@ -7,9 +7,8 @@ from typing import Any
 import attrs
 
 from quadriga import ConfigError, Environment, param
-
+from quadriga.validators import int_at_least, number_in, probabilities
 from quadriga_stratified_grpo.env import DEFAULT_CLUE_QUALITY, DEFAULT_PRIOR_ACCURACY, ENV_ID
-from quadriga_stratified_grpo.validators import int_at_least, number_in, probabilities
 
 __all__ = ["SearchAgent"]
 
@@ -41,24 +40,36 @@ class SearchAgent(Environment):
     "Stratified GRPO", arXiv 2510.06214.
     """
 
-    prior_accuracy: list = param(factory=lambda: list(DEFAULT_PRIOR_ACCURACY),
-                                 doc="per question, probability the hidden answer is the prior-mode answer "
-                                     "(in [1/num_answers, 1])", validator=probabilities)
-    clue_quality: list = param(factory=lambda: list(DEFAULT_CLUE_QUALITY),
-                               doc="per question, probability a search clue names the hidden answer",
-                               validator=probabilities)
+    prior_accuracy: list = param(
+        factory=lambda: list(DEFAULT_PRIOR_ACCURACY),
+        doc="per question, probability the hidden answer is the prior-mode answer (in [1/num_answers, 1])",
+        validator=probabilities,
+    )
+    clue_quality: list = param(
+        factory=lambda: list(DEFAULT_CLUE_QUALITY),
+        doc="per question, probability a search clue names the hidden answer",
+        validator=probabilities,
+    )
     num_answers: int = param(4, doc="number of candidate answers", validator=int_at_least(2))
     max_tool_calls: int = param(3, doc="search budget per episode (calls)", validator=int_at_least(1))
-    tool_cost: float = param(0.05, doc="reward charged per search call (reward units)", validator=number_in(0.0))
+    tool_cost: float = param(
+        0.05, doc="reward charged per search call (reward units)", validator=number_in(0.0)
+    )
 
     def __attrs_post_init__(self) -> None:
         if len(self.prior_accuracy) != len(self.clue_quality):
-            raise ConfigError(f"prior_accuracy has {len(self.prior_accuracy)} entries but clue_quality has "
-                              f"{len(self.clue_quality)}; give one of each per question", key="clue_quality")
+            raise ConfigError(
+                f"prior_accuracy has {len(self.prior_accuracy)} entries but clue_quality has "
+                f"{len(self.clue_quality)}; give one of each per question",
+                key="clue_quality",
+            )
         low = 1.0 / self.num_answers
         if any(float(p) < low for p in self.prior_accuracy):
-            raise ConfigError(f"prior_accuracy entries must be >= 1/num_answers = {low:.3g} (the prior-mode "
-                              "answer must be the most likely one)", key="prior_accuracy")
+            raise ConfigError(
+                f"prior_accuracy entries must be >= 1/num_answers = {low:.3g} (the prior-mode "
+                "answer must be the most likely one)",
+                key="prior_accuracy",
+            )
 
     @property
     def num_questions(self) -> int:
@@ -67,10 +78,13 @@ class SearchAgent(Environment):
 
     def kwargs(self) -> dict[str, Any]:
         """The keyword arguments passed to the gymnasium constructor."""
-        return {"prior_accuracy": tuple(float(p) for p in self.prior_accuracy),
-                "clue_quality": tuple(float(c) for c in self.clue_quality),
-                "num_answers": self.num_answers, "max_tool_calls": self.max_tool_calls,
-                "tool_cost": float(self.tool_cost)}
+        return {
+            "prior_accuracy": tuple(float(p) for p in self.prior_accuracy),
+            "clue_quality": tuple(float(c) for c in self.clue_quality),
+            "num_answers": self.num_answers,
+            "max_tool_calls": self.max_tool_calls,
+            "tool_cost": float(self.tool_cost),
+        }
 
     def make(self, **overrides: Any) -> Any:
         """A new ``gymnasium.Env`` (registering the id on first use).

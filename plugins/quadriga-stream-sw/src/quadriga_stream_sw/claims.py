@@ -51,17 +51,31 @@ def _trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str,
     task = TwoSampleStream(preset=preset, dim=2, num_samples=n, batch_size=BATCH)
     task.prepare(generator=make_generator(derive_seed(rep, f"task/{preset}/{n}")))
     gen = lambda tag: make_generator(derive_seed(rep, tag))  # noqa: E731
-    exact = ExactSWEstimator(num_projections=NUM_PROJECTIONS, projection_seed=rep).estimate(
-        task, generator=gen("exact")).value
+    exact = (
+        ExactSWEstimator(num_projections=NUM_PROJECTIONS, projection_seed=rep)
+        .estimate(task, generator=gen("exact"))
+        .value
+    )
     rows = []
     for k in ks:
         st = StreamSWEstimator(num_projections=NUM_PROJECTIONS, k=k, projection_seed=rep).estimate(
-            task, generator=gen(f"stream/{k}"))
+            task, generator=gen(f"stream/{k}")
+        )
         sub = SubsampleSWEstimator(num_projections=NUM_PROJECTIONS, match_k=k, projection_seed=rep).estimate(
-            task, generator=gen(f"sub/{k}"))
-        rows.append({"preset": preset, "n": n, "k": k, "rep": rep, "exact": exact,
-                     "stream_err": abs(st.value - exact) / exact, "sub_err": abs(sub.value - exact) / exact,
-                     "retained": st.info["retained_per_projection"] // 2})
+            task, generator=gen(f"sub/{k}")
+        )
+        rows.append(
+            {
+                "preset": preset,
+                "n": n,
+                "k": k,
+                "rep": rep,
+                "exact": exact,
+                "stream_err": abs(st.value - exact) / exact,
+                "sub_err": abs(sub.value - exact) / exact,
+                "retained": st.info["retained_per_projection"] // 2,
+            }
+        )
     return rows
 
 
@@ -84,10 +98,23 @@ def _figure(summary: list[dict[str, Any]], path: Path) -> None:
     for preset, marker in zip(PRESETS, ("o", "s")):
         rows = [r for r in summary if r["preset"] == preset]
         mem = [r["retained"] for r in rows]
-        ax.errorbar(mem, [r["stream_err"] for r in rows], yerr=[r["stream_se"] for r in rows], marker=marker,
-                    color="C0", label=f"Stream-SW ({preset})")
-        ax.errorbar(mem, [r["sub_err"] for r in rows], yerr=[r["sub_se"] for r in rows], marker=marker,
-                    color="C1", linestyle="--", label=f"random subsample ({preset})")
+        ax.errorbar(
+            mem,
+            [r["stream_err"] for r in rows],
+            yerr=[r["stream_se"] for r in rows],
+            marker=marker,
+            color="C0",
+            label=f"Stream-SW ({preset})",
+        )
+        ax.errorbar(
+            mem,
+            [r["sub_err"] for r in rows],
+            yerr=[r["sub_se"] for r in rows],
+            marker=marker,
+            color="C1",
+            linestyle="--",
+            label=f"random subsample ({preset})",
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("retained floats per direction per stream")
@@ -105,29 +132,50 @@ def beats_subsample(scale: str, *, out_dir: Path) -> ClaimResult:
     Numbers: per preset and k, both mean errors, their ratio, and the retained floats.
     """
     cfg = SCALES[scale]
-    rows = [r for preset in PRESETS for rep in range(cfg["reps"]) for r in trial(preset, cfg["n"], cfg["ks"], rep)]
+    rows = [
+        r for preset in PRESETS for rep in range(cfg["reps"]) for r in trial(preset, cfg["n"], cfg["ks"], rep)
+    ]
     summary, numbers = [], {}
     for preset in PRESETS:
         for k in cfg["ks"]:
             sel = [r for r in rows if r["preset"] == preset and r["k"] == k]
             s, b = [r["stream_err"] for r in sel], [r["sub_err"] for r in sel]
-            item = {"preset": preset, "k": k, "retained": sel[0]["retained"], "stream_err": _mean(s),
-                    "stream_se": _se(s), "sub_err": _mean(b), "sub_se": _se(b), "ratio": _mean(s) / _mean(b)}
+            item = {
+                "preset": preset,
+                "k": k,
+                "retained": sel[0]["retained"],
+                "stream_err": _mean(s),
+                "stream_se": _se(s),
+                "sub_err": _mean(b),
+                "sub_se": _se(b),
+                "ratio": _mean(s) / _mean(b),
+            }
             summary.append(item)
             for key in ("stream_err", "sub_err", "ratio", "retained"):
                 numbers[f"{preset}/k={k}/{key}"] = item[key]
     _figure(summary, out_dir / "error_vs_memory.png")
-    table = ["| preset | k | floats/direction | Stream-SW rel. err | subsample rel. err | ratio |",
-             "|---|---|---|---|---|---|"]
-    table += [f"| {r['preset']} | {r['k']} | {r['retained']} | {r['stream_err']:.2e} ± {r['stream_se']:.1e} | "
-              f"{r['sub_err']:.2e} ± {r['sub_se']:.1e} | {r['ratio']:.3f} |" for r in summary]
+    table = [
+        "| preset | k | floats/direction | Stream-SW rel. err | subsample rel. err | ratio |",
+        "|---|---|---|---|---|---|",
+    ]
+    table += [
+        f"| {r['preset']} | {r['k']} | {r['retained']} | {r['stream_err']:.2e} ± {r['stream_se']:.1e} | "
+        f"{r['sub_err']:.2e} ± {r['sub_se']:.1e} | {r['ratio']:.3f} |"
+        for r in summary
+    ]
     worst = max(r["ratio"] for r in summary)
     passed = worst < 1.0
-    return ClaimResult(passed=passed, numbers=numbers, table="\n".join(table),
-                       figures={"error_vs_memory": "error_vs_memory.png"},
-                       summary=(f"n = {cfg['n']}, {cfg['reps']} reps: error ratio Stream-SW / subsample "
-                                f"between {min(r['ratio'] for r in summary):.3f} and {worst:.3f} over "
-                                f"k in {list(cfg['ks'])} and both presets (claim: < 1)"))
+    return ClaimResult(
+        passed=passed,
+        numbers=numbers,
+        table="\n".join(table),
+        figures={"error_vs_memory": "error_vs_memory.png"},
+        summary=(
+            f"n = {cfg['n']}, {cfg['reps']} reps: error ratio Stream-SW / subsample "
+            f"between {min(r['ratio'] for r in summary):.3f} and {worst:.3f} over "
+            f"k in {list(cfg['ks'])} and both presets (claim: < 1)"
+        ),
+    )
 
 
 def flat_in_n(scale: str, *, out_dir: Path) -> ClaimResult:
@@ -139,23 +187,34 @@ def flat_in_n(scale: str, *, out_dir: Path) -> ClaimResult:
     """
     cfg = SCALES[scale]
     k = cfg["k_n"]
-    numbers, table, slopes = {}, ["| preset | n | Stream-SW rel. err | subsample rel. err |", "|---|---|---|---|"], []
+    numbers, table, slopes = (
+        {},
+        ["| preset | n | Stream-SW rel. err | subsample rel. err |", "|---|---|---|---|"],
+        [],
+    )
     for preset in PRESETS:
         logs_n, logs_e = [], []
         for n in cfg["ns"]:
             rows = [r for rep in range(cfg["reps"]) for r in trial(preset, n, (k,), rep)]
             s, b = [r["stream_err"] for r in rows], [r["sub_err"] for r in rows]
             numbers[f"{preset}/n={n}/stream_err"], numbers[f"{preset}/n={n}/sub_err"] = _mean(s), _mean(b)
-            table.append(f"| {preset} | {n} | {_mean(s):.2e} ± {_se(s):.1e} | {_mean(b):.2e} ± {_se(b):.1e} |")
+            table.append(
+                f"| {preset} | {n} | {_mean(s):.2e} ± {_se(s):.1e} | {_mean(b):.2e} ± {_se(b):.1e} |"
+            )
             logs_n.append(math.log(n))
             logs_e.append(math.log(max(_mean(s), 1e-300)))
         mx, my = _mean(logs_n), _mean(logs_e)
-        slope = (sum((a - mx) * (c - my) for a, c in zip(logs_n, logs_e))
-                 / sum((a - mx) ** 2 for a in logs_n))
+        slope = sum((a - mx) * (c - my) for a, c in zip(logs_n, logs_e)) / sum((a - mx) ** 2 for a in logs_n)
         numbers[f"{preset}/slope"] = slope
         slopes.append(slope)
     passed = max(slopes) < 0.25
-    return ClaimResult(passed=passed, numbers=numbers, table="\n".join(table),
-                       summary=(f"k = {k}, n in {list(cfg['ns'])}, {cfg['reps']} reps: log-log slope of "
-                                f"Stream-SW's relative error in n = {', '.join(f'{s:.2f}' for s in slopes)} "
-                                "(gaussians, mixtures; claim: < 0.25)"))
+    return ClaimResult(
+        passed=passed,
+        numbers=numbers,
+        table="\n".join(table),
+        summary=(
+            f"k = {k}, n in {list(cfg['ns'])}, {cfg['reps']} reps: log-log slope of "
+            f"Stream-SW's relative error in n = {', '.join(f'{s:.2f}' for s in slopes)} "
+            "(gaussians, mixtures; claim: < 0.25)"
+        ),
+    )

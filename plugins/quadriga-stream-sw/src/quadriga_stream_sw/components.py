@@ -27,13 +27,21 @@ from quadriga_stream_sw.stream import StreamSW, SubsampleSW
 from quadriga_stream_sw.threads import single_thread
 from quadriga_stream_sw.wasserstein import exact_sliced, random_projections, sliced_value
 
-__all__ = ["StreamSWEstimator", "SubsampleSWEstimator", "ExactSWEstimator", "StreamSWEvaluator",
-           "RelativeError", "batch_streams"]
+__all__ = [
+    "ExactSWEstimator",
+    "RelativeError",
+    "StreamSWEstimator",
+    "StreamSWEvaluator",
+    "SubsampleSWEstimator",
+    "batch_streams",
+]
 
 
 def _pos_int(_inst, attribute, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name)
+        raise ConfigError(
+            f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name
+        )
 
 
 def _order(_inst, attribute, value) -> None:
@@ -43,7 +51,9 @@ def _order(_inst, attribute, value) -> None:
 
 def _k(_inst, attribute, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 2:
-        raise ConfigError(f"'k' must be an integer >= 2 (>= 8 for backend 'datasketches'), got {value!r}.", key="k")
+        raise ConfigError(
+            f"'k' must be an integer >= 2 (>= 8 for backend 'datasketches'), got {value!r}.", key="k"
+        )
 
 
 def _backend(_inst, attribute, value) -> None:
@@ -53,26 +63,32 @@ def _backend(_inst, attribute, value) -> None:
 
 def _opt_seed(_inst, attribute, value) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise ConfigError(f"'{attribute.name}' must be an integer or absent, got {value!r}.", key=attribute.name)
+        raise ConfigError(
+            f"'{attribute.name}' must be an integer or absent, got {value!r}.", key=attribute.name
+        )
 
 
 def _chunks(x: torch.Tensor, batch_size: int) -> Iterator[torch.Tensor]:
     for start in range(0, x.shape[0], batch_size):
-        yield x[start:start + batch_size]
+        yield x[start : start + batch_size]
 
 
 def _samples_x(s: Samples, name: str) -> torch.Tensor:
     if s.log_weights is not None:
-        raise ConfigError(f"'{name}' is a weighted Samples artifact; streaming sketches take equally weighted "
-                          "points: resample it first (or use 'exact-sw', which accepts weights).", key=name)
+        raise ConfigError(
+            f"'{name}' is a weighted Samples artifact; streaming sketches take equally weighted "
+            "points: resample it first (or use 'exact-sw', which accepts weights).",
+            key=name,
+        )
     x = torch.as_tensor(s.x)
     if x.ndim != 2:
         raise ConfigError(f"'{name}'.x must be [n, d], got shape {tuple(x.shape)}.", key=name)
     return x
 
 
-def batch_streams(data: Any, target: Any, batch_size: int
-                  ) -> tuple[int, Callable[[], Iterator[torch.Tensor]], Callable[[], Iterator[torch.Tensor]]]:
+def batch_streams(
+    data: Any, target: Any, batch_size: int
+) -> tuple[int, Callable[[], Iterator[torch.Tensor]], Callable[[], Iterator[torch.Tensor]]]:
     """Turn an estimator's inputs into two replayable batch streams.
 
     Args:
@@ -95,20 +111,27 @@ def batch_streams(data: Any, target: Any, batch_size: int
     elif hasattr(data, "split"):
         xs = torch.as_tensor(data.split("source")[0])
     else:
-        raise ConfigError(f"'data' must be Samples or a two-stream task, got {type(data).__name__}.", key="data")
+        raise ConfigError(
+            f"'data' must be Samples or a two-stream task, got {type(data).__name__}.", key="data"
+        )
     if target is None:
         raise ConfigError("give the target sample: inputs = { data = ..., target = ... }.", key="target")
     if not isinstance(target, Samples):
         raise ConfigError(f"'target' must be a Samples artifact, got {type(target).__name__}.", key="target")
     xt = _samples_x(target, "target")
     if xs.shape[1] != xt.shape[1]:
-        raise ConfigError(f"source points are {xs.shape[1]}-D but target points {xt.shape[1]}-D.", key="target")
+        raise ConfigError(
+            f"source points are {xs.shape[1]}-D but target points {xt.shape[1]}-D.", key="target"
+        )
     return int(xs.shape[1]), (lambda: _chunks(xs, batch_size)), (lambda: _chunks(xt, batch_size))
 
 
-def _directions(dim: int, num_projections: int, projection_seed: int | None,
-                generator: torch.Generator) -> torch.Tensor:
-    gen = generator if projection_seed is None else make_generator(derive_seed(projection_seed, "projections"))
+def _directions(
+    dim: int, num_projections: int, projection_seed: int | None, generator: torch.Generator
+) -> torch.Tensor:
+    gen = (
+        generator if projection_seed is None else make_generator(derive_seed(projection_seed, "projections"))
+    )
     return random_projections(dim, num_projections, gen)
 
 
@@ -120,7 +143,9 @@ def _feed(sw: Any, source: Callable, target: Callable) -> None:
 
 
 _DOC_L = "number of random directions L"
-_DOC_SEED = "seed of the directions, shared by stages compared on the same directions (absent: stage generator)"
+_DOC_SEED = (
+    "seed of the directions, shared by stages compared on the same directions (absent: stage generator)"
+)
 
 
 @attrs.define(kw_only=True)
@@ -154,9 +179,12 @@ class StreamSWEstimator(Estimator):
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     k: int = param(200, doc="KLL parameter k (each sketch keeps about 3k + log2(n/k) items)", validator=_k)
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
-    batch_size: int = param(10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int)
-    backend: str = param("torch", doc="sketch backend: 'torch' (vectorised, seeded) or 'datasketches'",
-                         validator=_backend)
+    batch_size: int = param(
+        10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int
+    )
+    backend: str = param(
+        "torch", doc="sketch backend: 'torch' (vectorised, seeded) or 'datasketches'", validator=_backend
+    )
     projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
 
     def __attrs_post_init__(self) -> None:
@@ -168,7 +196,9 @@ class StreamSWEstimator(Estimator):
         dim, source, target_batches = batch_streams(data, target, self.batch_size)
         theta = _directions(dim, self.num_projections, self.projection_seed, generator)
         with single_thread():
-            sw = StreamSW(dim, k=self.k, p=self.p, generator=generator, projections=theta, backend=self.backend)
+            sw = StreamSW(
+                dim, k=self.k, p=self.p, generator=generator, projections=theta, backend=self.backend
+            )
             _feed(sw, source, target_batches)
             return sw.estimate()
 
@@ -203,15 +233,20 @@ class SubsampleSWEstimator(Estimator):
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     num_retained: Any = param(None, doc="points m kept per stream (or give match_k)", validator=_opt_seed)
-    match_k: Any = param(None, doc="keep as many points per stream as a KLL sketch with this k", validator=_opt_seed)
+    match_k: Any = param(
+        None, doc="keep as many points per stream as a KLL sketch with this k", validator=_opt_seed
+    )
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
-    batch_size: int = param(10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int)
+    batch_size: int = param(
+        10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int
+    )
     projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
 
     def __attrs_post_init__(self) -> None:
         if (self.num_retained is None) == (self.match_k is None):
-            raise ConfigError("give exactly one of 'num_retained' (points per stream) and 'match_k'.",
-                              key="num_retained")
+            raise ConfigError(
+                "give exactly one of 'num_retained' (points per stream) and 'match_k'.", key="num_retained"
+            )
         if self.num_retained is not None and self.num_retained < 1:
             raise ConfigError(f"'num_retained' must be >= 1, got {self.num_retained}.", key="num_retained")
         if self.match_k is not None and self.match_k < 2:
@@ -271,9 +306,16 @@ class ExactSWEstimator(Estimator):
         value, wpp = exact_sliced(xs, xt, theta, self.p, return_wpp=True)
         stderr = sliced_value(wpp, self.p)[1]
         floats = (xs.shape[0] + xt.shape[0]) * self.num_projections
-        return Estimate(value=value, stderr=stderr, info={"n_source": int(xs.shape[0]), "n_target": int(xt.shape[0]),
-                                           "retained_per_projection": int(xs.shape[0] + xt.shape[0]),
-                                           "memory_floats": int(floats)})
+        return Estimate(
+            value=value,
+            stderr=stderr,
+            info={
+                "n_source": int(xs.shape[0]),
+                "n_target": int(xt.shape[0]),
+                "retained_per_projection": int(xs.shape[0] + xt.shape[0]),
+                "memory_floats": int(floats),
+            },
+        )
 
 
 @attrs.define(kw_only=True)
@@ -308,21 +350,25 @@ class StreamSWEvaluator(Evaluator):
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
     batch_size: int = param(10_000, doc="points per batch", validator=_pos_int)
     num_reference_samples: int = param(10_000, doc="points drawn from a Target reference", validator=_pos_int)
-    seed: int = param(0, doc="seed of the directions, compaction coins and reference draws", validator=_opt_seed)
+    seed: int = param(
+        0, doc="seed of the directions, compaction coins and reference draws", validator=_opt_seed
+    )
 
     def _reference(self, reference: Any, dim: int) -> Callable[[], Iterator[torch.Tensor]]:
         if isinstance(reference, Samples):
             x = _samples_x(reference, "reference")
             return lambda: _chunks(x, self.batch_size)
         if reference is None or not hasattr(reference, "sample"):
-            raise ConfigError("'reference' must be a Samples artifact or a Target with an exact sampler.",
-                              key="reference")
+            raise ConfigError(
+                "'reference' must be a Samples artifact or a Target with an exact sampler.", key="reference"
+            )
 
         def draws() -> Iterator[torch.Tensor]:
             gen = make_generator(derive_seed(self.seed, "reference"))
             for start in range(0, self.num_reference_samples, self.batch_size):
                 size = min(self.batch_size, self.num_reference_samples - start)
                 yield torch.as_tensor(reference.sample(size, generator=gen), dtype=torch.float64)
+
         return draws
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
@@ -336,13 +382,19 @@ class StreamSWEvaluator(Evaluator):
             x = _samples_x(s, "subject")
             ref = self._reference(reference, int(x.shape[1]))
             gen = make_generator(derive_seed(self.seed, "coins"))
-            theta = random_projections(int(x.shape[1]), self.num_projections,
-                                       make_generator(derive_seed(self.seed, "projections")))
+            theta = random_projections(
+                int(x.shape[1]), self.num_projections, make_generator(derive_seed(self.seed, "projections"))
+            )
             sw = StreamSW(int(x.shape[1]), k=self.k, p=self.p, generator=gen, projections=theta)
             _feed(sw, lambda x=x: _chunks(x, self.batch_size), ref)
             est = sw.estimate()
-            values.update({f"{name}/stream_sw": est.value, f"{name}/stream_sw_stderr": est.stderr,
-                           f"{name}/memory_floats": float(est.info["memory_floats"])})
+            values.update(
+                {
+                    f"{name}/stream_sw": est.value,
+                    f"{name}/stream_sw_stderr": est.stderr,
+                    f"{name}/memory_floats": float(est.info["memory_floats"]),
+                }
+            )
         return Metrics(values=values)
 
 
@@ -373,8 +425,9 @@ class RelativeError(Evaluator):
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compare each subject's value with the reference's."""
         if reference is None or not hasattr(reference, "value"):
-            raise ConfigError("'reference' must be the exact SW Estimate (e.g. an 'exact-sw' stage).",
-                              key="reference")
+            raise ConfigError(
+                "'reference' must be the exact SW Estimate (e.g. an 'exact-sw' stage).", key="reference"
+            )
         ref = float(reference.value)
         if ref == 0:
             raise ConfigError("the reference SW is 0: the relative error is undefined.", key="reference")
@@ -384,6 +437,13 @@ class RelativeError(Evaluator):
             mem = float(est.info.get("retained_per_projection", float("nan")))
             values[f"{name}/relative_error"] = err
             values[f"{name}/retained_per_projection"] = mem
-            rows.append({"subject": name, "value": float(est.value), "reference": ref,
-                         "relative_error": err, "retained_per_projection": mem})
+            rows.append(
+                {
+                    "subject": name,
+                    "value": float(est.value),
+                    "reference": ref,
+                    "relative_error": err,
+                    "retained_per_projection": mem,
+                }
+            )
         return Metrics(values=values, tables={"errors": rows})

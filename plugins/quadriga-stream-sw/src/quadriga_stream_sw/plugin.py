@@ -8,33 +8,72 @@ _P = "quadriga_stream_sw"
 _PAPER = "Nguyen 2025, Streaming Sliced Optimal Transport, arXiv 2505.06835"
 
 COMPONENTS = [
-    ("estimator", "stream-sw", "components:StreamSWEstimator",
-     "Streaming sliced Wasserstein: one KLL quantile sketch per direction and stream, O(L k) memory", _PAPER),
-    ("estimator", "subsample-sw", "components:SubsampleSWEstimator",
-     "Sliced Wasserstein of equal-memory uniform random subsamples (weights 1/m)", _PAPER + " (baseline)"),
-    ("estimator", "exact-sw", "components:ExactSWEstimator",
-     "Exact sliced Wasserstein of sample sets held in memory (POT), optionally on shared directions",
-     "Bonneel et al. 2015, eq. 3"),
-    ("evaluator", "stream-sw", "components:StreamSWEvaluator",
-     "Sliced Wasserstein to a reference computed by streaming (for sample sets too large to hold)", _PAPER),
-    ("evaluator", "sw-relative-error", "components:RelativeError",
-     "Relative error of sliced Wasserstein estimates against an exact reference", ""),
-    ("dataset", "two-sample-stream", "tasks:TwoSampleStream",
-     "Two replayable streams of batches: N(-1,I) vs N(2,I), or two 3-component 2-D mixtures", _PAPER),
+    (
+        "estimator",
+        "stream-sw",
+        "components:StreamSWEstimator",
+        "Streaming sliced Wasserstein: one KLL quantile sketch per direction and stream, O(L k) memory",
+        _PAPER,
+    ),
+    (
+        "estimator",
+        "subsample-sw",
+        "components:SubsampleSWEstimator",
+        "Sliced Wasserstein of equal-memory uniform random subsamples (weights 1/m)",
+        _PAPER + " (baseline)",
+    ),
+    (
+        "estimator",
+        "exact-sw",
+        "components:ExactSWEstimator",
+        "Exact sliced Wasserstein of sample sets held in memory (POT), optionally on shared directions",
+        "Bonneel et al. 2015, eq. 3",
+    ),
+    (
+        "evaluator",
+        "stream-sw",
+        "components:StreamSWEvaluator",
+        "Sliced Wasserstein to a reference computed by streaming (for sample sets too large to hold)",
+        _PAPER,
+    ),
+    (
+        "evaluator",
+        "sw-relative-error",
+        "components:RelativeError",
+        "Relative error of sliced Wasserstein estimates against an exact reference",
+        "",
+    ),
+    (
+        "dataset",
+        "two-sample-stream",
+        "tasks:TwoSampleStream",
+        "Two replayable streams of batches: N(-1,I) vs N(2,I), or two 3-component 2-D mixtures",
+        _PAPER,
+    ),
 ]
 
 PIPELINES = [
-    ("stream-sw-gaussians", "pipelines/stream-sw-gaussians.toml",
-     "Stream-SW vs equal-memory subsampling vs exact SW (POT), N(-1,I) vs N(2,I) and 2-D mixtures"),
+    (
+        "stream-sw-gaussians",
+        "pipelines/stream-sw-gaussians.toml",
+        "Stream-SW vs equal-memory subsampling vs exact SW (POT), N(-1,I) vs N(2,I) and 2-D mixtures",
+    ),
 ]
 
 CLAIMS = [
-    ("stream-sw-beats-subsample", "claims:beats_subsample",
-     "At equal retained floats per direction, Stream-SW's relative error is below a correctly weighted "
-     "random subsample's, for k in {10, 30, 100, 300}", _PAPER + ", Gaussian/MixtureGaussian vary-k"),
-    ("stream-sw-flat-in-n", "claims:flat_in_n",
-     "At fixed k, Stream-SW's relative error does not grow with the stream length n (10^4 to 10^5)",
-     _PAPER + ", Gaussian vary-n"),
+    (
+        "stream-sw-beats-subsample",
+        "claims:beats_subsample",
+        "At equal retained floats per direction, Stream-SW's relative error is below a correctly weighted "
+        "random subsample's, for k in {10, 30, 100, 300}",
+        _PAPER + ", Gaussian/MixtureGaussian vary-k",
+    ),
+    (
+        "stream-sw-flat-in-n",
+        "claims:flat_in_n",
+        "At fixed k, Stream-SW's relative error does not grow with the stream length n (10^4 to 10^5)",
+        _PAPER + ", Gaussian vary-n",
+    ),
 ]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["BatchedKLL", "DataSketchesKLL", "make_sketch", "BACKENDS"]
+__all__ = ["BACKENDS", "BatchedKLL", "DataSketchesKLL", "make_sketch"]
 
 BACKENDS = ("torch", "datasketches")
 
@@ -42,8 +42,15 @@ class BatchedKLL:
     (each level flips its offset after every compaction, starting from a random coin).
     """
 
-    def __init__(self, num_projections: int, k: int, *, c: float = 2.0 / 3.0,
-                 generator: torch.Generator | None = None, dtype: torch.dtype = torch.float64) -> None:
+    def __init__(
+        self,
+        num_projections: int,
+        k: int,
+        *,
+        c: float = 2.0 / 3.0,
+        generator: torch.Generator | None = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
         if num_projections < 1:
             raise ValueError(f"num_projections must be >= 1, got {num_projections}")
         if k < 2:
@@ -61,7 +68,7 @@ class BatchedKLL:
     def capacity(self, h: int) -> int:
         """Capacity (items) of level ``h`` given the current number of levels H: max(2, ceil(k c^(H-h-1)))."""
         depth = len(self.levels) - h - 1
-        return max(2, int(math.ceil(self.k * self.c ** depth)))
+        return max(2, int(math.ceil(self.k * self.c**depth)))
 
     @property
     def num_retained(self) -> int:
@@ -133,8 +140,12 @@ class BatchedKLL:
         if self.n == 0:
             raise ValueError("the sketch is empty: update it with at least one batch first")
         values = torch.cat(self.levels, dim=1).T
-        weights = torch.cat([torch.full((int(lv.shape[1]),), float(2 ** h), dtype=torch.float64)
-                             for h, lv in enumerate(self.levels)])
+        weights = torch.cat(
+            [
+                torch.full((int(lv.shape[1]),), float(2**h), dtype=torch.float64)
+                for h, lv in enumerate(self.levels)
+            ]
+        )
         return values, weights / float(self.n)
 
 
@@ -155,8 +166,15 @@ class DataSketchesKLL:
     Source: Apache DataSketches KLL (Karnin, Lang, Liberty 2016).
     """
 
-    def __init__(self, num_projections: int, k: int, *, c: float = 2.0 / 3.0,
-                 generator: Any = None, dtype: torch.dtype = torch.float64) -> None:
+    def __init__(
+        self,
+        num_projections: int,
+        k: int,
+        *,
+        c: float = 2.0 / 3.0,
+        generator: Any = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
         import datasketches
 
         if not 8 <= k <= 65535:
@@ -193,8 +211,9 @@ class DataSketchesKLL:
         return values, weights / float(self.n)
 
 
-def make_sketch(backend: str, num_projections: int, k: int, *, generator: Any = None,
-                dtype: torch.dtype = torch.float64) -> BatchedKLL | DataSketchesKLL:
+def make_sketch(
+    backend: str, num_projections: int, k: int, *, generator: Any = None, dtype: torch.dtype = torch.float64
+) -> BatchedKLL | DataSketchesKLL:
     """Build the sketch of ``backend`` (``"torch"`` or ``"datasketches"``).
 
     Raises:

@@ -25,7 +25,7 @@ from quadriga.errors import ConfigError
 from quadriga_stream_sw.sketch import make_sketch
 from quadriga_stream_sw.wasserstein import projected_wpp, random_projections, sliced_value
 
-__all__ = ["StreamSW", "OneSidedStreamSW", "SubsampleSW", "as_batch"]
+__all__ = ["OneSidedStreamSW", "StreamSW", "SubsampleSW", "as_batch"]
 
 
 def as_batch(batch: Any, dim: int, dtype: torch.dtype, name: str = "batch") -> torch.Tensor:
@@ -38,8 +38,11 @@ def as_batch(batch: Any, dim: int, dtype: torch.dtype, name: str = "batch") -> t
     if x.ndim == 1 and dim == 1:
         x = x[:, None]
     if x.ndim != 2 or x.shape[1] != dim:
-        raise ConfigError(f"'{name}' must have shape [B, {dim}], got {tuple(x.shape)}; "
-                          "pass one point per row with the dimension the estimator was built for.", key=name)
+        raise ConfigError(
+            f"'{name}' must have shape [B, {dim}], got {tuple(x.shape)}; "
+            "pass one point per row with the dimension the estimator was built for.",
+            key=name,
+        )
     if not torch.isfinite(x).all():
         raise ConfigError(f"'{name}' contains NaN or inf.", key=name)
     return x.to(dtype)
@@ -48,8 +51,16 @@ def as_batch(batch: Any, dim: int, dtype: torch.dtype, name: str = "batch") -> t
 class _Projected:
     """Shared set-up: dimension, directions, order, dtype."""
 
-    def __init__(self, dim: int, *, num_projections: int, p: float, generator: torch.Generator | None,
-                 projections: torch.Tensor | None, dtype: torch.dtype) -> None:
+    def __init__(
+        self,
+        dim: int,
+        *,
+        num_projections: int,
+        p: float,
+        generator: torch.Generator | None,
+        projections: torch.Tensor | None,
+        dtype: torch.dtype,
+    ) -> None:
         if dim < 1:
             raise ConfigError(f"dim must be >= 1, got {dim}.", key="dim")
         if num_projections < 1:
@@ -61,8 +72,11 @@ class _Projected:
             projections = random_projections(dim, num_projections, generator, dtype)
         projections = torch.as_tensor(projections, dtype=dtype)
         if projections.ndim != 2 or projections.shape[1] != dim:
-            raise ConfigError(f"projections must have shape [L, {dim}], got {tuple(projections.shape)} "
-                              "(POT's projections are [d, L]: transpose them).", key="projections")
+            raise ConfigError(
+                f"projections must have shape [L, {dim}], got {tuple(projections.shape)} "
+                "(POT's projections are [d, L]: transpose them).",
+                key="projections",
+            )
         self.theta = projections
         self.num_projections = int(projections.shape[0])
 
@@ -98,11 +112,26 @@ class StreamSW(_Projected):
     SW_p^p ~ (1/L) sum_l W_p^p(sketch_l(mu), sketch_l(nu))).
     """
 
-    def __init__(self, dim: int, *, num_projections: int = 100, k: int = 200, p: float = 2.0,
-                 generator: torch.Generator | None = None, projections: torch.Tensor | None = None,
-                 backend: str = "torch", dtype: torch.dtype = torch.float64) -> None:
-        super().__init__(dim, num_projections=num_projections, p=p, generator=generator,
-                         projections=projections, dtype=dtype)
+    def __init__(
+        self,
+        dim: int,
+        *,
+        num_projections: int = 100,
+        k: int = 200,
+        p: float = 2.0,
+        generator: torch.Generator | None = None,
+        projections: torch.Tensor | None = None,
+        backend: str = "torch",
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        super().__init__(
+            dim,
+            num_projections=num_projections,
+            p=p,
+            generator=generator,
+            projections=projections,
+            dtype=dtype,
+        )
         self.source = self.new_sketch(backend, k, generator)
         self.target = self.new_sketch(backend, k, generator)
         self.k, self.backend = int(k), backend
@@ -131,16 +160,25 @@ class StreamSW(_Projected):
             ConfigError: a stream is still empty.
         """
         if self.source.n == 0 or self.target.n == 0:
-            raise ConfigError("both streams need at least one point before estimate(); "
-                              "call update_source() and update_target() first.")
+            raise ConfigError(
+                "both streams need at least one point before estimate(); "
+                "call update_source() and update_target() first."
+            )
         u, uw = self.source.atoms()
         v, vw = self.target.atoms()
         wpp = projected_wpp(u, v, uw, vw, self.p)
         value, stderr = sliced_value(wpp, self.p)
-        info = {"n_source": self.source.n, "n_target": self.target.n, "k": self.k, "backend": self.backend,
-                "num_projections": self.num_projections, "p": self.p,
-                "retained_per_projection": int(self.source.num_retained + self.target.num_retained),
-                "memory_floats": self.memory_floats(), "wpp": wpp.tolist()}
+        info = {
+            "n_source": self.source.n,
+            "n_target": self.target.n,
+            "k": self.k,
+            "backend": self.backend,
+            "num_projections": self.num_projections,
+            "p": self.p,
+            "retained_per_projection": int(self.source.num_retained + self.target.num_retained),
+            "memory_floats": self.memory_floats(),
+            "wpp": wpp.tolist(),
+        }
         return Estimate(value=float(value), stderr=stderr, info=info)
 
 
@@ -156,11 +194,26 @@ class OneSidedStreamSW(_Projected):
     Source: Nguyen 2025, arXiv 2505.06835, one-sided Stream-SW (gradient-flow experiments).
     """
 
-    def __init__(self, dim: int, *, num_projections: int = 100, k: int = 200, p: float = 2.0,
-                 generator: torch.Generator | None = None, projections: torch.Tensor | None = None,
-                 backend: str = "torch", dtype: torch.dtype = torch.float64) -> None:
-        super().__init__(dim, num_projections=num_projections, p=p, generator=generator,
-                         projections=projections, dtype=dtype)
+    def __init__(
+        self,
+        dim: int,
+        *,
+        num_projections: int = 100,
+        k: int = 200,
+        p: float = 2.0,
+        generator: torch.Generator | None = None,
+        projections: torch.Tensor | None = None,
+        backend: str = "torch",
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        super().__init__(
+            dim,
+            num_projections=num_projections,
+            p=p,
+            generator=generator,
+            projections=projections,
+            dtype=dtype,
+        )
         self.target = self.new_sketch(backend, k, generator)
         self.k, self.backend = int(k), backend
 
@@ -172,8 +225,9 @@ class OneSidedStreamSW(_Projected):
         """Floats retained by the target sketch (the source is the caller's own tensor)."""
         return int(self.target.num_retained) * self.num_projections
 
-    def distance_and_wpp(self, source: torch.Tensor, weights: torch.Tensor | None = None
-                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    def distance_and_wpp(
+        self, source: torch.Tensor, weights: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(SW_p as a 0-d tensor, W_p^p per direction Tensor[L])`` between ``source`` and the sketch.
 
         Args:
@@ -186,7 +240,9 @@ class OneSidedStreamSW(_Projected):
         if self.target.n == 0:
             raise ConfigError("the target stream is empty: call update_target() before distance().")
         if source.ndim != 2 or source.shape[1] != self.dim:
-            raise ConfigError(f"source must have shape [n, {self.dim}], got {tuple(source.shape)}.", key="source")
+            raise ConfigError(
+                f"source must have shape [n, {self.dim}], got {tuple(source.shape)}.", key="source"
+            )
         proj = source.to(self.dtype) @ self.theta.T
         v, vw = self.target.atoms()
         wpp = projected_wpp(proj, v, weights, vw, self.p)
@@ -200,8 +256,13 @@ class OneSidedStreamSW(_Projected):
         """``Estimate(value: 0-d tensor SW_p (keeps the graph), stderr over directions)``."""
         value, wpp = self.distance_and_wpp(source, weights)
         _, stderr = sliced_value(wpp.detach(), self.p)
-        info = {"n_source": int(source.shape[0]), "n_target": self.target.n, "k": self.k,
-                "retained_per_projection": int(self.target.num_retained), "memory_floats": self.memory_floats()}
+        info = {
+            "n_source": int(source.shape[0]),
+            "n_target": self.target.n,
+            "k": self.k,
+            "retained_per_projection": int(self.target.num_retained),
+            "memory_floats": self.memory_floats(),
+        }
         return Estimate(value=value, stderr=stderr, info=info)
 
 
@@ -221,11 +282,25 @@ class SubsampleSW(_Projected):
     length-n weights 1/n, which scales the result by sqrt(m/n)).
     """
 
-    def __init__(self, dim: int, *, num_retained: int, num_projections: int = 100, p: float = 2.0,
-                 generator: torch.Generator | None = None, projections: torch.Tensor | None = None,
-                 dtype: torch.dtype = torch.float64) -> None:
-        super().__init__(dim, num_projections=num_projections, p=p, generator=generator,
-                         projections=projections, dtype=dtype)
+    def __init__(
+        self,
+        dim: int,
+        *,
+        num_retained: int,
+        num_projections: int = 100,
+        p: float = 2.0,
+        generator: torch.Generator | None = None,
+        projections: torch.Tensor | None = None,
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        super().__init__(
+            dim,
+            num_projections=num_projections,
+            p=p,
+            generator=generator,
+            projections=projections,
+            dtype=dtype,
+        )
         if num_retained < 1:
             raise ConfigError(f"num_retained must be >= 1, got {num_retained}.", key="num_retained")
         self.m, self.generator = int(num_retained), generator
@@ -265,8 +340,14 @@ class SubsampleSW(_Projected):
         vw = torch.full((v.shape[0],), 1.0 / v.shape[0], dtype=torch.float64)
         wpp = projected_wpp(u, v, uw, vw, self.p)
         value, stderr = sliced_value(wpp, self.p)
-        info = {"n_source": self.n["source"], "n_target": self.n["target"], "num_retained": self.m,
-                "num_projections": self.num_projections, "p": self.p,
-                "retained_per_projection": int(u.shape[0] + v.shape[0]),
-                "memory_floats": self.memory_floats(), "wpp": wpp.tolist()}
+        info = {
+            "n_source": self.n["source"],
+            "n_target": self.n["target"],
+            "num_retained": self.m,
+            "num_projections": self.num_projections,
+            "p": self.p,
+            "retained_per_projection": int(u.shape[0] + v.shape[0]),
+            "memory_floats": self.memory_floats(),
+            "wpp": wpp.tolist(),
+        }
         return Estimate(value=float(value), stderr=stderr, info=info)

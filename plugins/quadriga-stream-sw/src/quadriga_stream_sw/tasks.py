@@ -22,20 +22,22 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.seeding import derive_seed
 
-__all__ = ["TwoSampleStream", "PRESETS", "MIXTURES"]
+__all__ = ["MIXTURES", "PRESETS", "TwoSampleStream"]
 
 PRESETS = ("gaussians", "mixtures")
 MIXTURES = {
     "source": ((0.3, 0.4, 0.3), ((-3.0, -3.0), (0.0, 0.0), (3.0, 3.0))),
     "target": ((0.5, 0.25, 0.25), ((-3.0, 3.0), (2.0, 0.0), (4.0, -4.0))),
 }
-_MIX_STD = 0.5 ** 0.5
+_MIX_STD = 0.5**0.5
 _STREAMS = ("source", "target")
 
 
 def _positive(_inst, attribute, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name)
+        raise ConfigError(
+            f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name
+        )
 
 
 def _preset(_inst, attribute, value) -> None:
@@ -59,8 +61,11 @@ class TwoSampleStream(Dataset):
     Source: Nguyen 2025, arXiv 2505.06835, Gaussian / MixtureGaussian experiments.
     """
 
-    preset: str = param("gaussians", doc="'gaussians' (N(-1,I) vs N(2,I)) or 'mixtures' (two 3-component 2-D GMMs)",
-                        validator=_preset)
+    preset: str = param(
+        "gaussians",
+        doc="'gaussians' (N(-1,I) vs N(2,I)) or 'mixtures' (two 3-component 2-D GMMs)",
+        validator=_preset,
+    )
     dim: int = param(2, doc="dimension d of the points ('mixtures' needs 2)", validator=_positive)
     num_samples: int = param(10_000, doc="points per stream (n)", validator=_positive)
     batch_size: int = param(1_000, doc="points per batch", validator=_positive)
@@ -79,7 +84,9 @@ class TwoSampleStream(Dataset):
             shift = -1.0 if which == "source" else 2.0
             return torch.randn(size, self.dim, generator=gen, dtype=torch.float64) + shift
         weights, means = MIXTURES[which]
-        comp = torch.multinomial(torch.tensor(weights, dtype=torch.float64), size, replacement=True, generator=gen)
+        comp = torch.multinomial(
+            torch.tensor(weights, dtype=torch.float64), size, replacement=True, generator=gen
+        )
         noise = torch.randn(size, 2, generator=gen, dtype=torch.float64) * _MIX_STD
         return torch.tensor(means, dtype=torch.float64)[comp] + noise
 

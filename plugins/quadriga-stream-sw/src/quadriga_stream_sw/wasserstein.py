@@ -17,11 +17,12 @@ import torch
 
 from quadriga.errors import ConfigError
 
-__all__ = ["random_projections", "check_weights", "projected_wpp", "sliced_value", "exact_sliced"]
+__all__ = ["check_weights", "exact_sliced", "projected_wpp", "random_projections", "sliced_value"]
 
 
-def random_projections(dim: int, num_projections: int, generator: torch.Generator | None,
-                       dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def random_projections(
+    dim: int, num_projections: int, generator: torch.Generator | None, dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
     """L directions drawn uniformly on the sphere S^{d-1} (normalised Gaussians).
 
     Args:
@@ -53,20 +54,30 @@ def check_weights(weights: torch.Tensor | None, num_atoms: int, name: str, *, at
     if weights is None:
         return
     if weights.shape[0] != num_atoms:
-        raise ConfigError(f"'{name}' has {weights.shape[0]} entries for {num_atoms} atoms; "
-                          "give one weight per atom (for a subsample of m points use weights of length m).",
-                          key=name)
+        raise ConfigError(
+            f"'{name}' has {weights.shape[0]} entries for {num_atoms} atoms; "
+            "give one weight per atom (for a subsample of m points use weights of length m).",
+            key=name,
+        )
     if not torch.isfinite(weights).all() or (weights < 0).any():
         raise ConfigError(f"'{name}' must be finite and non-negative.", key=name)
     total = weights.sum(dim=0)
     if not torch.allclose(total, torch.ones_like(total), rtol=0.0, atol=atol):
         worst = float(total.flatten()[(total - 1).abs().flatten().argmax()])
-        raise ConfigError(f"'{name}' sums to {worst:.6g}, not 1; normalise the weights "
-                          "(e.g. 1/m for m equally weighted points).", key=name)
+        raise ConfigError(
+            f"'{name}' sums to {worst:.6g}, not 1; normalise the weights "
+            "(e.g. 1/m for m equally weighted points).",
+            key=name,
+        )
 
 
-def projected_wpp(u_values: torch.Tensor, v_values: torch.Tensor, u_weights: torch.Tensor | None = None,
-                  v_weights: torch.Tensor | None = None, p: float = 2.0) -> torch.Tensor:
+def projected_wpp(
+    u_values: torch.Tensor,
+    v_values: torch.Tensor,
+    u_weights: torch.Tensor | None = None,
+    v_weights: torch.Tensor | None = None,
+    p: float = 2.0,
+) -> torch.Tensor:
     """W_p^p between weighted 1-D distributions, one per column (``ot.wasserstein_1d``).
 
     Args:
@@ -118,9 +129,16 @@ def sliced_value(wpp: torch.Tensor, p: float) -> tuple[Any, float]:
     return value, stderr
 
 
-def exact_sliced(x_source: torch.Tensor, x_target: torch.Tensor, theta: torch.Tensor, p: float = 2.0,
-                 a: torch.Tensor | None = None, b: torch.Tensor | None = None, *, return_wpp: bool = False
-                 ) -> Any:
+def exact_sliced(
+    x_source: torch.Tensor,
+    x_target: torch.Tensor,
+    theta: torch.Tensor,
+    p: float = 2.0,
+    a: torch.Tensor | None = None,
+    b: torch.Tensor | None = None,
+    *,
+    return_wpp: bool = False,
+) -> Any:
     """Exact SW_p between two sample sets held in memory: ``ot.sliced_wasserstein_distance``.
 
     Args:
@@ -140,9 +158,14 @@ def exact_sliced(x_source: torch.Tensor, x_target: torch.Tensor, theta: torch.Te
     check_weights(b, x_target.shape[0], "b")
     dt = theta.dtype
     value = ot.sliced_wasserstein_distance(
-        x_source.detach().to(dt).numpy(), x_target.detach().to(dt).numpy(),
-        a=None if a is None else a.to(dt).numpy(), b=None if b is None else b.to(dt).numpy(),
-        projections=theta.T.contiguous().numpy(), p=p, log=True)
+        x_source.detach().to(dt).numpy(),
+        x_target.detach().to(dt).numpy(),
+        a=None if a is None else a.to(dt).numpy(),
+        b=None if b is None else b.to(dt).numpy(),
+        projections=theta.T.contiguous().numpy(),
+        p=p,
+        log=True,
+    )
     value, log = value
     if return_wpp:
         return float(value), torch.as_tensor(log["projected_emds"])

@@ -12,7 +12,8 @@ any split (``interval-coverage``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
@@ -23,23 +24,35 @@ from quadriga.interfaces import Estimator
 from quadriga.params import param
 from quadriga.seeding import int_seed
 
-__all__ = ["SplitConformal", "WeightedConformal", "REGRESSORS", "make_regressor", "conformal_rank",
-           "check_alpha", "weighted_conformal_quantile", "classifier_likelihood_ratio"]
+__all__ = [
+    "REGRESSORS",
+    "SplitConformal",
+    "WeightedConformal",
+    "check_alpha",
+    "classifier_likelihood_ratio",
+    "conformal_rank",
+    "make_regressor",
+    "weighted_conformal_quantile",
+]
 
 REGRESSORS = ("linear", "ridge", "random-forest", "gradient-boosting", "knn")
 
 
 def _check_regressor(inst: Any, attribute: Any, value: str) -> None:
     if value not in REGRESSORS:
-        raise ConfigError(f"unknown regressor '{value}'; choose one of {', '.join(REGRESSORS)}."
-                          f"{suggest(value, REGRESSORS)}", key=attribute.name)
+        raise ConfigError(
+            f"unknown regressor '{value}'; choose one of {', '.join(REGRESSORS)}."
+            f"{suggest(value, REGRESSORS)}",
+            key=attribute.name,
+        )
 
 
 def check_alpha(inst: Any, attribute: Any, value: float) -> None:
     """attrs validator: the miscoverage level must lie in (0, 1)."""
     if not 0.0 < float(value) < 1.0:
-        raise ConfigError(f"alpha must be in (0, 1) (got {value!r}); alpha = 0.1 asks for 90% coverage.",
-                          key="alpha")
+        raise ConfigError(
+            f"alpha must be in (0, 1) (got {value!r}); alpha = 0.1 asks for 90% coverage.", key="alpha"
+        )
 
 
 def make_regressor(name: str, seed: int) -> Any:
@@ -60,7 +73,9 @@ def make_regressor(name: str, seed: int) -> Any:
     if name == "ridge":
         return linear_model.Ridge(alpha=1.0)
     if name == "random-forest":
-        return ensemble.RandomForestRegressor(n_estimators=200, min_samples_leaf=5, random_state=seed, n_jobs=1)
+        return ensemble.RandomForestRegressor(
+            n_estimators=200, min_samples_leaf=5, random_state=seed, n_jobs=1
+        )
     if name == "gradient-boosting":
         return ensemble.GradientBoostingRegressor(random_state=seed)
     if name == "knn":
@@ -80,14 +95,17 @@ def conformal_rank(n: int, alpha: float) -> int:
     k = math.ceil((1.0 - alpha) * (n + 1) - 1e-9)
     if k > n:
         need = math.ceil(1.0 / alpha - 1.0 - 1e-9)
-        raise ConfigError(f"{n} calibration points are too few for alpha = {alpha}: split conformal "
-                          f"needs at least {need}; enlarge the calibration split or raise alpha.",
-                          key="alpha")
+        raise ConfigError(
+            f"{n} calibration points are too few for alpha = {alpha}: split conformal "
+            f"needs at least {need}; enlarge the calibration split or raise alpha.",
+            key="alpha",
+        )
     return k
 
 
-def weighted_conformal_quantile(scores: np.ndarray, w_cal: np.ndarray, w_test: np.ndarray,
-                                alpha: float) -> np.ndarray:
+def weighted_conformal_quantile(
+    scores: np.ndarray, w_cal: np.ndarray, w_test: np.ndarray, alpha: float
+) -> np.ndarray:
     """Weighted conformal thresholds, one per test point.
 
     ``q(x) = Quantile_{1-alpha}(sum_i p_i(x) delta_{S_i} + p_{n+1}(x) delta_{+inf})`` with
@@ -116,8 +134,9 @@ def weighted_conformal_quantile(scores: np.ndarray, w_cal: np.ndarray, w_test: n
     return out
 
 
-def classifier_likelihood_ratio(X_source: np.ndarray, X_target: np.ndarray, seed: int,
-                                max_ratio: float | None = None) -> Callable[[np.ndarray], np.ndarray]:
+def classifier_likelihood_ratio(
+    X_source: np.ndarray, X_target: np.ndarray, seed: int, max_ratio: float | None = None
+) -> Callable[[np.ndarray], np.ndarray]:
     """Estimate ``dQ/dP`` with a logistic-regression domain classifier.
 
     Fits ``p(x) = P(target | x)`` on source (label 0) and target (label 1) covariates and returns
@@ -185,8 +204,9 @@ class SplitConformal(Estimator):
     input_types = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
-    regressor: str = param("ridge", doc=f"point predictor: one of {', '.join(REGRESSORS)}",
-                           validator=_check_regressor)
+    regressor: str = param(
+        "ridge", doc=f"point predictor: one of {', '.join(REGRESSORS)}", validator=_check_regressor
+    )
     evaluation_split: str = param("test", doc="split on which the reported mean width is computed")
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
@@ -204,9 +224,17 @@ class SplitConformal(Estimator):
             return mu - q, mu + q
 
         X_ev, _ = data.split(self.evaluation_split)
-        return Estimate(value=2.0 * q, predict=predict,
-                        info={"alpha": self.alpha, "quantile": q, "n_calibration": len(y_cal),
-                              "evaluation_split": self.evaluation_split, "n_evaluation": len(X_ev)})
+        return Estimate(
+            value=2.0 * q,
+            predict=predict,
+            info={
+                "alpha": self.alpha,
+                "quantile": q,
+                "n_calibration": len(y_cal),
+                "evaluation_split": self.evaluation_split,
+                "n_evaluation": len(X_ev),
+            },
+        )
 
 
 @attrs.define(kw_only=True)
@@ -243,10 +271,14 @@ class WeightedConformal(Estimator):
     input_types = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
-    regressor: str = param("ridge", doc=f"point predictor: one of {', '.join(REGRESSORS)}",
-                           validator=_check_regressor)
-    likelihood_ratio: str = param("given", doc="'given' (dataset's exact ratio) or 'classifier'",
-                                  validator=attrs.validators.in_(("given", "classifier")))
+    regressor: str = param(
+        "ridge", doc=f"point predictor: one of {', '.join(REGRESSORS)}", validator=_check_regressor
+    )
+    likelihood_ratio: str = param(
+        "given",
+        doc="'given' (dataset's exact ratio) or 'classifier'",
+        validator=attrs.validators.in_(("given", "classifier")),
+    )
     max_ratio: float | None = param(None, doc="clip estimated ratios at this value (classifier only)")
     evaluation_split: str = param("target_test", doc="split on which the reported mean width is computed")
 
@@ -257,9 +289,11 @@ class WeightedConformal(Estimator):
             needs += ("target_calibration",)
         _check_data(data, needs)
         if self.likelihood_ratio == "given" and not callable(getattr(data, "likelihood_ratio", None)):
-            raise ConfigError(f"{type(data).__name__} has no exact likelihood_ratio; use "
-                              "likelihood_ratio = \"classifier\" or a dataset with a known shift.",
-                              key="likelihood_ratio")
+            raise ConfigError(
+                f"{type(data).__name__} has no exact likelihood_ratio; use "
+                'likelihood_ratio = "classifier" or a dataset with a known shift.',
+                key="likelihood_ratio",
+            )
         X_cal, y_cal = data.split("calibration")
         conformal_rank(len(y_cal), self.alpha)
         seed = int_seed(generator)
@@ -269,7 +303,9 @@ class WeightedConformal(Estimator):
         if self.likelihood_ratio == "given":
             ratio = data.likelihood_ratio
         else:
-            ratio = classifier_likelihood_ratio(X_tr, data.split("target_calibration")[0], seed, self.max_ratio)
+            ratio = classifier_likelihood_ratio(
+                X_tr, data.split("target_calibration")[0], seed, self.max_ratio
+            )
         w_cal = ratio(X_cal)
 
         def predict(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -282,7 +318,15 @@ class WeightedConformal(Estimator):
         width = high - low
         finite = np.isfinite(width)
         ess = float(w_cal.sum() ** 2 / np.square(w_cal).sum())
-        return Estimate(value=float(width[finite].mean()) if finite.any() else float("nan"), predict=predict,
-                        info={"alpha": self.alpha, "n_calibration": len(y_cal), "ratio": self.likelihood_ratio,
-                              "fraction_infinite": float(1 - finite.mean()), "calibration_ess": ess,
-                              "evaluation_split": self.evaluation_split})
+        return Estimate(
+            value=float(width[finite].mean()) if finite.any() else float("nan"),
+            predict=predict,
+            info={
+                "alpha": self.alpha,
+                "n_calibration": len(y_cal),
+                "ratio": self.likelihood_ratio,
+                "fraction_infinite": float(1 - finite.mean()),
+                "calibration_ess": ess,
+                "evaluation_split": self.evaluation_split,
+            },
+        )

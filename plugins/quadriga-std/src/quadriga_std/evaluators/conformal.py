@@ -31,10 +31,14 @@ def coverage_and_width(low: np.ndarray, high: np.ndarray, y: np.ndarray) -> dict
     c, n = float(covered.mean()), y.size
     width = high - low
     finite = np.isfinite(width)
-    return {"coverage": c, "coverage_se": math.sqrt(c * (1 - c) / n),
-            "width": float(width[finite].mean()) if finite.any() else float("nan"),
-            "median_width": float(np.median(width)),
-            "fraction_infinite": float(1 - finite.mean()), "n": float(n)}
+    return {
+        "coverage": c,
+        "coverage_se": math.sqrt(c * (1 - c) / n),
+        "width": float(width[finite].mean()) if finite.any() else float("nan"),
+        "median_width": float(np.median(width)),
+        "fraction_infinite": float(1 - finite.mean()),
+        "n": float(n),
+    }
 
 
 @attrs.define(kw_only=True)
@@ -62,34 +66,50 @@ class IntervalCoverage(Evaluator):
 
     input_types = {"subject": ("Estimate",), "reference": ("Dataset",)}
 
-    domain: str = param("target", doc="'source' or 'target' domain of the reference dataset",
-                        validator=attrs.validators.in_(("source", "target")))
+    domain: str = param(
+        "target",
+        doc="'source' or 'target' domain of the reference dataset",
+        validator=attrs.validators.in_(("source", "target")),
+    )
     split: str | None = param(None, doc="split to score; default 'test' (source) or 'target_test' (target)")
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Score every subject's intervals on the chosen split (see the class docstring)."""
         if reference is None or not hasattr(reference, "split"):
-            raise ConfigError("interval-coverage needs a Dataset reference: inputs = { subject = [...], "
-                              "reference = \"<dataset task>\" }.", key="reference")
+            raise ConfigError(
+                "interval-coverage needs a Dataset reference: inputs = { subject = [...], "
+                'reference = "<dataset task>" }.',
+                key="reference",
+            )
         split = self.split or ("test" if self.domain == "source" else "target_test")
         try:
             X, y = reference.split(split)
         except KeyError as exc:
-            raise ConfigError(f"the reference dataset has no split '{split}' ({exc}); for the target "
-                              "domain build the dataset with a shift.", key="split") from exc
+            raise ConfigError(
+                f"the reference dataset has no split '{split}' ({exc}); for the target "
+                "domain build the dataset with a shift.",
+                key="split",
+            ) from exc
         values, rows, nominal = {}, [], {}
         for name, est in named(subject).items():
             if not callable(getattr(est, "predict", None)):
-                raise ConfigError(f"subject '{name}' has no interval predictor (Estimate.predict); "
-                                  "connect a conformal estimator stage.", key="subject")
+                raise ConfigError(
+                    f"subject '{name}' has no interval predictor (Estimate.predict); "
+                    "connect a conformal estimator stage.",
+                    key="subject",
+                )
             low, high = est.predict(X)
             res = coverage_and_width(low, high, y)
             if "alpha" in getattr(est, "info", {}):
                 nominal[name] = 1.0 - float(est.info["alpha"])
             rows.append({"subject": name, "split": split, **res})
             values.update({f"{name}/{k}": v for k, v in res.items() if k != "n"})
-        return Metrics(values=values, tables={"summary": rows},
-                       figures={"coverage": _figure(rows, nominal, split)}, info={"split": split})
+        return Metrics(
+            values=values,
+            tables={"summary": rows},
+            figures={"coverage": _figure(rows, nominal, split)},
+            info={"split": split},
+        )
 
 
 def _figure(rows: list[dict[str, Any]], nominal: dict[str, float], split: str) -> Any:
@@ -99,8 +119,9 @@ def _figure(rows: list[dict[str, Any]], nominal: dict[str, float], split: str) -
     ax_c, ax_w = fig.subplots(1, 2)
     pos = np.arange(len(rows))
     names = [r["subject"] for r in rows]
-    ax_c.errorbar(pos, [r["coverage"] for r in rows], yerr=[2 * r["coverage_se"] for r in rows],
-                  fmt="o", capsize=4)
+    ax_c.errorbar(
+        pos, [r["coverage"] for r in rows], yerr=[2 * r["coverage_se"] for r in rows], fmt="o", capsize=4
+    )
     for level in sorted(set(nominal.values())):
         ax_c.axhline(level, color="gray", ls="--", lw=1)
     ax_c.set_xticks(pos, names, rotation=30, ha="right")

@@ -27,7 +27,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
 from quadriga.params import param
 
-__all__ = ["EnergyDistance", "MMD", "SlicedWasserstein", "Wasserstein", "weighted_pair_sum"]
+__all__ = ["MMD", "EnergyDistance", "SlicedWasserstein", "Wasserstein", "weighted_pair_sum"]
 
 _CHUNK = 2048
 
@@ -36,6 +36,7 @@ def _positive(name: str):
     def check(inst: Any, attribute: Any, value: Any) -> None:
         if value is not None and not value > 0:
             raise ConfigError(f"'{name}' must be > 0 (got {value!r}).", key=name)
+
     return check
 
 
@@ -50,8 +51,9 @@ def _weights(samples: Samples) -> torch.Tensor:
     return torch.softmax(lw, dim=0)
 
 
-def weighted_pair_sum(x: torch.Tensor, y: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
-                      kernel: Any) -> float:
+def weighted_pair_sum(
+    x: torch.Tensor, y: torch.Tensor, a: torch.Tensor, b: torch.Tensor, kernel: Any
+) -> float:
     """``sum_ij a_i b_j k(x_i, y_j)`` computed in row chunks (memory ``O(chunk * m)``).
 
     Args:
@@ -64,15 +66,18 @@ def weighted_pair_sum(x: torch.Tensor, y: torch.Tensor, a: torch.Tensor, b: torc
     """
     total = torch.zeros((), dtype=torch.float64)
     for start in range(0, x.shape[0], _CHUNK):
-        dist = torch.cdist(x[start:start + _CHUNK], y, compute_mode="donot_use_mm_for_euclid_dist")
-        total = total + a[start:start + _CHUNK] @ kernel(dist) @ b
+        dist = torch.cdist(x[start : start + _CHUNK], y, compute_mode="donot_use_mm_for_euclid_dist")
+        total = total + a[start : start + _CHUNK] @ kernel(dist) @ b
     return float(total)
 
 
 def _as_samples(value: Any, role: str) -> Samples:
     if not isinstance(value, Samples):
-        raise ConfigError(f"'{role}' must be a Samples artifact (got {type(value).__name__}); "
-                          "connect it to a sampler stage.", key=role)
+        raise ConfigError(
+            f"'{role}' must be a Samples artifact (got {type(value).__name__}); "
+            "connect it to a sampler stage.",
+            key=role,
+        )
     return value
 
 
@@ -82,28 +87,35 @@ class _SampleDistance(Evaluator):
 
     input_types = {"subject": ("Samples",), "reference": ("Samples", "Target")}
 
-    num_reference_samples: int = param(2000, doc="exact draws from a Target reference (count)",
-                                       validator=_positive("num_reference_samples"))
+    num_reference_samples: int = param(
+        2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
+    )
     reference_seed: int = param(0, doc="seed of the exact reference draws (the same for every subject)")
 
     _notes: list = attrs.field(factory=list, init=False, repr=False, eq=False)
 
     def _reference(self, reference: Any) -> Samples:
         if reference is None:
-            raise ConfigError("a reference is required: give `reference = \"<task or stage>\"` in the "
-                              "stage's inputs.", key="reference")
+            raise ConfigError(
+                'a reference is required: give `reference = "<task or stage>"` in the stage\'s inputs.',
+                key="reference",
+            )
         if isinstance(reference, Samples):
             return reference
         gen = torch.Generator().manual_seed(int(self.reference_seed))
         try:
             x = reference.sample(int(self.num_reference_samples), generator=gen)
         except NotImplementedError as exc:
-            raise ConfigError(f"the reference target {type(reference).__name__} has no exact sampler "
-                              f"({exc}); pass a Samples reference instead (e.g. a long MCMC run).",
-                              key="reference") from exc
+            raise ConfigError(
+                f"the reference target {type(reference).__name__} has no exact sampler "
+                f"({exc}); pass a Samples reference instead (e.g. a long MCMC run).",
+                key="reference",
+            ) from exc
         return Samples(x=torch.as_tensor(x), info={"stage": "reference"})
 
-    def _compute(self, x: torch.Tensor, a: torch.Tensor, y: torch.Tensor, b: torch.Tensor) -> dict[str, float]:
+    def _compute(
+        self, x: torch.Tensor, a: torch.Tensor, y: torch.Tensor, b: torch.Tensor
+    ) -> dict[str, float]:
         raise NotImplementedError
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
@@ -131,16 +143,22 @@ class _SampleDistance(Evaluator):
             s = _as_samples(value, "subject")
             x = torch.as_tensor(s.x).to(torch.float64).reshape(s.num_samples, -1)
             if x.shape[1] != y.shape[1]:
-                raise ConfigError(f"subject '{name}' has dimension {x.shape[1]} but the reference has "
-                                  f"{y.shape[1]}; compare samples of the same target.", key="subject")
+                raise ConfigError(
+                    f"subject '{name}' has dimension {x.shape[1]} but the reference has "
+                    f"{y.shape[1]}; compare samples of the same target.",
+                    key="subject",
+                )
             self._notes.clear()
             res = self._compute(x, _weights(s), y, b)
             notes += [f"{name}: {n}" for n in self._notes]
             rows.append({"subject": name, **res})
             values.update({f"{name}/{k}": float(v) for k, v in res.items()})
-        return Metrics(values=values, tables={"summary": rows},
-                       figures={"distances": _bar_figure(rows, type(self).__name__)},
-                       info={"notes": notes} if notes else {})
+        return Metrics(
+            values=values,
+            tables={"summary": rows},
+            figures={"distances": _bar_figure(rows, type(self).__name__)},
+            info={"notes": notes} if notes else {},
+        )
 
 
 def _bar_figure(rows: list[dict[str, Any]], title: str) -> Any:
@@ -172,9 +190,12 @@ class EnergyDistance(_SampleDistance):
     """
 
     def _compute(self, x, a, y, b):
-        dist = (lambda d: d)
-        e = 2 * weighted_pair_sum(x, y, a, b, dist) - weighted_pair_sum(x, x, a, a, dist) \
+        dist = lambda d: d
+        e = (
+            2 * weighted_pair_sum(x, y, a, b, dist)
+            - weighted_pair_sum(x, x, a, a, dist)
             - weighted_pair_sum(y, y, b, b, dist)
+        )
         return {"energy_distance": e, "energy_distance_sqrt": math.sqrt(max(e, 0.0))}
 
 
@@ -202,24 +223,27 @@ class MMD(_SampleDistance):
     Source: Gretton, Borgwardt, Rasch, Schölkopf, Smola 2012, JMLR, Lemma 6 / eq. 3.
     """
 
-    kernel: str = param("gaussian", doc="'gaussian' or 'imq'",
-                        validator=attrs.validators.in_(("gaussian", "imq")))
-    bandwidth: float | None = param(None, doc="kernel bandwidth h (units of x); None = median heuristic",
-                                    validator=_positive("bandwidth"))
+    kernel: str = param(
+        "gaussian", doc="'gaussian' or 'imq'", validator=attrs.validators.in_(("gaussian", "imq"))
+    )
+    bandwidth: float | None = param(
+        None, doc="kernel bandwidth h (units of x); None = median heuristic", validator=_positive("bandwidth")
+    )
 
     def _compute(self, x, a, y, b):
         h = float(self.bandwidth) if self.bandwidth is not None else _median_distance(x, y)
         if self.kernel == "gaussian":
-            k = (lambda d: torch.exp(-d.square() / (2 * h * h)))
+            k = lambda d: torch.exp(-d.square() / (2 * h * h))
         else:
-            k = (lambda d: torch.rsqrt(1 + d.square() / (h * h)))
+            k = lambda d: torch.rsqrt(1 + d.square() / (h * h))
 
         def within(z, w):
             off = weighted_pair_sum(z, z, w, w, k) - float(w.square().sum())  # drop i == k (k(0) = 1)
             denom = 1.0 - float(w.square().sum())
             if denom <= 0:
-                raise ConfigError("MMD needs at least two samples with positive weight in each set.",
-                                  key="subject")
+                raise ConfigError(
+                    "MMD needs at least two samples with positive weight in each set.", key="subject"
+                )
             return off / denom
 
         mmd2 = within(x, a) + within(y, b) - 2 * weighted_pair_sum(x, y, a, b, k)
@@ -238,8 +262,9 @@ class SlicedWasserstein(_SampleDistance):
     Source: Bonneel, Rabin, Peyré, Pfister 2015, eq. 4; POT ``ot.sliced``.
     """
 
-    num_projections: int = param(200, doc="number of random directions L (count)",
-                                 validator=_positive("num_projections"))
+    num_projections: int = param(
+        200, doc="number of random directions L (count)", validator=_positive("num_projections")
+    )
     p: float = param(2.0, doc="order p >= 1 of the distance", validator=attrs.validators.ge(1.0))
     seed: int = param(0, doc="seed of the random projections")
 
@@ -252,9 +277,15 @@ class SlicedWasserstein(_SampleDistance):
     def _compute(self, x, a, y, b):
         import ot
 
-        sw = ot.sliced_wasserstein_distance(x.numpy(), y.numpy(), a.numpy(), b.numpy(),
-                                            n_projections=int(self.num_projections), p=float(self.p),
-                                            projections=self.projections(x.shape[1]))
+        sw = ot.sliced_wasserstein_distance(
+            x.numpy(),
+            y.numpy(),
+            a.numpy(),
+            b.numpy(),
+            n_projections=int(self.num_projections),
+            p=float(self.p),
+            projections=self.projections(x.shape[1]),
+        )
         return {"sliced_wasserstein": float(sw)}
 
 
@@ -271,8 +302,11 @@ class Wasserstein(_SampleDistance):
     """
 
     p: float = param(2.0, doc="order p >= 1 of the distance", validator=attrs.validators.ge(1.0))
-    max_points: int = param(2000, doc="largest set size solved exactly; larger sets are subsampled (count)",
-                            validator=_positive("max_points"))
+    max_points: int = param(
+        2000,
+        doc="largest set size solved exactly; larger sets are subsampled (count)",
+        validator=_positive("max_points"),
+    )
     seed: int = param(0, doc="seed of the subsampling")
 
     def _subsample(self, z, w, role):
@@ -281,8 +315,10 @@ class Wasserstein(_SampleDistance):
             return z, w
         rng = np.random.default_rng([int(self.seed), 0 if role == "subject" else 1])
         keep = torch.as_tensor(np.sort(rng.choice(n, size=int(self.max_points), replace=False)))
-        msg = (f"{role} subsampled from {n} to {self.max_points} points for the exact solver "
-               "(raise max_points for an exact value on all points)")
+        msg = (
+            f"{role} subsampled from {n} to {self.max_points} points for the exact solver "
+            "(raise max_points for an exact value on all points)"
+        )
         warnings.warn(msg, stacklevel=3)
         self._notes.append(msg)
         wk = w[keep]

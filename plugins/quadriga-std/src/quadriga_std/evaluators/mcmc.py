@@ -19,15 +19,16 @@ from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator
 
-__all__ = ["MomentError", "ModeCoverage", "ESS", "ess", "autocorrelation"]
+__all__ = ["ESS", "ModeCoverage", "MomentError", "autocorrelation", "ess"]
 
 
 def _subjects(subject: Any, who: str) -> dict[str, Samples]:
     subs = named(subject)
     for name, s in subs.items():
         if not isinstance(s, Samples):
-            raise ConfigError(f"evaluator '{who}' scores Samples; subject '{name}' is a {type(s).__name__}.",
-                              key="inputs")
+            raise ConfigError(
+                f"evaluator '{who}' scores Samples; subject '{name}' is a {type(s).__name__}.", key="inputs"
+            )
     return subs
 
 
@@ -72,20 +73,27 @@ class MomentError(Evaluator):
             mu = torch.as_tensor(reference.mean, dtype=torch.float64)
             sigma = torch.as_tensor(reference.covariance, dtype=torch.float64)
         except (AttributeError, NotImplementedError, ValueError, TypeError) as exc:
-            raise ConfigError("moment-error needs a reference target with exact 'mean' and 'covariance' "
-                              f"({type(reference).__name__}: {exc}).", key="reference") from None
+            raise ConfigError(
+                "moment-error needs a reference target with exact 'mean' and 'covariance' "
+                f"({type(reference).__name__}: {exc}).",
+                key="reference",
+            ) from None
         values, rows = {}, []
         for name, s in _subjects(subject, "moment-error").items():
             x = torch.as_tensor(s.x, dtype=torch.float64)
             if x.shape[1] != mu.shape[0]:
-                raise ConfigError(f"subject '{name}' has dimension {x.shape[1]}, the reference {mu.shape[0]}.",
-                                  key="inputs")
+                raise ConfigError(
+                    f"subject '{name}' has dimension {x.shape[1]}, the reference {mu.shape[0]}.", key="inputs"
+                )
             w = _weights(s)
             m = w @ x
             xc = x - m
             cov = (xc * w[:, None]).T @ xc / (1.0 - (w * w).sum()).clamp_min(1e-300)
-            row = {"subject": name, "mean_mse": float(((m - mu) ** 2).mean()),
-                   "cov_error": float(torch.linalg.matrix_norm(cov - sigma))}
+            row = {
+                "subject": name,
+                "mean_mse": float(((m - mu) ** 2).mean()),
+                "cov_error": float(torch.linalg.matrix_norm(cov - sigma)),
+            }
             if s.chains is not None and s.log_weights is None:
                 cm = torch.as_tensor(s.chains, dtype=torch.float64).mean(1)
                 row["chain_mean_mse"] = float(((cm - mu) ** 2).mean(-1).mean())
@@ -119,16 +127,21 @@ class ModeCoverage(Evaluator):
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
-    min_fraction: float = param(0.01, doc="share of samples for a mode to count as visited (fraction)",
-                                validator=[attrs.validators.ge(0), attrs.validators.lt(1)])
+    min_fraction: float = param(
+        0.01,
+        doc="share of samples for a mode to count as visited (fraction)",
+        validator=[attrs.validators.ge(0), attrs.validators.lt(1)],
+    )
     max_points_plotted: int = param(2000, doc="points drawn per panel", validator=attrs.validators.ge(1))
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Assign samples to components with ``reference.assign`` and compare with ``reference.mixture_weights``."""
         if not (hasattr(reference, "assign") and hasattr(reference, "mixture_weights")):
-            raise ConfigError("mode-coverage needs a mixture reference target with 'assign' and "
-                              f"'mixture_weights' (e.g. gaussian-mixture), not {type(reference).__name__}.",
-                              key="reference")
+            raise ConfigError(
+                "mode-coverage needs a mixture reference target with 'assign' and "
+                f"'mixture_weights' (e.g. gaussian-mixture), not {type(reference).__name__}.",
+                key="reference",
+            )
         wk = torch.as_tensor(reference.mixture_weights, dtype=torch.float64)
         K = wk.shape[0]
         subs = _subjects(subject, "mode-coverage")
@@ -137,8 +150,11 @@ class ModeCoverage(Evaluator):
             x = torch.as_tensor(s.x, dtype=torch.float64)
             lab = reference.assign(x)
             frac = torch.zeros(K, dtype=torch.float64).index_add_(0, lab, _weights(s))
-            row = {"subject": name, "tv": 0.5 * float((frac - wk).abs().sum()),
-                   "modes_visited": int((frac >= self.min_fraction).sum())}
+            row = {
+                "subject": name,
+                "tv": 0.5 * float((frac - wk).abs().sum()),
+                "modes_visited": int((frac >= self.min_fraction).sum()),
+            }
             if s.chains is not None:
                 ch = torch.as_tensor(s.chains, dtype=torch.float64)
                 per = reference.assign(ch.reshape(-1, ch.shape[-1])).reshape(ch.shape[:2])
@@ -158,7 +174,10 @@ class ModeCoverage(Evaluator):
         mu = torch.as_tensor(reference.component_means, dtype=torch.float64)
         sd = float(torch.as_tensor(reference.component_covariances).diagonal(dim1=-2, dim2=-1).max().sqrt())
         lo, hi = mu.min(0).values - 4 * sd, mu.max(0).values + 4 * sd
-        gx, gy = torch.linspace(float(lo[0]), float(hi[0]), 150), torch.linspace(float(lo[1]), float(hi[1]), 150)
+        gx, gy = (
+            torch.linspace(float(lo[0]), float(hi[0]), 150),
+            torch.linspace(float(lo[1]), float(hi[1]), 150),
+        )
         X, Y = torch.meshgrid(gx, gy, indexing="xy")
         Z = reference.log_prob(torch.stack([X.reshape(-1), Y.reshape(-1)], -1).double()).reshape(X.shape)
         fig = Figure(figsize=(3.2 * len(subs), 3.2), layout="constrained")
@@ -210,7 +229,7 @@ def ess(chains: np.ndarray, *, split: bool = True, rank_normalize: bool = False)
         x = x[:, :, None]
     if split:
         half = x.shape[1] // 2
-        x = np.concatenate([x[:, :half], x[:, x.shape[1] - half:]], 0)
+        x = np.concatenate([x[:, :half], x[:, x.shape[1] - half :]], 0)
     m, n, d = x.shape
     if n < 4:
         raise ValueError(f"ESS needs at least 4 draws per (split) chain, got {n}")
@@ -221,8 +240,8 @@ def ess(chains: np.ndarray, *, split: bool = True, rank_normalize: bool = False)
         flat = x.reshape(m * n, d)
         ranks = rankdata(flat, axis=0)
         x = ndtri((ranks - 0.375) / (m * n + 0.25)).reshape(m, n, d)
-    acov = autocorrelation(x)                      # [m, n, d]
-    chain_var = acov[:, 0] * n / (n - 1)           # [m, d]
+    acov = autocorrelation(x)  # [m, n, d]
+    chain_var = acov[:, 0] * n / (n - 1)  # [m, d]
     W = chain_var.mean(0)
     var_plus = W * (n - 1) / n
     if m > 1:
@@ -271,8 +290,11 @@ class ESS(Evaluator):
     """
 
     input_types = {"subject": ("Samples",), "reference": ("Target", "Samples")}
-    method: str = param("bulk", doc="'bulk' (rank-normalised split chains) or 'basic' (split chains, raw values)",
-                        validator=attrs.validators.in_(("bulk", "basic")))
+    method: str = param(
+        "bulk",
+        doc="'bulk' (rank-normalised split chains) or 'basic' (split chains, raw values)",
+        validator=attrs.validators.in_(("bulk", "basic")),
+    )
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compute ESS for each subject (the reference is not used)."""
@@ -281,12 +303,18 @@ class ESS(Evaluator):
             ch = s.chains if s.chains is not None else s.x[None]
             ch = torch.as_tensor(ch, dtype=torch.float64).numpy()
             if ch.shape[1] < 8:
-                raise ConfigError(f"subject '{name}' has {ch.shape[1]} draws per chain; ESS needs at least 8.",
-                                  key="inputs")
+                raise ConfigError(
+                    f"subject '{name}' has {ch.shape[1]} draws per chain; ESS needs at least 8.", key="inputs"
+                )
             e = ess(ch, split=True, rank_normalize=self.method == "bulk")
             total = ch.shape[0] * ch.shape[1]
-            row = {"subject": name, "ess_min": float(np.min(e)), "ess_median": float(np.median(e)),
-                   "ess_mean": float(np.mean(e)), "iact_max": total / float(np.min(e))}
+            row = {
+                "subject": name,
+                "ess_min": float(np.min(e)),
+                "ess_median": float(np.median(e)),
+                "ess_mean": float(np.mean(e)),
+                "iact_max": total / float(np.min(e)),
+            }
             if s.info.get("seconds"):
                 row["ess_min_per_second"] = row["ess_min"] / float(s.info["seconds"])
             if s.info.get("score_evals"):

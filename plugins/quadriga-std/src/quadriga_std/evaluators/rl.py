@@ -17,7 +17,7 @@ import attrs
 from quadriga import Evaluator, Metrics, named, param
 from quadriga.errors import ConfigError
 
-__all__ = ["EpisodeReturn", "ReturnCurve", "QOverestimation", "greedy_episodes", "discounted_returns"]
+__all__ = ["EpisodeReturn", "QOverestimation", "ReturnCurve", "discounted_returns", "greedy_episodes"]
 
 _pos = attrs.validators.gt(0)
 
@@ -46,13 +46,17 @@ def _q_network(name: str, artifact: Any) -> Any:
 
     model = getattr(artifact, "model", None)
     if not isinstance(model, torch.nn.Module):
-        raise ConfigError(f"subject '{name}' has no Q-network (Fitted.model is {type(model).__name__}); "
-                          "pass the output of a DQN-family learner.", key="subject")
+        raise ConfigError(
+            f"subject '{name}' has no Q-network (Fitted.model is {type(model).__name__}); "
+            "pass the output of a DQN-family learner.",
+            key="subject",
+        )
     return model
 
 
-def greedy_episodes(q_network: Any, env_task: Any, *, num_episodes: int, seed: int,
-                    max_episode_steps: int | None = None) -> list[dict[str, Any]]:
+def greedy_episodes(
+    q_network: Any, env_task: Any, *, num_episodes: int, seed: int, max_episode_steps: int | None = None
+) -> list[dict[str, Any]]:
     """Roll out the greedy policy ``argmax_a Q(s, a)``.
 
     Args:
@@ -87,8 +91,15 @@ def greedy_episodes(q_network: Any, env_task: Any, *, num_episodes: int, seed: i
                 qs.append(float(q[a]))
                 obs, r, terminated, truncated, _ = env.step(a)
                 rewards.append(float(r))
-            episodes.append({"obs": torch.stack(states), "actions": torch.tensor(actions), "q": torch.tensor(qs),
-                             "rewards": rewards, "terminated": bool(terminated)})
+            episodes.append(
+                {
+                    "obs": torch.stack(states),
+                    "actions": torch.tensor(actions),
+                    "q": torch.tensor(qs),
+                    "rewards": rewards,
+                    "terminated": bool(terminated),
+                }
+            )
     finally:
         env.close()
     return episodes
@@ -114,7 +125,9 @@ def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
     ax.set_xticks(range(len(groups)), list(groups))
     magnitudes = [abs(v) for vals in groups.values() for v in vals if v != 0]
     if magnitudes and max(magnitudes) > 100 * max(min(magnitudes), 1.0):
-        ax.set_yscale("symlog", linthresh=max(min(magnitudes), 1.0))  # one diverged method must not hide the rest
+        ax.set_yscale(
+            "symlog", linthresh=max(min(magnitudes), 1.0)
+        )  # one diverged method must not hide the rest
         ylabel += " (symlog scale)"
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -122,8 +135,9 @@ def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
     return fig
 
 
-def _summarise(values: dict[str, float], groups: dict[str, list[str]], per_subject: dict[str, float],
-               key: str) -> dict[str, list[float]]:
+def _summarise(
+    values: dict[str, float], groups: dict[str, list[str]], per_subject: dict[str, float], key: str
+) -> dict[str, list[float]]:
     by_comp = {}
     for comp, names in groups.items():
         vals = [per_subject[n] for n in names]
@@ -165,17 +179,28 @@ class EpisodeReturn(Evaluator):
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """See the class docstring."""
         if reference is None:
-            raise ConfigError("episode-return needs the environment: inputs = { subject = [...], "
-                              "reference = \"<task>\" }.", key="reference")
+            raise ConfigError(
+                'episode-return needs the environment: inputs = { subject = [...], reference = "<task>" }.',
+                key="reference",
+            )
         subjects = named(subject)
         values, rows, per = {}, [], {}
         for name, art in subjects.items():
-            eps = greedy_episodes(_q_network(name, art), reference, num_episodes=self.num_episodes, seed=self.seed)
+            eps = greedy_episodes(
+                _q_network(name, art), reference, num_episodes=self.num_episodes, seed=self.seed
+            )
             rets = [sum(e["rewards"]) for e in eps]
             per[name] = _mean(rets)
             values[f"{name}/mean_return"], values[f"{name}/stderr"] = per[name], _stderr(rets)
-            rows.append({"subject": name, "component": art.info.get("component", name), "mean_return": per[name],
-                         "stderr": _stderr(rets), "num_episodes": len(rets)})
+            rows.append(
+                {
+                    "subject": name,
+                    "component": art.info.get("component", name),
+                    "mean_return": per[name],
+                    "stderr": _stderr(rets),
+                    "num_episodes": len(rets),
+                }
+            )
         groups = _groups(subjects)
         by_comp = _summarise(values, groups, per, "mean_return")
         fig = _bar_figure("Greedy episode return", "return", by_comp)
@@ -225,8 +250,11 @@ class ReturnCurve(Evaluator):
         for name, art in subjects.items():
             steps, rets = art.history.get("env_step", []), art.history.get("episode_return", [])
             if not steps or len(steps) != len(rets):
-                raise ConfigError(f"subject '{name}' has no episode history (needs Fitted.history['env_step'] and "
-                                  "['episode_return'] of equal length); train it longer.", key="subject")
+                raise ConfigError(
+                    f"subject '{name}' has no episode history (needs Fitted.history['env_step'] and "
+                    "['episode_return'] of equal length); train it longer.",
+                    key="subject",
+                )
             last = art.info.get("env_steps", steps[-1])
             hist[name] = (np.asarray(steps, float), np.asarray(rets, float), float(last))
         end = min(h[2] for h in hist.values())
@@ -239,16 +267,28 @@ class ReturnCurve(Evaluator):
             n = counts - lo
             curve = np.where(n > 0, (csum[counts] - csum[lo]) / np.maximum(n, 1), rets[0])
             curves[name] = curve
-            auc = float(np.trapezoid(curve, grid) / (grid[-1] - grid[0])) if len(grid) > 1 else float(curve[0])
+            auc = (
+                float(np.trapezoid(curve, grid) / (grid[-1] - grid[0])) if len(grid) > 1 else float(curve[0])
+            )
             values[f"{name}/auc"], values[f"{name}/final_return"] = auc, float(curve[-1])
-            rows.append({"subject": name, "component": subjects[name].info.get("component", name),
-                         "auc": auc, "final_return": float(curve[-1]), "episodes": int(len(rets))})
+            rows.append(
+                {
+                    "subject": name,
+                    "component": subjects[name].info.get("component", name),
+                    "auc": auc,
+                    "final_return": float(curve[-1]),
+                    "episodes": len(rets),
+                }
+            )
         groups = _groups(subjects)
         _summarise(values, groups, {n: values[f"{n}/auc"] for n in subjects}, "auc")
         _summarise(values, groups, {n: values[f"{n}/final_return"] for n in subjects}, "final_return")
-        return Metrics(values=values, tables={"return_curve": rows},
-                       figures={"return_curve": self._figure(grid, curves, groups)},
-                       info={"grid_end": end})
+        return Metrics(
+            values=values,
+            tables={"return_curve": rows},
+            figures={"return_curve": self._figure(grid, curves, groups)},
+            info={"grid_end": end},
+        )
 
     def _figure(self, grid: Any, curves: dict[str, Any], groups: dict[str, list[str]]) -> Any:
         import numpy as np
@@ -306,17 +346,33 @@ class QOverestimation(Evaluator):
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """See the class docstring."""
         if reference is None:
-            raise ConfigError("q-overestimation needs the environment: inputs = { subject = [...], "
-                              "reference = \"<task>\" }.", key="reference")
+            raise ConfigError(
+                'q-overestimation needs the environment: inputs = { subject = [...], reference = "<task>" }.',
+                key="reference",
+            )
         subjects = named(subject)
         values, rows, per = {}, [], {}
         for name, art in subjects.items():
             gamma = float(self.gamma if self.gamma is not None else art.info.get("gamma", 0.99))
             limit = getattr(reference, "time_limit", None)
-            tail = self.tail_steps if self.tail_steps is not None else (
-                0 if gamma == 0 else int(math.ceil(math.log(0.01) / math.log(gamma))) if gamma < 1 else 1000)
-            eps = greedy_episodes(_q_network(name, art), reference, num_episodes=self.num_episodes,
-                                  seed=self.seed, max_episode_steps=(limit + tail) if limit else None)
+            tail = (
+                self.tail_steps
+                if self.tail_steps is not None
+                else (
+                    0
+                    if gamma == 0
+                    else int(math.ceil(math.log(0.01) / math.log(gamma)))
+                    if gamma < 1
+                    else 1000
+                )
+            )
+            eps = greedy_episodes(
+                _q_network(name, art),
+                reference,
+                num_episodes=self.num_episodes,
+                seed=self.seed,
+                max_episode_steps=(limit + tail) if limit else None,
+            )
             gaps, ep_means, qs, gs = [], [], [], []
             for e in eps:
                 g = discounted_returns(e["rewards"], gamma)
@@ -327,9 +383,15 @@ class QOverestimation(Evaluator):
                 qs += [float(e["q"][t]) for t in range(keep)]
                 gs += g[:keep]
             per[name] = _mean(gaps)
-            row = {"subject": name, "component": art.info.get("component", name), "q_overestimation": per[name],
-                   "q_overestimation_stderr": _stderr(ep_means), "q_mean": _mean(qs), "mc_return_mean": _mean(gs),
-                   "states": len(gaps)}
+            row = {
+                "subject": name,
+                "component": art.info.get("component", name),
+                "q_overestimation": per[name],
+                "q_overestimation_stderr": _stderr(ep_means),
+                "q_mean": _mean(qs),
+                "mc_return_mean": _mean(gs),
+                "states": len(gaps),
+            }
             rows.append(row)
             for k in ("q_overestimation", "q_overestimation_stderr", "q_mean", "mc_return_mean"):
                 values[f"{name}/{k}"] = row[k]

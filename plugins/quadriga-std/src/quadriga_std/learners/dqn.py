@@ -29,8 +29,11 @@ _unit = [attrs.validators.ge(0.0), attrs.validators.le(1.0)]
 
 def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
     if not value or any(int(h) <= 0 for h in value):
-        raise ConfigError(f"hidden_sizes must be a non-empty list of positive ints, got {value!r}; "
-                          "e.g. hidden_sizes = [64, 64].", key="hidden_sizes")
+        raise ConfigError(
+            f"hidden_sizes must be a non-empty list of positive ints, got {value!r}; "
+            "e.g. hidden_sizes = [64, 64].",
+            key="hidden_sizes",
+        )
 
 
 @attrs.define(kw_only=True)
@@ -59,38 +62,52 @@ class DQN(Learner):
     needs_next_q_target: ClassVar[bool] = True
 
     total_frames: int = param(20_000, doc="training budget (environment steps)", validator=_pos)
-    frames_per_batch: int = param(10, doc="environment steps collected between rounds of updates",
-                                  validator=_pos)
+    frames_per_batch: int = param(
+        10, doc="environment steps collected between rounds of updates", validator=_pos
+    )
     buffer_size: int = param(50_000, doc="replay buffer capacity (transitions)", validator=_pos)
     batch_size: int = param(64, doc="transitions per gradient update", validator=_pos)
     lr: float = param(2.5e-3, doc="Adam learning rate", validator=_pos)
     gamma: float = param(0.99, doc="discount factor (per env step)", validator=_unit)
-    hidden_sizes: list[int] = param(factory=lambda: [128, 128], doc="MLP hidden layer widths",
-                                    validator=_hidden_sizes)
-    target_update_period: int = param(100, doc="hard target-network copy every this many gradient "
-                                               "updates (used when tau = 0)", validator=_pos)
-    tau: float = param(0.0, doc="soft target update rate per gradient update; 0 uses hard copies",
-                       validator=_unit)
+    hidden_sizes: list[int] = param(
+        factory=lambda: [128, 128], doc="MLP hidden layer widths", validator=_hidden_sizes
+    )
+    target_update_period: int = param(
+        100,
+        doc="hard target-network copy every this many gradient updates (used when tau = 0)",
+        validator=_pos,
+    )
+    tau: float = param(
+        0.0, doc="soft target update rate per gradient update; 0 uses hard copies", validator=_unit
+    )
     eps_init: float = param(1.0, doc="initial exploration epsilon", validator=_unit)
     eps_end: float = param(0.05, doc="final exploration epsilon", validator=_unit)
-    eps_anneal_frames: int = param(8_000, doc="environment steps over which epsilon decays linearly",
-                                   validator=_pos)
-    num_updates_per_batch: int = param(5, doc="gradient updates after each collected batch",
-                                       validator=_nonneg)
-    learning_starts: int = param(1_000, doc="environment steps of uniformly random actions before "
-                                            "the first update", validator=_nonneg)
-    loss_function: str = param("smooth_l1", doc="regression loss: 'l2', 'l1' or 'smooth_l1' (Huber)",
-                               validator=attrs.validators.in_(("l2", "l1", "smooth_l1")))
+    eps_anneal_frames: int = param(
+        8_000, doc="environment steps over which epsilon decays linearly", validator=_pos
+    )
+    num_updates_per_batch: int = param(
+        5, doc="gradient updates after each collected batch", validator=_nonneg
+    )
+    learning_starts: int = param(
+        1_000, doc="environment steps of uniformly random actions before the first update", validator=_nonneg
+    )
+    loss_function: str = param(
+        "smooth_l1",
+        doc="regression loss: 'l2', 'l1' or 'smooth_l1' (Huber)",
+        validator=attrs.validators.in_(("l2", "l1", "smooth_l1")),
+    )
     max_grad_norm: float = param(10.0, doc="gradient-norm clip (0 disables)", validator=_nonneg)
     log_every: int = param(100, doc="log loss and mean Q every this many gradient updates", validator=_pos)
 
     def __attrs_post_init__(self) -> None:
         if self.learning_starts >= self.total_frames:
-            raise ConfigError(f"learning_starts ({self.learning_starts}) must be below total_frames "
-                              f"({self.total_frames}); lower it or raise the budget.", key="learning_starts")
+            raise ConfigError(
+                f"learning_starts ({self.learning_starts}) must be below total_frames "
+                f"({self.total_frames}); lower it or raise the budget.",
+                key="learning_starts",
+            )
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
-                  gamma: float) -> Any:
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
         """TD target ``y = r + gamma (1 - done) max_a' Q_target(s', a')``.
 
         Args:
@@ -155,26 +172,54 @@ class DQN(Learner):
 
         env = TransformedEnv(task.make_torchrl(), RewardSum())
         env.set_seed(env_seed)
-        qnet = MLP(in_features=obs_dim, out_features=num_actions, num_cells=list(self.hidden_sizes),
-                   activation_class=torch.nn.ReLU)
+        qnet = MLP(
+            in_features=obs_dim,
+            out_features=num_actions,
+            num_cells=list(self.hidden_sizes),
+            activation_class=torch.nn.ReLU,
+        )
         actor = QValueActor(qnet, in_keys=["observation"], spec=env.action_spec)
-        explore = EGreedyModule(env.action_spec, eps_init=self.eps_init, eps_end=self.eps_end,
-                                annealing_num_steps=self.eps_anneal_frames)
+        explore = EGreedyModule(
+            env.action_spec,
+            eps_init=self.eps_init,
+            eps_end=self.eps_end,
+            annealing_num_steps=self.eps_anneal_frames,
+        )
         policy = TensorDictSequential(actor, explore)
-        loss_module = TDTargetDQNLoss(actor, q_network=qnet, td_target=self.td_target, gamma=self.gamma,
-                                      needs_online=self.needs_next_q_online,
-                                      needs_target=self.needs_next_q_target,
-                                      loss_function=self.loss_function)
-        updater = (SoftUpdate(loss_module, tau=self.tau) if self.tau > 0
-                   else HardUpdate(loss_module, value_network_update_interval=self.target_update_period))
+        loss_module = TDTargetDQNLoss(
+            actor,
+            q_network=qnet,
+            td_target=self.td_target,
+            gamma=self.gamma,
+            needs_online=self.needs_next_q_online,
+            needs_target=self.needs_next_q_target,
+            loss_function=self.loss_function,
+        )
+        updater = (
+            SoftUpdate(loss_module, tau=self.tau)
+            if self.tau > 0
+            else HardUpdate(loss_module, value_network_update_interval=self.target_update_period)
+        )
         optimizer = torch.optim.Adam(loss_module.parameters(), lr=self.lr)
-        buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(self.buffer_size),
-                                        batch_size=self.batch_size)
-        collector = Collector(env, policy, frames_per_batch=self.frames_per_batch,
-                              total_frames=self.total_frames, init_random_frames=self.learning_starts,
-                              device="cpu", auto_register_policy_transforms=False)
-        history: dict[str, list] = {"env_step": [], "episode_return": [], "update_step": [],
-                                    "loss": [], "q_mean": []}
+        buffer = TensorDictReplayBuffer(
+            storage=LazyTensorStorage(self.buffer_size), batch_size=self.batch_size
+        )
+        collector = Collector(
+            env,
+            policy,
+            frames_per_batch=self.frames_per_batch,
+            total_frames=self.total_frames,
+            init_random_frames=self.learning_starts,
+            device="cpu",
+            auto_register_policy_transforms=False,
+        )
+        history: dict[str, list] = {
+            "env_step": [],
+            "episode_return": [],
+            "update_step": [],
+            "loss": [],
+            "q_mean": [],
+        }
         progress.start(self.total_frames, description=type(self).__name__)
         frames = updates = 0
         start = time.perf_counter()
@@ -214,9 +259,15 @@ class DQN(Learner):
             collector.shutdown()
             env.close()
         qnet.eval()
-        info = {"env_steps": frames, "updates": updates, "seconds": time.perf_counter() - start,
-                "gamma": self.gamma, "num_actions": num_actions, "obs_dim": obs_dim,
-                "episodes": len(history["episode_return"])}
+        info = {
+            "env_steps": frames,
+            "updates": updates,
+            "seconds": time.perf_counter() - start,
+            "gamma": self.gamma,
+            "num_actions": num_actions,
+            "obs_dim": obs_dim,
+            "episodes": len(history["episode_return"]),
+        }
         return Fitted(model=qnet, history=history, info=info)
 
 
@@ -232,8 +283,7 @@ class DQNOnline(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = False
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
-                  gamma: float) -> Any:
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
         """``y = r + gamma (1 - done) max_a' Q_online(s', a')`` (shapes as in :meth:`DQN.td_target`)."""
         return reward + gamma * (1.0 - done) * next_q_online.max(dim=-1).values
 
@@ -250,8 +300,7 @@ class DoubleDQN(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = True
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any,
-                  gamma: float) -> Any:
+    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
         """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))`` (shapes as in :meth:`DQN.td_target`)."""
         best = next_q_online.argmax(dim=-1, keepdim=True)
         return reward + gamma * (1.0 - done) * next_q_target.gather(-1, best).squeeze(-1)

@@ -48,10 +48,20 @@ class TDTargetDQNLoss(DQNLoss):
     Source: Mnih et al. 2015, Algorithm 1 (loss); torchrl ``objectives/dqn.py`` (everything reused).
     """
 
-    def __init__(self, value_network: Any, *, q_network: Any, td_target: TDTargetFn, gamma: float,
-                 needs_online: bool, needs_target: bool, loss_function: str = "l2") -> None:
-        super().__init__(value_network, loss_function=loss_function, delay_value=True,
-                         action_space="categorical")
+    def __init__(
+        self,
+        value_network: Any,
+        *,
+        q_network: Any,
+        td_target: TDTargetFn,
+        gamma: float,
+        needs_online: bool,
+        needs_target: bool,
+        loss_function: str = "l2",
+    ) -> None:
+        super().__init__(
+            value_network, loss_function=loss_function, delay_value=True, action_space="categorical"
+        )
         self._q_network = q_network
         self._td_target = td_target
         self._gamma = float(gamma)
@@ -83,11 +93,17 @@ class TDTargetDQNLoss(DQNLoss):
         q = self._q_values(self.value_network_params, obs)
         q_taken = q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
         with torch.no_grad():
-            q_next_online = self._q_values(self.value_network_params.data, next_obs) if self._needs_online else None
-            q_next_target = self._q_values(self.target_value_network_params, next_obs) if self._needs_target else None
+            q_next_online = (
+                self._q_values(self.value_network_params.data, next_obs) if self._needs_online else None
+            )
+            q_next_target = (
+                self._q_values(self.target_value_network_params, next_obs) if self._needs_target else None
+            )
             target = self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
         if target.shape != q_taken.shape:
-            raise RuntimeError(f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}")
+            raise RuntimeError(
+                f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}"
+            )
         loss = distance_loss(q_taken, target, self.loss_function).mean()
         tensordict.set("td_error", (q_taken - target).detach().pow(2).unsqueeze(-1), inplace=True)
         return TensorDict(loss=loss, q_taken=q_taken.detach().mean(), td_target=target.mean())

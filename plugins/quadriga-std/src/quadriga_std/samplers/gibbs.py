@@ -27,11 +27,16 @@ def check_spin_target(target: Any) -> None:
             (a continuous target such as ``gaussian``).
     """
     if not hasattr(target, "log_prob") or not hasattr(target, "dim"):
-        raise ConfigError(f"gibbs needs a target with dim and log_prob, got {type(target).__name__}.", key="target")
+        raise ConfigError(
+            f"gibbs needs a target with dim and log_prob, got {type(target).__name__}.", key="target"
+        )
     if isinstance(target, Target) and not callable(getattr(target, "flip_log_ratios", None)):
-        raise ConfigError(f"gibbs samples spin systems on {{-1, +1}}^d (targets with flip_log_ratios, e.g. "
-                          f"'ising'), but {type(target).__name__} is a continuous target; use an MCMC sampler "
-                          "such as 'mala', 'hmc' or 'rwm' for it.", key="target")
+        raise ConfigError(
+            f"gibbs samples spin systems on {{-1, +1}}^d (targets with flip_log_ratios, e.g. "
+            f"'ising'), but {type(target).__name__} is a continuous target; use an MCMC sampler "
+            "such as 'mala', 'hmc' or 'rwm' for it.",
+            key="target",
+        )
 
 
 @attrs.define(kw_only=True)
@@ -73,24 +78,30 @@ class Gibbs(MCMCKernel):
     """
 
     uses_score: ClassVar[bool] = False
-    scan: str = param("systematic", doc="site order within a sweep: 'systematic' or 'random'",
-                      validator=attrs.validators.in_(("systematic", "random")))
+    scan: str = param(
+        "systematic",
+        doc="site order within a sweep: 'systematic' or 'random'",
+        validator=attrs.validators.in_(("systematic", "random")),
+    )
 
     def initial_state(self, target: Any, generator: torch.Generator) -> ChainState:
         """Uniformly random spins (``init = "normal"``) or exact target draws (``"target"``)."""
         if self.init == "target":
             x = initial_points(target, self.num_chains, "target", 1.0, _DTYPES[self.dtype], generator)
             if not bool(((x == 1) | (x == -1)).all()):
-                raise ConfigError(f"init = 'target': the exact samples of {type(target).__name__} are not spins "
-                                  "in {-1, +1}; gibbs samples spin systems only (e.g. target 'ising').",
-                                  key="target")
+                raise ConfigError(
+                    f"init = 'target': the exact samples of {type(target).__name__} are not spins "
+                    "in {-1, +1}; gibbs samples spin systems only (e.g. target 'ising').",
+                    key="target",
+                )
         else:
             bits = torch.randint(0, 2, (self.num_chains, int(target.dim)), generator=generator)
             x = (2 * bits - 1).to(_DTYPES[self.dtype])
         return self.init_state(target, x)
 
-    def transition(self, state: ChainState, target: Any,
-                   generator: torch.Generator) -> tuple[ChainState, torch.Tensor, dict[str, int]]:
+    def transition(
+        self, state: ChainState, target: Any, generator: torch.Generator
+    ) -> tuple[ChainState, torch.Tensor, dict[str, int]]:
         """One sweep of heat-bath updates for all c chains (see :meth:`MCMCKernel.transition`).
 
         Returns:
@@ -100,8 +111,9 @@ class Gibbs(MCMCKernel):
         x, lp = state.x.clone(), state.log_prob.clone()
         c, d = x.shape
         fast = hasattr(target, "flip_log_ratios")
-        sites = (torch.arange(d) if self.scan == "systematic"
-                 else torch.randint(0, d, (d,), generator=generator))
+        sites = (
+            torch.arange(d) if self.scan == "systematic" else torch.randint(0, d, (d,), generator=generator)
+        )
         u = torch.rand(d, c, generator=generator, dtype=x.dtype)
         rows = torch.arange(c)
         flips = torch.zeros(c, dtype=torch.long)
@@ -122,8 +134,17 @@ class Gibbs(MCMCKernel):
             lp = torch.where(flip, lp_new, lp)
             flips += flip.long()
         new = ChainState(x, lp, None)
-        return new, flips > 0, {"score_evals": 0, "log_prob_evals": c * d, "rejected_nonfinite": nonfinite,
-                                "site_updates": c * d, "flips": int(flips.sum())}
+        return (
+            new,
+            flips > 0,
+            {
+                "score_evals": 0,
+                "log_prob_evals": c * d,
+                "rejected_nonfinite": nonfinite,
+                "site_updates": c * d,
+                "flips": int(flips.sum()),
+            },
+        )
 
     def sample(self, target: Any, *, generator: torch.Generator):
         """Run the chains (see the class docstring); ``acceptance_rate`` = flipped fraction of site updates.

@@ -24,7 +24,7 @@ from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler
 
-__all__ = ["ChainState", "MCMCKernel", "RWM", "ULA", "MALA", "HMC", "initial_points", "mh_accept"]
+__all__ = ["HMC", "MALA", "RWM", "ULA", "ChainState", "MCMCKernel", "initial_points", "mh_accept"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _pos = attrs.validators.gt(0)
@@ -70,8 +70,9 @@ def _select(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.T
     return torch.where(m, new, old)
 
 
-def initial_points(target: Any, num_chains: int, init: str, init_scale: float, dtype: torch.dtype,
-                   generator: torch.Generator) -> torch.Tensor:
+def initial_points(
+    target: Any, num_chains: int, init: str, init_scale: float, dtype: torch.dtype, generator: torch.Generator
+) -> torch.Tensor:
     """Starting points ``Tensor[num_chains, d]``.
 
     Args:
@@ -85,8 +86,11 @@ def initial_points(target: Any, num_chains: int, init: str, init_scale: float, d
         try:
             x = target.sample(num_chains, generator=generator)
         except NotImplementedError:
-            raise ConfigError(f"init = 'target' needs exact samples but {type(target).__name__} has none; "
-                              "use init = 'normal'.", key="init") from None
+            raise ConfigError(
+                f"init = 'target' needs exact samples but {type(target).__name__} has none; "
+                "use init = 'normal'.",
+                key="init",
+            ) from None
         return torch.as_tensor(x).to(dtype)
     return init_scale * torch.randn(num_chains, int(target.dim), generator=generator, dtype=dtype)
 
@@ -120,20 +124,29 @@ class MCMCKernel(Sampler):
     num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
     burn_in: int = param(500, doc="transitions discarded at the start of each chain", validator=_nonneg_int)
     thin: int = param(1, doc="keep every thin-th transition after burn-in", validator=_pos_int)
-    init: str = param("normal", doc="starting points: 'normal' (init_scale * N(0, I)) or 'target' (exact draws)",
-                      validator=attrs.validators.in_(("normal", "target")))
-    init_scale: float = param(1.0, doc="standard deviation of 'normal' starting points (units of x)",
-                              validator=_pos)
-    dtype: str = param("float64", doc="floating dtype of the chains: 'float64' or 'float32'",
-                       validator=attrs.validators.in_(tuple(_DTYPES)))
+    init: str = param(
+        "normal",
+        doc="starting points: 'normal' (init_scale * N(0, I)) or 'target' (exact draws)",
+        validator=attrs.validators.in_(("normal", "target")),
+    )
+    init_scale: float = param(
+        1.0, doc="standard deviation of 'normal' starting points (units of x)", validator=_pos
+    )
+    dtype: str = param(
+        "float64",
+        doc="floating dtype of the chains: 'float64' or 'float32'",
+        validator=attrs.validators.in_(tuple(_DTYPES)),
+    )
 
     def init_state(self, target: Any, x: torch.Tensor) -> ChainState:
         """Evaluate ``target`` at ``x: Tensor[c, d]`` (log_prob, and score if the kernel uses it)."""
-        return ChainState(x=x, log_prob=target.log_prob(x),
-                          score=target.score(x) if self.uses_score else None)
+        return ChainState(
+            x=x, log_prob=target.log_prob(x), score=target.score(x) if self.uses_score else None
+        )
 
-    def transition(self, state: ChainState, target: Any,
-                   generator: torch.Generator) -> tuple[ChainState, torch.Tensor, dict[str, int]]:
+    def transition(
+        self, state: ChainState, target: Any, generator: torch.Generator
+    ) -> tuple[ChainState, torch.Tensor, dict[str, int]]:
         """One Markov step for all c chains.
 
         Args:
@@ -150,7 +163,9 @@ class MCMCKernel(Sampler):
 
     def initial_state(self, target: Any, generator: torch.Generator) -> ChainState:
         """Draw starting points (see :func:`initial_points`) and evaluate the target there."""
-        x = initial_points(target, self.num_chains, self.init, self.init_scale, _DTYPES[self.dtype], generator)
+        x = initial_points(
+            target, self.num_chains, self.init, self.init_scale, _DTYPES[self.dtype], generator
+        )
         return self.init_state(target, x)
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
@@ -175,8 +190,13 @@ class MCMCKernel(Sampler):
                 kept[:, k] = state.x
                 k += 1
             progress.advance(1)
-        info = {"acceptance_rate": accepted_total / (total * c) if total else float("nan"), **counts,
-                "seconds": time.perf_counter() - t0, "num_chains": c, "transitions": total}
+        info = {
+            "acceptance_rate": accepted_total / (total * c) if total else float("nan"),
+            **counts,
+            "seconds": time.perf_counter() - t0,
+            "num_chains": c,
+            "transitions": total,
+        }
         return Samples(x=kept.reshape(-1, kept.shape[-1]), chains=kept, info=info)
 
 
@@ -205,8 +225,11 @@ class RWM(MCMCKernel):
         lp_y = target.log_prob(y)
         accepted, nonfinite = mh_accept(lp_y - state.log_prob, generator)
         new = ChainState(_select(accepted, y, x), torch.where(accepted, lp_y, state.log_prob), None)
-        return new, accepted, {"score_evals": 0, "log_prob_evals": x.shape[0],
-                               "rejected_nonfinite": int(nonfinite.sum())}
+        return (
+            new,
+            accepted,
+            {"score_evals": 0, "log_prob_evals": x.shape[0], "rejected_nonfinite": int(nonfinite.sum())},
+        )
 
 
 @attrs.define(kw_only=True)
@@ -234,7 +257,9 @@ class ULA(MCMCKernel):
         y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
         lp_y, s_y = target.log_prob(y), target.score(y)
         ok = torch.isfinite(lp_y) & torch.isfinite(s_y).all(-1) & torch.isfinite(y).all(-1)
-        new = ChainState(_select(ok, y, x), torch.where(ok, lp_y, state.log_prob), _select(ok, s_y, state.score))
+        new = ChainState(
+            _select(ok, y, x), torch.where(ok, lp_y, state.log_prob), _select(ok, s_y, state.score)
+        )
         c = x.shape[0]
         return new, ok, {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int((~ok).sum())}
 
@@ -267,10 +292,17 @@ class MALA(MCMCKernel):
         bwd = ((x - y - h * s_y) ** 2).sum(-1)
         log_ratio = lp_y - state.log_prob + (fwd - bwd) / (4 * h)
         accepted, nonfinite = mh_accept(log_ratio, generator)
-        new = ChainState(_select(accepted, y, x), torch.where(accepted, lp_y, state.log_prob),
-                         _select(accepted, s_y, state.score))
+        new = ChainState(
+            _select(accepted, y, x),
+            torch.where(accepted, lp_y, state.log_prob),
+            _select(accepted, s_y, state.score),
+        )
         c = x.shape[0]
-        return new, accepted, {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int(nonfinite.sum())}
+        return (
+            new,
+            accepted,
+            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int(nonfinite.sum())},
+        )
 
 
 @attrs.define(kw_only=True)
@@ -306,8 +338,18 @@ class HMC(MCMCKernel):
         lp_q = target.log_prob(q)
         log_ratio = lp_q - state.log_prob - 0.5 * (p * p).sum(-1) + 0.5 * (p0 * p0).sum(-1)
         accepted, nonfinite = mh_accept(log_ratio, generator)
-        new = ChainState(_select(accepted, q, x), torch.where(accepted, lp_q, state.log_prob),
-                         _select(accepted, s, state.score))
+        new = ChainState(
+            _select(accepted, q, x),
+            torch.where(accepted, lp_q, state.log_prob),
+            _select(accepted, s, state.score),
+        )
         c = x.shape[0]
-        return new, accepted, {"score_evals": c * self.num_leapfrog_steps, "log_prob_evals": c,
-                               "rejected_nonfinite": int(nonfinite.sum())}
+        return (
+            new,
+            accepted,
+            {
+                "score_evals": c * self.num_leapfrog_steps,
+                "log_prob_evals": c,
+                "rejected_nonfinite": int(nonfinite.sum()),
+            },
+        )

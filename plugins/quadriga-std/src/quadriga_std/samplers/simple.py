@@ -16,7 +16,8 @@ from quadriga.interfaces import Sampler
 __all__ = ["IID", "RandomSubsample", "StandardThinning"]
 
 _opt_pos_int = attrs.validators.optional(
-    attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1)))
+    attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
+)
 
 
 @attrs.define(kw_only=True)
@@ -37,9 +38,11 @@ class IID(Sampler):
     Source: none (the target's own exact sampler; the reference against which samplers are scored).
     """
 
-    num_samples: int = param(1000, doc="number of exact draws",
-                             validator=attrs.validators.and_(attrs.validators.instance_of(int),
-                                                             attrs.validators.ge(1)))
+    num_samples: int = param(
+        1000,
+        doc="number of exact draws",
+        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1)),
+    )
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
         """Draw ``num_samples`` exact samples."""
@@ -47,26 +50,36 @@ class IID(Sampler):
         try:
             x = target.sample(self.num_samples, generator=generator)
         except (NotImplementedError, AttributeError):
-            raise ConfigError(f"sampler 'iid' needs a target with exact samples; {type(target).__name__} has "
-                              "none. Use an MCMC sampler (e.g. 'mala' or 'hmc') instead.", key="target") from None
+            raise ConfigError(
+                f"sampler 'iid' needs a target with exact samples; {type(target).__name__} has "
+                "none. Use an MCMC sampler (e.g. 'mala' or 'hmc') instead.",
+                key="target",
+            ) from None
         except ValueError as exc:
             raise ConfigError(f"sampler 'iid': {exc}", key="target") from None
-        return Samples(x=torch.as_tensor(x), info={"seconds": time.perf_counter() - t0,
-                                                   "log_prob_evals": 0, "score_evals": 0})
+        return Samples(
+            x=torch.as_tensor(x),
+            info={"seconds": time.perf_counter() - t0, "log_prob_evals": 0, "score_evals": 0},
+        )
 
 
 def _as_samples(target: Any, who: str) -> Samples:
     if not isinstance(target, Samples):
-        raise ConfigError(f"sampler '{who}' subsamples a Samples artifact: give it the output of another "
-                          f"sampler stage (inputs = {{ target = \"<stage>\" }}), not a {type(target).__name__}.",
-                          key="inputs")
+        raise ConfigError(
+            f"sampler '{who}' subsamples a Samples artifact: give it the output of another "
+            f'sampler stage (inputs = {{ target = "<stage>" }}), not a {type(target).__name__}.',
+            key="inputs",
+        )
     return target
 
 
 def _subset(src: Samples, idx: torch.Tensor, info: dict[str, Any]) -> Samples:
     lw = None if src.log_weights is None else src.log_weights[idx]
-    return Samples(x=src.x[idx], log_weights=lw, info={**{k: v for k, v in src.info.items()
-                                                          if k in ("score_evals", "log_prob_evals")}, **info})
+    return Samples(
+        x=src.x[idx],
+        log_weights=lw,
+        info={**{k: v for k, v in src.info.items() if k in ("score_evals", "log_prob_evals")}, **info},
+    )
 
 
 @attrs.define(kw_only=True)
@@ -125,7 +138,9 @@ class StandardThinning(Sampler):
 
     input_types = {"target": ("Samples",)}
     num_points: int | None = param(None, doc="points kept (default round(sqrt(n)))", validator=_opt_pos_int)
-    step: int | None = param(None, doc="thinning interval k (default n // num_points)", validator=_opt_pos_int)
+    step: int | None = param(
+        None, doc="thinning interval k (default n // num_points)", validator=_opt_pos_int
+    )
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
         """Thin the rows of ``target.x``."""

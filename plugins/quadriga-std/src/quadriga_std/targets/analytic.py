@@ -18,7 +18,7 @@ from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
 
-__all__ = ["Banana", "Funnel", "DoubleWell"]
+__all__ = ["Banana", "DoubleWell", "Funnel"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _dim_ok = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2))
@@ -202,8 +202,18 @@ class DoubleWell(Target):
         grid = torch.linspace(-10, 10, 20001, dtype=torch.float64)
         umin = float((self.a * grid + self.b * grid**2 + self.c * grid**4).min())
         lim = 2.0 + (abs(self.b) / self.c) ** 0.5 + (abs(self.a) / self.c) ** (1 / 3) + 10 / self.c**0.25
-        moments = [integrate.quad(lambda t, k=k: t**k * math.exp(-(u(t) - umin)), -lim, lim,
-                                  points=[0.0], limit=200, epsabs=0, epsrel=1e-12)[0] for k in range(3)]
+        moments = [
+            integrate.quad(
+                lambda t, k=k: t**k * math.exp(-(u(t) - umin)),
+                -lim,
+                lim,
+                points=[0.0],
+                limit=200,
+                epsabs=0,
+                epsrel=1e-12,
+            )[0]
+            for k in range(3)
+        ]
         self._log_z1 = math.log(moments[0]) - umin
         self._m1 = moments[1] / moments[0]
         self._v1 = moments[2] / moments[0] - self._m1**2

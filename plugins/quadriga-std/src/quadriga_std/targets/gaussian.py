@@ -18,7 +18,7 @@ from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
 
-__all__ = ["Gaussian", "GaussianMixture", "PRESETS"]
+__all__ = ["PRESETS", "Gaussian", "GaussianMixture"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 PRESETS = ("4-mode-2d", "8-ring", "25-grid", "random")
@@ -42,9 +42,12 @@ def _eigh_pd(cov: torch.Tensor, name: str) -> tuple[torch.Tensor, torch.Tensor]:
         raise ConfigError(f"'{name}' must be symmetric.", key=name)
     evals, evecs = torch.linalg.eigh(cov)
     if (evals <= 1e-12 * evals.abs().amax(-1, keepdim=True).clamp_min(1.0)).any():
-        raise ConfigError(f"'{name}' is not positive definite (smallest eigenvalue "
-                          f"{float(evals.min()):.3g}); give a covariance with positive eigenvalues "
-                          "(for equicorrelation rho in dim d, -1/(d-1) < rho < 1).", key=name)
+        raise ConfigError(
+            f"'{name}' is not positive definite (smallest eigenvalue "
+            f"{float(evals.min()):.3g}); give a covariance with positive eigenvalues "
+            "(for equicorrelation rho in dim d, -1/(d-1) < rho < 1).",
+            key=name,
+        )
     return evals, evecs
 
 
@@ -58,13 +61,21 @@ def _check_equicorrelation(value: Any, d: int) -> float:
     try:
         rho = float(value)
     except (TypeError, ValueError):
-        raise ConfigError(f"'equicorrelation' must be a number, got {value!r}.", key="equicorrelation") from None
+        raise ConfigError(
+            f"'equicorrelation' must be a number, got {value!r}.", key="equicorrelation"
+        ) from None
     if not math.isfinite(rho):
-        raise ConfigError(f"'equicorrelation' must be finite, got {rho!r}; give a correlation rho with "
-                          f"-1/(d-1) < rho < 1 (here d = {d}).", key="equicorrelation")
+        raise ConfigError(
+            f"'equicorrelation' must be finite, got {rho!r}; give a correlation rho with "
+            f"-1/(d-1) < rho < 1 (here d = {d}).",
+            key="equicorrelation",
+        )
     if d > 1 and not -1.0 / (d - 1) < rho < 1.0:
-        raise ConfigError(f"'equicorrelation' = {rho} makes I + rho (11^T - I) not positive definite in "
-                          f"dimension {d}; choose {-1.0 / (d - 1):.4g} < rho < 1.", key="equicorrelation")
+        raise ConfigError(
+            f"'equicorrelation' = {rho} makes I + rho (11^T - I) not positive definite in "
+            f"dimension {d}; choose {-1.0 / (d - 1):.4g} < rho < 1.",
+            key="equicorrelation",
+        )
     return rho
 
 
@@ -97,8 +108,10 @@ class Gaussian(Target):
     """
 
     mean: Any = param(None, doc="mean vector (list of d numbers; default zeros); a Tensor[d] once built")
-    covariance: Any = param(None, doc="covariance (d x d nested list; default from dim/equicorrelation); "
-                            "a Tensor[d, d] once built")
+    covariance: Any = param(
+        None,
+        doc="covariance (d x d nested list; default from dim/equicorrelation); a Tensor[d, d] once built",
+    )
     dim: Any = param(None, doc="dimension d when mean/covariance are not given")
     equicorrelation: float = param(0.0, doc="rho: covariance I + rho (11^T - I) when only dim is given")
     _evals: Any = attrs.field(init=False, default=None)
@@ -118,8 +131,10 @@ class Gaussian(Target):
             if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
                 raise ConfigError("'covariance' must be a square d x d nested list.", key="covariance")
             if d is not None and cov.shape[0] != int(d):
-                raise ConfigError(f"'covariance' is {cov.shape[0]}x{cov.shape[0]} but the dimension is {d}.",
-                                  key="covariance")
+                raise ConfigError(
+                    f"'covariance' is {cov.shape[0]}x{cov.shape[0]} but the dimension is {d}.",
+                    key="covariance",
+                )
             d = cov.shape[0]
         if d is None or int(d) < 1:
             raise ConfigError("give 'mean' and 'covariance', or a positive 'dim'.", key="dim")
@@ -127,7 +142,9 @@ class Gaussian(Target):
         # a number always; the positive-definite range only when it builds the covariance
         rho = _check_equicorrelation(self.equicorrelation, d if cov is None else 1)
         if cov is None:
-            cov = (1.0 - rho) * torch.eye(d, dtype=torch.float64) + rho * torch.ones(d, d, dtype=torch.float64)
+            cov = (1.0 - rho) * torch.eye(d, dtype=torch.float64) + rho * torch.ones(
+                d, d, dtype=torch.float64
+            )
         self._evals, self._evecs = _eigh_pd(cov, "covariance")
         self.mean = torch.zeros(d, dtype=torch.float64) if mu is None else mu
         self.covariance, self.dim = cov, d
@@ -193,11 +210,15 @@ class GaussianMixture(Target):
     means: Any = param(None, doc="component means (K x d nested list)")
     covariances: Any = param(None, doc="component covariances (K x d x d nested list)")
     scale: Any = param(None, doc="component standard deviation: a number, or a list of d numbers (diagonal)")
-    preset: Any = param(None, doc="one of '4-mode-2d', '8-ring', '25-grid', 'random'",
-                        validator=attrs.validators.optional(attrs.validators.in_(PRESETS)))
+    preset: Any = param(
+        None,
+        doc="one of '4-mode-2d', '8-ring', '25-grid', 'random'",
+        validator=attrs.validators.optional(attrs.validators.in_(PRESETS)),
+    )
     dim: Any = param(None, doc="dimension d of the 'random' preset (an int once built)")
-    num_components: int = param(8, doc="number of components K of the 'random' preset",
-                                validator=attrs.validators.gt(0))
+    num_components: int = param(
+        8, doc="number of components K of the 'random' preset", validator=attrs.validators.gt(0)
+    )
     radius: Any = param(None, doc="preset size: half-distance of 4-mode-2d means, ring or sphere radius")
     _w: Any = attrs.field(init=False, default=None)
     _mu: Any = attrs.field(init=False, default=None)
@@ -206,8 +227,10 @@ class GaussianMixture(Target):
 
     def __attrs_post_init__(self) -> None:
         if self.preset is None and self.means is None:
-            raise ConfigError("give 'means' (with 'covariances' or 'scale') or a 'preset' "
-                              f"(one of {', '.join(PRESETS)}).", key="means")
+            raise ConfigError(
+                f"give 'means' (with 'covariances' or 'scale') or a 'preset' (one of {', '.join(PRESETS)}).",
+                key="means",
+            )
         if self.preset == "random":
             if self.dim is None or int(self.dim) < 1:
                 raise ConfigError("preset 'random' needs a positive 'dim'.", key="dim")
@@ -222,7 +245,9 @@ class GaussianMixture(Target):
     def _preset_means(self) -> tuple[torch.Tensor, float]:
         if self.preset == "4-mode-2d":
             r = 2.0 if self.radius is None else float(self.radius)
-            return r * torch.tensor([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]], dtype=torch.float64), 0.6
+            return r * torch.tensor(
+                [[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0]], dtype=torch.float64
+            ), 0.6
         if self.preset == "8-ring":
             r = 4.0 if self.radius is None else float(self.radius)
             ang = torch.arange(8, dtype=torch.float64) * (2 * math.pi / 8)
@@ -251,8 +276,9 @@ class GaussianMixture(Target):
             if s.ndim == 0:
                 s = s.expand(d)
             if s.shape != (d,) or (s <= 0).any():
-                raise ConfigError(f"'scale' must be a positive number or a list of {d} positive numbers.",
-                                  key="scale")
+                raise ConfigError(
+                    f"'scale' must be a positive number or a list of {d} positive numbers.", key="scale"
+                )
             cov = torch.diag_embed(s * s).expand(k, d, d).clone()
         if self.dim is not None and int(self.dim) != d:
             raise ConfigError(f"'dim' is {self.dim} but the means have {d} columns.", key="dim")
@@ -325,9 +351,9 @@ class GaussianMixture(Target):
                 raise ValueError("alpha_bar must be a float or a Tensor[n]")
             if ((a <= 0) | (a > 1)).any():
                 raise ValueError("alpha_bar must lie in (0, 1]")
-        diff = x[:, None, :] - a.sqrt() * mu                   # [n, K, d]
-        y = torch.einsum("nkd,kde->nke", diff, evecs)          # eigen-coordinates
-        c = a * evals + (1 - a)                                  # [n|1, K, d]
+        diff = x[:, None, :] - a.sqrt() * mu  # [n, K, d]
+        y = torch.einsum("nkd,kde->nke", diff, evecs)  # eigen-coordinates
+        c = a * evals + (1 - a)  # [n|1, K, d]
         c = c.expand(x.shape[0], *evals.shape)
         log_n = -0.5 * (y * y / c).sum(-1) - 0.5 * c.log().sum(-1) - 0.5 * self.dim * _LOG_2PI
         joint = self._w.to(dt).log() + log_n
@@ -380,7 +406,9 @@ class GaussianMixture(Target):
             ValueError: alpha_bar outside (0, 1] or of the wrong shape.
         """
         joint, grad = self._terms(x, alpha_bar, True)
-        resp = (joint - torch.logsumexp(joint, -1, keepdim=True)).exp()  # torch.softmax is slow for float64 on CPU
+        resp = (
+            joint - torch.logsumexp(joint, -1, keepdim=True)
+        ).exp()  # torch.softmax is slow for float64 on CPU
         return (resp.unsqueeze(-1) * grad).sum(1)
 
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:

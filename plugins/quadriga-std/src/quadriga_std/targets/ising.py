@@ -20,7 +20,7 @@ from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
 
-__all__ = ["Ising", "MAX_ENUMERATION_SITES"]
+__all__ = ["MAX_ENUMERATION_SITES", "Ising"]
 
 MAX_ENUMERATION_SITES = 16
 
@@ -59,10 +59,16 @@ class Ising(Target):
     (Zhu et al. 2025) and Gibbs-with-gradients (Grathwohl et al. 2021) benchmarks.
     """
 
-    size: int = param(4, doc="lattice side L (sites d = L*L)",
-                      validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2)))
-    coupling: float = param(0.3, doc="coupling J (nats per bond; inverse temperature folded in; > 0 ferromagnetic)",
-                            validator=_finite)
+    size: int = param(
+        4,
+        doc="lattice side L (sites d = L*L)",
+        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2)),
+    )
+    coupling: float = param(
+        0.3,
+        doc="coupling J (nats per bond; inverse temperature folded in; > 0 ferromagnetic)",
+        validator=_finite,
+    )
     field: float = param(0.0, doc="external field h (nats per spin)", validator=_finite)
     _nbr: Any = attrs.field(init=False, default=None)
     _states: Any = attrs.field(init=False, default=None)
@@ -88,7 +94,9 @@ class Ising(Target):
         self._check(x)
         nb = self._nbr
         # four gathers and adds (cheaper on CPU than a gather + small reduction)
-        return self.coupling * (x[:, nb[:, 0]] + x[:, nb[:, 1]] + x[:, nb[:, 2]] + x[:, nb[:, 3]]) + self.field
+        return (
+            self.coupling * (x[:, nb[:, 0]] + x[:, nb[:, 1]] + x[:, nb[:, 2]] + x[:, nb[:, 3]]) + self.field
+        )
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Unnormalised log pi(x) = J sum_<ij> x_i x_j + h sum_i x_i: ``Tensor[n, d] -> Tensor[n]``."""
@@ -127,8 +135,10 @@ class Ising(Target):
         """
         d = self.dim
         if d > MAX_ENUMERATION_SITES:
-            raise ValueError(f"exact enumeration needs L*L <= {MAX_ENUMERATION_SITES} spins, this lattice has "
-                             f"{d}; use a Gibbs reference run (sampler 'gibbs') for larger lattices")
+            raise ValueError(
+                f"exact enumeration needs L*L <= {MAX_ENUMERATION_SITES} spins, this lattice has "
+                f"{d}; use a Gibbs reference run (sampler 'gibbs') for larger lattices"
+            )
         if self._states is None:
             codes = torch.arange(2**d).unsqueeze(-1)
             bits = (codes >> torch.arange(d)) & 1

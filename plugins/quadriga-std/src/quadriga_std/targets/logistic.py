@@ -38,8 +38,9 @@ class BayesianLogistic(Target):
     Hoffman & Gelman 2014 (NUTS); data from the UCI Wisconsin diagnostic breast cancer set.
     """
 
-    prior_scale: float = param(1.0, doc="prior standard deviation s of every coefficient",
-                               validator=attrs.validators.gt(0))
+    prior_scale: float = param(
+        1.0, doc="prior standard deviation s of every coefficient", validator=attrs.validators.gt(0)
+    )
     _X: Any = attrs.field(init=False, default=None)
     _y: Any = attrs.field(init=False, default=None)
 

@@ -28,24 +28,30 @@ from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
 
-__all__ = ["SklearnDataset", "tilt_log_ratio", "tilted_resample", "DATASETS"]
+__all__ = ["DATASETS", "SklearnDataset", "tilt_log_ratio", "tilted_resample"]
 
 DATASETS = {
-    "digits": "load_digits", "diabetes": "load_diabetes", "breast_cancer": "load_breast_cancer",
-    "wine": "load_wine", "iris": "load_iris",
+    "digits": "load_digits",
+    "diabetes": "load_diabetes",
+    "breast_cancer": "load_breast_cancer",
+    "wine": "load_wine",
+    "iris": "load_iris",
 }
 
 
 def _check_name(inst: Any, attribute: Any, value: str) -> None:
     if value not in DATASETS:
-        raise ConfigError(f"unknown dataset '{value}'; choose one of {', '.join(DATASETS)}."
-                          f"{suggest(value, DATASETS)}", key="name")
+        raise ConfigError(
+            f"unknown dataset '{value}'; choose one of {', '.join(DATASETS)}.{suggest(value, DATASETS)}",
+            key="name",
+        )
 
 
 def _check_fraction(inst: Any, attribute: Any, value: float) -> None:
     if not 0.0 < value < 1.0:
-        raise ConfigError(f"'{attribute.name}' must be a fraction in (0, 1) (got {value!r}).",
-                          key=attribute.name)
+        raise ConfigError(
+            f"'{attribute.name}' must be a fraction in (0, 1) (got {value!r}).", key=attribute.name
+        )
 
 
 def tilt_log_ratio(feature: np.ndarray, strength: float, pool_feature: np.ndarray) -> np.ndarray:
@@ -66,7 +72,9 @@ def tilt_log_ratio(feature: np.ndarray, strength: float, pool_feature: np.ndarra
     return strength * np.asarray(feature, dtype=np.float64) - log_norm
 
 
-def tilted_resample(pool_feature: np.ndarray, strength: float, size: int, rng: np.random.Generator) -> np.ndarray:
+def tilted_resample(
+    pool_feature: np.ndarray, strength: float, size: int, rng: np.random.Generator
+) -> np.ndarray:
     """Indices of ``size`` i.i.d. draws from the pool with probabilities ``propto exp(lambda x_j)``.
 
     Args:
@@ -105,7 +113,9 @@ class SklearnDataset(Dataset):
     name: str = param("diabetes", doc=f"one of {', '.join(DATASETS)}", validator=_check_name)
     standardize: bool = param(True, doc="z-score every feature (whole-dataset mean and std)")
     train: float = param(0.5, doc="fraction of rows in the train split", validator=_check_fraction)
-    calibration: float = param(0.25, doc="calibration size as a fraction of all rows", validator=_check_fraction)
+    calibration: float = param(
+        0.25, doc="calibration size as a fraction of all rows", validator=_check_fraction
+    )
     test: float = param(0.25, doc="test size as a fraction of all rows", validator=_check_fraction)
     shift: bool = param(False, doc="add target splits drawn by exponential tilting of the held-out pool")
     shift_feature: Any = param(2, doc="tilted feature: column index or feature name (diabetes: 2 = 'bmi')")
@@ -121,8 +131,9 @@ class SklearnDataset(Dataset):
     def __attrs_post_init__(self) -> None:
         total = self.train + self.calibration + self.test
         if not self.shift and total > 1.0 + 1e-12:
-            raise ConfigError(f"train + calibration + test = {total:.3g} exceeds 1; lower the fractions.",
-                              key="train")
+            raise ConfigError(
+                f"train + calibration + test = {total:.3g} exceeds 1; lower the fractions.", key="train"
+            )
         if self.shift and self.train >= 1.0:
             raise ConfigError("with shift, 'train' must leave a held-out pool (train < 1).", key="train")
 
@@ -142,14 +153,18 @@ class SklearnDataset(Dataset):
         f, p = self.shift_feature, self._X.shape[1]
         if isinstance(f, str) and not f.lstrip("-").isdigit():
             if f not in self._feature_names:
-                raise ConfigError(f"unknown shift_feature '{f}' for {self.name}; features are "
-                                  f"{', '.join(self._feature_names[:12])}{' ...' if p > 12 else ''}."
-                                  f"{suggest(f, self._feature_names)}", key="shift_feature")
+                raise ConfigError(
+                    f"unknown shift_feature '{f}' for {self.name}; features are "
+                    f"{', '.join(self._feature_names[:12])}{' ...' if p > 12 else ''}."
+                    f"{suggest(f, self._feature_names)}",
+                    key="shift_feature",
+                )
             return self._feature_names.index(f)
         j = int(f)
         if not -p <= j < p:
-            raise ConfigError(f"shift_feature {j} is out of range for {self.name}'s {p} features.",
-                              key="shift_feature")
+            raise ConfigError(
+                f"shift_feature {j} is out of range for {self.name}'s {p} features.", key="shift_feature"
+            )
         return j % p
 
     @property
@@ -170,8 +185,8 @@ class SklearnDataset(Dataset):
         n_te = max(int(round(self.test * n)), 1)
         idx = {"train": perm[:n_tr]}
         if not self.shift:
-            idx["calibration"] = perm[n_tr:n_tr + n_cal]
-            idx["test"] = perm[n_tr + n_cal:n_tr + n_cal + n_te]
+            idx["calibration"] = perm[n_tr : n_tr + n_cal]
+            idx["test"] = perm[n_tr + n_cal : n_tr + n_cal + n_te]
         else:
             pool = perm[n_tr:]
             if pool.size < 2:
@@ -194,8 +209,10 @@ class SklearnDataset(Dataset):
             raise ConfigError("the dataset has no splits yet: call prepare(generator=...) first.")
         if name not in self._splits:
             extra = "" if self.shift else " (target splits need shift = true)"
-            raise KeyError(f"unknown split '{name}'; valid: {', '.join(self._splits)}{extra}."
-                           f"{suggest(name, self._splits)}")
+            raise KeyError(
+                f"unknown split '{name}'; valid: {', '.join(self._splits)}{extra}."
+                f"{suggest(name, self._splits)}"
+            )
         i = self._splits[name]
         return self._X[i].copy(), self._y[i].copy()
 

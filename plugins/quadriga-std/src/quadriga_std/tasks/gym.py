@@ -9,7 +9,7 @@ import attrs
 from quadriga import Environment, param
 from quadriga.errors import ConfigError, suggest
 
-__all__ = ["GymEnv", "check_env_id", "check_discrete_actions"]
+__all__ = ["GymEnv", "check_discrete_actions", "check_env_id"]
 
 
 def check_env_id(env_id: str) -> None:
@@ -34,8 +34,11 @@ def check_env_id(env_id: str) -> None:
         base = env_id.split("-v")[0].lower()
         close = [i for i in ids if i.split("-v")[0].lower() == base]
         hint = f" Did you mean {', '.join(repr(c) for c in close[:3])}?" if close else ""
-    raise ConfigError(f"unknown gymnasium environment id '{env_id}'.{hint} "
-                      "See gymnasium.pprint_registry() for the registered ids.", key="env_id")
+    raise ConfigError(
+        f"unknown gymnasium environment id '{env_id}'.{hint} "
+        "See gymnasium.pprint_registry() for the registered ids.",
+        key="env_id",
+    )
 
 
 def check_discrete_actions(env: Any, who: str) -> int:
@@ -60,11 +63,16 @@ def check_discrete_actions(env: Any, who: str) -> int:
         raise ConfigError(
             f"{who} needs a discrete action space, but '{env_id}' has {space} (continuous or structured). "
             "Use a discrete-action environment (CartPole-v1, Acrobot-v1, MountainCar-v0) or a "
-            "continuous-control learner.", key="env_id")
+            "continuous-control learner.",
+            key="env_id",
+        )
     obs = env.observation_space
     if not isinstance(obs, gymnasium.spaces.Box) or len(obs.shape) != 1:
-        raise ConfigError(f"{who} needs a flat Box observation space, but '{env_id}' has {obs}. "
-                          "Add a flattening wrapper or use a vector-observation environment.", key="env_id")
+        raise ConfigError(
+            f"{who} needs a flat Box observation space, but '{env_id}' has {obs}. "
+            "Add a flattening wrapper or use a vector-observation environment.",
+            key="env_id",
+        )
     return int(space.n)
 
 
@@ -85,13 +93,17 @@ class GymEnv(Environment):
 
     env_id: str = param(doc="gymnasium environment id, e.g. 'CartPole-v1'")
     kwargs: dict[str, Any] = param(factory=dict, doc="keyword arguments passed to gymnasium.make")
-    max_episode_steps: int | None = param(None, doc="time limit per episode (env steps); None keeps the "
-                                                    "registered limit")
+    max_episode_steps: int | None = param(
+        None, doc="time limit per episode (env steps); None keeps the registered limit"
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.max_episode_steps is not None and int(self.max_episode_steps) <= 0:
-            raise ConfigError(f"max_episode_steps must be positive, got {self.max_episode_steps}; "
-                              "omit it to keep the registered limit.", key="max_episode_steps")
+            raise ConfigError(
+                f"max_episode_steps must be positive, got {self.max_episode_steps}; "
+                "omit it to keep the registered limit.",
+                key="max_episode_steps",
+            )
         check_env_id(self.env_id)
 
     def prepare(self, *, generator: Any) -> None:
