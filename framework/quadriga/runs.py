@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import inspect
 import json
 import math
 import os
@@ -513,7 +514,10 @@ def execute(
                     with use_progress(progress):
                         if node.kind == "learner":
                             artifact = node.method()(**kwargs, generator=generator, progress=progress)
-                        elif node.kind == "evaluator":
+                        elif (
+                            node.kind == "evaluator"
+                            and "generator" not in inspect.signature(node.method()).parameters
+                        ):
                             artifact = node.method()(**kwargs)
                         else:
                             artifact = node.method()(**kwargs, generator=generator)
