@@ -91,5 +91,5 @@ def test_ready_pipeline_checks():
 
     pipeline = api.check("search-agent-sgrpo")
     text = str(pipeline)
-    for name in ("grpo-s9", "sgrpo-a05-s9", "sgrpo-a10-s0", "curves"):
+    for name in ("grpo[9]", "sgrpo[alpha=0.5][9]", "sgrpo[alpha=1.0][0]", "curves"):
         assert name in text
