@@ -248,6 +248,9 @@ class Claim:
             {arm: [values]}`` (or :class:`Observations`) for claims whose experiment is not a
             registered pipeline (yet); replicate ``i`` of every arm must share its seeds.
         repeat_tasks: tasks also repeated (fresh data per replicate, bound replicate-wise).
+        also: further metrics of the ``metric`` stage reported for every arm (mean with a BCa
+            interval) and, for each baseline, as the ratio of means arm 0 / baseline with a paired
+            interval: numbers for the report, never part of the verdict.
         tuning: ``{arm: Tuning}``; a comparison between arms with different budgets is flagged.
 
     Raises:
@@ -263,6 +266,7 @@ class Claim:
     observe: Callable[[Any], Any] | None = None
     experiment: Callable[[Scale, Path], Any] | None = None
     repeat_tasks: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
     tuning: Mapping[str, Tuning] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -341,19 +345,28 @@ class Claim:
                     key="arms",
                 )
         if _pipelines_repeat():
+            repeated = set(self.arms) | set(self.repeat_tasks)
             for arm in self.arms:
                 data["stage"][arm]["repeat"] = sc.replicates
             for task in self.repeat_tasks:
                 data["task"][task]["repeat"] = sc.replicates
+            for name, table in data.get("stage", {}).items():
+                if name not in repeated and isinstance(table.get("inputs"), dict):
+                    table["inputs"] = {k: _expand(v, repeated) for k, v in table["inputs"].items()}
             result = api.run(
                 data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
             )
             if self.observe is not None:
                 return _as_observations(self.observe(result))
-            return Observations(
+            obs = Observations(
                 values={a: _read_repeat(result, a, self.metric, sc.replicates) for a in self.arms}
             )
+            for name in self.also:
+                metric = (self.metric[0], name)
+                obs.numbers[name] = {a: _read_repeat(result, a, metric, sc.replicates) for a in self.arms}
+            return obs
         values: dict[str, list[float]] = {a: [] for a in self.arms}
+        also: dict[str, dict[str, list[float]]] = {m: {a: [] for a in self.arms} for m in self.also}
         extra: Observations | None = None
         for i in range(sc.replicates):
             result = api.run(
@@ -366,10 +379,46 @@ class Claim:
             else:
                 for arm in self.arms:
                     values[arm].append(_read_single(result, arm, self.metric))
-        obs = Observations(values=values)
+                    for name in self.also:
+                        also[name][arm].append(_read_single(result, arm, (self.metric[0], name)))
+        obs = Observations(values=values, numbers=dict(also))
         if extra is not None:
             obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
         return obs
+
+
+def _expand(value: Any, repeated: set[str]) -> Any:
+    """Inputs of a stage that is not repeated: a repeated node ``x`` becomes ``"x[*]"`` (every replicate)."""
+    if isinstance(value, str):
+        return [f"{value}[*]"] if value in repeated else value
+    if isinstance(value, list):
+        return [f"{v}[*]" if isinstance(v, str) and v in repeated else v for v in value]
+    return value
+
+
+def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict[str, Any], str]:
+    """Replace ``{metric: {arm: [values]}}`` entries of ``numbers`` by means and ratios with intervals."""
+    from quadriga.stats import bootstrap_ci
+
+    out: dict[str, Any] = {}
+    rows = ["| metric | arm | mean or ratio | 95% interval | n | method |", "|---|---|---|---|---|---|"]
+    for key, value in numbers.items():
+        if key not in claim.also or not isinstance(value, Mapping):
+            out[key] = value
+            continue
+        for arm, vals in value.items():
+            ci = bootstrap_ci(vals, "mean", resamples=2000, rng=rng)
+            out[f"{arm}/{key}"] = ci.estimate
+            out[f"{arm}/{key}_low"], out[f"{arm}/{key}_high"] = ci.low, ci.high
+            rows.append(f"| {key} | {arm} | {_fmt(ci.estimate)} | {_span(ci)} | {ci.n} | {ci.method} |")
+        method = claim.arms[0]
+        for base in claim.arms[1:]:
+            ci = bootstrap_ci(value[method], "ratio", value[base], paired=True, resamples=2000, rng=rng)
+            name = f"{key}_ratio_{method}_over_{base}"
+            out[name], out[f"{name}_low"], out[f"{name}_high"] = ci.estimate, ci.low, ci.high
+            cells = f"{_fmt(ci.estimate)} | {_span(ci)} | {ci.n} | {ci.method}"
+            rows.append(f"| {key} ratio | {method} / {base} | {cells} |")
+    return out, ("\n".join(rows) if len(rows) > 2 else "")
 
 
 def _pipelines_repeat() -> bool:
@@ -562,6 +611,7 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         for c, pc, pr in zip(comparisons, adj_claim, adj_refute, strict=True):
             c["p_claim_holm"], c["p_refute_holm"] = pc, pr
             c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
+    numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
     verdicts = [c["verdict"] for c in comparisons]
     if scale != "paper":
         status = "ran"
@@ -581,8 +631,8 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         "observations": {
             g: {str(a): [float(v) for v in vs] for a, vs in vals.items()} for g, vals in groups.items()
         },
-        "numbers": obs.numbers,
-        "table": obs.table,
+        "numbers": numbers,
+        "table": "\n\n".join(t for t in (also_table, obs.table) if t),
         "figures": obs.figures,
     }
     record["summary"] = _summary(claim, record, scale)
@@ -591,6 +641,10 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
 
 def _fmt(v: float) -> str:
     return f"{v:.4g}" if isinstance(v, (int, float)) and math.isfinite(v) else str(v)
+
+
+def _span(ci: Any) -> str:
+    return f"[{_fmt(ci.low)}, {_fmt(ci.high)}]"
 
 
 def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
