@@ -69,6 +69,7 @@ __all__ = [
     "Scale",
     "Tuning",
     "decide",
+    "decide_interval",
     "evaluate_claim",
     "last_verdict",
     "record_verdicts",
@@ -105,9 +106,9 @@ class ClaimResult:
 def _statistic(instance: Any, attribute: Any, value: str) -> None:
     from quadriga.stats import STATISTICS
 
-    if value not in STATISTICS:
+    if value not in (*STATISTICS, "interval"):
         raise ConfigError(
-            f"Effect.statistic '{value}' is not one of {', '.join(STATISTICS)}.", key="statistic"
+            f"Effect.statistic '{value}' is not one of {', '.join(STATISTICS)}, interval.", key="statistic"
         )
 
 
@@ -123,7 +124,9 @@ class Effect:
     Attributes:
         quantity: the quantity in words, with its units (``"MSE ratio SR-MALA / MALA"``).
         statistic: ``"mean"`` (of arm 0), ``"difference"`` (mean arm 0 - mean baseline), ``"ratio"``
-            (mean arm 0 / mean baseline) or ``"iqm-difference"`` (interquartile means).
+            (mean arm 0 / mean baseline), ``"iqm-difference"`` (interquartile means), or
+            ``"interval"``: the experiment returns the interval itself (``Observations.intervals``,
+            e.g. a log-log slope from :func:`quadriga.stats.loglog_slope`).
         relation: ``"greater"``, ``"less"`` or ``"within"``.
         value: the threshold (or the claimed value for ``within``).
         tolerance: non-inferiority margin for greater/less (the boundary is ``value - tolerance``
@@ -218,12 +221,15 @@ class Observations:
     Attributes:
         values: ``{arm: [per-replicate values]}``, or ``{group: {arm: [values]}}`` for several
             groups (tasks, settings), each group giving its own comparisons.
+        intervals: for ``statistic="interval"``: ``{group: quadriga.stats.Interval}`` computed by
+            the experiment (one comparison each).
         numbers: extra numbers for the report (acceptance rates, fractions), JSON-ready.
         table: a markdown table for the report.
         figures: ``{name: PNG path}``.
     """
 
-    values: dict[Any, Any]
+    values: dict[Any, Any] = attrs.field(factory=dict)
+    intervals: dict[str, Any] = attrs.field(factory=dict)
     numbers: dict[str, Any] = attrs.field(factory=dict)
     table: str = ""
     figures: dict[str, str] = attrs.field(factory=dict)
@@ -274,7 +280,7 @@ class Claim:
 
         if not self.arms:
             raise ConfigError("a claim needs at least one arm.", key="arms")
-        if STATISTICS[self.effect.statistic][0] == 2 and len(self.arms) < 2:
+        if STATISTICS.get(self.effect.statistic, (1,))[0] == 2 and len(self.arms) < 2:
             raise ConfigError(
                 f"statistic '{self.effect.statistic}' compares arms[0] with baselines; "
                 "give at least two arms.",
@@ -296,7 +302,7 @@ class Claim:
         """``[(method, baseline or None)]``: one comparison per baseline (one for ``mean``)."""
         from quadriga.stats import STATISTICS
 
-        if STATISTICS[self.effect.statistic][0] == 1:
+        if STATISTICS.get(self.effect.statistic, (1,))[0] == 1:
             return [(self.arms[0], None)]
         return [(self.arms[0], b) for b in self.arms[1:]]
 
@@ -538,7 +544,7 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
     Source: Efron & Tibshirani 1993 (bootstrap intervals); Wellek 2010 (equivalence and
     non-inferiority tests by interval inclusion).
     """
-    from quadriga.stats import bootstrap_ci, min_detectable_effect, replicates_needed
+    from quadriga.stats import bootstrap_ci
 
     ci = bootstrap_ci(
         x,
@@ -550,6 +556,21 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
         resamples=effect.resamples,
         rng=rng,
     )
+    return decide_interval(effect, ci)
+
+
+def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
+    """The verdict policy on a computed :class:`~quadriga.stats.Interval` (see :func:`decide`).
+
+    When ``ci.se`` is NaN it is taken as the interval's half-width over ``z_{(1+level)/2}``.
+    """
+    from scipy.stats import norm
+
+    from quadriga.stats import Interval, min_detectable_effect, replicates_needed
+
+    if not math.isfinite(ci.se):
+        se = (ci.high - ci.low) / (2 * norm.ppf(0.5 + ci.level / 2))
+        ci = Interval(ci.estimate, ci.low, ci.high, ci.level, ci.method, ci.n, float(se))
     verdict = _side(effect, ci.low, ci.high)
     p_claim, p_refute = _pvalues(effect, ci.estimate, ci.se)
     dist = _distance(effect, ci.estimate)
@@ -587,8 +608,18 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     Raises:
         ConfigError: an arm missing from the observations, non-finite values.
     """
-    groups = _groups(obs.values, claim.arms)
+    groups = _groups(obs.values, claim.arms) if obs.values else {}
     comparisons = []
+    if claim.effect.statistic == "interval":
+        if not obs.intervals:
+            raise ConfigError(
+                "statistic 'interval' needs Observations.intervals from the experiment.", key="statistic"
+            )
+        for group, ci in obs.intervals.items():
+            res = decide_interval(claim.effect, ci)
+            res.update(group=group, arm=claim.arms[0], baseline=None)
+            comparisons.append(res)
+        groups = {}
     for group, vals in groups.items():
         for method, base in claim.comparisons:
             for arm in (method, base):
