@@ -173,8 +173,10 @@ class Effect:
         sym = {"greater": ">", "less": "<", "within": "within"}[self.relation]
         if self.relation == "within":
             return f"{self.statistic} within {self.value:g} +- {self.tolerance:g}"
-        margin = f" (margin {self.tolerance:g})" if self.tolerance else ""
-        return f"{self.statistic} {sym} {self.value:g}{margin}"
+        if not self.tolerance:
+            return f"{self.statistic} {sym} {self.value:g}"
+        bound = self.bounds[0] if self.relation == "greater" else self.bounds[1]
+        return f"{self.statistic} {sym} {bound:g} ({self.value:g} with margin {self.tolerance:g})"
 
 
 @attrs.frozen(kw_only=True)
