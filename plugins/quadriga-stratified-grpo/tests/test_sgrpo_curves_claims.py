@@ -77,13 +77,22 @@ def test_advantage_identity_claim_smoke(tmp_path):
 
 
 def test_learning_claim_smoke_runs_the_pipeline(tmp_path):
+    from pathlib import Path
+
     from quadriga_stratified_grpo.claims import learning
 
-    result = learning("smoke", out_dir=tmp_path)
-    assert result.passed, result.summary
-    assert result.numbers["grpo/num_seeds"] == 2.0
-    assert np.isfinite(result.numbers["stratified-grpo(alpha=1)/auc_diff"])
-    assert (tmp_path / result.figures["curves-curves"]).exists()
+    from quadriga.claims import evaluate_claim
+
+    obs = learning.observations("smoke", tmp_path)
+    rec = evaluate_claim(learning, obs, "smoke")
+    assert rec["status"] == "ran" and rec["holm"]
+    assert {c["group"] for c in rec["comparisons"]} == {
+        "stratified-grpo(alpha=0.5)",
+        "stratified-grpo(alpha=1)",
+    }
+    assert all(c["n"] == 2 and np.isfinite(c["estimate"]) for c in rec["comparisons"])
+    assert obs.numbers["grpo/num_seeds"] == 2
+    assert all(Path(f).exists() for f in obs.figures.values())
 
 
 def test_ready_pipeline_checks():

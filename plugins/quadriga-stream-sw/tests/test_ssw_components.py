@@ -137,12 +137,16 @@ def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
 
 
 def test_claims_at_smoke_scale(tmp_path):
+    """Smoke scale: paired ratios per preset and k, slopes per preset, status 'ran'."""
+    from quadriga.claims import evaluate_claim
     from quadriga_stream_sw.claims import beats_subsample, flat_in_n
 
-    res = beats_subsample("smoke", out_dir=tmp_path)
-    assert res.passed, res.summary
+    rec = evaluate_claim(beats_subsample, beats_subsample.observations("smoke", tmp_path), "smoke")
+    assert rec["status"] == "ran" and rec["holm"]
     assert (tmp_path / "error_vs_memory.png").stat().st_size > 1000
-    assert all(0 < res.numbers[f"{p}/k={k}/ratio"] < 1 for p in ("gaussians", "mixtures") for k in (10, 50))
-    flat = flat_in_n("smoke", out_dir=tmp_path)
-    assert all(math.isfinite(v) for v in flat.numbers.values())
-    assert set(flat.numbers) >= {"gaussians/slope", "mixtures/slope"}
+    groups = {c["group"]: c for c in rec["comparisons"]}
+    assert set(groups) == {f"{p} k={k}" for p in ("gaussians", "mixtures") for k in (10, 50)}
+    assert all(0 < c["estimate"] < 1 and c["n"] == 2 for c in groups.values())
+    flat = evaluate_claim(flat_in_n, flat_in_n.observations("smoke", tmp_path), "smoke")
+    assert [c["group"] for c in flat["comparisons"]] == ["gaussians", "mixtures"]
+    assert all(math.isfinite(c["estimate"]) and c["low"] <= c["high"] for c in flat["comparisons"])
