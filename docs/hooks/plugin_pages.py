@@ -100,13 +100,17 @@ def plugin_pages() -> dict[str, str]:
                 rows = describe_params(cls)
                 inputs = getattr(cls, "input_types", {}) or {}
                 output = getattr(cls, "output_type", "")
+                output = getattr(output, "__name__", output)
             except Exception as exc:
                 out += [f"(could not be imported: {_cell(exc)})", ""]
                 continue
             if inputs:
                 out += [
                     "Inputs: "
-                    + ", ".join(f"`{k}` ({' or '.join(v)})" for k, v in inputs.items())
+                    + ", ".join(
+                        f"`{k}` ({' or '.join(getattr(t, '__name__', str(t)) for t in v)})"
+                        for k, v in inputs.items()
+                    )
                     + (f"; output: {output}." if output else "."),
                     "",
                 ]
