@@ -14,6 +14,7 @@ or evaluated.
 
 from __future__ import annotations
 
+import graphlib
 import inspect
 import re
 import sys
@@ -23,9 +24,11 @@ from typing import Any
 
 import attrs
 
-from quadriga.components import build_component, component_config
+from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
-from quadriga.interfaces import INTERFACES, TASK_KINDS
+from quadriga.expansion import EXPANDED_RE, expand_sections
+from quadriga.interfaces import INTERFACES, TASK_KINDS, accepted_types, interface_of
+from quadriga.seeding import derive_seed
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,10 +38,10 @@ else:  # pragma: no cover
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-_RESERVED = {"use", "kind", "inputs"}
+_RESERVED = {"use", "kind", "inputs", "source", "replicate", "device"}
 _TOP = ("pipeline", "task", "stage")
-_METHOD = {"sampler": "sample", "learner": "fit", "estimator": "estimate", "evaluator": "evaluate"}
-_INJECTED = {"generator", "progress", "self"}
+_META = ("name", "seed", "description", "device")
+DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 
 
 @attrs.define(eq=False)
@@ -53,6 +56,9 @@ class Node:
         component: the built component instance.
         inputs: ``{argument: node name or list of node names}`` (stages only).
         config: the resolved parameters, every default filled in.
+        source: the table it was expanded from (``"mala"`` for ``mala[step_size=0.1][2]``;
+            its own name when not expanded).
+        replicate: the replicate index ``i`` of a repeated table, else ``None``.
     """
 
     name: str
@@ -62,6 +68,12 @@ class Node:
     component: Any
     inputs: dict[str, Any] = attrs.field(factory=dict)
     config: dict[str, Any] = attrs.field(factory=dict)
+    source: str = ""
+    replicate: int | None = None
+    device: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        self.source = self.source or self.name
 
     @property
     def table(self) -> str:
@@ -69,13 +81,30 @@ class Node:
         return f"{self.section}.{self.name}"
 
     @property
-    def output_type(self) -> str:
-        """What the node produces: a task's kind name or the stage's artifact type."""
-        return type(self.component).output_type
+    def seed_key(self) -> str:
+        """What the node's seed is derived from, with the root seed.
+
+        ``"stage.NAME"`` for a plain table, ``"stage.SOURCE"`` for a matrix point (the points of
+        one table share a seed), ``"stage.KIND[i]"`` for replicate ``i`` (replicate ``i`` of every
+        repeated stage of one kind shares a seed: common random numbers across arms).
+        """
+        if self.replicate is not None:
+            return f"{self.section}.{self.kind}[{self.replicate}]"
+        return f"{self.section}.{self.source}"
+
+    @property
+    def interface(self) -> type:
+        """The interface class of the component (``Sampler``, ..., or the task kind)."""
+        return interface_of(type(self.component))
+
+    @property
+    def output_type(self) -> type:
+        """What the node produces: a task's own class, or the artifact class of the stage's interface."""
+        return type(self.component) if self.section == "task" else self.interface.output_type
 
     def method(self) -> Any:
-        """The interface method a stage calls (``sample``, ``fit``, ...)."""
-        return getattr(self.component, _METHOD[self.kind])
+        """The bound interface method a stage calls (``interface.method``: ``sample``, ``fit``, ...)."""
+        return getattr(self.component, self.interface.method)
 
 
 @attrs.define(eq=False)
@@ -89,6 +118,8 @@ class Pipeline:
         file: where it was read from (a path, ``"<registered: NAME>"`` or ``"<dict>"``).
         tasks: task nodes in file order.
         stages: stage nodes in execution order (a topological order, file order among ties).
+        device: from ``[pipeline] device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``);
+            a stage's own ``device`` overrides it.
     """
 
     name: str
@@ -97,10 +128,29 @@ class Pipeline:
     file: str
     tasks: dict[str, Node]
     stages: dict[str, Node]
+    device: str = "cpu"
+
+    def device_of(self, node: Node) -> str:
+        """The device of a node's generator: its own ``device`` or the pipeline's."""
+        return node.device or self.device
+
+    def devices(self) -> dict[str, str]:
+        """``{"stage.NAME": device}`` of every stage (recorded in ``manifest.json``)."""
+        return {n.table: self.device_of(n) for n in self.stages.values()}
+
+    def seed_of(self, node: Node) -> int:
+        """The seed of a task or stage: ``derive_seed(root seed, node.seed_key)``."""
+        return derive_seed(self.seed, node.seed_key)
+
+    def seeds(self) -> dict[str, int]:
+        """``{"task.NAME" or "stage.NAME": seed}`` of every node (recorded in ``manifest.json``)."""
+        return {n.table: self.seed_of(n) for n in (*self.tasks.values(), *self.stages.values())}
 
     def resolved(self) -> dict[str, Any]:
         """The resolved configuration as a TOML-ready dict (what a run saves as ``pipeline.toml``)."""
         out: dict[str, Any] = {"pipeline": {"name": self.name, "seed": self.seed}}
+        if self.device != "cpu":
+            out["pipeline"]["device"] = self.device
         if self.description:
             out["pipeline"]["description"] = self.description
         for section, nodes in (("task", self.tasks), ("stage", self.stages)):
@@ -111,6 +161,12 @@ class Pipeline:
                 if node.section == "stage":
                     table["kind"] = node.kind
                     table["inputs"] = node.inputs
+                if node.source != node.name:
+                    table["source"] = node.source
+                if node.replicate is not None:
+                    table["replicate"] = node.replicate
+                if node.device is not None:
+                    table["device"] = node.device
                 table.update(node.config)
                 out[section][node.name] = table
         return out
@@ -255,7 +311,15 @@ def load_pipeline(
     data, file = read_source(source, registry)
     touched = _apply_overrides(data, overrides)
 
+    origin: dict[str, tuple[str, str]] = {}
+    varied: dict[str, set[str]] = {}
+
     def err(msg: str, table: str | None = None, key: str | None = None) -> ConfigError:
+        if table in origin:  # an expanded table: name its source (and the matrix key it varies)
+            table, name = origin[table]
+            msg = f"{msg} (in its expansion '{name}')"
+            if key in varied.get(table, ()):
+                key = f"matrix.{key}"
         shown = "command line (--set/--grid)" if table and (table, key) in touched else file
         return ConfigError(msg, file=shown, table=table, key=key)
 
@@ -270,13 +334,19 @@ def load_pipeline(
     if not isinstance(meta, dict):
         raise err("'pipeline' must be a table.", table="pipeline")
     for key in meta:
-        if key not in ("name", "seed", "description"):
+        if key not in _META:
             raise err(
-                f"unknown key.{suggest(key, ('name', 'seed', 'description'))} [pipeline] takes name, "
-                "seed and description.",
+                f"unknown key.{suggest(key, _META)} [pipeline] takes name, seed, description and device.",
                 table="pipeline",
                 key=key,
             )
+    device = meta.get("device", "cpu")
+    if not isinstance(device, str) or not DEVICE_RE.match(device):
+        raise err(
+            f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.',
+            table="pipeline",
+            key="device",
+        )
     name = meta.get("name", Path(file).stem if file.endswith(".toml") else "pipeline")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise err(
@@ -298,31 +368,45 @@ def load_pipeline(
         sections[section] = tables
     if not sections["stage"]:
         raise err("the pipeline has no [stage.NAME] table; add at least one stage.")
-    seen: dict[str, str] = {}
     for section, tables in sections.items():
         for node_name, table in tables.items():
             where = f"{section}.{node_name}"
-            if not NAME_RE.match(node_name):
+            expanded = isinstance(table, dict) and "source" in table and EXPANDED_RE.match(node_name)
+            if not NAME_RE.match(node_name) and not expanded:
                 raise err(
                     "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
                     table=where,
                 )
+            if not isinstance(table, dict):
+                raise err("must be a table with 'use = \"name\"'.", table=where)
+            if section == "task" and "inputs" in table:
+                raise err("tasks take no inputs; move this table to [stage.NAME].", table=where, key="inputs")
+    varied = {
+        f"{section}.{n}": set(t["matrix"])
+        for section, tables in sections.items()
+        for n, t in tables.items()
+        if isinstance(t.get("matrix"), dict)
+    }
+    sections = expand_sections(sections, err)
+    seen: dict[str, str] = {}
+    for section, tables in sections.items():
+        for node_name, table in tables.items():
+            where = f"{section}.{node_name}"
+            if "source" in table:
+                origin[where] = (f"{section}.{table['source']}", node_name)
+            _check_reserved(table, where, err)
             if node_name in seen:
                 raise err(
                     f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
                     table=where,
                 )
             seen[node_name] = where
-            if not isinstance(table, dict):
-                raise err("must be a table with 'use = \"name\"'.", table=where)
             if "use" not in table:
                 raise err(
                     "missing 'use' (the registered component to build, e.g. use = \"mala\").",
                     table=where,
                     key="use",
                 )
-            if section == "task" and "inputs" in table:
-                raise err("tasks take no inputs; move this table to [stage.NAME].", table=where, key="inputs")
 
     tasks = {n: _build_node(registry, "task", n, t, file, err) for n, t in sections["task"].items()}
     stages_unordered = {
@@ -332,7 +416,9 @@ def load_pipeline(
     order = _topological(stages_unordered, err)
     for node in stages_unordered.values():
         _check_inputs(node, nodes, err)
-    return Pipeline(name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order})
+    return Pipeline(
+        name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order}, device=device
+    )
 
 
 def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], file: str, err: Any) -> Node:
@@ -349,12 +435,11 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
         )
     kinds = (kind,) if kind else allowed
     try:
-        component = build_component(registry, table["use"], params, kinds=kinds, file=file, table=where)
+        built = build(registry, table["use"], params, kinds=kinds, file=file, table=where)
     except ConfigError as exc:
         raise err(exc.reason, table=where, key=exc.key) from None
     except QuadrigaError as exc:
         raise err(str(exc), table=where, key="use") from None
-    used_kind = component.__quadriga_use__[0]
     inputs = table.get("inputs", {})
     if section == "stage":
         if not isinstance(inputs, dict):
@@ -370,20 +455,44 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
                     key=f"inputs.{arg}",
                 )
     return Node(
-        name, section, table["use"], used_kind, component, dict(inputs), component_config(component, registry)
+        name,
+        section,
+        table["use"],
+        built.spec.kind,
+        built.component,
+        dict(inputs),
+        built.config,
+        source=table.get("source", name),
+        replicate=table.get("replicate"),
+        device=table.get("device"),
     )
+
+
+def _check_reserved(table: dict[str, Any], where: str, err: Any) -> None:
+    source, replicate = table.get("source", "x"), table.get("replicate")
+    if not isinstance(source, str) or not NAME_RE.match(source):
+        raise err(
+            f"'source' must name the table this one was expanded from, got {source!r}.", where, "source"
+        )
+    device = table.get("device")
+    if device is not None and (not isinstance(device, str) or not DEVICE_RE.match(device)):
+        raise err(f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.', where, "device")
+    if replicate is not None and (
+        not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 0
+    ):
+        raise err(f"'replicate' must be an integer >= 0, got {replicate!r}.", where, "replicate")
 
 
 def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
     signature = inspect.signature(node.method())
+    injected = {"self", *node.interface.injected}
     params = {
         n: p
         for n, p in signature.parameters.items()
-        if n not in _INJECTED and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        if n not in injected and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
     }
     takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
-    types = type(node.component).input_types
     for arg, ref in node.inputs.items():
         if arg not in params and not takes_kwargs:
             raise err(
@@ -406,13 +515,17 @@ def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
                     table=node.table,
                     key=f"inputs.{arg}",
                 )
-            accepted = types.get(arg)
+            accepted = accepted_types(type(node.component), arg)
             produced = nodes[r].output_type
-            if accepted and produced not in accepted:
+            if accepted and not issubclass(produced, accepted):
+                names = " or ".join(t.__name__ for t in accepted)
+                kind_name = next(
+                    (t.__name__ for t in (*TASK_KINDS.values(),) if issubclass(produced, t)), None
+                )
                 raise err(
-                    f"input '{arg}' gets '{r}', a {produced}, but {node.kind} '{node.use}' accepts "
-                    f"{' or '.join(accepted)} there. Point it at a node that produces "
-                    f"{' or '.join(accepted)}.",
+                    f"input '{arg}' gets '{r}', a {kind_name or produced.__name__}, but "
+                    f"{node.kind} '{node.use}' "
+                    f"accepts {names} there. Point it at a node that produces {names}.",
                     table=node.table,
                     key=f"inputs.{arg}",
                 )
@@ -427,32 +540,27 @@ def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
 
 
 def _topological(stages: dict[str, Node], err: Any) -> list[str]:
-    deps = {
-        n: {r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref) if r in stages}
-        for n, s in stages.items()
-    }
+    """Stage names in an execution order: dependencies first, file order among the ready ones."""
+    position = {n: i for i, n in enumerate(stages)}
+    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+    for n, s in stages.items():
+        refs = [r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref)]
+        sorter.add(n, *(r for r in refs if r in stages and r != n))
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as exc:
+        cycle = list(reversed(exc.args[1]))
+        raise err(
+            f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
+            "depend on it.",
+            table=f"stage.{cycle[0]}",
+            key="inputs",
+        ) from None
     order: list[str] = []
-    remaining = dict(deps)
-    while remaining:
-        ready = [n for n, d in remaining.items() if d <= set(order)]
-        if not ready:
-            cycle = _find_cycle(remaining)
-            raise err(
-                f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
-                "depend on it.",
-                table=f"stage.{cycle[0]}",
-                key="inputs",
-            )
-        order.append(ready[0])
-        del remaining[ready[0]]
+    ready: list[str] = []
+    while sorter.is_active():
+        ready.extend(sorter.get_ready())
+        ready.sort(key=position.__getitem__)
+        order.append(ready.pop(0))
+        sorter.done(order[-1])
     return order
-
-
-def _find_cycle(deps: dict[str, set[str]]) -> list[str]:
-    start = next(iter(deps))
-    path, node = [start], start
-    while True:
-        node = sorted(d for d in deps[node] if d in deps)[0]
-        if node in path:
-            return path[path.index(node) :] + [node]
-        path.append(node)

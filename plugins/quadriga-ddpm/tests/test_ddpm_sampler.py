@@ -106,9 +106,13 @@ def test_diagnostics_refuse_a_reference_that_is_not_a_mixture():
     subject = Samples(x=x, info={"num_steps": 10})
     gaussian = Gaussian(mean=[0.0, 0.0], covariance=[[1.0, 0.0], [0.0, 1.0]])
     with pytest.raises(ConfigError, match=r"'ref' \(Gaussian\) has no mixture_weights") as info:
-        MixtureDiagnostics().evaluate({"s": subject}, {"ref": gaussian})
+        MixtureDiagnostics().evaluate(
+            {"s": subject}, {"ref": gaussian}, generator=torch.Generator().manual_seed(0)
+        )
     assert info.value.key == "reference"
-    ok = MixtureDiagnostics().evaluate({"s": subject}, {"ref": target})
+    ok = MixtureDiagnostics().evaluate(
+        {"s": subject}, {"ref": target}, generator=torch.Generator().manual_seed(0)
+    )
     assert 0 <= ok.values["s/weight_error"] <= 1
 
 

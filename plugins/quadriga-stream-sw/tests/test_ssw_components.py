@@ -90,18 +90,19 @@ def test_stream_task_is_replayable_and_has_the_right_moments():
 
 def test_evaluator_matches_estimator_and_accepts_a_target():
     src, ref = _samples(300, 0.0, 0), _samples(300, 1.0, 1)
-    metrics = StreamSWEvaluator(k=400, seed=5).evaluate({"a": src}, ref)
-    from quadriga.seeding import derive_seed, make_generator
+    stage = torch.Generator().manual_seed(5)
+    metrics = StreamSWEvaluator(k=400).evaluate({"a": src}, ref, generator=stage)
+    from quadriga.seeding import child_generator
 
-    theta = random_projections(2, 100, make_generator(derive_seed(5, "projections")))
+    theta = random_projections(2, 100, child_generator(torch.Generator().manual_seed(5), "projections"))
     assert metrics.values["a/stream_sw"] == pytest.approx(exact_sliced(src.x, ref.x, theta), rel=1e-12)
 
     class Shifted:
         def sample(self, num_samples, *, generator):
             return torch.randn(num_samples, 2, generator=generator, dtype=torch.float64) + 1.0
 
-    big = StreamSWEvaluator(k=100, seed=5, num_reference_samples=20_000, batch_size=5000)
-    out = big.evaluate(_samples(20_000, 0.0, 2), Shifted()).values
+    big = StreamSWEvaluator(k=100, num_reference_samples=20_000, batch_size=5000)
+    out = big.evaluate(_samples(20_000, 0.0, 2), Shifted(), generator=torch.Generator().manual_seed(0)).values
     # SW_2 between N(0, I) and N(1, I) in 2-D: sqrt(|(1, 1)|^2 / 2) = 1
     assert out["subject/stream_sw"] == pytest.approx(1.0, abs=4 * out["subject/stream_sw_stderr"] + 0.02)
     assert out["subject/memory_floats"] < 2 * 100 * 20_000 / 10
@@ -109,12 +110,16 @@ def test_evaluator_matches_estimator_and_accepts_a_target():
 
 def test_relative_error_evaluator():
     m = RelativeError().evaluate(
-        {"s": Estimate(value=2.2, info={"retained_per_projection": 10})}, Estimate(value=2.0)
+        {"s": Estimate(value=2.2, info={"retained_per_projection": 10})},
+        Estimate(value=2.0),
+        generator=torch.Generator().manual_seed(0),
     )
     assert m.values["s/relative_error"] == pytest.approx(0.1)
     assert m.values["s/retained_per_projection"] == 10
     with pytest.raises(ConfigError):
-        RelativeError().evaluate({"s": Estimate(value=1.0)}, Estimate(value=0.0))
+        RelativeError().evaluate(
+            {"s": Estimate(value=1.0)}, Estimate(value=0.0), generator=torch.Generator().manual_seed(0)
+        )
 
 
 def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
