@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError
@@ -103,9 +104,10 @@ class _Selection(Estimator):
             if self.threshold is not None
             else float(np.quantile(s["y_train"], self.threshold_quantile))
         )
-        fitted = fit_candidates(self.models, s["X_train"], s["y_train"], seed)
-        mu_cal = np.stack([m.predict(s["X_calibration"]) for m in fitted]).astype(np.float64)
-        mu_test = np.stack([m.predict(s["X_test"]) for m in fitted]).astype(np.float64)
+        with threadpool_limits(1):  # small fits: extra BLAS/OpenMP threads only contend
+            fitted = fit_candidates(self.models, s["X_train"], s["y_train"], seed)
+            mu_cal = np.stack([m.predict(s["X_calibration"]) for m in fitted]).astype(np.float64)
+            mu_test = np.stack([m.predict(s["X_test"]) for m in fitted]).astype(np.float64)
         return s, mu_cal, mu_test, rng
 
     def _scores(
