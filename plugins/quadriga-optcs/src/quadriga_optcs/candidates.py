@@ -17,7 +17,7 @@ from quadriga_std.estimators.conformal import REGRESSORS, make_regressor
 
 from quadriga.errors import ConfigError, suggest
 
-__all__ = ["CANDIDATES", "check_models", "fit_candidates"]
+__all__ = ["CANDIDATES", "candidate_predictions", "check_models"]
 
 _EXTRA = {
     "lasso": ("linear_model", "Lasso", {"alpha": 0.1}),
@@ -81,34 +81,47 @@ def _make(name: str, seed: int) -> Any:
     return klass(**kwargs)
 
 
-_CACHE: OrderedDict[str, list[Any]] = OrderedDict()
-_CACHE_SIZE = 4
+_CACHE: OrderedDict[str, tuple[np.ndarray, ...]] = OrderedDict()
+#: predictions kept: 500 replicates x 3 arms share 500 entries of ``K x (n + m)`` floats (~10 kB each)
+_CACHE_SIZE = 2048
 
 
-def fit_candidates(names: Sequence[str], X: np.ndarray, y: np.ndarray, seed: int) -> list[Any]:
-    """Fit each candidate on ``(X, y)``; the fitted list is reused for identical inputs.
+def candidate_predictions(
+    names: Sequence[str], X: np.ndarray, y: np.ndarray, seed: int, evaluate: Sequence[np.ndarray]
+) -> tuple[np.ndarray, ...]:
+    """Fit each candidate on ``(X, y)``, predict on each array of ``evaluate``; reused for equal inputs.
 
-    Arms of one replicate share their seed (common random numbers) and their training split, so the
-    OptCS, split and naive stages of a replicate fit the same ``K`` models: the last few fitted lists
-    are kept, keyed by a SHA-256 of the names, the seed and the bytes of ``X`` and ``y``. Models are
-    only read (``predict``) after fitting, so sharing them changes no number.
+    Arms of one replicate share their seed (common random numbers) and their splits, so the OptCS,
+    split and naive stages of a replicate (and every claim run on the same replicates) need the same
+    ``K`` fits: the predictions are kept, keyed by a SHA-256 of the names, the seed and the bytes of
+    ``X``, ``y`` and the arrays of ``evaluate`` (the last :data:`_CACHE_SIZE` inputs). Fitting is
+    deterministic given the seed and the data, so reusing the predictions changes no number.
 
     Args:
         names: candidate names from :data:`CANDIDATES`.
         X: ``ndarray[n, p]`` training covariates; y: ``ndarray[n]`` training labels.
         seed: ``random_state`` of the randomised models.
+        evaluate: arrays ``ndarray[n_i, p]`` to predict on (e.g. calibration and test covariates).
 
     Returns:
-        the fitted scikit-learn regressors, in the order of ``names``.
+        one read-only ``ndarray[K, n_i]`` (float64) per array of ``evaluate``; row ``k`` is candidate
+        ``names[k]``.
     """
     X = np.ascontiguousarray(X, np.float64)
     y = np.ascontiguousarray(y, np.float64)
-    key = sha256(repr((tuple(names), int(seed), X.shape)).encode() + X.tobytes() + y.tobytes()).hexdigest()
+    evaluate = [np.ascontiguousarray(E, np.float64) for E in evaluate]
+    h = sha256(repr((tuple(names), int(seed), X.shape, [E.shape for E in evaluate])).encode())
+    for a in (X, y, *evaluate):
+        h.update(a.tobytes())
+    key = h.hexdigest()
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
     models = [_make(name, seed).fit(X, y) for name in names]
-    _CACHE[key] = models
+    out = tuple(np.stack([m.predict(E) for m in models]).astype(np.float64) for E in evaluate)
+    for a in out:
+        a.flags.writeable = False
+    _CACHE[key] = out
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return models
+    return out

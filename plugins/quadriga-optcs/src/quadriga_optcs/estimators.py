@@ -25,7 +25,7 @@ from quadriga.params import param
 from quadriga.seeding import int_seed, numpy_rng
 from quadriga.validators import finite, number_in
 from quadriga_optcs._common import accepts, check_levels, level_key
-from quadriga_optcs.candidates import check_models, fit_candidates
+from quadriga_optcs.candidates import candidate_predictions, check_models
 from quadriga_optcs.selection import (
     PRUNING,
     benjamini_hochberg,
@@ -105,9 +105,9 @@ class _Selection(Estimator):
             else float(np.quantile(s["y_train"], self.threshold_quantile))
         )
         with threadpool_limits(1):  # small fits: extra BLAS/OpenMP threads only contend
-            fitted = fit_candidates(self.models, s["X_train"], s["y_train"], seed)
-            mu_cal = np.stack([m.predict(s["X_calibration"]) for m in fitted]).astype(np.float64)
-            mu_test = np.stack([m.predict(s["X_test"]) for m in fitted]).astype(np.float64)
+            mu_cal, mu_test = candidate_predictions(
+                self.models, s["X_train"], s["y_train"], seed, (s["X_calibration"], s["X_test"])
+            )
         return s, mu_cal, mu_test, rng
 
     def _scores(

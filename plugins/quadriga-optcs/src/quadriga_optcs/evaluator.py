@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any, ClassVar
 
 import attrs
@@ -11,13 +9,13 @@ import numpy as np
 
 from quadriga.artifacts import Estimate, Metrics
 from quadriga.errors import ConfigError
+from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
+from quadriga.stats import mean_se
 from quadriga_optcs._common import accepts, check_levels, level_key
 
 __all__ = ["SelectionFDR", "fdp_and_power"]
-
-_LAST_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
 
 
 def fdp_and_power(selected: np.ndarray, y: np.ndarray, threshold: float) -> tuple[float, float]:
@@ -38,8 +36,9 @@ def fdp_and_power(selected: np.ndarray, y: np.ndarray, threshold: float) -> tupl
 
 
 def _replicate(name: str) -> tuple[str, int | None]:
-    m = _LAST_INDEX.match(name)
-    return (m.group(1), int(m.group(2))) if m else (name, None)
+    """``"optcs[3]" -> ("optcs", 3)``; a name without a trailing ``[i]`` -> ``(name, None)``."""
+    base = replicate_base(name)
+    return (base, int(name[len(base) + 1 : -1])) if base != name else (name, None)
 
 
 @attrs.define(kw_only=True)
@@ -49,7 +48,8 @@ class SelectionFDR(Evaluator):
     Per subject (a stage name such as ``optcs[3]``) and level ``q``: ``"<subject>/fdp_q<q>"``,
     ``"/power_q<q>"`` and ``"/selected_q<q>"``. Subjects are then grouped by the name before the last
     ``[i]`` (one configuration over its replicates): ``"<group>/fdr_q<q>"`` (mean FDP), ``"/fdr_se_q<q>"``
-    (its standard error ``sd / sqrt(R)``, given for ``R >= 2`` replicates), ``"/power_q<q>"``,
+    (its standard error ``sd / sqrt(R)`` from :func:`quadriga.stats.mean_se`, given for ``R >= 2``
+    replicates), ``"/power_q<q>"``,
     ``"/power_se_q<q>"`` and ``"/replicates"``; ``tables["summary"]`` holds one row per group and level.
 
     ``reference`` is the Dataset whose ``"test"`` labels the subjects selected from, or
@@ -134,12 +134,12 @@ class SelectionFDR(Evaluator):
                 key = level_key(q)
                 row = {"subject": base, "q": float(q)}
                 for stat, out in (("fdp", "fdr"), ("power", "power")):
-                    x = np.asarray(g[f"{stat}_{key}"])
-                    values[f"{base}/{out}_{key}"] = row[out] = float(x.mean())
-                    if x.size > 1:  # a single replicate has no standard error
-                        se = float(x.std(ddof=1) / math.sqrt(x.size))
+                    x = g[f"{stat}_{key}"]
+                    mean, se = mean_se(x)
+                    values[f"{base}/{out}_{key}"] = row[out] = mean
+                    if len(x) > 1:  # a single replicate has no standard error
                         values[f"{base}/{out}_se_{key}"] = row[f"{out}_se"] = se
-                row["replicates"] = int(x.size)
+                row["replicates"] = len(x)
                 rows.append(row)
             values[f"{base}/replicates"] = float(len(next(iter(g.values()))))
         return Metrics(values=values, tables={"summary": rows})
