@@ -126,3 +126,55 @@ def test_fdr_bound_over_fresh_replicates():
     for name, x in fdp.items():
         x = np.asarray(x)
         assert x.mean() <= q + 3 * max(x.std(ddof=1), 0.05) / math.sqrt(reps), (name, x.mean())
+
+
+def test_optcs_full_conformance():
+    check_component("estimator", "optcs-full")
+
+
+def test_ridge_loo_predictions_match_sklearn_refits():
+    from quadriga_optcs.full import feature_map, ridge_loo_predictions
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(30, 4))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(30) > 0).astype(float)
+    for kind in ("linear", "quadratic"):
+        F = feature_map(X, kind)
+        loo = ridge_loo_predictions(F, y, 3.0)
+        ref = [
+            Ridge(alpha=3.0).fit(np.delete(F, i, 0), np.delete(y, i)).predict(F[i : i + 1])[0]
+            for i in range(len(y))
+        ]
+        np.testing.assert_allclose(loo, ref, rtol=1e-9, atol=1e-12)
+    assert feature_map(X, "quadratic").shape == (30, 4 + 10)
+    with pytest.raises(ValueError, match="feature map"):
+        feature_map(X, "cubic")
+
+
+def test_optcs_full_bad_parameters_name_the_key():
+    from quadriga_optcs.full import OptCSFull
+
+    for kw, key in (({"features": ["cubic"]}, "features"), ({"penalties": [0.0]}, "penalties")):
+        with pytest.raises(ConfigError, match=key):
+            OptCSFull(**kw)
+
+
+def test_optcs_full_fdr_bound_over_fresh_replicates():
+    # Full-MSel over 4 ridge candidates on 80 fresh datasets: mean FDP <= q + 3 s.e.
+    from quadriga_optcs.full import OptCSFull
+
+    reps, q = 80, 0.2
+    fdp, power = [], []
+    est = OptCSFull(features=["linear", "quadratic"], penalties=[1.0, 30.0], threshold=0.0, levels=[q])
+    for r in range(reps):
+        d = _data(300 + r, n_train=60, n_calibration=40, n_test=40)
+        _, y = d.split("test")
+        e = est.estimate(d, generator=torch.Generator().manual_seed(r))
+        assert e.info["n_labelled"] == 100 and e.info["num_models"] == 4
+        f, p = fdp_and_power(e.value[0].numpy() > 0, y, 0.0)
+        fdp.append(f)
+        power.append(p)
+    x = np.asarray(fdp)
+    assert x.mean() <= q + 3 * max(x.std(ddof=1), 0.05) / math.sqrt(reps), x.mean()
+    assert np.mean(power) > 0.05  # it selects something: the bound is not met by selecting nothing

@@ -13,7 +13,7 @@ from quadriga.claims import Claim, verify
 from quadriga.components import build_component
 from quadriga.registry import Registry
 
-PIPELINES = ("optcs-synthetic", "optcs-diabetes")
+PIPELINES = ("optcs-synthetic", "optcs-diabetes", "optcs-full-synthetic")
 _SKIP = ("use", "inputs", "repeat")
 
 
@@ -32,8 +32,10 @@ def test_every_table_builds_and_arms_share_their_settings(name):
             build_component(registry, table["use"], params, kinds=kinds)
     stages = data["stage"]
     arms = [s for s in stages.values() if s["use"] != "selection-fdr"]
-    for key in ("models", "levels", "repeat"):  # the arms differ only in the procedure
+    for key in ("levels", "repeat"):  # the arms differ only in the procedure (and its candidates)
         assert len({repr(a[key]) for a in arms}) == 1, key
+    assert len({repr(a["models"]) for a in arms if "models" in a}) == 1
+    assert sorted(stages["fdr"]["inputs"]["subject"]) == sorted(f"{n}[*]" for n in stages if n != "fdr")
     assert stages["fdr"]["levels"] == arms[0]["levels"]
     assert arms[0]["repeat"] == data["task"]["data"]["repeat"] >= 500
 

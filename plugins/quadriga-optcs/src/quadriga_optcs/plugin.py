@@ -9,13 +9,20 @@ _PAPER = "Bai & Jin 2024, arXiv 2411.17983"
 
 @quadriga.hookimpl
 def quadriga_register(registry):
-    """Register three selection estimators, the selection-fdr evaluator, a dataset, pipelines and claims."""
+    """Register four selection estimators, the selection-fdr evaluator, a dataset, pipelines and claims."""
     registry.add(
         "estimator",
         "optcs",
         "quadriga_optcs.estimators:OptCS",
         summary="Conformal selection after choosing the best of K candidate scores (OptCS-MSel), FDR <= q",
         paper=_PAPER + ", sec. 3 and 4.1",
+    )
+    registry.add(
+        "estimator",
+        "optcs-full",
+        "quadriga_optcs.full:OptCSFull",
+        summary="OptCS on leave-one-out ridge scores fitted on all labelled and test units (Full, Full-MSel)",
+        paper=_PAPER + ", sec. 4.2-4.3",
     )
     registry.add(
         "estimator",
@@ -49,6 +56,10 @@ def quadriga_register(registry):
         (
             "optcs-synthetic",
             "OptCS vs split and naive selection, synthetic setting 2, 8 candidates, q = 0.1, 0.2",
+        ),
+        (
+            "optcs-full-synthetic",
+            "OptCS fitted on the full sample (leave-one-out ridge, Full-MSel) vs OptCS-MSel with a split",
         ),
         (
             "optcs-diabetes",
