@@ -178,3 +178,19 @@ def test_optcs_full_fdr_bound_over_fresh_replicates():
     x = np.asarray(fdp)
     assert x.mean() <= q + 3 * max(x.std(ddof=1), 0.05) / math.sqrt(reps), x.mean()
     assert np.mean(power) > 0.05  # it selects something: the bound is not met by selecting nothing
+
+
+def test_candidate_predictions_are_shared_and_equal_fresh_fits():
+    from quadriga_optcs.candidates import _make, candidate_predictions
+
+    d = _data(7)
+    X, y = d.split("train")
+    Xc, _ = d.split("calibration")
+    names = ["ridge", "random-forest-shallow"]
+    first = candidate_predictions(names, X, y, 3, (Xc,))
+    assert candidate_predictions(names, X, y, 3, (Xc,)) is first  # the arms of a replicate share it
+    fresh = np.stack([_make(n, 3).fit(X, y).predict(Xc) for n in names])
+    np.testing.assert_array_equal(first[0], fresh)
+    assert not first[0].flags.writeable
+    other = candidate_predictions(names, X, y, 4, (Xc,))  # another seed: another forest
+    assert other is not first and not np.array_equal(other[0][1], first[0][1])

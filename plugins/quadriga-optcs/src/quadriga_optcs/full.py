@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError
@@ -138,6 +139,9 @@ class OptCSFull(Estimator):
     exact leave-one-out predictions give clipped scores on all ``n`` labelled units (``"train"`` and
     ``"calibration"`` together) and the ``m`` test units. OptCS-MSel's per-unit choice of the
     candidate (``K = 1``: none) and OptCS's e-BH with ``pruning`` select (see the module docstring).
+    The guarantee needs a threshold fixed before seeing the labels (``threshold``): with
+    ``threshold_quantile`` the threshold is computed from ``"train"`` labels that are also calibration
+    units here, which the finite-sample argument does not cover.
 
     Shapes:
         reads ``split(name) -> (X: ndarray[n, p], y: ndarray[n])``; ``value`` is ``Tensor[L, m]`` (float64,
@@ -208,13 +212,14 @@ class OptCSFull(Estimator):
         pooled = np.vstack([X_lab, s["X_test"]])
         b = np.concatenate([(y_lab > c).astype(np.float64), np.zeros(m)])
         vc, vt = [], []
-        for kind in self.features:
-            F = feature_map(pooled, kind)
-            for alpha in self.penalties:
-                mu = ridge_loo_predictions(F, b, float(alpha))
-                v, vhat = clipped_scores(mu[:n], y_lab, mu[n:], c)
-                vc.append(v)
-                vt.append(vhat)
+        with threadpool_limits(1):  # small solves: extra BLAS threads only contend
+            for kind in self.features:
+                F = feature_map(pooled, kind)
+                for alpha in self.penalties:
+                    mu = ridge_loo_predictions(F, b, float(alpha))
+                    v, vhat = clipped_scores(mu[:n], y_lab, mu[n:], c)
+                    vc.append(v)
+                    vt.append(vhat)
         vc_arr, vt_arr = np.stack(vc), np.stack(vt)
         rows, extra = [], {}
         for q in self.levels:
