@@ -16,8 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").rglob("*.md")),
-    ROOT / "framework" / "quadriga" / "cli.py",
-    ROOT / "framework" / "quadriga" / "extensions.py",
+    *sorted((ROOT / "framework" / "quadriga" / "cli").glob("*.py")),
 ]
 REGISTRY = Registry(use_env=False)
 PIPELINES = {p.name for p in REGISTRY.pipelines()}

@@ -115,7 +115,7 @@ def test_new_plugin_end_to_end(tmp_path):
     (which call check_component) all work; the distribution is uninstalled afterwards."""
     name = f"kit-e2e-{os.getpid()}"
     dist, package = f"quadriga-{name}", f"quadriga_{name.replace('-', '_')}"
-    cli = [sys.executable, "-m", "quadriga.cli"]
+    cli = [sys.executable, "-m", "quadriga"]
     made = _run(
         [
             *cli,

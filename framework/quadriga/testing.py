@@ -642,10 +642,9 @@ def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
         from matplotlib.figure import Figure
 
         for key, value in art.values.items():
-            if (
-                isinstance(value, bool)
-                or (not isinstance(value, (int, float))
-                and not (hasattr(value, "item") and getattr(value, "ndim", 1) == 0))
+            if isinstance(value, bool) or (
+                not isinstance(value, (int, float))
+                and not (hasattr(value, "item") and getattr(value, "ndim", 1) == 0)
             ):
                 out.append(f"values['{key}'] is {type(value).__name__}, expected a float")
         for key, fig in art.figures.items():

@@ -12,6 +12,7 @@ A variant is a subclass that overrides ``td_target`` (and says which networks it
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, ClassVar
 
@@ -19,6 +20,10 @@ import attrs
 
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
+
+# torchrl logs every replay-buffer allocation at INFO; keep the terminal for progress and results
+# (set RL_LOGGING_LEVEL=INFO to see them). Read by torchrl when it is first imported, in fit().
+os.environ.setdefault("RL_LOGGING_LEVEL", "WARNING")
 
 __all__ = ["DQN", "DQNOnline", "DoubleDQN"]
 
