@@ -10,7 +10,7 @@ so the command works from an installed wheel as well as from a checkout. It rend
       src/quadriga_NAME/KIND.py   a working component skeleton with documented shapes, units, errors, source
       src/quadriga_NAME/claims.py a claim stub run by ``quadriga verify``
       src/quadriga_NAME/pipelines/NAME-demo.toml
-      tests/test_NAME_KIND.py     check_component, a known answer, the pipeline, the claim at smoke scale
+      tests/test_NAME_KIND.py     conformance checks, a known answer, the pipeline, the claim (smoke)
 """
 
 from __future__ import annotations
