@@ -57,7 +57,7 @@ def run_cli(
     full_env = dict(os.environ)
     full_env.pop("QUADRIGA_DISABLE", None)
     paths = [str(TOY)] + ([str(site)] if site else [])
-    full_env["PYTHONPATH"] = os.pathsep.join(paths + [full_env.get("PYTHONPATH", "")])
+    full_env["PYTHONPATH"] = os.pathsep.join([*paths, full_env.get("PYTHONPATH", "")])
     full_env["COLUMNS"] = "200"
     full_env.update(env or {})
     return subprocess.run(

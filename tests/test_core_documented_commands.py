@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -44,7 +45,7 @@ def test_documented_command_checks(where, command):
     args = shlex.split(command)[1:]
     name, overrides, seed = args[1], [], None
     grids = []
-    for flag, value in zip(args, args[1:]):
+    for flag, value in itertools.pairwise(args):
         if flag == "--set":
             overrides.append(value)
         elif flag == "--grid":

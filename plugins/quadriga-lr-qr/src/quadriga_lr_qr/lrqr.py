@@ -143,7 +143,7 @@ def select_and_fit(
     phi1f, s1f, phi2f, phi1v, s1v, scales = [], [], [], [], [], []
     for pb in problems:
         n1, n2 = len(pb["s1"]), len(pb["X2"])
-        c1, c2 = int(round(n1 * (1 - validation_fraction))), int(round(n2 * (1 - validation_fraction)))
+        c1, c2 = round(n1 * (1 - validation_fraction)), round(n2 * (1 - validation_fraction))
         i1f, i1v, i2f = pb["perm1"][:c1], pb["perm1"][c1:], pb["perm2"][:c2]
         f1, f2 = features(pb["X1"]), features(pb["X2"])
         s1 = torch.as_tensor(np.asarray(pb["s1"]), dtype=torch.float64)

@@ -14,6 +14,7 @@ Zhu et al. 2025, "Stratified GRPO", arXiv 2510.06214 (SAN and its blend with the
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from typing import Any, ClassVar
 
@@ -37,7 +38,7 @@ def make_policy(
     """
     sizes = [obs_dim, *hidden_sizes, num_actions]
     layers: list[torch.nn.Module] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
         linear = torch.nn.Linear(a, b)
         last = i == len(sizes) - 2
         torch.nn.init.orthogonal_(linear.weight, gain=0.01 if last else 2**0.5, generator=generator)

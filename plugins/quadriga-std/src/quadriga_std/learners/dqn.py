@@ -306,6 +306,9 @@ class DoubleDQN(DQN):
     needs_next_q_target: ClassVar[bool] = True
 
     def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
-        """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))`` (shapes as in :meth:`DQN.td_target`)."""
+        """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))``.
+
+        Shapes as in :meth:`DQN.td_target`.
+        """
         best = next_q_online.argmax(dim=-1, keepdim=True)
         return reward + gamma * (1.0 - done) * next_q_target.gather(-1, best).squeeze(-1)
