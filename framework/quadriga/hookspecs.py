@@ -89,7 +89,7 @@ def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None
 
 
 @hookspec
-def quadriga_check_tasks() -> dict[str, dict[str, Any]]:
+def quadriga_check_tasks() -> dict[str, dict[str, Any]] | None:
     """Small tasks that the conformance checks (:mod:`quadriga.testing`) give components.
 
     Called when a check has to make a component's inputs itself. Return task tables by the
