@@ -26,6 +26,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
+from quadriga.validators import int_at_least
 
 __all__ = ["ConditionalConformal", "linear_feature_map", "load_mapie"]
 
@@ -53,11 +54,6 @@ def linear_feature_map(X: np.ndarray) -> np.ndarray:
     """``phi(x) = [1, x]``: ``ndarray[n, p] -> ndarray[n, p + 1]`` (the shift class, also LR-QR's)."""
     X = np.asarray(X, np.float64)
     return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
-
-
-def _positive(inst: Any, attribute: Any, value: int) -> None:
-    if int(value) < 1:
-        raise ConfigError(f"'{attribute.name}' must be >= 1 (got {value!r}).", key=attribute.name)
 
 
 @attrs.define(kw_only=True)
@@ -99,7 +95,7 @@ class ConditionalConformal(Estimator):
     num_evaluation_points: int = param(
         50,
         doc="rows of evaluation_split used for the reported width (one linear program each)",
-        validator=_positive,
+        validator=int_at_least(1),
     )
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:

@@ -22,11 +22,14 @@ the LR-QR objective (sec. 3).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
 import numpy as np
 import torch
+
+from quadriga.threads import single_thread
 
 __all__ = ["features", "fit_lrqr", "select_and_fit"]
 
@@ -67,15 +70,10 @@ def fit_lrqr(
     Source: Joshi et al. 2025, arXiv 2502.13030, LR-QR objective (sec. 3); ``beta`` eliminated in
     closed form (``beta* = E2[h]/E1[h^2]``).
     """
-    prev = torch.get_num_threads()
     small = phi1.numel() + phi2.numel() < 5_000_000
-    if small:  # tiny matmuls: intra-op threads only add synchronisation cost (large on a busy machine)
-        torch.set_num_threads(1)
-    try:
+    # tiny matmuls: intra-op threads only add synchronisation cost (large on a busy machine)
+    with single_thread() if small else contextlib.nullcontext():
         return _fit(phi1, s1, phi2, alpha, lam, steps, lr)
-    finally:
-        if small:
-            torch.set_num_threads(prev)
 
 
 def _fit(phi1, s1, phi2, alpha, lam, steps, lr):

@@ -151,12 +151,10 @@ class GRPO(Learner):
         The networks are tiny, so torch runs single-threaded during the fit (intra-op threads
         only add synchronisation overhead here); the previous thread count is restored afterwards.
         """
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        from quadriga.threads import single_thread
+
+        with single_thread():
             return self._fit(task, generator=generator, progress=progress)
-        finally:
-            torch.set_num_threads(threads)
 
     def _fit(self, task: Any, *, generator: torch.Generator, progress: Any) -> Fitted:
         from tensordict import TensorDict

@@ -22,9 +22,9 @@ from quadriga.artifacts import Estimate, Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Estimator, Evaluator, named
 from quadriga.seeding import derive_seed, make_generator
+from quadriga.threads import single_thread
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
-from quadriga_stream_sw.threads import single_thread
 from quadriga_stream_sw.wasserstein import exact_sliced, random_projections, sliced_value
 
 __all__ = [

@@ -148,6 +148,7 @@ class DQN(Learner):
         import torch
 
         from quadriga.seeding import int_seed
+        from quadriga.threads import single_thread
         from quadriga_std.tasks.gym import check_discrete_actions
 
         probe = task.make()
@@ -155,14 +156,10 @@ class DQN(Learner):
         obs_dim = int(probe.observation_space.shape[0])
         probe.close()
         torch_seed, env_seed = int_seed(generator), int_seed(generator)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # small MLPs: intra-op threads only add synchronisation cost
-        try:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(torch_seed)
-                return self._train(task, obs_dim, num_actions, env_seed, progress)
-        finally:
-            torch.set_num_threads(threads)
+        # small MLPs: intra-op threads only add synchronisation cost
+        with single_thread(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(torch_seed)
+            return self._train(task, obs_dim, num_actions, env_seed, progress)
 
     def _train(self, task: Any, obs_dim: int, num_actions: int, env_seed: int, progress: Any) -> Fitted:
         import torch
