@@ -31,6 +31,8 @@ def add_parser(sub: Any) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
+    from quadriga.claims import last_verdict, verdict_text
+
     reg = registry_for(args)
     kind = args.kind
     comps = [c for c in reg.components() if kind in (None, c.kind)]
@@ -43,7 +45,12 @@ def cmd_list(args: argparse.Namespace) -> int:
                 for c in comps
             ],
             "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
-            "claims": [dict(name=c.name, summary=c.summary, distribution=c.distribution) for c in claims],
+            "claims": [
+                dict(
+                    name=c.name, summary=c.summary, distribution=c.distribution, last_verdict=last_verdict(c)
+                )
+                for c in claims
+            ],
             "broken": [
                 dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
                 for b in reg.broken
@@ -69,8 +76,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         ),
         (
             "claims (quadriga verify NAME)",
-            ("name", "claim", "distribution"),
-            [(c.name, c.summary, c.distribution) for c in claims],
+            ("name", "claim", "distribution", "last paper-scale verdict"),
+            [(c.name, c.summary, c.distribution, verdict_text(c)) for c in claims],
         ),
     ]
     for title, columns, rows in sections:
