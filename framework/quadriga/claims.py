@@ -52,11 +52,14 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from quadriga.errors import ConfigError, QuadrigaError, UnknownComponentError, suggest
+
+if TYPE_CHECKING:
+    from quadriga.registry import Registry, Spec
 
 __all__ = [
     "RECORD_FILE",
@@ -149,6 +152,7 @@ class Effect:
     resamples: int = 9999
 
     def __attrs_post_init__(self) -> None:
+        """Check the fields (ConfigError naming the field)."""
         if not self.tolerance >= 0:
             raise ConfigError(f"Effect.tolerance must be >= 0, got {self.tolerance}.", key="tolerance")
         if not 0 < self.level < 1:
@@ -191,6 +195,7 @@ class Scale:
     options: Mapping[str, Any] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        """Check the fields (ConfigError naming the field)."""
         if not isinstance(self.replicates, int) or self.replicates < 2:
             raise ConfigError(
                 f"Scale.replicates must be an integer >= 2, got {self.replicates!r}.", key="replicates"
@@ -266,6 +271,7 @@ class Claim:
     tuning: Mapping[str, Tuning] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        """Check the fields (ConfigError naming the field)."""
         from quadriga.stats import STATISTICS
 
         if not self.arms:
@@ -314,7 +320,7 @@ class Claim:
         return flags
 
     # ------------------------------------------------------------------ running
-    def observations(self, scale: str, out_dir: Path, registry: Any = None) -> Observations:
+    def observations(self, scale: str, out_dir: Path, registry: Registry | None = None) -> Observations:
         """Run the claim at ``scale`` and return its per-replicate observations.
 
         Raises:
@@ -331,6 +337,9 @@ class Claim:
         from quadriga.registry import get_registry
 
         registry = registry or get_registry()
+        if self.pipeline is None:  # refused by __attrs_post_init__ unless an experiment is given
+            raise ConfigError("a claim without an experiment names a pipeline.", key="pipeline")
+        metric = self.metric or ("", "")  # set whenever observe is not (checked by __attrs_post_init__)
         data, file = read_source(self.pipeline, registry)
         for arm in self.arms:
             if arm not in data.get("stage", {}):
@@ -350,9 +359,7 @@ class Claim:
             )
             if self.observe is not None:
                 return _as_observations(self.observe(result))
-            return Observations(
-                values={a: _read_repeat(result, a, self.metric, sc.replicates) for a in self.arms}
-            )
+            return Observations(values={a: _read_repeat(result, a, metric, sc.replicates) for a in self.arms})
         values: dict[str, list[float]] = {a: [] for a in self.arms}
         extra: Observations | None = None
         for i in range(sc.replicates):
@@ -365,7 +372,7 @@ class Claim:
                     values.setdefault(arm, []).extend(float(v) for v in vals)
             else:
                 for arm in self.arms:
-                    values[arm].append(_read_single(result, arm, self.metric))
+                    values[arm].append(_read_single(result, arm, metric))
         obs = Observations(values=values)
         if extra is not None:
             obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
@@ -614,7 +621,7 @@ def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
 
 
 # ---------------------------------------------------------------------- selecting, running, records
-def select_claims(registry: Any, what: str) -> list[Any]:
+def select_claims(registry: Registry, what: str) -> list[Spec]:
     """Claims of a distribution (``quadriga-srmc``), a plugin name, or one claim by name.
 
     Raises:
@@ -662,14 +669,14 @@ def _run_legacy(fn: Any, scale: str, claim_dir: Path) -> dict[str, Any]:
 
 
 def verify(
-    registry: Any,
+    registry: Registry,
     what: str,
     *,
     scale: str = "smoke",
     out_dir: Path,
     record: bool = False,
-    on_start: Any = None,
-    on_end: Any = None,
+    on_start: Callable[[Spec], None] | None = None,
+    on_end: Callable[[Spec, dict[str, Any]], None] | None = None,
 ) -> tuple[list[dict[str, Any]], Path]:
     """Run the claims selected by ``what`` and write ``report.md`` and ``report.json`` into ``out_dir``.
 
@@ -679,7 +686,8 @@ def verify(
         scale: ``"smoke"`` or ``"paper"``.
         out_dir: where each claim gets a sub-directory and the report is written.
         record: at paper scale, keep each verdict in the plugin's ``claims_record.json``.
-        on_start, on_end: optional callbacks ``(spec)`` / ``(spec, record)`` for progress display.
+        on_start: optional callback ``(spec)`` called before each claim runs (progress display).
+        on_end: optional callback ``(spec, record)`` called after each claim.
 
     Returns:
         ``(records, report_path)``: one record per claim with ``name``, ``status`` (one of
@@ -769,7 +777,7 @@ def _record_path(target: str) -> Path | None:
     return Path(next(iter(found.submodule_search_locations))) / RECORD_FILE
 
 
-def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
+def record_verdicts(registry: Registry, records: list[dict[str, Any]]) -> list[Path]:
     """Keep each paper-scale verdict in its plugin's ``claims_record.json``; return the files written.
 
     Each entry: ``{status, summary, estimate, low, high, n, method, date, version}`` (the first
@@ -803,8 +811,10 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
 
 
 def last_verdict(spec: Any) -> dict[str, Any] | None:
-    """The last recorded paper-scale verdict of a claim (``status``, ``date``, ``version``, ...), or
-    ``None``. Reads the plugin's ``claims_record.json`` without importing the plugin."""
+    """The last recorded paper-scale verdict of a claim (``status``, ``date``, ``version``, ...), or ``None``.
+
+    Reads the plugin's ``claims_record.json`` without importing the plugin.
+    """
     path = _record_path(spec.target)
     if path is None or not path.is_file():
         return None

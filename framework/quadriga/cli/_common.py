@@ -15,12 +15,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Formatter",
+    "Subparsers",
     "add_common_options",
     "console",
     "name_completer",
     "print_problems",
     "registry_for",
 ]
+
+#: what ``ArgumentParser.add_subparsers`` returns; each command module adds its parser to it
+Subparsers = argparse._SubParsersAction  # the class is private in argparse, public in its type stubs
 
 
 class Formatter(RawDescriptionRichHelpFormatter):

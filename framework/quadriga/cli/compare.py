@@ -9,13 +9,13 @@ from typing import Any
 
 from rich.console import Console
 
-from quadriga.cli._common import Formatter, add_common_options
+from quadriga.cli._common import Formatter, Subparsers, add_common_options
 from quadriga.cli.sweep import print_summary
 
 __all__ = ["add_parser", "cmd_compare"]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``compare`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "compare",

@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from quadriga.cli._common import Formatter, add_common_options, console, print_problems, registry_for
+from quadriga.cli._common import (
+    Formatter,
+    Subparsers,
+    add_common_options,
+    console,
+    print_problems,
+    registry_for,
+)
 from quadriga.errors import QuadrigaError
 from quadriga.versions import version_of
 
@@ -20,7 +26,7 @@ __all__ = ["add_parser", "cmd_doctor"]
 LIBRARIES = ("torch", "numpy", "pluggy", "attrs", "cattrs", "rich")
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``doctor`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "doctor",

@@ -8,13 +8,20 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from quadriga.cli._common import Formatter, add_common_options, console, name_completer, registry_for
+from quadriga.cli._common import (
+    Formatter,
+    Subparsers,
+    add_common_options,
+    console,
+    name_completer,
+    registry_for,
+)
 from quadriga.registry import KINDS
 
 __all__ = ["add_parser", "cmd_info"]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``info`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "info",

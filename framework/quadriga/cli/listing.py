@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
-from quadriga.cli._common import Formatter, add_common_options, console, print_problems, registry_for
+from quadriga.cli._common import (
+    Formatter,
+    Subparsers,
+    add_common_options,
+    console,
+    print_problems,
+    registry_for,
+)
 from quadriga.registry import KINDS
 
 __all__ = ["add_parser", "cmd_list"]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``list`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "list",

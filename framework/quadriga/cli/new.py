@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-from quadriga.cli._common import Formatter, add_common_options, console
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, console
 from quadriga.scaffold import PLUGIN_KINDS
 
 __all__ = ["EPILOG", "add_parser", "cmd_new"]
@@ -23,7 +22,7 @@ then:
 """
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``new plugin NAME [--kind KIND] [--dest DIR]`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "new",

@@ -14,7 +14,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from quadriga.cli._common import Formatter, add_common_options, console, name_completer, registry_for
+from quadriga.cli._common import (
+    Formatter,
+    Subparsers,
+    add_common_options,
+    console,
+    name_completer,
+    registry_for,
+)
 from quadriga.errors import QuadrigaError
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]
@@ -47,7 +54,7 @@ a pipeline file:
 OnUpdate = Callable[[float, "float | None", "str | None"], None]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``run`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "run",

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from quadriga.cli._common import Formatter, add_common_options, name_completer
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, name_completer
 
 __all__ = ["EPILOG", "add_parser", "cmd_sweep", "print_summary"]
 
@@ -24,7 +24,7 @@ Running the same command again skips the runs that finished (resume).
 """
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``sweep`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "sweep",

@@ -10,12 +10,19 @@ from typing import Any
 
 from rich.markup import escape
 
-from quadriga.cli._common import Formatter, add_common_options, console, name_completer, registry_for
+from quadriga.cli._common import (
+    Formatter,
+    Subparsers,
+    add_common_options,
+    console,
+    name_completer,
+    registry_for,
+)
 
 __all__ = ["add_parser", "cmd_verify"]
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Subparsers) -> None:
     """Add ``verify`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "verify",

@@ -57,7 +57,7 @@ def test_bootstrap_interval_covers_mean_and_is_reproducible():
 
 
 def test_unknown_baseline_and_bad_subject():
-    with pytest.raises(ConfigError, match="baseline 'grpoo'.*Did you mean 'grpo'"):
+    with pytest.raises(ConfigError, match=r"baseline 'grpoo'.*Did you mean 'grpo'"):
         TrainingCurves(baseline="grpoo").evaluate({"grpo-s0": _fitted("grpo", [0.1, 0.2])})
     with pytest.raises(ConfigError, match="mean_return"):
         TrainingCurves().evaluate({"x": Fitted(model=None, history={})})

@@ -193,7 +193,8 @@ def after_mcmc(scale: str, *, out_dir: Path) -> ClaimResult:
     kt, st = numbers["root KT/mmd"], numbers["standard thinning/mmd"]
     passed = finite if scale == "smoke" else (finite and kt < st)
     summary = (
-        f"n = {chains * draws} MALA points -> {round(math.sqrt(chains * draws))}: MMD to P root KT {kt:.4f} vs "
+        f"n = {chains * draws} MALA points -> {round(math.sqrt(chains * draws))}: MMD to P root KT {kt:.4f} "
+        "vs "
         f"standard thinning {st:.4f} (all MALA points: {numbers['MALA (all points)/mmd']:.4f}); "
         f"summed integration error KT {numbers['root KT/integration_error']:.3f} vs "
         f"standard {numbers['standard thinning/integration_error']:.3f}"

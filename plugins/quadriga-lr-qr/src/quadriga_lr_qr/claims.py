@@ -67,7 +67,10 @@ def run_scenario(
         data = make(r)
         data.prepare(generator=torch.Generator().manual_seed(r))
         X, y = data.split("target_test")
-        gen = lambda: torch.Generator().manual_seed(10_000 + r)  # noqa: E731
+
+        def gen(r: int = r) -> torch.Generator:
+            return torch.Generator().manual_seed(10_000 + r)
+
         ests = {
             "split": SplitConformal(alpha=ALPHA, regressor=regressor, evaluation_split="target_test"),
             "weighted-exact": WeightedConformal(alpha=ALPHA, regressor=regressor),
@@ -95,7 +98,7 @@ def run_scenario(
     fits = select_and_fit(
         problems, ALPHA, LRQR_SETTINGS["lambdas"], steps=LRQR_SETTINGS["steps"], lr=LRQR_SETTINGS["lr"]
     )
-    for fit, model, (X, y) in zip(fits, models, datasets):
+    for fit, model, (X, y) in zip(fits, models, datasets, strict=False):
         low, high = interval_predictor(model, fit["theta"])(X)
         res = coverage_and_width(low, np.maximum(high, low), y)
         out["lr-qr"]["coverage"].append(res["coverage"])
@@ -185,15 +188,18 @@ def synthetic_shift_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     reps, deltas, n, dim = (200, (0.0, 0.5, 1.0, 2.0), 1000, 50) if paper else (2, (2.0,), 200, 5)
     by = {}
     for delta in deltas:
-        make = lambda r, d=delta: SyntheticShift(
-            dim=dim,
-            delta=d,
-            n_train=n,
-            n_calibration=n,
-            n_test=n,
-            n_target_calibration=n,
-            n_target_test=n,
-        )
+
+        def make(r: int, d: float = delta) -> SyntheticShift:
+            return SyntheticShift(
+                dim=dim,
+                delta=d,
+                n_train=n,
+                n_calibration=n,
+                n_test=n,
+                n_target_calibration=n,
+                n_target_test=n,
+            )
+
         by[delta] = _summary(run_scenario(make, reps))
     passed, numbers = _verdict(by, [d for d in deltas if d >= 1.0], scale)
     _figure(by, "shift delta (units of x)", out_dir / "coverage_vs_delta.png")
@@ -226,15 +232,18 @@ def diabetes_shift_claim(scale: str, *, out_dir: Path) -> ClaimResult:
     reps, strengths = (200, (0.0, 1.0)) if paper else (2, (1.0,))
     by = {}
     for lam in strengths:
-        make = lambda r, s=lam: SklearnDataset(
-            name="diabetes",
-            shift=True,
-            shift_feature="bmi",
-            shift_strength=s,
-            train=0.4,
-            calibration=0.3,
-            test=0.3,
-        )
+
+        def make(r: int, s: float = lam) -> SklearnDataset:
+            return SklearnDataset(
+                name="diabetes",
+                shift=True,
+                shift_feature="bmi",
+                shift_strength=s,
+                train=0.4,
+                calibration=0.3,
+                test=0.3,
+            )
+
         by[lam] = _summary(run_scenario(make, reps))
     passed, numbers = _verdict(by, [s for s in strengths if s >= 1.0], scale)
     _figure(by, "tilt strength lambda (per std of bmi)", out_dir / "coverage_vs_tilt.png")

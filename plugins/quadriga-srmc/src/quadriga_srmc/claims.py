@@ -115,7 +115,8 @@ def variance_reduction(scale: str, *, out_dir: Path) -> ClaimResult:
         )
         rows += [
             f"| {h} | MALA | {np.median(e_base):.4g} | {base.info['acceptance_rate']:.3f} |",
-            f"| {h} | SR-MALA (adaptive alpha=1) | {np.median(e_sr):.4g} | {sr.info['acceptance_rate']:.3f} |",
+            f"| {h} | SR-MALA (adaptive alpha=1) | {np.median(e_sr):.4g} | "
+            f"{sr.info['acceptance_rate']:.3f} |",
         ]
         boxes[f"MALA h={h}"], boxes[f"SR h={h}"] = np.log10(e_base), np.log10(e_sr)
     _box(boxes, "log10 MSE of chain mean", out_dir / "mse.png")
@@ -125,7 +126,8 @@ def variance_reduction(scale: str, *, out_dir: Path) -> ClaimResult:
         f"median MSE ratio SR-MALA/MALA {numbers['ratio_tuned']:.3f} "
         f"[{numbers['ratio_tuned_low']:.3f}, {numbers['ratio_tuned_high']:.3f}] at the tuned step, "
         f"{numbers['ratio_paper_step']:.3f} [{numbers['ratio_paper_step_low']:.3f}, "
-        f"{numbers['ratio_paper_step_high']:.3f}] at the paper step (claim: < 1; official code about 0.6 tuned)"
+        f"{numbers['ratio_paper_step_high']:.3f}] at the paper step "
+        "(claim: < 1; official code about 0.6 tuned)"
     )
     return ClaimResult(
         passed=passed, summary=summary, numbers=numbers, figures={"mse": "mse.png"}, table="\n".join(rows)
@@ -236,7 +238,7 @@ def mode_coverage(scale: str, *, out_dir: Path) -> ClaimResult:
     sr = SRMC(base_kernel=MALA(step_size=0.45), alpha=2.0, num_chains=c, num_steps=sr_steps, burn_in=0)
     sr_run = sr.run(target, generator=_gen(7), x0=x0)
     evals = sr_run.counters["score_evals"]
-    mala_steps = max(1, int(round(evals / c)))
+    mala_steps = max(1, round(evals / c))
     base = SRMC(base_kernel=MALA(step_size=0.45), alpha=0.0, num_chains=c, num_steps=mala_steps, burn_in=0)
     base_run = base.run(target, generator=_gen(8), x0=x0)
     tv_sr, modes_sr = _coverage(target, sr_run.kept)
@@ -263,7 +265,8 @@ def mode_coverage(scale: str, *, out_dir: Path) -> ClaimResult:
     finite = all(math.isfinite(float(v)) for v in numbers.values())
     passed = finite and (scale == "smoke" or hi < 0.0)
     summary = (
-        f"mean TV to the mode weights {numbers['tv_srmala']:.3f} (SR-MALA) vs {numbers['tv_mala']:.3f} (MALA), "
+        f"mean TV to the mode weights {numbers['tv_srmala']:.3f} (SR-MALA) vs {numbers['tv_mala']:.3f} "
+        "(MALA), "
         f"difference {numbers['tv_difference']:.3f} [{lo:.3f}, {hi:.3f}]; all 4 modes visited by "
         f"{numbers['all_modes_srmala']:.0%} vs {numbers['all_modes_mala']:.0%} of chains at equal score "
         "evaluations (claim: SR covers better)"

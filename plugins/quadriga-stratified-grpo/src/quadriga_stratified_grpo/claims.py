@@ -77,7 +77,8 @@ def advantage_identities(scale: str, *, out_dir: Path) -> ClaimResult:
             err["variance_gap"] = max(err["variance_gap"], abs(gap - between / size))
     passed = all(v < 1e-9 for v in err.values()) and strata_checked > 0
     summary = (
-        f"max errors over {_SCALE_TABLES[scale]} tables ({strata_checked} strata of size >= 2): decomposition "
+        f"max errors over {_SCALE_TABLES[scale]} tables ({strata_checked} strata of size >= 2): "
+        "decomposition "
         f"{err['decomposition']:.1e}, stratum mean {err['stratum_mean']:.1e}, stratum variance "
         f"{err['stratum_var']:.1e}, variance gap {err['variance_gap']:.1e} (claim: all at float precision)"
     )
@@ -149,7 +150,8 @@ def learning(scale: str, *, out_dir: Path) -> ClaimResult:
     for band in bands:
         parts.append(
             f"{band}: final return diff {values[f'{band}/final_return_diff']:+.3f} "
-            f"[{values[f'{band}/final_return_diff_low']:+.3f}, {values[f'{band}/final_return_diff_high']:+.3f}],"
+            f"[{values[f'{band}/final_return_diff_low']:+.3f}, "
+            f"{values[f'{band}/final_return_diff_high']:+.3f}],"
             f" AUC diff {values[f'{band}/auc_diff']:+.3f} [{values[f'{band}/auc_diff_low']:+.3f}, "
             f"{values[f'{band}/auc_diff_high']:+.3f}]"
         )

@@ -95,7 +95,7 @@ def _figure(summary: list[dict[str, Any]], path: Path) -> None:
 
     fig = Figure(figsize=(6, 4.5))
     ax = fig.add_subplot()
-    for preset, marker in zip(PRESETS, ("o", "s")):
+    for preset, marker in zip(PRESETS, ("o", "s"), strict=False):
         rows = [r for r in summary if r["preset"] == preset]
         mem = [r["retained"] for r in rows]
         ax.errorbar(
@@ -204,7 +204,9 @@ def flat_in_n(scale: str, *, out_dir: Path) -> ClaimResult:
             logs_n.append(math.log(n))
             logs_e.append(math.log(max(_mean(s), 1e-300)))
         mx, my = _mean(logs_n), _mean(logs_e)
-        slope = sum((a - mx) * (c - my) for a, c in zip(logs_n, logs_e)) / sum((a - mx) ** 2 for a in logs_n)
+        slope = sum((a - mx) * (c - my) for a, c in zip(logs_n, logs_e, strict=False)) / sum(
+            (a - mx) ** 2 for a in logs_n
+        )
         numbers[f"{preset}/slope"] = slope
         slopes.append(slope)
     passed = max(slopes) < 0.25
