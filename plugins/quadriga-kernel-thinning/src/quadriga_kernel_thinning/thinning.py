@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -125,7 +125,7 @@ class KernelThinning(Sampler):
     Compression in Near-linear Time (ICLR 2022: Compress++). Implementation: goodpoints (Microsoft).
     """
 
-    input_types = {"target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Samples",)}
 
     variant: str = param(
         "root",

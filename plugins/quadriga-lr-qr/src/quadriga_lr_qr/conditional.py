@@ -15,7 +15,7 @@ arXiv 2305.12616, sec. 3 (Theorem 2, eq. 3.2); implementation ``mapie`` >= 1.5,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -83,7 +83,7 @@ class ConditionalConformal(Estimator):
     ``ConditionalSplitConformalRegressor`` (exact, non-randomized cutoff).
     """
 
-    input_types = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(

@@ -90,7 +90,7 @@ class GRPO(Learner):
     """
 
     label_name: ClassVar[str] = "grpo"
-    input_types = {"task": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Environment",)}
 
     num_updates: int = param(200, doc="policy updates (training steps)", validator=int_at_least(1))
     num_prompts: int = param(8, doc="prompts (questions) per update", validator=int_at_least(1))

@@ -97,7 +97,7 @@ class DQN(Learner):
     Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Algorithm 1.
     """
 
-    input_types = {"task": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Environment",)}
     needs_next_q_online: ClassVar[bool] = False
     needs_next_q_target: ClassVar[bool] = True
 
