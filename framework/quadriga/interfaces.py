@@ -61,13 +61,13 @@ class Sampler(Component):
 
     kind = "sampler"
     output_type = "Samples"
-    input_types = {"target": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Target",)}
 
     def sample(self, target: Any, *, generator: Any) -> Any:
         """Draw samples.
 
         Args:
-            target: a :class:`Target` (or what ``input_types`` allows, e.g. ``Samples`` for a thinning method).
+            target: a :class:`Target` (or what ``input_types`` allows, e.g. ``Samples`` for thinning).
             generator: ``torch.Generator``, the stage's only source of randomness.
 
         Returns:
@@ -81,7 +81,7 @@ class Learner(Component):
 
     kind = "learner"
     output_type = "Fitted"
-    input_types = {"task": ("Dataset", "Environment", "Target")}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Dataset", "Environment", "Target")}
 
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Any:
         """Train.
@@ -104,7 +104,9 @@ class Estimator(Component):
 
     kind = "estimator"
     output_type = "Estimate"
-    input_types = {"data": ("Samples", "Dataset", "Target", "Environment")}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "data": ("Samples", "Dataset", "Target", "Environment")
+    }
 
     def estimate(self, data: Any, *, generator: Any) -> Any:
         """Estimate.
@@ -124,7 +126,7 @@ class Evaluator(Component):
 
     kind = "evaluator"
     output_type = "Metrics"
-    input_types = {
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
         "subject": ("Samples", "Fitted", "Estimate", "Metrics"),
         "reference": ("Target", "Dataset", "Environment", "Samples"),
     }

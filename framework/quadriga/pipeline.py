@@ -72,6 +72,7 @@ class Node:
     replicate: int | None = None
 
     def __attrs_post_init__(self) -> None:
+        """The source defaults to the name."""
         self.source = self.source or self.name
 
     @property

@@ -11,7 +11,7 @@ post-burn-in mean over replicate chains); percentile bootstrap (Efron & Tibshira
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -85,9 +85,9 @@ def _check_common(instance: Any, baseline: str, subjects: dict[str, Any]) -> Non
 
 @attrs.define(kw_only=True)
 class _ReplicateEvaluator(Evaluator):
-    """Shared parameters of the evaluators over replicate chains: a baseline subject and bootstrap intervals."""
+    """Shared parameters of the evaluators over replicate chains: a baseline subject, bootstrap intervals."""
 
-    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
 
     baseline: str = param("", doc="subject (stage) name to divide the median MSEs by; empty for none")
     num_bootstrap: int = param(
