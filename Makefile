@@ -42,7 +42,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # install the git hooks of .pre-commit-config.yaml (they run the tools of .venv)
 pre-commit: $(STAMP)
