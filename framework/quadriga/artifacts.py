@@ -189,7 +189,8 @@ class Samples(Artifact):
 
     def problems(self) -> list[str]:
         """Shapes: ``x`` is ``[n, d]`` with ``n >= 1``, ``log_weights`` ``[n]``, ``chains`` the
-        chain-major view ``[num_chains, n / num_chains, d]`` of ``x``; ``x`` finite."""
+        chain-major view ``[num_chains, n / num_chains, d]`` of ``x``; ``x`` finite.
+        """
         out = super().problems()
         shape = tuple(getattr(self.x, "shape", ()))
         if len(shape) != 2 or shape[0] < 1:
@@ -256,7 +257,8 @@ class Fitted(Artifact):
 
     def save(self, directory: Path) -> bool:
         """A ``torch.nn.Module`` model's ``state_dict`` goes to ``model.pt`` (for inspection; the
-        stage runs again on resume, returns ``False``); models of tensors and numbers are saved whole."""
+        stage runs again on resume, returns ``False``); models of tensors and numbers are saved whole.
+        """
         import torch
 
         if isinstance(self.model, torch.nn.Module):

@@ -914,7 +914,8 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
 
 def last_verdict(spec: Any) -> dict[str, Any] | None:
     """The last recorded paper-scale verdict of a claim (``status``, ``date``, ``version``, ...), or
-    ``None``. Reads the plugin's ``claims_record.json`` without importing the plugin."""
+    ``None``. Reads the plugin's ``claims_record.json`` without importing the plugin.
+    """
     path = _record_path(spec.target)
     if path is None or not path.is_file():
         return None

@@ -37,7 +37,8 @@ def is_timing(key: str) -> bool:
 
 def jsonable(value: Any) -> Any:
     """A JSON-ready copy for ``results.json``: tensors of up to 64 elements as lists, larger ones as
-    ``"<array shape (...)>"``, NaN and inf as strings. (Saving for resume is lossless: see ``save``.)"""
+    ``"<array shape (...)>"``, NaN and inf as strings. (Saving for resume is lossless: see ``save``.)
+    """
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

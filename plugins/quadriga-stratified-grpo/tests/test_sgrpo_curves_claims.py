@@ -1,8 +1,8 @@
 """training-curves evaluator on synthetic histories, the claims at smoke scale, the ready pipeline."""
 
-import torch
 import numpy as np
 import pytest
+import torch
 from quadriga_stratified_grpo.curves import TrainingCurves, bootstrap_mean_interval
 
 from quadriga import ConfigError, Fitted

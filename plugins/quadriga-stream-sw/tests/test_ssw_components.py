@@ -138,8 +138,9 @@ def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
 
 def test_claims_at_smoke_scale(tmp_path):
     """Smoke scale: paired ratios per preset and k, slopes per preset, status 'ran'."""
-    from quadriga.claims import evaluate_claim
     from quadriga_stream_sw.claims import beats_subsample, flat_in_n
+
+    from quadriga.claims import evaluate_claim
 
     rec = evaluate_claim(beats_subsample, beats_subsample.observations("smoke", tmp_path), "smoke")
     assert rec["status"] == "ran" and rec["holm"]

@@ -72,7 +72,6 @@ def test_datasketches_backend_weights_and_rank_error():
 def test_compaction_offsets_fresh_coin_every_second_compaction():
     """KLL pairs compactions: offsets b1, 1 - b1, b2, 1 - b2, ... with b1, b2 independent coins."""
     import torch
-
     from quadriga_stream_sw.sketch import BatchedKLL
 
     sk = BatchedKLL(256, 8, generator=torch.Generator().manual_seed(0))
