@@ -212,7 +212,11 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str]) -
 def write_outputs(
     out_dir: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], keys: Sequence[str]
 ) -> tuple[Path | None, Path | None]:
-    """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``; return the table and figure paths."""
+    """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``.
+
+    Returns:
+        The table and figure paths (``None, None`` without rows).
+    """
     out_dir = Path(out_dir)
     if not rows:
         return None, None
@@ -266,8 +270,8 @@ def plot_summary(
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
             err = [
-                [m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means)],
-                [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means)],
+                [m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means, strict=True)],
+                [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means, strict=True)],
             ]
             ax.bar(range(len(labels)), means, yerr=err, capsize=3)
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
@@ -280,7 +284,7 @@ def plot_summary(
 
 
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows and swept keys from a sweep directory (``sweep.json``) or a single run directory (``results.json``).
+    """Rows and swept keys from a sweep directory (``sweep.json``) or one run directory (``results.json``).
 
     Raises:
         FileNotFoundError: neither kind of directory.
