@@ -23,14 +23,24 @@ Tensors are ``torch.Tensor``; this module imports torch only inside those method
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
 
 from quadriga.errors import QuadrigaError
+from quadriga.serialization import (
+    TIMING_KEYS,
+    Unsaveable,
+    decode,
+    encode,
+    finite,
+    is_timing,
+    jsonable,
+    same_numbers,
+    subclasses,
+    timeless,
+)
 
 __all__ = [
     "ARTIFACT_TYPES",
@@ -44,152 +54,6 @@ __all__ = [
     "jsonable",
     "same_numbers",
 ]
-
-#: info keys (and metric names) that hold wall-clock figures: they go to status.json, never results.json.
-TIMING_KEYS = ("seconds", "wall_time", "elapsed", "time_s")
-_TIMING_SUFFIXES = ("_seconds", "_per_second", "_wall_time")
-
-
-def is_timing(key: str) -> bool:
-    """Whether ``key`` (an info key, or the metric part of ``"subject/metric"``) is a wall-clock figure."""
-    name = str(key).rsplit("/", 1)[-1]
-    return name in TIMING_KEYS or name.endswith(_TIMING_SUFFIXES)
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-ready copy for ``results.json``: tensors of up to 64 elements as lists, larger ones as
-    ``"<array shape (...)>"``, NaN and inf as strings. (Saving for resume is lossless: see ``save``.)"""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "ndim") and hasattr(value, "tolist"):
-        if getattr(value, "ndim", 1) <= 1 and _numel(value) <= 64:
-            return jsonable(_cpu(value).tolist())
-        return f"<array shape {tuple(value.shape)}>"
-    if hasattr(value, "item") and callable(value.item):
-        try:
-            value = value.item()
-        except Exception:
-            return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
-
-
-def _numel(value: Any) -> int:
-    n = 1
-    for s in getattr(value, "shape", ()):
-        n *= int(s)
-    return n
-
-
-def _cpu(value: Any) -> Any:
-    return value.detach().cpu() if hasattr(value, "detach") else value
-
-
-def _timeless(info: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in info.items() if not is_timing(k)}
-
-
-def _finite(value: Any) -> bool:
-    if value is None or isinstance(value, (bool, int, str)):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if hasattr(value, "is_floating_point"):
-        import torch
-
-        return bool(torch.isfinite(value).all()) if value.is_floating_point() or value.is_complex() else True
-    if hasattr(value, "dtype") and hasattr(value, "shape"):
-        import numpy as np
-
-        return bool(np.isfinite(value).all()) if np.issubdtype(value.dtype, np.inexact) else True
-    if isinstance(value, (list, tuple)):
-        return all(_finite(v) for v in value)
-    return True
-
-
-def same_numbers(a: Any, b: Any) -> bool:
-    """Exact equality of nested numbers, tensors and arrays (NaN equals NaN, devices ignored)."""
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(same_numbers(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_numbers(x, y) for x, y in zip(a, b, strict=True))
-    if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "tolist"):
-        import numpy as np
-
-        if tuple(a.shape) != tuple(b.shape):
-            return False
-        an, bn = np.asarray(_cpu(a)), np.asarray(_cpu(b))
-        return bool(np.array_equal(an, bn, equal_nan=an.dtype.kind in "fc"))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
-
-
-class _Unsaveable(Exception):
-    pass
-
-
-def _encode(value: Any, tensors: dict[str, Any]) -> Any:
-    """JSON skeleton of ``value`` with tensors and arrays moved (to CPU) into ``tensors``."""
-    import numpy as np
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        key = str(len(tensors))
-        tensors[key] = value.detach().cpu()
-        return {"__tensor__": key}
-    if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biufc":
-            raise _Unsaveable(f"array of dtype {value.dtype}")
-        key = str(len(tensors))
-        tensors[key] = torch.from_numpy(np.ascontiguousarray(value))
-        return {"__ndarray__": key}
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return {"__float__": repr(value)}
-    if isinstance(value, Mapping):
-        if not all(isinstance(k, str) for k in value):
-            raise _Unsaveable("a mapping with non-string keys")
-        return {"__dict__": {k: _encode(v, tensors) for k, v in value.items()}}
-    if isinstance(value, tuple):
-        return {"__tuple__": [_encode(v, tensors) for v in value]}
-    if isinstance(value, list):
-        return [_encode(v, tensors) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    raise _Unsaveable(type(value).__name__)
-
-
-def _decode(value: Any, tensors: Mapping[str, Any]) -> Any:
-    if isinstance(value, list):
-        return [_decode(v, tensors) for v in value]
-    if isinstance(value, dict):
-        if "__tensor__" in value:
-            return tensors[value["__tensor__"]]
-        if "__ndarray__" in value:
-            return tensors[value["__ndarray__"]].numpy()
-        if "__float__" in value:
-            return float(value["__float__"])
-        if "__tuple__" in value:
-            return tuple(_decode(v, tensors) for v in value["__tuple__"])
-        return {k: _decode(v, tensors) for k, v in value["__dict__"].items()}
-    return value
-
-
-def _subclasses(cls: type) -> list[type]:
-    out = [cls]
-    for sub in cls.__subclasses__():
-        out.extend(_subclasses(sub))
-    return out
 
 
 class Artifact:
@@ -205,7 +69,7 @@ class Artifact:
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready numbers for ``results.json``: ``{"type": ..., ..., "info": {...}}`` (no timings)."""
-        return {"type": type(self).__name__, "info": jsonable(_timeless(self.info))}
+        return {"type": type(self).__name__, "info": jsonable(timeless(self.info))}
 
     def numbers(self) -> dict[str, Any]:
         """The numbers two runs with the same configuration and seed must reproduce exactly.
@@ -215,7 +79,7 @@ class Artifact:
             :func:`same_numbers`.
         """
         out = {f: getattr(self, f) for f in self.saved_fields if f != "info"}
-        out["info"] = _timeless(self.info)
+        out["info"] = timeless(self.info)
         return out
 
     def non_finite(self) -> list[str]:
@@ -243,8 +107,8 @@ class Artifact:
             return False
         tensors: dict[str, Any] = {}
         try:
-            fields = {f: _encode(getattr(self, f), tensors) for f in self.saved_fields}
-        except _Unsaveable:
+            fields = {f: encode(getattr(self, f), tensors) for f in self.saved_fields}
+        except Unsaveable:
             return False
         payload = {"type": type(self).__name__, "fields": json.dumps(fields), "tensors": tensors}
         path = Path(directory) / "artifact.pt"
@@ -266,13 +130,13 @@ class Artifact:
         if not path.is_file():
             return None
         payload = torch.load(path, weights_only=True)
-        found = next((c for c in _subclasses(cls) if c.__name__ == payload.get("type")), None)
+        found = next((c for c in subclasses(cls) if c.__name__ == payload.get("type")), None)
         if found is None or "fields" not in payload:
             raise QuadrigaError(
                 f"'{path}' holds a {payload.get('type', 'file of an older format')}, not a {cls.__name__}; "
                 "the stage will not reuse it. Remove that directory, or start a new run."
             )
-        fields = {k: _decode(v, payload["tensors"]) for k, v in json.loads(payload["fields"]).items()}
+        fields = {k: decode(v, payload["tensors"]) for k, v in json.loads(payload["fields"]).items()}
         return found(**fields)
 
 
@@ -316,12 +180,12 @@ class Samples(Artifact):
             "type": "Samples",
             "num_samples": self.num_samples,
             "dim": self.dim,
-            "info": jsonable(_timeless(self.info)),
+            "info": jsonable(timeless(self.info)),
         }
 
     def non_finite(self) -> list[str]:
         """``["Samples.x"]`` when ``x`` holds NaN or inf (``log_weights`` may be ``-inf``)."""
-        return [] if _finite(self.x) else ["Samples.x"]
+        return [] if finite(self.x) else ["Samples.x"]
 
     def problems(self) -> list[str]:
         """Shapes: ``x`` is ``[n, d]`` with ``n >= 1``, ``log_weights`` ``[n]``, ``chains`` the
@@ -373,12 +237,12 @@ class Fitted(Artifact):
     def summary(self) -> dict[str, Any]:
         """``{"type": "Fitted", "info": {...}, "final": {key: last history value}}``."""
         final = {k: jsonable(v[-1]) for k, v in self.history.items() if isinstance(v, list) and v}
-        return {"type": "Fitted", "info": jsonable(_timeless(self.info)), "final": final}
+        return {"type": "Fitted", "info": jsonable(timeless(self.info)), "final": final}
 
     def numbers(self) -> dict[str, Any]:
         """History, info (no timings) and the model's ``state_dict`` when it has one."""
         state = self.model.state_dict() if hasattr(self.model, "state_dict") else self.model
-        return {"model": state, "history": self.history, "info": _timeless(self.info)}
+        return {"model": state, "history": self.history, "info": timeless(self.info)}
 
     def problems(self) -> list[str]:
         """Every history entry is a list (a NaN logged in training is caught when it is logged)."""
@@ -435,12 +299,12 @@ class Estimate(Artifact):
         }
         if self.interval is not None:
             out["interval"] = jsonable(list(self.interval))
-        out["info"] = jsonable(_timeless(self.info))
+        out["info"] = jsonable(timeless(self.info))
         return out
 
     def non_finite(self) -> list[str]:
         """``Estimate.value`` / ``Estimate.stderr`` when they hold NaN or inf."""
-        return [f"Estimate.{f}" for f in ("value", "stderr") if not _finite(getattr(self, f))]
+        return [f"Estimate.{f}" for f in ("value", "stderr") if not finite(getattr(self, f))]
 
     def problems(self) -> list[str]:
         """``value`` a number or tensor/array, ``stderr`` of its shape, ``interval`` a pair; finite."""
@@ -481,18 +345,18 @@ class Metrics(Artifact):
         """``{"type": "Metrics", "values", "tables", "info"}``; wall-clock values (``is_timing``) left out."""
         return {
             "type": "Metrics",
-            "values": jsonable(_timeless(self.values)),
+            "values": jsonable(timeless(self.values)),
             "tables": jsonable(self.tables),
-            "info": jsonable(_timeless(self.info)),
+            "info": jsonable(timeless(self.info)),
         }
 
     def numbers(self) -> dict[str, Any]:
         """Values and tables (timings left out)."""
-        return {"values": _timeless(self.values), "tables": self.tables}
+        return {"values": timeless(self.values), "tables": self.tables}
 
     def non_finite(self) -> list[str]:
         """``metric 'NAME'`` for every value that is NaN or inf."""
-        return [f"metric '{k}'" for k, v in self.values.items() if not _finite(v)]
+        return [f"metric '{k}'" for k, v in self.values.items() if not finite(v)]
 
     def problems(self) -> list[str]:
         """Values are floats, tables lists of row dicts, figures matplotlib figures; not empty; finite."""
