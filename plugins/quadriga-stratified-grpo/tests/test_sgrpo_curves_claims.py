@@ -77,22 +77,17 @@ def test_advantage_identity_claim_smoke(tmp_path):
 
 
 def test_learning_claim_smoke_runs_the_pipeline(tmp_path):
-    from pathlib import Path
-
+    from quadriga.claims import evaluate_claim
     from quadriga_stratified_grpo.claims import learning
 
-    from quadriga.claims import evaluate_claim
-
     obs = learning.observations("smoke", tmp_path)
+    assert set(obs.values) == {"alpha=0.5", "alpha=1.0"}
+    assert all(len(v["sgrpo"]) == len(v["grpo"]) == 2 for v in obs.values.values())
     rec = evaluate_claim(learning, obs, "smoke")
     assert rec["status"] == "ran" and rec["holm"]
-    assert {c["group"] for c in rec["comparisons"]} == {
-        "stratified-grpo(alpha=0.5)",
-        "stratified-grpo(alpha=1)",
-    }
-    assert all(c["n"] == 2 and np.isfinite(c["estimate"]) for c in rec["comparisons"])
-    assert obs.numbers["grpo/num_seeds"] == 2
-    assert all(Path(f).exists() for f in obs.figures.values())
+    assert all(
+        c["n"] == 2 and np.isfinite(c["estimate"]) and "paired" in c["method"] for c in rec["comparisons"]
+    )
 
 
 def test_ready_pipeline_checks():

@@ -156,7 +156,7 @@ def _after_mcmc_experiment(scale: Scale, out_dir: Path) -> Observations:
         subjects = {"MALA (all points)": chain}
         for method, thinner in thinners.items():
             subjects[method] = thinner.sample(chain, generator=make_generator(derive_seed(root, method)))
-        err = integ.evaluate(subjects, target).values
+        err = integ.evaluate(subjects, target, generator=make_generator(derive_seed(root, "evaluate"))).values
         for name, s in subjects.items():
             results.setdefault(name, []).append(mmd_to_mixture(s.x, *mix, sigma))
             errors.setdefault(name, []).append(err[f"{name}/error_total"])
@@ -171,7 +171,11 @@ def _after_mcmc_experiment(scale: Scale, out_dir: Path) -> Observations:
         )
     fig = (
         MMDToTarget(bandwidth=sigma)
-        .evaluate({k: last[k] for k in ("standard thinning", "iid sqrt(n)", "root KT", "KT+")}, target)
+        .evaluate(
+            {k: last[k] for k in ("standard thinning", "iid sqrt(n)", "root KT", "KT+")},
+            target,
+            generator=make_generator(0),
+        )
         .figures["coreset"]
     )
     fig.savefig(out_dir / "coresets.png", dpi=110)

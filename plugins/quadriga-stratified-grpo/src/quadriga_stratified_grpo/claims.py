@@ -9,15 +9,12 @@ unchanged (the search agent, where SAN is blind to the tool cost).
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import tomllib
+from quadriga.claims import Claim, ClaimResult, Effect, Scale, Tuning
 
-from quadriga.claims import Claim, ClaimResult, Effect, Observations, Scale, Tuning
-
-__all__ = ["advantage_identities", "learning", "pipeline_config"]
+__all__ = ["advantage_identities", "learning"]
 
 _SCALE_TABLES = {"smoke": 200, "paper": 20_000}
 # smoke: 2 seeds per method, a handful of small updates (checks that everything is produced and finite)
@@ -95,75 +92,59 @@ def advantage_identities(scale: str, *, out_dir: Path) -> ClaimResult:
     )
 
 
-def pipeline_config(scale: str) -> dict[str, Any]:
-    """The ``search-agent-sgrpo`` pipeline as a dict; at ``smoke`` scale cut to 2 seeds and tiny updates."""
-    text = (
-        resources.files("quadriga_stratified_grpo").joinpath("pipelines/search-agent-sgrpo.toml").read_text()
-    )
-    config = tomllib.loads(text)
-    if scale == "paper":
-        return config
-    keep = {}
-    for name, stage in config["stage"].items():
-        if stage["use"] == "training-curves":
-            continue
-        if int(name.rsplit("-s", 1)[1]) < _SMOKE["seeds"]:
-            keep[name] = {**stage, **{k: v for k, v in _SMOKE.items() if k != "seeds"}}
-    curves = dict(config["stage"]["curves"])
-    curves["inputs"] = {"subject": list(keep)}
-    config["stage"] = {**keep, "curves": curves}
-    return config
+_SMOKE_OVERRIDES = tuple(
+    f"stage.{stage}.{k}={v}" for stage in ("grpo", "sgrpo") for k, v in _SMOKE.items() if k != "seeds"
+)
 
 
-def _learning_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Run ``search-agent-sgrpo`` and return per-seed final returns, grouped by alpha.
+def _final_returns(result: Any) -> dict[str, dict[str, list[float]]]:
+    """Per-replicate final training-batch returns, ``{"alpha=<a>": {"sgrpo": [...], "grpo": [...]}}``.
 
-    The final return of one seed is its mean training-batch return over the last 10% of updates
-    (as in ``training-curves``). Source: Zhu et al. 2025, arXiv 2510.06214 (training reward).
+    The final return of one replicate is its mean ``mean_return`` over the last 10% of updates (as
+    in ``training-curves``); replicate i of GRPO and of each Stratified GRPO point shares its seed.
     """
-    import shutil
+    import re
 
     import numpy as np
 
-    from quadriga import api
-    from quadriga_stratified_grpo.curves import TrainingCurves, group_label
+    from quadriga_stratified_grpo.curves import TrainingCurves
 
-    result = api.run(pipeline_config(str(scale.options.get("name", "paper"))), out=out_dir / "run")
     fraction = TrainingCurves().final_fraction
-    finals: dict[str, list[float]] = {}
-    for name, art in sorted(result.artifacts.items()):
+    pattern = re.compile(r"^(grpo|sgrpo\[alpha=([0-9.]+)\])\[(\d+)\]$")
+    finals: dict[str, dict[int, float]] = {}
+    for name, art in result.artifacts.items():
+        m = pattern.match(name)
         history = getattr(art, "history", None)
-        if not isinstance(history, dict) or not history.get("mean_return"):
+        if not m or not isinstance(history, dict) or not history.get("mean_return"):
             continue
         r = np.asarray(history["mean_return"], float)
         tail = max(1, round(fraction * len(r)))
-        finals.setdefault(group_label(name, art), []).append(float(r[-tail:].mean()))
+        band = "grpo" if m.group(1) == "grpo" else f"alpha={m.group(2)}"
+        finals.setdefault(band, {})[int(m.group(3))] = float(r[-tail:].mean())
     if "grpo" not in finals:
-        raise RuntimeError(f"no grpo band among {sorted(finals)}")
-    values = {band: {"sgrpo": v, "grpo": finals["grpo"]} for band, v in finals.items() if band != "grpo"}
-    figures = {}
-    for png in sorted((out_dir / "run").rglob("*.png")):
-        shutil.copyfile(png, out_dir / png.name)
-        figures[png.stem] = str(out_dir / png.name)
-    numbers = {f"{band}/final_return_mean": float(np.mean(v)) for band, v in finals.items()}
-    numbers.update({f"{band}/num_seeds": len(v) for band, v in finals.items()})
-    return Observations(values=values, numbers=numbers, figures=figures)
+        raise RuntimeError(f"no grpo replicates among {sorted(result.artifacts)}")
+    grpo = finals.pop("grpo")
+    out = {}
+    for band, reps in sorted(finals.items()):
+        common = sorted(set(reps) & set(grpo))
+        out[band] = {"sgrpo": [reps[i] for i in common], "grpo": [grpo[i] for i in common]}
+    return out
 
 
 learning = Claim(
+    pipeline="search-agent-sgrpo",
     arms=("sgrpo", "grpo"),
-    experiment=_learning_experiment,
+    observe=_final_returns,
     effect=Effect(
         quantity="final training-batch return (mean over the last 10% of updates), Stratified GRPO - GRPO "
-        "(difference of means over seeds)",
+        "(paired by replicate seed)",
         statistic="difference",
         relation="greater",
         value=0.0,
-        paired=False,
     ),
     scales={
-        "smoke": Scale(replicates=_SMOKE["seeds"], options={"name": "smoke"}),
-        "paper": Scale(replicates=10, options={"name": "paper"}),
+        "smoke": Scale(replicates=_SMOKE["seeds"], overrides=_SMOKE_OVERRIDES),
+        "paper": Scale(replicates=10),
     },
     tuning={
         "sgrpo": Tuning(2, "alpha in {0.5, 1}, both reported and Holm-corrected"),
