@@ -23,7 +23,12 @@ import time
 import numpy as np
 import torch
 from quadriga_pivotal_leverage.evaluators import ExcessRisk
-from quadriga_pivotal_leverage.observe import log_risk_at, samples_to_target, samples_to_target_slope
+from quadriga_pivotal_leverage.observe import (
+    log_risk_at,
+    risk_table,
+    samples_to_target,
+    samples_to_target_slope,
+)
 from quadriga_pivotal_leverage.samplers import LeverageIID, PivotalLeverage
 from quadriga_pivotal_leverage.tasks import DiabetesPoly, LegendreRegression, Surrogate2D
 from scipy import stats
@@ -96,10 +101,11 @@ def _mean(a, axis=-1):
 
 def summarise(values, arms=tuple(ARMS), ds=(10, 20, 40)) -> dict:
     out: dict = {"per_d": {}}
+    table = risk_table(values, arms)
+    logs_by_d = log_risk_at(table, arms, 2.0)
+    kst_by_d = samples_to_target(table, arms, 1.25)
     for d in ds:
-        sub = {k: v for k, v in values.items() if f"[num_features={d}]" in k}
-        logs = log_risk_at(sub, arms, 2.0)
-        kst = samples_to_target(sub, arms, 1.25)
+        logs, kst = logs_by_d[f"d={d}"], kst_by_d[f"d={d}"]
         row = {
             "median_r_2d": {a: float(np.median(np.exp(logs[a]))) for a in arms},
             "gm_ratio_r_2d": _ci(_gm_ratio, logs[arms[0]], logs[arms[1]]),
@@ -109,25 +115,10 @@ def summarise(values, arms=tuple(ARMS), ds=(10, 20, 40)) -> dict:
         for m in MULTIPLES:
             k = round(m * d)
             row[f"median_r_{m}d"] = {
-                a: float(
-                    np.median(
-                        [
-                            v
-                            for n, v in sub.items()
-                            if n.startswith(a + "[")
-                            and n.endswith("/risk_ratio")
-                            and sub[n.replace("/risk_ratio", "/budget")] == k
-                        ]
-                    )
-                )
-                for a in arms
+                a: float(np.median([curves[d][k] for curves in table[a].values()])) for a in arms
             }
         out["per_d"][d] = row
-    logs = log_risk_at(values, arms, 2.0)
-    kst = samples_to_target(values, arms, 1.25)
-    slopes = samples_to_target_slope(values, arms, 1.25)
-    out["claim_excess_risk_log_difference"] = _ci(_mean_diff, logs[arms[0]], logs[arms[1]])
-    out["claim_fewer_samples_ratio"] = _ci(_ratio_of_means, kst[arms[0]], kst[arms[1]])
+    slopes = samples_to_target_slope(table, arms, 1.25)
     out["claim_slope_difference"] = _ci(_mean_diff, slopes[arms[0]], slopes[arms[1]])
     out["slope"] = {a: _ci(_mean, slopes[a]) for a in arms}
     return out
@@ -142,7 +133,7 @@ def other_pools(replicates: int) -> dict:
         res = {}
         for m in (2.0, 3.0):
             sub = {k: v for k, v in values.items() if f"[budget_per_feature={m}]" in k}
-            logs = log_risk_at(sub, tuple(ARMS), m)
+            logs = log_risk_at(risk_table(sub, tuple(ARMS)), tuple(ARMS), m)[f"d={d}"]
             res[f"{m}d"] = {
                 "median_r": {a: float(np.median(np.exp(logs[a]))) for a in ARMS},
                 "gm_ratio": _ci(_gm_ratio, logs["pivotal-leverage"], logs["leverage-iid"]),

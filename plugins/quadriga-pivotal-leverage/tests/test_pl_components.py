@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 from quadriga_pivotal_leverage.evaluators import ExcessRisk
+from quadriga_pivotal_leverage.pivotal import inclusion_probabilities, leverage_scores
 from quadriga_pivotal_leverage.samplers import LeverageIID, PivotalLeverage, Uniform
 from quadriga_pivotal_leverage.tasks import DiabetesPoly, LegendreRegression, Surrogate2D
 
@@ -56,10 +57,13 @@ def test_full_budget_gives_the_full_data_fit_and_risk_ratio_one():
 def test_samples_carry_the_queried_points_and_weights():
     pool = _pool()
     s = PivotalLeverage(budget_per_feature=2.0, num_features=10).sample(pool, generator=_gen(2))
-    rows = np.array(s.info["rows"])
-    assert rows.size == s.num_samples == s.info["budget"] == 20  # exact size for pivotal sampling
-    np.testing.assert_allclose(s.x[:, 0].numpy(), pool.coordinates()[rows, 0])
-    assert (s.log_weights >= 0).all()  # weights 1/p >= 1
+    grid = pool.coordinates()[:, 0]
+    x = s.x[:, 0].numpy()
+    rows = np.array([int(np.argmin(np.abs(grid - v))) for v in x])
+    np.testing.assert_array_equal(grid[rows], x)  # every queried point is a pool point
+    assert np.unique(rows).size == rows.size == s.num_samples == s.info["budget"] == 20  # exact size
+    p = inclusion_probabilities(leverage_scores(pool.design(10)), 20)
+    np.testing.assert_allclose(s.log_weights.numpy(), -np.log(p[rows]), rtol=1e-12)  # weights 1/p_i
     assert pool.num_queries == 20
 
 

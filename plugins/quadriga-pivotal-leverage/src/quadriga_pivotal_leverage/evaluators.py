@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 import attrs
@@ -10,23 +9,17 @@ import numpy as np
 
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
+from quadriga.expansion import replicate_base
 from quadriga.interfaces import Evaluator, named
 
-__all__ = ["ExcessRisk", "group_name", "replicate_index"]
-
-_REPLICATE = re.compile(r"^(?P<group>.*)\[(?P<index>\d+)\]$")
-
-
-def group_name(subject: str) -> str:
-    """The subject's name without its last ``[i]`` replicate index (the base name plus matrix point)."""
-    m = _REPLICATE.match(subject)
-    return m.group("group") if m else subject
+__all__ = ["ExcessRisk", "replicate_index"]
 
 
 def replicate_index(subject: str) -> int | None:
-    """The replicate index ``i`` of ``name[i]``, or ``None`` for a subject that is not a replicate."""
-    m = _REPLICATE.match(subject)
-    return int(m.group("index")) if m else None
+    """The replicate index ``i`` of ``name[i]`` (see :func:`quadriga.expansion.replicate_base`), or
+    ``None`` for a subject that is not a replicate of a repeated stage."""
+    base = replicate_base(subject)
+    return None if base == subject else int(subject[len(base) + 1 : -1])
 
 
 def _optimum(pool: Any, d: int) -> tuple[float, float]:
@@ -94,45 +87,48 @@ class ExcessRisk(Evaluator):
                 f"got {type(reference).__name__}.",
                 key="reference",
             )
+        from threadpoolctl import threadpool_limits
+
         design, labels = reference.split("pool")
         values: dict[str, float] = {}
         groups: dict[str, dict[str, list[float]]] = {}
-        for name, s in named(subject).items():
-            coef = s.info.get("coef") if isinstance(s, Samples) else None
-            if coef is None:
-                raise ConfigError(
-                    f"subject '{name}' has no fitted coefficients (info['coef']); point 'subject' at "
-                    "pivotal-leverage, leverage-iid or uniform stages.",
-                    key="subject",
-                )
-            coef = np.asarray(coef, dtype=np.float64)
-            d = coef.size
-            if d > design.shape[1]:
-                raise ConfigError(
-                    f"subject '{name}' has {d} coefficients but the pool has {design.shape[1]} columns.",
-                    key="reference",
-                )
-            best, total = _optimum(reference, d)
-            if best <= 0.0:
-                raise ConfigError(
-                    "the model fits the pool's labels exactly, so the risk ratio is undefined; give the "
-                    "task a non-polynomial function or noise > 0.",
-                    key="reference",
-                )
-            err = float(np.sum((design[:, :d] @ coef - labels) ** 2))
-            ratio = err / best
-            row = {
-                "risk_ratio": ratio,
-                "excess_risk": ratio - 1.0,
-                "normalized_error": err / total,
-                "num_queried": float(s.info.get("num_queried", s.num_samples)),
-                "budget": float(s.info.get("budget", s.num_samples)),
-                "num_features": float(d),
-                "rank_deficient": float(int(s.info.get("rank", d)) < d),
-            }
-            for metric, value in row.items():
-                values[f"{name}/{metric}"] = value
-                groups.setdefault(group_name(name), {}).setdefault(metric, []).append(value)
+        with threadpool_limits(limits=1, user_api="blas"):  # one n x d matvec per subject
+            for name, s in named(subject).items():
+                coef = s.info.get("coef") if isinstance(s, Samples) else None
+                if coef is None:
+                    raise ConfigError(
+                        f"subject '{name}' has no fitted coefficients (info['coef']); point 'subject' at "
+                        "pivotal-leverage, leverage-iid or uniform stages.",
+                        key="subject",
+                    )
+                coef = np.asarray(coef, dtype=np.float64)
+                d = coef.size
+                if d > design.shape[1]:
+                    raise ConfigError(
+                        f"subject '{name}' has {d} coefficients but the pool has {design.shape[1]} columns.",
+                        key="reference",
+                    )
+                best, total = _optimum(reference, d)
+                if best <= 0.0:
+                    raise ConfigError(
+                        "the model fits the pool's labels exactly, so the risk ratio is undefined; give the "
+                        "task a non-polynomial function or noise > 0.",
+                        key="reference",
+                    )
+                err = float(np.sum((design[:, :d] @ coef - labels) ** 2))
+                ratio = err / best
+                row = {
+                    "risk_ratio": ratio,
+                    "excess_risk": ratio - 1.0,
+                    "normalized_error": err / total,
+                    "num_queried": float(s.info.get("num_queried", s.num_samples)),
+                    "budget": float(s.info.get("budget", s.num_samples)),
+                    "num_features": float(d),
+                    "rank_deficient": float(int(s.info.get("rank", d)) < d),
+                }
+                for metric, value in row.items():
+                    values[f"{name}/{metric}"] = value
+                    groups.setdefault(replicate_base(name), {}).setdefault(metric, []).append(value)
         rows = [
             {
                 "group": group,

@@ -6,9 +6,10 @@ chooses which rows to label, queries those labels and fits weighted least square
 
 - ``x: Tensor[k, m]`` the coordinates of the ``k`` queried points (float64);
 - ``log_weights: Tensor[k]`` ``log(1 / p_i)``, the estimator's weights;
-- ``info``: ``rows`` (the ``k`` row indices, a list of ints), ``coef`` (the ``d`` fitted
-  coefficients, a list of floats), ``num_queried`` and ``budget`` (counts), ``num_features`` (d),
-  ``rank`` (of the weighted system; ``< d`` when a sample cannot determine the model).
+- ``info``: ``coef`` (the ``d`` fitted coefficients, a list of floats), ``num_queried`` and
+  ``budget`` (counts), ``num_features`` (d), ``rank`` (of the weighted system; ``< d`` when a
+  sample cannot determine the model). The queried points are ``x`` (their row indices are not
+  kept: ``info`` goes into every run's ``results.json``).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class _ActiveDesign(Sampler):
 
     Shapes:
         ``Samples.x: Tensor[k, m]`` (float64, coordinates of the queried rows),
-        ``Samples.log_weights: Tensor[k]``; ``info["coef"]`` has ``d`` floats, ``info["rows"]`` ``k`` ints.
+        ``Samples.log_weights: Tensor[k]``; ``info["coef"]`` has ``d`` floats.
 
     Units:
         coordinates in the pool's units; ``log_weights`` in nats of the weight ``1 / p_i``;
@@ -116,6 +117,7 @@ class _ActiveDesign(Sampler):
             ConfigError: see the class docstring.
         """
         import torch
+        from threadpoolctl import threadpool_limits
 
         if not getattr(target, "active_pool", False):
             raise ConfigError(
@@ -135,17 +137,19 @@ class _ActiveDesign(Sampler):
         n = target.num_points
         if k > n:
             raise ConfigError(f"the budget k = {k} exceeds the pool's {n} points.", key="budget")
-        p = self._probabilities(target, design, k)
-        rows = self._draw(target, p, numpy_rng(generator))
-        labels = target.query(rows)
-        coef, rank = weighted_least_squares(design[rows], labels, 1.0 / p[rows])
+        # one BLAS thread: the systems are small (k x d, d <= a few hundred) and a multi-threaded
+        # OpenBLAS spends ~100x the arithmetic in thread hand-offs on a busy machine
+        with threadpool_limits(limits=1, user_api="blas"):
+            p = self._probabilities(target, design, k)
+            rows = self._draw(target, p, numpy_rng(generator))
+            labels = target.query(rows)
+            coef, rank = weighted_least_squares(design[rows], labels, 1.0 / p[rows])
         coords = target.coordinates()[rows]
         device = getattr(generator, "device", "cpu")
         return Samples(
             x=torch.as_tensor(coords, dtype=torch.float64, device=device),
             log_weights=torch.as_tensor(-np.log(p[rows]), dtype=torch.float64, device=device),
             info={
-                "rows": [int(r) for r in rows],
                 "coef": [float(c) for c in coef],
                 "num_queried": int(rows.size),
                 "budget": int(k),
