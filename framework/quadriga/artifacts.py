@@ -2,21 +2,278 @@
 
 Each interface returns one artifact type: a Sampler returns :class:`Samples`, a
 Learner :class:`Fitted`, an Estimator :class:`Estimate`, an Evaluator
-:class:`Metrics`. They are small attrs classes; tensors are ``torch.Tensor``
-(this module does not import torch itself, so that ``import quadriga`` stays light).
+:class:`Metrics`. Each class owns its behaviour, so that adding a fifth type touches one class:
+
+- ``summary() -> dict``: the JSON-ready numbers written to ``results.json`` (wall-clock
+  timings left out, see :func:`is_timing`);
+- ``numbers() -> dict``: what two runs of the same configuration and seed must reproduce
+  exactly (compared with :func:`same_numbers`);
+- ``problems() -> list[str]``: its own checks (shapes, types, NaN/inf); empty when valid;
+  ``non_finite()`` names the fields holding NaN or inf;
+- ``save(directory) -> bool`` and ``classmethod load(directory)``: a lossless round trip
+  through ``directory/artifact.pt`` (tensors of any size, in fields and in ``info``, numpy
+  arrays, tuples, NaN), read back with ``torch.load(weights_only=True)``; ``save`` returns
+  ``False`` when the artifact holds something that cannot be reloaded (a trained module,
+  a callable), and the stage then runs again on resume.
+
+Tensors are ``torch.Tensor``; this module imports torch only inside those methods, so that
+``import quadriga`` stays light.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
 
 import attrs
 
-__all__ = ["ARTIFACT_TYPES", "Artifact", "Estimate", "Fitted", "Metrics", "Samples"]
+from quadriga.errors import QuadrigaError
+
+__all__ = [
+    "ARTIFACT_TYPES",
+    "TIMING_KEYS",
+    "Artifact",
+    "Estimate",
+    "Fitted",
+    "Metrics",
+    "Samples",
+    "is_timing",
+    "jsonable",
+    "same_numbers",
+]
+
+#: info keys (and metric names) that hold wall-clock figures: they go to status.json, never results.json.
+TIMING_KEYS = ("seconds", "wall_time", "elapsed", "time_s")
+_TIMING_SUFFIXES = ("_seconds", "_per_second", "_wall_time")
+
+
+def is_timing(key: str) -> bool:
+    """Whether ``key`` (an info key, or the metric part of ``"subject/metric"``) is a wall-clock figure."""
+    name = str(key).rsplit("/", 1)[-1]
+    return name in TIMING_KEYS or name.endswith(_TIMING_SUFFIXES)
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-ready copy for ``results.json``: tensors of up to 64 elements as lists, larger ones as
+    ``"<array shape (...)>"``, NaN and inf as strings. (Saving for resume is lossless: see ``save``.)"""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "ndim") and hasattr(value, "tolist"):
+        if getattr(value, "ndim", 1) <= 1 and _numel(value) <= 64:
+            return jsonable(_cpu(value).tolist())
+        return f"<array shape {tuple(value.shape)}>"
+    if hasattr(value, "item") and callable(value.item):
+        try:
+            value = value.item()
+        except Exception:
+            return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _numel(value: Any) -> int:
+    n = 1
+    for s in getattr(value, "shape", ()):
+        n *= int(s)
+    return n
+
+
+def _cpu(value: Any) -> Any:
+    return value.detach().cpu() if hasattr(value, "detach") else value
+
+
+def _timeless(info: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if not is_timing(k)}
+
+
+def _finite(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, str)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if hasattr(value, "is_floating_point"):
+        import torch
+
+        return bool(torch.isfinite(value).all()) if value.is_floating_point() or value.is_complex() else True
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        import numpy as np
+
+        return bool(np.isfinite(value).all()) if np.issubdtype(value.dtype, np.inexact) else True
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def same_numbers(a: Any, b: Any) -> bool:
+    """Exact equality of nested numbers, tensors and arrays (NaN equals NaN, devices ignored)."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(same_numbers(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_numbers(x, y) for x, y in zip(a, b, strict=True))
+    if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "tolist"):
+        import numpy as np
+
+        if tuple(a.shape) != tuple(b.shape):
+            return False
+        an, bn = np.asarray(_cpu(a)), np.asarray(_cpu(b))
+        return bool(np.array_equal(an, bn, equal_nan=an.dtype.kind in "fc"))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+class _Unsaveable(Exception):
+    pass
+
+
+def _encode(value: Any, tensors: dict[str, Any]) -> Any:
+    """JSON skeleton of ``value`` with tensors and arrays moved (to CPU) into ``tensors``."""
+    import numpy as np
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        key = str(len(tensors))
+        tensors[key] = value.detach().cpu()
+        return {"__tensor__": key}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufc":
+            raise _Unsaveable(f"array of dtype {value.dtype}")
+        key = str(len(tensors))
+        tensors[key] = torch.from_numpy(np.ascontiguousarray(value))
+        return {"__ndarray__": key}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"__float__": repr(value)}
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise _Unsaveable("a mapping with non-string keys")
+        return {"__dict__": {k: _encode(v, tensors) for k, v in value.items()}}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v, tensors) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v, tensors) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    raise _Unsaveable(type(value).__name__)
+
+
+def _decode(value: Any, tensors: Mapping[str, Any]) -> Any:
+    if isinstance(value, list):
+        return [_decode(v, tensors) for v in value]
+    if isinstance(value, dict):
+        if "__tensor__" in value:
+            return tensors[value["__tensor__"]]
+        if "__ndarray__" in value:
+            return tensors[value["__ndarray__"]].numpy()
+        if "__float__" in value:
+            return float(value["__float__"])
+        if "__tuple__" in value:
+            return tuple(_decode(v, tensors) for v in value["__tuple__"])
+        return {k: _decode(v, tensors) for k, v in value["__dict__"].items()}
+    return value
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = [cls]
+    for sub in cls.__subclasses__():
+        out.extend(_subclasses(sub))
+    return out
 
 
 class Artifact:
-    """Base class of the four artifact types (used for input type checks)."""
+    """Base class of the artifact types: the behaviour every stage output shares.
+
+    Subclasses are attrs classes; ``saved_fields`` names the fields written by :meth:`save`,
+    ``unsaved_fields`` those that must be ``None`` for the artifact to be reloadable.
+    """
+
+    saved_fields: ClassVar[tuple[str, ...]] = ()
+    unsaved_fields: ClassVar[tuple[str, ...]] = ()
+    info: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready numbers for ``results.json``: ``{"type": ..., ..., "info": {...}}`` (no timings)."""
+        return {"type": type(self).__name__, "info": jsonable(_timeless(self.info))}
+
+    def numbers(self) -> dict[str, Any]:
+        """The numbers two runs with the same configuration and seed must reproduce exactly.
+
+        Returns:
+            ``{field: float, tensor or nested numbers}`` (timings left out); compare with
+            :func:`same_numbers`.
+        """
+        out = {f: getattr(self, f) for f in self.saved_fields if f != "info"}
+        out["info"] = _timeless(self.info)
+        return out
+
+    def non_finite(self) -> list[str]:
+        """Names of the fields that must be finite and hold NaN or inf (``["Samples.x"]``)."""
+        return []
+
+    def problems(self) -> list[str]:
+        """Everything wrong with this artifact (types, shapes, NaN/inf); empty when it is valid."""
+        out = []
+        if not isinstance(self.info, dict) or not all(isinstance(k, str) for k in self.info):
+            out.append("info must be a dict with string keys")
+        return out + [f"non-finite value (NaN or inf) in {what}" for what in self.non_finite()]
+
+    def save(self, directory: Path) -> bool:
+        """Write ``directory/artifact.pt`` (atomically); return whether :meth:`load` can rebuild it.
+
+        Tensors are moved to CPU. Returns ``False`` (writing nothing) when a field holds
+        something other than numbers, strings, tensors, arrays, lists, tuples and string-keyed dicts.
+        """
+        import torch
+
+        from quadriga.fileio import atomic_path
+
+        if any(getattr(self, f) is not None for f in self.unsaved_fields):
+            return False
+        tensors: dict[str, Any] = {}
+        try:
+            fields = {f: _encode(getattr(self, f), tensors) for f in self.saved_fields}
+        except _Unsaveable:
+            return False
+        payload = {"type": type(self).__name__, "fields": json.dumps(fields), "tensors": tensors}
+        path = Path(directory) / "artifact.pt"
+        with atomic_path(path) as tmp:
+            torch.save(payload, tmp)
+        return True
+
+    @classmethod
+    def load(cls, directory: Path) -> Any:
+        """Rebuild an artifact saved by :meth:`save`, or return ``None`` when none was saved.
+
+        Raises:
+            QuadrigaError: the directory holds an artifact of another type than ``cls`` (a stage
+                directory reused by a stage of another kind).
+        """
+        import torch
+
+        path = Path(directory) / "artifact.pt"
+        if not path.is_file():
+            return None
+        payload = torch.load(path, weights_only=True)
+        found = next((c for c in _subclasses(cls) if c.__name__ == payload.get("type")), None)
+        if found is None or "fields" not in payload:
+            raise QuadrigaError(
+                f"'{path}' holds a {payload.get('type', 'file of an older format')}, not a {cls.__name__}; "
+                "the stage will not reuse it. Remove that directory, or start a new run."
+            )
+        fields = {k: _decode(v, payload["tensors"]) for k, v in json.loads(payload["fields"]).items()}
+        return found(**fields)
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -46,10 +303,49 @@ class Samples(Artifact):
         """Number of rows ``n`` of ``x``."""
         return int(self.x.shape[0])
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("x", "log_weights", "chains", "info")
+
     @property
     def dim(self) -> int:
         """Dimension ``d`` of each sample."""
         return int(self.x.shape[1])
+
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Samples", "num_samples": n, "dim": d, "info": {...}}``."""
+        return {
+            "type": "Samples",
+            "num_samples": self.num_samples,
+            "dim": self.dim,
+            "info": jsonable(_timeless(self.info)),
+        }
+
+    def non_finite(self) -> list[str]:
+        """``["Samples.x"]`` when ``x`` holds NaN or inf (``log_weights`` may be ``-inf``)."""
+        return [] if _finite(self.x) else ["Samples.x"]
+
+    def problems(self) -> list[str]:
+        """Shapes: ``x`` is ``[n, d]`` with ``n >= 1``, ``log_weights`` ``[n]``, ``chains`` the
+        chain-major view ``[num_chains, n / num_chains, d]`` of ``x``; ``x`` finite."""
+        out = super().problems()
+        shape = tuple(getattr(self.x, "shape", ()))
+        if len(shape) != 2 or shape[0] < 1:
+            return [
+                *out,
+                f"Samples.x must be a Tensor[n, d] with n >= 1, got {type(self.x).__name__} {shape}",
+            ]
+        n, d = shape
+        if self.log_weights is not None and tuple(self.log_weights.shape) != (n,):
+            out.append(f"log_weights has shape {tuple(self.log_weights.shape)}, expected ({n},)")
+        c = self.chains
+        if c is not None:
+            if c.ndim != 3 or c.shape[2] != d or c.shape[0] * c.shape[1] != n:
+                out.append(
+                    f"chains has shape {tuple(c.shape)}, expected (num_chains, n / num_chains, {d}) "
+                    f"with n = {n}"
+                )
+            elif not same_numbers(c.reshape(n, d), self.x):
+                out.append("chains is not the chain-major view of x (chains.reshape(n, d) != x)")
+        return out
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -71,6 +367,42 @@ class Fitted(Artifact):
     info: dict[str, Any] = attrs.field(factory=dict)
     predict: Any = None
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("model", "history", "info")
+    unsaved_fields: ClassVar[tuple[str, ...]] = ("predict",)
+
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Fitted", "info": {...}, "final": {key: last history value}}``."""
+        final = {k: jsonable(v[-1]) for k, v in self.history.items() if isinstance(v, list) and v}
+        return {"type": "Fitted", "info": jsonable(_timeless(self.info)), "final": final}
+
+    def numbers(self) -> dict[str, Any]:
+        """History, info (no timings) and the model's ``state_dict`` when it has one."""
+        state = self.model.state_dict() if hasattr(self.model, "state_dict") else self.model
+        return {"model": state, "history": self.history, "info": _timeless(self.info)}
+
+    def problems(self) -> list[str]:
+        """Every history entry is a list (a NaN logged in training is caught when it is logged)."""
+        out = super().problems()
+        out += [
+            f"history['{k}'] is {type(v).__name__}, expected a list"
+            for k, v in self.history.items()
+            if not isinstance(v, list)
+        ]
+        return out
+
+    def save(self, directory: Path) -> bool:
+        """A ``torch.nn.Module`` model's ``state_dict`` goes to ``model.pt`` (for inspection; the
+        stage runs again on resume, returns ``False``); models of tensors and numbers are saved whole."""
+        import torch
+
+        if isinstance(self.model, torch.nn.Module):
+            from quadriga.fileio import atomic_path
+
+            with atomic_path(Path(directory) / "model.pt") as tmp:
+                torch.save(self.model.state_dict(), tmp)
+            return False
+        return super().save(directory)
+
 
 @attrs.define(kw_only=True, eq=False)
 class Estimate(Artifact):
@@ -91,6 +423,40 @@ class Estimate(Artifact):
     info: dict[str, Any] = attrs.field(factory=dict)
     predict: Any = None
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("value", "stderr", "interval", "info")
+    unsaved_fields: ClassVar[tuple[str, ...]] = ("predict",)
+
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Estimate", "value", "stderr", ["interval"], "info"}``."""
+        out: dict[str, Any] = {
+            "type": "Estimate",
+            "value": jsonable(self.value),
+            "stderr": jsonable(self.stderr),
+        }
+        if self.interval is not None:
+            out["interval"] = jsonable(list(self.interval))
+        out["info"] = jsonable(_timeless(self.info))
+        return out
+
+    def non_finite(self) -> list[str]:
+        """``Estimate.value`` / ``Estimate.stderr`` when they hold NaN or inf."""
+        return [f"Estimate.{f}" for f in ("value", "stderr") if not _finite(getattr(self, f))]
+
+    def problems(self) -> list[str]:
+        """``value`` a number or tensor/array, ``stderr`` of its shape, ``interval`` a pair; finite."""
+        out = super().problems()
+        value = self.value
+        if not isinstance(value, (int, float)) and not hasattr(value, "shape"):
+            out.append(f"Estimate.value must be a number or a tensor/array, got {type(value).__name__}")
+        elif self.stderr is not None and hasattr(value, "shape"):
+            if tuple(getattr(self.stderr, "shape", ())) != tuple(value.shape):
+                out.append(
+                    f"stderr has shape {tuple(getattr(self.stderr, 'shape', ()))}, value {tuple(value.shape)}"
+                )
+        if self.interval is not None and len(self.interval) != 2:
+            out.append("interval must be a (low, high) pair")
+        return out
+
 
 @attrs.define(kw_only=True, eq=False)
 class Metrics(Artifact):
@@ -109,8 +475,44 @@ class Metrics(Artifact):
     figures: dict[str, Any] = attrs.field(factory=dict)
     info: dict[str, Any] = attrs.field(factory=dict)
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info")  # figures: saved as PNG
 
-ARTIFACT_TYPES: dict[str, type] = {
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Metrics", "values", "tables", "info"}``; wall-clock values (``is_timing``) left out."""
+        return {
+            "type": "Metrics",
+            "values": jsonable(_timeless(self.values)),
+            "tables": jsonable(self.tables),
+            "info": jsonable(_timeless(self.info)),
+        }
+
+    def numbers(self) -> dict[str, Any]:
+        """Values and tables (timings left out)."""
+        return {"values": _timeless(self.values), "tables": self.tables}
+
+    def non_finite(self) -> list[str]:
+        """``metric 'NAME'`` for every value that is NaN or inf."""
+        return [f"metric '{k}'" for k, v in self.values.items() if not _finite(v)]
+
+    def problems(self) -> list[str]:
+        """Values are floats, tables lists of row dicts, figures matplotlib figures; not empty; finite."""
+        out = super().problems()
+        for key, value in self.values.items():
+            scalar = hasattr(value, "item") and getattr(value, "ndim", 1) == 0
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) or scalar):
+                out.append(f"values['{key}'] is {type(value).__name__}, expected a float")
+        for key, fig in self.figures.items():
+            if not hasattr(fig, "savefig"):
+                out.append(f"figures['{key}'] is {type(fig).__name__}, expected a matplotlib.figure.Figure")
+        for key, rows in self.tables.items():
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                out.append(f"tables['{key}'] must be a list of row dicts")
+        if not self.values and not self.figures and not self.tables:
+            out.append("Metrics is empty")
+        return out
+
+
+ARTIFACT_TYPES: dict[str, type[Artifact]] = {
     "Samples": Samples,
     "Fitted": Fitted,
     "Estimate": Estimate,

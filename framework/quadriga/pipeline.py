@@ -24,10 +24,10 @@ from typing import Any
 
 import attrs
 
-from quadriga.components import build_component, component_config
+from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
 from quadriga.expansion import EXPANDED_RE, expand_sections
-from quadriga.interfaces import INTERFACES, TASK_KINDS
+from quadriga.interfaces import INTERFACES, TASK_KINDS, accepted_types, interface_of
 from quadriga.seeding import derive_seed
 
 if sys.version_info >= (3, 11):
@@ -38,10 +38,10 @@ else:  # pragma: no cover
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-_RESERVED = {"use", "kind", "inputs", "source", "replicate"}
+_RESERVED = {"use", "kind", "inputs", "source", "replicate", "device"}
 _TOP = ("pipeline", "task", "stage")
-_METHOD = {"sampler": "sample", "learner": "fit", "estimator": "estimate", "evaluator": "evaluate"}
-_INJECTED = {"generator", "progress", "self"}
+_META = ("name", "seed", "description", "device")
+DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 
 
 @attrs.define(eq=False)
@@ -70,6 +70,7 @@ class Node:
     config: dict[str, Any] = attrs.field(factory=dict)
     source: str = ""
     replicate: int | None = None
+    device: str | None = None
 
     def __attrs_post_init__(self) -> None:
         self.source = self.source or self.name
@@ -92,13 +93,18 @@ class Node:
         return f"{self.section}.{self.source}"
 
     @property
-    def output_type(self) -> str:
-        """What the node produces: a task's kind name or the stage's artifact type."""
-        return type(self.component).output_type
+    def interface(self) -> type:
+        """The interface class of the component (``Sampler``, ..., or the task kind)."""
+        return interface_of(type(self.component))
+
+    @property
+    def output_type(self) -> type:
+        """What the node produces: a task's own class, or the artifact class of the stage's interface."""
+        return type(self.component) if self.section == "task" else self.interface.output_type
 
     def method(self) -> Any:
-        """The interface method a stage calls (``sample``, ``fit``, ...)."""
-        return getattr(self.component, _METHOD[self.kind])
+        """The bound interface method a stage calls (``interface.method``: ``sample``, ``fit``, ...)."""
+        return getattr(self.component, self.interface.method)
 
 
 @attrs.define(eq=False)
@@ -112,6 +118,8 @@ class Pipeline:
         file: where it was read from (a path, ``"<registered: NAME>"`` or ``"<dict>"``).
         tasks: task nodes in file order.
         stages: stage nodes in execution order (a topological order, file order among ties).
+        device: from ``[pipeline] device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``);
+            a stage's own ``device`` overrides it.
     """
 
     name: str
@@ -120,6 +128,15 @@ class Pipeline:
     file: str
     tasks: dict[str, Node]
     stages: dict[str, Node]
+    device: str = "cpu"
+
+    def device_of(self, node: Node) -> str:
+        """The device of a node's generator: its own ``device`` or the pipeline's."""
+        return node.device or self.device
+
+    def devices(self) -> dict[str, str]:
+        """``{"stage.NAME": device}`` of every stage (recorded in ``manifest.json``)."""
+        return {n.table: self.device_of(n) for n in self.stages.values()}
 
     def seed_of(self, node: Node) -> int:
         """The seed of a task or stage: ``derive_seed(root seed, node.seed_key)``."""
@@ -132,6 +149,8 @@ class Pipeline:
     def resolved(self) -> dict[str, Any]:
         """The resolved configuration as a TOML-ready dict (what a run saves as ``pipeline.toml``)."""
         out: dict[str, Any] = {"pipeline": {"name": self.name, "seed": self.seed}}
+        if self.device != "cpu":
+            out["pipeline"]["device"] = self.device
         if self.description:
             out["pipeline"]["description"] = self.description
         for section, nodes in (("task", self.tasks), ("stage", self.stages)):
@@ -146,6 +165,8 @@ class Pipeline:
                     table["source"] = node.source
                 if node.replicate is not None:
                     table["replicate"] = node.replicate
+                if node.device is not None:
+                    table["device"] = node.device
                 table.update(node.config)
                 out[section][node.name] = table
         return out
@@ -313,13 +334,19 @@ def load_pipeline(
     if not isinstance(meta, dict):
         raise err("'pipeline' must be a table.", table="pipeline")
     for key in meta:
-        if key not in ("name", "seed", "description"):
+        if key not in _META:
             raise err(
-                f"unknown key.{suggest(key, ('name', 'seed', 'description'))} [pipeline] takes name, "
-                "seed and description.",
+                f"unknown key.{suggest(key, _META)} [pipeline] takes name, seed, description and device.",
                 table="pipeline",
                 key=key,
             )
+    device = meta.get("device", "cpu")
+    if not isinstance(device, str) or not DEVICE_RE.match(device):
+        raise err(
+            f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.',
+            table="pipeline",
+            key="device",
+        )
     name = meta.get("name", Path(file).stem if file.endswith(".toml") else "pipeline")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise err(
@@ -367,7 +394,7 @@ def load_pipeline(
             where = f"{section}.{node_name}"
             if "source" in table:
                 origin[where] = (f"{section}.{table['source']}", node_name)
-                _check_expanded(table, where, err)
+            _check_reserved(table, where, err)
             if node_name in seen:
                 raise err(
                     f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
@@ -389,7 +416,9 @@ def load_pipeline(
     order = _topological(stages_unordered, err)
     for node in stages_unordered.values():
         _check_inputs(node, nodes, err)
-    return Pipeline(name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order})
+    return Pipeline(
+        name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order}, device=device
+    )
 
 
 def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], file: str, err: Any) -> Node:
@@ -406,12 +435,11 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
         )
     kinds = (kind,) if kind else allowed
     try:
-        component = build_component(registry, table["use"], params, kinds=kinds, file=file, table=where)
+        built = build(registry, table["use"], params, kinds=kinds, file=file, table=where)
     except ConfigError as exc:
         raise err(exc.reason, table=where, key=exc.key) from None
     except QuadrigaError as exc:
         raise err(str(exc), table=where, key="use") from None
-    used_kind = component.__quadriga_use__[0]
     inputs = table.get("inputs", {})
     if section == "stage":
         if not isinstance(inputs, dict):
@@ -430,21 +458,25 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
         name,
         section,
         table["use"],
-        used_kind,
-        component,
+        built.spec.kind,
+        built.component,
         dict(inputs),
-        component_config(component, registry),
+        built.config,
         source=table.get("source", name),
         replicate=table.get("replicate"),
+        device=table.get("device"),
     )
 
 
-def _check_expanded(table: dict[str, Any], where: str, err: Any) -> None:
-    source, replicate = table["source"], table.get("replicate")
+def _check_reserved(table: dict[str, Any], where: str, err: Any) -> None:
+    source, replicate = table.get("source", "x"), table.get("replicate")
     if not isinstance(source, str) or not NAME_RE.match(source):
         raise err(
             f"'source' must name the table this one was expanded from, got {source!r}.", where, "source"
         )
+    device = table.get("device")
+    if device is not None and (not isinstance(device, str) or not DEVICE_RE.match(device)):
+        raise err(f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.', where, "device")
     if replicate is not None and (
         not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 0
     ):
@@ -453,14 +485,14 @@ def _check_expanded(table: dict[str, Any], where: str, err: Any) -> None:
 
 def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
     signature = inspect.signature(node.method())
+    injected = {"self", *node.interface.injected}
     params = {
         n: p
         for n, p in signature.parameters.items()
-        if n not in _INJECTED and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        if n not in injected and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
     }
     takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
-    types = type(node.component).input_types
     for arg, ref in node.inputs.items():
         if arg not in params and not takes_kwargs:
             raise err(
@@ -483,13 +515,17 @@ def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
                     table=node.table,
                     key=f"inputs.{arg}",
                 )
-            accepted = types.get(arg)
+            accepted = accepted_types(type(node.component), arg)
             produced = nodes[r].output_type
-            if accepted and produced not in accepted:
+            if accepted and not issubclass(produced, accepted):
+                names = " or ".join(t.__name__ for t in accepted)
+                kind_name = next(
+                    (t.__name__ for t in (*TASK_KINDS.values(),) if issubclass(produced, t)), None
+                )
                 raise err(
-                    f"input '{arg}' gets '{r}', a {produced}, but {node.kind} '{node.use}' accepts "
-                    f"{' or '.join(accepted)} there. Point it at a node that produces "
-                    f"{' or '.join(accepted)}.",
+                    f"input '{arg}' gets '{r}', a {kind_name or produced.__name__}, but "
+                    f"{node.kind} '{node.use}' "
+                    f"accepts {names} there. Point it at a node that produces {names}.",
                     table=node.table,
                     key=f"inputs.{arg}",
                 )
