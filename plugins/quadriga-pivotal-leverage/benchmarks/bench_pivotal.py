@@ -71,7 +71,7 @@ def grid_values(pool, replicates: int, ds, multiples) -> dict[str, float]:
                 for arm, cls in ARMS.items()
                 for r in range(replicates)
             }
-            values.update(evaluator.evaluate(subjects, pool).values)
+            values.update(evaluator.evaluate(subjects, pool, generator=_gen(0)).values)
     return values
 
 

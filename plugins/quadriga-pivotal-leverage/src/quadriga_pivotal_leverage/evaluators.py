@@ -10,7 +10,7 @@ import numpy as np
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.expansion import replicate_base
-from quadriga.interfaces import Evaluator, named
+from quadriga.interfaces import Dataset, Evaluator, named
 
 __all__ = ["ExcessRisk", "replicate_index"]
 
@@ -65,18 +65,24 @@ class ExcessRisk(Evaluator):
     ``||A x~ - b||^2 <= (1 + epsilon) min_x ||A x - b||^2``) and sec. 5 (normalised error).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Dataset,)}
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"pool": {"use": "legendre-regression", "num_points": 256, "num_features": 8}},
         "stage": {"design": {"use": "pivotal-leverage", "inputs": {"target": "pool"}}},
         "inputs": {"subject": "design", "reference": "pool"},
     }
 
-    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Score every subject against the pool ``reference`` (see the class docstring).
 
+        Args:
+            subject: ``Samples`` or ``{name: Samples}`` from the active designs.
+            reference: the pool they sampled from.
+            generator: the stage's generator; unused (the score is a deterministic function of
+                the fits and the pool).
+
         Shapes:
-            ``subject``: ``Samples`` or ``{name: Samples}``; returns scalar metrics.
+            returns scalar metrics.
 
         Raises:
             ConfigError: see the class docstring.

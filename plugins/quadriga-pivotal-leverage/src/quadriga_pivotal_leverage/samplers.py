@@ -21,7 +21,7 @@ import numpy as np
 
 from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Sampler
+from quadriga.interfaces import Dataset, Sampler
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
 from quadriga.validators import number_in
@@ -84,7 +84,7 @@ class _ActiveDesign(Sampler):
     Source: Shimizu et al. 2024, sec. 2 (query k labels, importance-weighted least squares).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Dataset,)}
     check_inputs: ClassVar[dict[str, Any]] = _CHECK_INPUTS
 
     budget_per_feature: float = param(
