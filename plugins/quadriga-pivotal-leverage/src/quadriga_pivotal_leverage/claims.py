@@ -1,0 +1,217 @@
+"""The paper's claims as :class:`quadriga.claims.Claim` objects on the ``pivotal-legendre`` pipeline.
+
+All three claims read one set of runs of the registered ``pivotal-legendre`` pipeline
+(:func:`legendre_runs`): the arms ``pivotal-leverage`` and ``leverage-iid`` get
+``repeat = replicates_per_run`` and the runs are repeated with root seeds ``seed, seed + 1, ...``
+until ``Scale.replicates`` replicates are in. Replicate ``i`` of a run seeds both arms (and every
+``(d, k)`` point) alike, so the observations are paired. The runs are made once per scale in a
+process and shared by the three claims (``quadriga verify quadriga-pivotal-leverage`` runs the
+grid once). They are split into runs of a few replicates because the runner rewrites its
+``results.json`` and ``status.json`` after every stage (cost quadratic in the stages of one run;
+the paper grid has 42 stages per replicate). The ``uniform`` stage is not an arm and is cut to
+one stage per run.
+
+- ``EXCESS_RISK``: per d in {10, 20, 40}, ``log(risk ratio)`` at ``k = 2d``; the paired difference
+  pivotal - i.i.d. (the log of the geometric-mean risk-ratio ratio) is claimed below 0 for every
+  d (Holm over the three d's).
+- ``FEWER_SAMPLES``: per d, ``k*/d`` with ``k*`` the smallest budget on the grid 1.5d ... 12d with
+  ``risk ratio <= 1.25``; the ratio of means pivotal / i.i.d. is claimed below 0.7 for every d
+  (at least 30% fewer labels; the paper reports up to 50%).
+- ``LINEAR_GROWTH``: per replicate, the slope of ``log k*`` on ``log d``; the paired difference
+  pivotal - i.i.d. is claimed below 0 (pivotal grows more slowly: O(d) against O(d log d)). The
+  growth rate of each arm (slope of the mean ``k*``) is reported with its interval.
+
+Replicates (paper scale): 400. From the 200-replicate benchmark (``benchmarks/result-200.json``)
+the slope difference is -0.098 with standard error 0.038 (sd 0.54 per replicate); at 400
+replicates its standard error is about 0.027 and ``quadriga.stats.min_detectable_effect`` gives
+0.076 at 95% / power 0.8, below the benchmark's effect (power about 0.93 at -0.098). The other
+two claims have effects of more than ten standard errors at 400 replicates.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga_pivotal_leverage.observe import (
+    Table,
+    growth_rates,
+    log_risk_at,
+    risk_table,
+    samples_to_target,
+    samples_to_target_slope,
+)
+
+__all__ = ["EXCESS_RISK", "FEWER_SAMPLES", "LINEAR_GROWTH", "PIPELINE", "legendre_runs"]
+
+PIPELINE = "pivotal-legendre"
+_ARMS = ("pivotal-leverage", "leverage-iid")
+_TARGET = 1.25
+_ONE_UNIFORM = (
+    "stage.uniform.repeat=1",
+    "stage.uniform.matrix.num_features=[10]",
+    "stage.uniform.matrix.budget_per_feature=[2.0]",
+)
+_SCALES = {
+    "smoke": Scale(
+        replicates=2,
+        overrides=("task.legendre.num_points=1000", *_ONE_UNIFORM),
+        options={"replicates_per_run": 2},
+    ),
+    "paper": Scale(replicates=400, overrides=_ONE_UNIFORM, options={"replicates_per_run": 4}),
+}
+_TUNING = {
+    "pivotal-leverage": Tuning(settings_tried=1, rule="paper default (k-d tree, leverage marginals)"),
+    "leverage-iid": Tuning(settings_tried=1, rule="paper default (same marginals as pivotal)"),
+}
+
+_RUNS: dict[Any, tuple[Table, dict[str, Any]]] = {}
+
+
+def legendre_runs(scale: Scale, out_dir: Path) -> tuple[Table, dict[str, Any]]:
+    """Run ``pivotal-legendre`` for ``scale`` (once per process) and return its risk table.
+
+    Args:
+        scale: ``replicates`` in all, ``options["replicates_per_run"]`` per run (default 4),
+            ``overrides`` and the first root ``seed``.
+        out_dir: where the runs go (``run-0``, ``run-1``, ...); a later call with the same scale
+            reuses the first call's runs and writes ``shared-runs.txt`` naming their directory.
+
+    Returns:
+        ``(table, numbers)``: ``{arm: {replicate: {d: {k: risk_ratio}}}}`` over replicates
+        ``0 ... replicates - 1`` and ``{"runs": ..., "run_directory": ...}``.
+
+    Raises:
+        ConfigError: a bad override or ``replicates_per_run < 1``; StageError: a failing stage.
+    """
+    from quadriga import api
+    from quadriga.errors import ConfigError
+    from quadriga.pipeline import read_source
+    from quadriga.registry import get_registry
+
+    out_dir = Path(out_dir)
+    key = (scale.replicates, scale.overrides, scale.seed, tuple(sorted(scale.options.items())))
+    if key in _RUNS:
+        table, numbers = _RUNS[key]
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "shared-runs.txt").write_text(f"{numbers['run_directory']}\n")
+        return table, numbers
+    per = scale.options.get("replicates_per_run", 4)
+    if not isinstance(per, int) or per < 1:
+        raise ConfigError(
+            f"Scale.options['replicates_per_run'] must be a positive integer, got {per!r}.",
+            key="replicates_per_run",
+        )
+    registry = get_registry()
+    data, _ = read_source(PIPELINE, registry)
+    table: Table = {arm: {} for arm in _ARMS}
+    runs = 0
+    for run, start in enumerate(range(0, scale.replicates, per)):
+        chunk = copy.deepcopy(data)
+        for arm in _ARMS:
+            chunk["stage"][arm]["repeat"] = min(per, scale.replicates - start)
+        result = api.run(
+            chunk,
+            overrides=scale.overrides,
+            seed=scale.seed + run,
+            out=out_dir / f"run-{run}",
+            registry=registry,
+        )
+        part = risk_table(result.artifacts["excess-risk"].values, _ARMS, offset=start)
+        for arm in _ARMS:
+            table[arm].update(part[arm])
+        runs += 1
+    numbers = {"runs": runs, "replicates_per_run": per, "run_directory": str(out_dir)}
+    _RUNS[key] = (table, numbers)
+    return table, numbers
+
+
+def _medians(groups: dict[str, dict[str, list[float]]], transform: Any = None) -> dict[str, float]:
+    out = {}
+    for group, arms in groups.items():
+        for arm, vals in arms.items():
+            v = np.asarray(vals)
+            out[f"{group} median {arm}"] = float(np.median(transform(v) if transform else v))
+    return out
+
+
+def _excess_risk(scale: Scale, out_dir: Path) -> Observations:
+    table, numbers = legendre_runs(scale, out_dir)
+    groups = log_risk_at(table, _ARMS, multiple=2.0)
+    return Observations(values=groups, numbers={**numbers, **_medians(groups, np.exp)})
+
+
+def _fewer_samples(scale: Scale, out_dir: Path) -> Observations:
+    table, numbers = legendre_runs(scale, out_dir)
+    groups = samples_to_target(table, _ARMS, target=_TARGET)
+    means = {
+        f"{g} mean k*/d {arm}": float(np.mean(v)) for g, arms in groups.items() for arm, v in arms.items()
+    }
+    return Observations(values=groups, numbers={**numbers, **means})
+
+
+def _linear_growth(scale: Scale, out_dir: Path) -> Observations:
+    table, numbers = legendre_runs(scale, out_dir)
+    slopes = samples_to_target_slope(table, _ARMS, target=_TARGET)
+    rates = growth_rates(table, _ARMS, target=_TARGET)
+    extra = {}
+    for arm, (slope, low, high) in rates.items():
+        extra[f"growth rate of mean k* {arm}"] = slope
+        extra[f"growth rate of mean k* {arm} low"] = low
+        extra[f"growth rate of mean k* {arm} high"] = high
+        extra[f"mean per-replicate slope {arm}"] = float(np.mean(slopes[arm]))
+    rows = ["| arm | slope of mean k* over d [95% bootstrap] |", "|---|---|"]
+    rows += [f"| {arm} | {s:.3f} [{lo:.3f}, {hi:.3f}] |" for arm, (s, lo, hi) in rates.items()]
+    return Observations(values=slopes, numbers={**numbers, **extra}, table="\n".join(rows))
+
+
+EXCESS_RISK = Claim(
+    pipeline=PIPELINE,
+    arms=_ARMS,
+    experiment=_excess_risk,
+    effect=Effect(
+        quantity="log risk ratio at k = 2d, pivotal - i.i.d. leverage (log of the geometric-mean "
+        "ratio), per d = 10, 20, 40",
+        statistic="difference",
+        relation="less",
+        value=0.0,
+        tolerance=0.0,
+    ),
+    scales=_SCALES,
+    tuning=_TUNING,
+)
+
+FEWER_SAMPLES = Claim(
+    pipeline=PIPELINE,
+    arms=_ARMS,
+    experiment=_fewer_samples,
+    effect=Effect(
+        quantity="labels per feature k*/d to reach risk ratio 1.25, pivotal / i.i.d. leverage "
+        "(ratio of means), per d = 10, 20, 40",
+        statistic="ratio",
+        relation="less",
+        value=0.7,
+        tolerance=0.0,
+    ),
+    scales=_SCALES,
+    tuning=_TUNING,
+)
+
+LINEAR_GROWTH = Claim(
+    pipeline=PIPELINE,
+    arms=_ARMS,
+    experiment=_linear_growth,
+    effect=Effect(
+        quantity="log-log slope of k* (risk ratio 1.25) over d = 10, 20, 40, pivotal - i.i.d. leverage",
+        statistic="difference",
+        relation="less",
+        value=0.0,
+        tolerance=0.0,
+    ),
+    scales=_SCALES,
+    tuning=_TUNING,
+)
