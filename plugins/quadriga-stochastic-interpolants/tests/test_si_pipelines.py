@@ -38,11 +38,13 @@ def test_moons_to_checkerboard_pipeline_gives_a_distance_per_replicate_and_sampl
     )
     values = res.results["stages"]["energy"]["values"]
     mmd = res.results["stages"]["mmd"]["values"]
+    sw = res.results["stages"]["sliced"]["values"]
     for arm in (*samplers, "floor"):
         for i in range(2):
             assert math.isfinite(values[f"{arm}[{i}]/energy_distance"])
             assert values[f"{arm}[{i}]/energy_distance"] >= 0
             assert math.isfinite(mmd[f"{arm}[{i}]/mmd2"])
+            assert sw[f"{arm}[{i}]/sliced_wasserstein"] > 0
 
 
 def test_gaussian_base_pipeline_runs(tmp_path):
