@@ -101,13 +101,13 @@ def test_probability_flow_with_the_exact_drift_is_the_closed_form_map(path, a, m
 @pytest.mark.parametrize("epsilon", [0.5, 2.0])
 def test_sde_with_the_exact_fields_gives_the_exact_marginal(path, a, epsilon):
     f = _fields(path, a)
-    n = 20_000
+    n = 10_000
     x1, _ = transport(
         f,
         _x0(f, n, 7),
         generator=torch.Generator().manual_seed(8),
         epsilon=epsilon,
-        num_steps=400,
+        num_steps=200,
         sde_method="heun",
         t_clip=0.01,
     )

@@ -12,7 +12,7 @@ floor: what a perfect transport gives), is below ``BRIDGING_RATIO``, paired rati
 BCa bootstrap interval. The margin is declared, not fitted: a ratio of 3 means the learned transport
 adds at most twice the two-sample noise of n = 2000 points.
 
-``si-sde-beats-ode`` (likelihood control for stochastic dynamics, Sec. 2.4). With a drift trained
+``si-sde-beats-ode`` (likelihood control for stochastic dynamics, Sec. 2). With a drift trained
 for only ``SHORT_STEPS`` Adam steps on a 2 x 32 network (an imperfect b^ and s^), the SDE with the
 pre-declared eps = 0.5 (the authors' notebook default) has a lower energy distance than the
 probability-flow ODE from the same model: paired difference of means < 0, BCa interval. The curve

@@ -28,7 +28,6 @@ with t ~ U[t_clip, 1 - t_clip]. :func:`objectives` evaluates both on antithetic 
 x_t^{+-} = I_t +- gamma z (the authors' ``calc_antithetic_xts``), which leaves the minimisers unchanged
 and cancels the odd-in-z part of the Monte-Carlo noise.
 
-Nothing here imports torch at module import time beyond what the functions use.
 """
 
 from __future__ import annotations

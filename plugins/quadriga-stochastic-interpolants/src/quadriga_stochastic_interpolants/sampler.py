@@ -1,7 +1,7 @@
 """Samplers: transport rho_0 to rho_1 with the learned fields, and plain points of a dataset.
 
 :class:`InterpolantSampler` integrates, from X_0 ~ rho_0 to t = 1 (Albergo, Boffi & Vanden-Eijnden
-2023, Sec. 2.3, the probability flow and the forward SDE):
+2023, Sec. 2, the probability flow and the forward SDE):
 
     epsilon = 0:  dX/dt = b(t, X)                                  (torchdiffeq ``odeint``)
     epsilon > 0:  dX = [b(t, X) + eps(t) s(t, X)] dt + sqrt(2 eps(t)) dW   (torchsde ``sdeint``)
@@ -105,9 +105,16 @@ def transport(
     Returns:
         ``(x1: Tensor[n, d], {"velocity_evals": count, "score_evals": count})`` (batched evaluations).
 
-    Source: Albergo, Boffi & Vanden-Eijnden 2023 (arXiv 2303.08797), Sec. 2.3; torchdiffeq
+    Source: Albergo, Boffi & Vanden-Eijnden 2023 (arXiv 2303.08797), Sec. 2; torchdiffeq
     (Chen et al. 2018), torchsde (Li et al. 2020; Kidger et al. 2021).
     """
+    with single_thread():  # 2-D batches: intra-op threads cost more than they save
+        return _transport(
+            fields, x0, generator, epsilon, num_steps, ode_method, sde_method, rtol, atol, t_clip
+        )
+
+
+def _transport(fields, x0, generator, epsilon, num_steps, ode_method, sde_method, rtol, atol, t_clip):
     counter = _Counter()
     if epsilon == 0:
         import torchdiffeq
@@ -166,7 +173,7 @@ class InterpolantSampler(Sampler):
             Gaussian-base model (or missing for a data-source model), a split with fewer than
             ``num_samples`` points, or a dimension mismatch.
 
-    Source: Albergo, Boffi & Vanden-Eijnden 2023 (arXiv 2303.08797), Sec. 2.3 (probability flow and
+    Source: Albergo, Boffi & Vanden-Eijnden 2023 (arXiv 2303.08797), Sec. 2 (probability flow and
     forward SDE with tunable eps); defaults after their ``checker-with-score.ipynb`` (dopri5; SDE with
     eps = 0.5 and 100 Heun steps there, 200 Euler-Maruyama steps here).
     """
@@ -269,7 +276,7 @@ class InterpolantSampler(Sampler):
                     key="num_samples",
                 )
             x0 = pts[: self.num_samples].to(device=device, dtype=dtype)
-        with torch.no_grad(), single_thread():
+        with torch.no_grad():
             x1, counts = transport(
                 fields,
                 x0,
