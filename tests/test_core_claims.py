@@ -170,3 +170,22 @@ def test_legacy_claim_function_runs_but_does_not_pass_at_smoke(registry, tmp_pat
 
     records, _ = verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "v")
     assert records[0]["status"] == "ran" and records[0]["numbers"]["stderr"] > 0
+
+
+def test_interval_statistic_for_slopes():
+    from quadriga.stats import Interval, loglog_slope
+
+    rate = Effect(
+        quantity="log-log slope", statistic="interval", relation="within", value=-1.0, tolerance=0.25
+    )
+    claim = Claim(arms=("sampler",), effect=rate, scales=SCALES, experiment=lambda s, d: {})
+    x = np.array([10.0, 100.0, 1000.0, 10000.0])
+    rng = np.random.default_rng(0)
+    y = (x**-1.0)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
+    slope, lo, hi = loglog_slope(x, y)
+    obs = Observations(intervals={"": Interval(slope, lo, hi, 0.95, "percentile bootstrap", 40)})
+    rec = evaluate_claim(claim, obs, "paper")
+    assert rec["status"] == "passed" and rec["comparisons"][0]["se"] > 0
+    y_half = (x**-0.5)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
+    obs = Observations(intervals={"": Interval(*loglog_slope(x, y_half), 0.95, "percentile bootstrap", 40)})
+    assert evaluate_claim(claim, obs, "paper")["status"] == "refuted"

@@ -203,10 +203,9 @@ def test_run_directory_never_escapes_the_output_root(registry, tmp_path):
 
 def test_checkpoints_load_without_pickle(tmp_path):
     from quadriga.artifacts import Fitted
-    from quadriga.runs import _save_artifact
 
     model = torch.nn.Linear(3, 2)
-    assert _save_artifact(tmp_path / "s", Fitted(model=model)) is False
+    assert Fitted(model=model).save(tmp_path / "s") is False
     state = torch.load(tmp_path / "s" / "model.pt", weights_only=True)
     assert torch.equal(state["weight"], model.weight.detach())
 

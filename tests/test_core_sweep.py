@@ -69,10 +69,8 @@ def test_local_sweep_table_summary_and_figure(plugin_path, tmp_path):
     # compare re-prints from saved results without running anything
     proc = run_cli(["compare", str(tmp_path / "sw"), "--out", str(tmp_path / "cmp")], site=plugin_path)
     assert (
-        (proc.returncode == 0
-        and "draw/mean_error" in proc.stdout.replace("\n", "").replace(" ", ""))
-        or "mean_err" in proc.stdout
-    )
+        proc.returncode == 0 and "draw/mean_error" in proc.stdout.replace("\n", "").replace(" ", "")
+    ) or "mean_err" in proc.stdout
     assert (tmp_path / "cmp" / "summary.png").is_file()
 
 

@@ -77,7 +77,7 @@ class NeedsFitted(Evaluator):
     __doc__ = DOC
     input_types = {"subject": ("Fitted",)}
 
-    def evaluate(self, subject, reference=None):
+    def evaluate(self, subject, reference=None, *, generator):
         return Metrics(values={"x": 1.0})
 
 
@@ -86,7 +86,7 @@ class WrongMetrics(Evaluator):
     __doc__ = DOC
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
 
-    def evaluate(self, subject, reference=None):
+    def evaluate(self, subject, reference=None, *, generator):
         return Metrics(values={"ok": 1.0, "bad": "high"})
 
 

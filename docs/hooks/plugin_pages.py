@@ -60,6 +60,11 @@ def _last_verified() -> dict[str, dict[str, Any]]:
     return found
 
 
+def _type_names(types: tuple) -> list[str]:
+    """Names of the classes (or legacy name strings) an input accepts."""
+    return [getattr(t, "__name__", str(t)) for t in types]
+
+
 def plugin_pages() -> dict[str, str]:
     """``{distribution: markdown}`` for every plugin distribution that registers something."""
     from quadriga.params import describe_params
@@ -99,14 +104,14 @@ def plugin_pages() -> dict[str, str]:
                 cls = registry.load_class(c)
                 rows = describe_params(cls)
                 inputs = getattr(cls, "input_types", {}) or {}
-                output = getattr(cls, "output_type", "")
+                output = getattr(getattr(cls, "output_type", ""), "__name__", "")
             except Exception as exc:
                 out += [f"(could not be imported: {_cell(exc)})", ""]
                 continue
             if inputs:
                 out += [
                     "Inputs: "
-                    + ", ".join(f"`{k}` ({' or '.join(v)})" for k, v in inputs.items())
+                    + ", ".join(f"`{k}` ({' or '.join(_type_names(v))})" for k, v in inputs.items())
                     + (f"; output: {output}." if output else "."),
                     "",
                 ]

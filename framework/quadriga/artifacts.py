@@ -2,21 +2,142 @@
 
 Each interface returns one artifact type: a Sampler returns :class:`Samples`, a
 Learner :class:`Fitted`, an Estimator :class:`Estimate`, an Evaluator
-:class:`Metrics`. They are small attrs classes; tensors are ``torch.Tensor``
-(this module does not import torch itself, so that ``import quadriga`` stays light).
+:class:`Metrics`. Each class owns its behaviour, so that adding a fifth type touches one class:
+
+- ``summary() -> dict``: the JSON-ready numbers written to ``results.json`` (wall-clock
+  timings left out, see :func:`is_timing`);
+- ``numbers() -> dict``: what two runs of the same configuration and seed must reproduce
+  exactly (compared with :func:`same_numbers`);
+- ``problems() -> list[str]``: its own checks (shapes, types, NaN/inf); empty when valid;
+  ``non_finite()`` names the fields holding NaN or inf;
+- ``save(directory) -> bool`` and ``classmethod load(directory)``: a lossless round trip
+  through ``directory/artifact.pt`` (tensors of any size, in fields and in ``info``, numpy
+  arrays, tuples, NaN), read back with ``torch.load(weights_only=True)``; ``save`` returns
+  ``False`` when the artifact holds something that cannot be reloaded (a trained module,
+  a callable), and the stage then runs again on resume.
+
+Tensors are ``torch.Tensor``; this module imports torch only inside those methods, so that
+``import quadriga`` stays light.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from pathlib import Path
+from typing import Any, ClassVar
 
 import attrs
 
-__all__ = ["ARTIFACT_TYPES", "Artifact", "Estimate", "Fitted", "Metrics", "Samples"]
+from quadriga.errors import QuadrigaError
+from quadriga.serialization import (
+    TIMING_KEYS,
+    Unsaveable,
+    decode,
+    encode,
+    finite,
+    is_timing,
+    jsonable,
+    same_numbers,
+    subclasses,
+    timeless,
+)
+
+__all__ = [
+    "ARTIFACT_TYPES",
+    "TIMING_KEYS",
+    "Artifact",
+    "Estimate",
+    "Fitted",
+    "Metrics",
+    "Samples",
+    "is_timing",
+    "jsonable",
+    "same_numbers",
+]
 
 
 class Artifact:
-    """Base class of the four artifact types (used for input type checks)."""
+    """Base class of the artifact types: the behaviour every stage output shares.
+
+    Subclasses are attrs classes; ``saved_fields`` names the fields written by :meth:`save`,
+    ``unsaved_fields`` those that must be ``None`` for the artifact to be reloadable.
+    """
+
+    saved_fields: ClassVar[tuple[str, ...]] = ()
+    unsaved_fields: ClassVar[tuple[str, ...]] = ()
+    info: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready numbers for ``results.json``: ``{"type": ..., ..., "info": {...}}`` (no timings)."""
+        return {"type": type(self).__name__, "info": jsonable(timeless(self.info))}
+
+    def numbers(self) -> dict[str, Any]:
+        """The numbers two runs with the same configuration and seed must reproduce exactly.
+
+        Returns:
+            ``{field: float, tensor or nested numbers}`` (timings left out); compare with
+            :func:`same_numbers`.
+        """
+        out = {f: getattr(self, f) for f in self.saved_fields if f != "info"}
+        out["info"] = timeless(self.info)
+        return out
+
+    def non_finite(self) -> list[str]:
+        """Names of the fields that must be finite and hold NaN or inf (``["Samples.x"]``)."""
+        return []
+
+    def problems(self) -> list[str]:
+        """Everything wrong with this artifact (types, shapes, NaN/inf); empty when it is valid."""
+        out = []
+        if not isinstance(self.info, dict) or not all(isinstance(k, str) for k in self.info):
+            out.append("info must be a dict with string keys")
+        return out + [f"non-finite value (NaN or inf) in {what}" for what in self.non_finite()]
+
+    def save(self, directory: Path) -> bool:
+        """Write ``directory/artifact.pt`` (atomically); return whether :meth:`load` can rebuild it.
+
+        Tensors are moved to CPU. Returns ``False`` (writing nothing) when a field holds
+        something other than numbers, strings, tensors, arrays, lists, tuples and string-keyed dicts.
+        """
+        import torch
+
+        from quadriga.fileio import atomic_path
+
+        if any(getattr(self, f) is not None for f in self.unsaved_fields):
+            return False
+        tensors: dict[str, Any] = {}
+        try:
+            fields = {f: encode(getattr(self, f), tensors) for f in self.saved_fields}
+        except Unsaveable:
+            return False
+        payload = {"type": type(self).__name__, "fields": json.dumps(fields), "tensors": tensors}
+        path = Path(directory) / "artifact.pt"
+        with atomic_path(path) as tmp:
+            torch.save(payload, tmp)
+        return True
+
+    @classmethod
+    def load(cls, directory: Path) -> Any:
+        """Rebuild an artifact saved by :meth:`save`, or return ``None`` when none was saved.
+
+        Raises:
+            QuadrigaError: the directory holds an artifact of another type than ``cls`` (a stage
+                directory reused by a stage of another kind).
+        """
+        import torch
+
+        path = Path(directory) / "artifact.pt"
+        if not path.is_file():
+            return None
+        payload = torch.load(path, weights_only=True)
+        found = next((c for c in subclasses(cls) if c.__name__ == payload.get("type")), None)
+        if found is None or "fields" not in payload:
+            raise QuadrigaError(
+                f"'{path}' holds a {payload.get('type', 'file of an older format')}, not a {cls.__name__}; "
+                "the stage will not reuse it. Remove that directory, or start a new run."
+            )
+        fields = {k: decode(v, payload["tensors"]) for k, v in json.loads(payload["fields"]).items()}
+        return found(**fields)
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -46,10 +167,49 @@ class Samples(Artifact):
         """Number of rows ``n`` of ``x``."""
         return int(self.x.shape[0])
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("x", "log_weights", "chains", "info")
+
     @property
     def dim(self) -> int:
         """Dimension ``d`` of each sample."""
         return int(self.x.shape[1])
+
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Samples", "num_samples": n, "dim": d, "info": {...}}``."""
+        return {
+            "type": "Samples",
+            "num_samples": self.num_samples,
+            "dim": self.dim,
+            "info": jsonable(timeless(self.info)),
+        }
+
+    def non_finite(self) -> list[str]:
+        """``["Samples.x"]`` when ``x`` holds NaN or inf (``log_weights`` may be ``-inf``)."""
+        return [] if finite(self.x) else ["Samples.x"]
+
+    def problems(self) -> list[str]:
+        """Shapes: ``x`` is ``[n, d]`` with ``n >= 1``, ``log_weights`` ``[n]``, ``chains`` the
+        chain-major view ``[num_chains, n / num_chains, d]`` of ``x``; ``x`` finite."""
+        out = super().problems()
+        shape = tuple(getattr(self.x, "shape", ()))
+        if len(shape) != 2 or shape[0] < 1:
+            return [
+                *out,
+                f"Samples.x must be a Tensor[n, d] with n >= 1, got {type(self.x).__name__} {shape}",
+            ]
+        n, d = shape
+        if self.log_weights is not None and tuple(self.log_weights.shape) != (n,):
+            out.append(f"log_weights has shape {tuple(self.log_weights.shape)}, expected ({n},)")
+        c = self.chains
+        if c is not None:
+            if c.ndim != 3 or c.shape[2] != d or c.shape[0] * c.shape[1] != n:
+                out.append(
+                    f"chains has shape {tuple(c.shape)}, expected (num_chains, n / num_chains, {d}) "
+                    f"with n = {n}"
+                )
+            elif not same_numbers(c.reshape(n, d), self.x):
+                out.append("chains is not the chain-major view of x (chains.reshape(n, d) != x)")
+        return out
 
 
 @attrs.define(kw_only=True, eq=False)
@@ -71,6 +231,42 @@ class Fitted(Artifact):
     info: dict[str, Any] = attrs.field(factory=dict)
     predict: Any = None
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("model", "history", "info")
+    unsaved_fields: ClassVar[tuple[str, ...]] = ("predict",)
+
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Fitted", "info": {...}, "final": {key: last history value}}``."""
+        final = {k: jsonable(v[-1]) for k, v in self.history.items() if isinstance(v, list) and v}
+        return {"type": "Fitted", "info": jsonable(timeless(self.info)), "final": final}
+
+    def numbers(self) -> dict[str, Any]:
+        """History, info (no timings) and the model's ``state_dict`` when it has one."""
+        state = self.model.state_dict() if hasattr(self.model, "state_dict") else self.model
+        return {"model": state, "history": self.history, "info": timeless(self.info)}
+
+    def problems(self) -> list[str]:
+        """Every history entry is a list (a NaN logged in training is caught when it is logged)."""
+        out = super().problems()
+        out += [
+            f"history['{k}'] is {type(v).__name__}, expected a list"
+            for k, v in self.history.items()
+            if not isinstance(v, list)
+        ]
+        return out
+
+    def save(self, directory: Path) -> bool:
+        """A ``torch.nn.Module`` model's ``state_dict`` goes to ``model.pt`` (for inspection; the
+        stage runs again on resume, returns ``False``); models of tensors and numbers are saved whole."""
+        import torch
+
+        if isinstance(self.model, torch.nn.Module):
+            from quadriga.fileio import atomic_path
+
+            with atomic_path(Path(directory) / "model.pt") as tmp:
+                torch.save(self.model.state_dict(), tmp)
+            return False
+        return super().save(directory)
+
 
 @attrs.define(kw_only=True, eq=False)
 class Estimate(Artifact):
@@ -91,6 +287,40 @@ class Estimate(Artifact):
     info: dict[str, Any] = attrs.field(factory=dict)
     predict: Any = None
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("value", "stderr", "interval", "info")
+    unsaved_fields: ClassVar[tuple[str, ...]] = ("predict",)
+
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Estimate", "value", "stderr", ["interval"], "info"}``."""
+        out: dict[str, Any] = {
+            "type": "Estimate",
+            "value": jsonable(self.value),
+            "stderr": jsonable(self.stderr),
+        }
+        if self.interval is not None:
+            out["interval"] = jsonable(list(self.interval))
+        out["info"] = jsonable(timeless(self.info))
+        return out
+
+    def non_finite(self) -> list[str]:
+        """``Estimate.value`` / ``Estimate.stderr`` when they hold NaN or inf."""
+        return [f"Estimate.{f}" for f in ("value", "stderr") if not finite(getattr(self, f))]
+
+    def problems(self) -> list[str]:
+        """``value`` a number or tensor/array, ``stderr`` of its shape, ``interval`` a pair; finite."""
+        out = super().problems()
+        value = self.value
+        if not isinstance(value, (int, float)) and not hasattr(value, "shape"):
+            out.append(f"Estimate.value must be a number or a tensor/array, got {type(value).__name__}")
+        elif self.stderr is not None and hasattr(value, "shape"):
+            if tuple(getattr(self.stderr, "shape", ())) != tuple(value.shape):
+                out.append(
+                    f"stderr has shape {tuple(getattr(self.stderr, 'shape', ()))}, value {tuple(value.shape)}"
+                )
+        if self.interval is not None and len(self.interval) != 2:
+            out.append("interval must be a (low, high) pair")
+        return out
+
 
 @attrs.define(kw_only=True, eq=False)
 class Metrics(Artifact):
@@ -109,8 +339,44 @@ class Metrics(Artifact):
     figures: dict[str, Any] = attrs.field(factory=dict)
     info: dict[str, Any] = attrs.field(factory=dict)
 
+    saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info")  # figures: saved as PNG
 
-ARTIFACT_TYPES: dict[str, type] = {
+    def summary(self) -> dict[str, Any]:
+        """``{"type": "Metrics", "values", "tables", "info"}``; wall-clock values (``is_timing``) left out."""
+        return {
+            "type": "Metrics",
+            "values": jsonable(timeless(self.values)),
+            "tables": jsonable(self.tables),
+            "info": jsonable(timeless(self.info)),
+        }
+
+    def numbers(self) -> dict[str, Any]:
+        """Values and tables (timings left out)."""
+        return {"values": timeless(self.values), "tables": self.tables}
+
+    def non_finite(self) -> list[str]:
+        """``metric 'NAME'`` for every value that is NaN or inf."""
+        return [f"metric '{k}'" for k, v in self.values.items() if not finite(v)]
+
+    def problems(self) -> list[str]:
+        """Values are floats, tables lists of row dicts, figures matplotlib figures; not empty; finite."""
+        out = super().problems()
+        for key, value in self.values.items():
+            scalar = hasattr(value, "item") and getattr(value, "ndim", 1) == 0
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) or scalar):
+                out.append(f"values['{key}'] is {type(value).__name__}, expected a float")
+        for key, fig in self.figures.items():
+            if not hasattr(fig, "savefig"):
+                out.append(f"figures['{key}'] is {type(fig).__name__}, expected a matplotlib.figure.Figure")
+        for key, rows in self.tables.items():
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                out.append(f"tables['{key}'] must be a list of row dicts")
+        if not self.values and not self.figures and not self.tables:
+            out.append("Metrics is empty")
+        return out
+
+
+ARTIFACT_TYPES: dict[str, type[Artifact]] = {
     "Samples": Samples,
     "Fitted": Fitted,
     "Estimate": Estimate,

@@ -69,6 +69,7 @@ __all__ = [
     "Scale",
     "Tuning",
     "decide",
+    "decide_interval",
     "evaluate_claim",
     "last_verdict",
     "record_verdicts",
@@ -105,9 +106,9 @@ class ClaimResult:
 def _statistic(instance: Any, attribute: Any, value: str) -> None:
     from quadriga.stats import STATISTICS
 
-    if value not in STATISTICS:
+    if value not in (*STATISTICS, "interval"):
         raise ConfigError(
-            f"Effect.statistic '{value}' is not one of {', '.join(STATISTICS)}.", key="statistic"
+            f"Effect.statistic '{value}' is not one of {', '.join(STATISTICS)}, interval.", key="statistic"
         )
 
 
@@ -123,7 +124,9 @@ class Effect:
     Attributes:
         quantity: the quantity in words, with its units (``"MSE ratio SR-MALA / MALA"``).
         statistic: ``"mean"`` (of arm 0), ``"difference"`` (mean arm 0 - mean baseline), ``"ratio"``
-            (mean arm 0 / mean baseline) or ``"iqm-difference"`` (interquartile means).
+            (mean arm 0 / mean baseline), ``"iqm-difference"`` (interquartile means), or
+            ``"interval"``: the experiment returns the interval itself (``Observations.intervals``,
+            e.g. a log-log slope from :func:`quadriga.stats.loglog_slope`).
         relation: ``"greater"``, ``"less"`` or ``"within"``.
         value: the threshold (or the claimed value for ``within``).
         tolerance: non-inferiority margin for greater/less (the boundary is ``value - tolerance``
@@ -170,8 +173,10 @@ class Effect:
         sym = {"greater": ">", "less": "<", "within": "within"}[self.relation]
         if self.relation == "within":
             return f"{self.statistic} within {self.value:g} +- {self.tolerance:g}"
-        margin = f" (margin {self.tolerance:g})" if self.tolerance else ""
-        return f"{self.statistic} {sym} {self.value:g}{margin}"
+        if not self.tolerance:
+            return f"{self.statistic} {sym} {self.value:g}"
+        bound = self.bounds[0] if self.relation == "greater" else self.bounds[1]
+        return f"{self.statistic} {sym} {bound:g} ({self.value:g} with margin {self.tolerance:g})"
 
 
 @attrs.frozen(kw_only=True)
@@ -218,12 +223,15 @@ class Observations:
     Attributes:
         values: ``{arm: [per-replicate values]}``, or ``{group: {arm: [values]}}`` for several
             groups (tasks, settings), each group giving its own comparisons.
+        intervals: for ``statistic="interval"``: ``{group: quadriga.stats.Interval}`` computed by
+            the experiment (one comparison each).
         numbers: extra numbers for the report (acceptance rates, fractions), JSON-ready.
         table: a markdown table for the report.
         figures: ``{name: PNG path}``.
     """
 
-    values: dict[Any, Any]
+    values: dict[Any, Any] = attrs.field(factory=dict)
+    intervals: dict[str, Any] = attrs.field(factory=dict)
     numbers: dict[str, Any] = attrs.field(factory=dict)
     table: str = ""
     figures: dict[str, str] = attrs.field(factory=dict)
@@ -248,6 +256,9 @@ class Claim:
             {arm: [values]}`` (or :class:`Observations`) for claims whose experiment is not a
             registered pipeline (yet); replicate ``i`` of every arm must share its seeds.
         repeat_tasks: tasks also repeated (fresh data per replicate, bound replicate-wise).
+        also: further metrics of the ``metric`` stage reported for every arm (mean with a BCa
+            interval) and, for each baseline, as the ratio of means arm 0 / baseline with a paired
+            interval: numbers for the report, never part of the verdict.
         tuning: ``{arm: Tuning}``; a comparison between arms with different budgets is flagged.
 
     Raises:
@@ -263,6 +274,7 @@ class Claim:
     observe: Callable[[Any], Any] | None = None
     experiment: Callable[[Scale, Path], Any] | None = None
     repeat_tasks: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
     tuning: Mapping[str, Tuning] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
@@ -270,7 +282,7 @@ class Claim:
 
         if not self.arms:
             raise ConfigError("a claim needs at least one arm.", key="arms")
-        if STATISTICS[self.effect.statistic][0] == 2 and len(self.arms) < 2:
+        if STATISTICS.get(self.effect.statistic, (1,))[0] == 2 and len(self.arms) < 2:
             raise ConfigError(
                 f"statistic '{self.effect.statistic}' compares arms[0] with baselines; "
                 "give at least two arms.",
@@ -292,7 +304,7 @@ class Claim:
         """``[(method, baseline or None)]``: one comparison per baseline (one for ``mean``)."""
         from quadriga.stats import STATISTICS
 
-        if STATISTICS[self.effect.statistic][0] == 1:
+        if STATISTICS.get(self.effect.statistic, (1,))[0] == 1:
             return [(self.arms[0], None)]
         return [(self.arms[0], b) for b in self.arms[1:]]
 
@@ -341,19 +353,26 @@ class Claim:
                     key="arms",
                 )
         if _pipelines_repeat():
+            repeated = set(self.arms) | set(self.repeat_tasks)
             for arm in self.arms:
                 data["stage"][arm]["repeat"] = sc.replicates
             for task in self.repeat_tasks:
                 data["task"][task]["repeat"] = sc.replicates
+            _propagate_repeat(data, repeated, sc.replicates)
             result = api.run(
                 data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
             )
             if self.observe is not None:
                 return _as_observations(self.observe(result))
-            return Observations(
+            obs = Observations(
                 values={a: _read_repeat(result, a, self.metric, sc.replicates) for a in self.arms}
             )
+            for name in self.also:
+                metric = (self.metric[0], name)
+                obs.numbers[name] = {a: _read_repeat(result, a, metric, sc.replicates) for a in self.arms}
+            return obs
         values: dict[str, list[float]] = {a: [] for a in self.arms}
+        also: dict[str, dict[str, list[float]]] = {m: {a: [] for a in self.arms} for m in self.also}
         extra: Observations | None = None
         for i in range(sc.replicates):
             result = api.run(
@@ -366,17 +385,78 @@ class Claim:
             else:
                 for arm in self.arms:
                     values[arm].append(_read_single(result, arm, self.metric))
-        obs = Observations(values=values)
+                    for name in self.also:
+                        also[name][arm].append(_read_single(result, arm, (self.metric[0], name)))
+        obs = Observations(values=values, numbers=dict(also))
         if extra is not None:
             obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
         return obs
 
 
-def _pipelines_repeat() -> bool:
-    """Whether the pipeline language of this core has ``repeat`` (a reserved stage key)."""
-    from quadriga import pipeline
+def _expand(value: Any, repeated: set[str]) -> Any:
+    """Inputs of a stage that is not repeated: a repeated node ``x`` becomes ``"x[*]"`` (every replicate)."""
+    if isinstance(value, str):
+        return [f"{value}[*]"] if value in repeated else value
+    if isinstance(value, list):
+        return [f"{v}[*]" if isinstance(v, str) and v in repeated else v for v in value]
+    return value
 
-    return "repeat" in getattr(pipeline, "_RESERVED", ())
+
+def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict[str, Any], str]:
+    """Replace ``{metric: {arm: [values]}}`` entries of ``numbers`` by means and ratios with intervals."""
+    from quadriga.stats import bootstrap_ci
+
+    out: dict[str, Any] = {}
+    rows = ["| metric | arm | mean or ratio | 95% interval | n | method |", "|---|---|---|---|---|---|"]
+    for key, value in numbers.items():
+        if key not in claim.also or not isinstance(value, Mapping):
+            out[key] = value
+            continue
+        for arm, vals in value.items():
+            ci = bootstrap_ci(vals, "mean", resamples=2000, rng=rng)
+            out[f"{arm}/{key}"] = ci.estimate
+            out[f"{arm}/{key}_low"], out[f"{arm}/{key}_high"] = ci.low, ci.high
+            rows.append(f"| {key} | {arm} | {_fmt(ci.estimate)} | {_span(ci)} | {ci.n} | {ci.method} |")
+        method = claim.arms[0]
+        for base in claim.arms[1:]:
+            ci = bootstrap_ci(value[method], "ratio", value[base], paired=True, resamples=2000, rng=rng)
+            name = f"{key}_ratio_{method}_over_{base}"
+            out[name], out[f"{name}_low"], out[f"{name}_high"] = ci.estimate, ci.low, ci.high
+            cells = f"{_fmt(ci.estimate)} | {_span(ci)} | {ci.n} | {ci.method}"
+            rows.append(f"| {key} ratio | {method} / {base} | {cells} |")
+    return out, ("\n".join(rows) if len(rows) > 2 else "")
+
+
+def _pipelines_repeat() -> bool:
+    """Whether the pipeline language of this core has ``repeat`` (``quadriga.expansion``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("quadriga.expansion") is not None
+
+
+def _propagate_repeat(data: dict[str, Any], repeated: set[str], replicates: int) -> None:
+    """Make the rest of the pipeline follow the repeated arms and tasks.
+
+    A stage with a single-node input (``reference = "data"``) on a repeated node is repeated too
+    and binds replicate-wise (``check[i]`` gets ``data[i]``); otherwise its list inputs on repeated
+    nodes select every replicate (``"arm[*]"``). Stages are visited in file order until nothing
+    changes, so chains of stages follow.
+    """
+    stages = data.get("stage", {})
+    changed = True
+    while changed:
+        changed = False
+        for name, table in stages.items():
+            inputs = table.get("inputs")
+            if name in repeated or not isinstance(inputs, dict):
+                continue
+            if any(isinstance(v, str) and v in repeated for v in inputs.values()):
+                table["repeat"] = replicates
+                repeated.add(name)
+                changed = True
+    for name, table in stages.items():
+        if name not in repeated and isinstance(table.get("inputs"), dict):
+            table["inputs"] = {k: _expand(v, repeated) for k, v in table["inputs"].items()}
 
 
 def _as_observations(value: Any) -> Observations:
@@ -489,7 +569,7 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
     Source: Efron & Tibshirani 1993 (bootstrap intervals); Wellek 2010 (equivalence and
     non-inferiority tests by interval inclusion).
     """
-    from quadriga.stats import bootstrap_ci, min_detectable_effect, replicates_needed
+    from quadriga.stats import bootstrap_ci
 
     ci = bootstrap_ci(
         x,
@@ -501,6 +581,21 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
         resamples=effect.resamples,
         rng=rng,
     )
+    return decide_interval(effect, ci)
+
+
+def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
+    """The verdict policy on a computed :class:`~quadriga.stats.Interval` (see :func:`decide`).
+
+    When ``ci.se`` is NaN it is taken as the interval's half-width over ``z_{(1+level)/2}``.
+    """
+    from scipy.stats import norm
+
+    from quadriga.stats import Interval, min_detectable_effect, replicates_needed
+
+    if not math.isfinite(ci.se):
+        se = (ci.high - ci.low) / (2 * norm.ppf(0.5 + ci.level / 2))
+        ci = Interval(ci.estimate, ci.low, ci.high, ci.level, ci.method, ci.n, float(se))
     verdict = _side(effect, ci.low, ci.high)
     p_claim, p_refute = _pvalues(effect, ci.estimate, ci.se)
     dist = _distance(effect, ci.estimate)
@@ -538,8 +633,18 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     Raises:
         ConfigError: an arm missing from the observations, non-finite values.
     """
-    groups = _groups(obs.values, claim.arms)
+    groups = _groups(obs.values, claim.arms) if obs.values else {}
     comparisons = []
+    if claim.effect.statistic == "interval":
+        if not obs.intervals:
+            raise ConfigError(
+                "statistic 'interval' needs Observations.intervals from the experiment.", key="statistic"
+            )
+        for group, ci in obs.intervals.items():
+            res = decide_interval(claim.effect, ci)
+            res.update(group=group, arm=claim.arms[0], baseline=None)
+            comparisons.append(res)
+        groups = {}
     for group, vals in groups.items():
         for method, base in claim.comparisons:
             for arm in (method, base):
@@ -562,6 +667,7 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         for c, pc, pr in zip(comparisons, adj_claim, adj_refute, strict=True):
             c["p_claim_holm"], c["p_refute_holm"] = pc, pr
             c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
+    numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
     verdicts = [c["verdict"] for c in comparisons]
     if scale != "paper":
         status = "ran"
@@ -581,8 +687,8 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         "observations": {
             g: {str(a): [float(v) for v in vs] for a, vs in vals.items()} for g, vals in groups.items()
         },
-        "numbers": obs.numbers,
-        "table": obs.table,
+        "numbers": numbers,
+        "table": "\n\n".join(t for t in (also_table, obs.table) if t),
         "figures": obs.figures,
     }
     record["summary"] = _summary(claim, record, scale)
@@ -591,6 +697,10 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
 
 def _fmt(v: float) -> str:
     return f"{v:.4g}" if isinstance(v, (int, float)) and math.isfinite(v) else str(v)
+
+
+def _span(ci: Any) -> str:
+    return f"[{_fmt(ci.low)}, {_fmt(ci.high)}]"
 
 
 def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:

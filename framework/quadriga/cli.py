@@ -302,8 +302,13 @@ def cmd_info(args: argparse.Namespace) -> int:
         con.print(table)
         inputs = getattr(cls, "input_types", {})
         if inputs:
-            con.print("inputs: " + ", ".join(f"{k} ({' | '.join(v)})" for k, v in inputs.items()))
-        con.print(f"output: {cls.output_type}")
+            con.print(
+                "inputs: "
+                + ", ".join(
+                    f"{k} ({' | '.join(getattr(t, '__name__', t) for t in v)})" for k, v in inputs.items()
+                )
+            )
+        con.print(f"output: {getattr(cls.output_type, '__name__', cls.output_type)}")
         shown = True
     if not shown:
         known = (

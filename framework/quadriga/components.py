@@ -12,6 +12,7 @@ unknown key lists the valid parameters with their types.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -24,9 +25,15 @@ from quadriga.errors import ConfigError, QuadrigaError, suggest
 from quadriga.interfaces import KIND_BASES, Component
 from quadriga.params import describe_params
 
-__all__ = ["build_component", "component_config", "kinds_for_base", "valid_params_text"]
-
-_USE = "__quadriga_use__"
+__all__ = [
+    "CONVERTER",
+    "Built",
+    "build",
+    "build_component",
+    "component_config",
+    "kinds_for_base",
+    "valid_params_text",
+]
 
 
 def kinds_for_base(base: type) -> tuple[str, ...]:
@@ -61,74 +68,109 @@ def _strict(tp: type) -> Any:
     return hook
 
 
-class _Builder:
-    def __init__(self, registry: Any, file: str | None, table: str) -> None:
-        self.registry, self.file, self.table = registry, file, table
-        conv = cattrs.Converter(forbid_extra_keys=True)
-        for tp in (int, float, bool, str):
-            conv.register_structure_hook(tp, _strict(tp))
-        conv.register_structure_hook_func(
-            lambda t: (
-                isinstance(t, type)
-                and issubclass(t, Component)
-                and t not in (Component,)
-                and not attrs.has(t)
-            ),
-            self._nested,
+@attrs.frozen
+class Built:
+    """What :func:`build` returns: the component, the registry entry it was built from, its config.
+
+    Attributes:
+        component: the component instance.
+        spec: the registry's spec (``.kind``, ``.name``, ``.distribution``, ``.target``).
+        config: the resolved parameters, every default filled in, nested components as
+            ``{"use": name, ...}`` tables (TOML-ready).
+    """
+
+    component: Any
+    spec: Any
+    config: dict[str, Any]
+
+
+@attrs.define
+class _Context:
+    registry: Any
+    file: str | None
+    table: str
+    names: dict[int, str] = attrs.field(factory=dict)  # id(nested component) -> registered name
+    keep: list[Any] = attrs.field(factory=list)  # keeps nested components alive while the ids are used
+
+
+_CONTEXT: contextvars.ContextVar[_Context] = contextvars.ContextVar("quadriga_build")
+
+
+def _is_component_type(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, Component) and t is not Component and not attrs.has(t)
+
+
+def _nested(value: Any, tp: type) -> Any:
+    if isinstance(value, Component):
+        return value
+    if isinstance(value, str):
+        value = {"use": value}
+    if not isinstance(value, Mapping) or "use" not in value:
+        raise TypeError(
+            f"expected a component name or a table with 'use' (e.g. {{ use = \"name\" }}), got {value!r}"
         )
-        conv.register_structure_hook(Any, lambda v, _: v)
-        self.converter = conv
+    params = dict(value)
+    use = params.pop("use")
+    kind = params.pop("kind", None)
+    ctx = _CONTEXT.get()
+    obj, spec = _structure(ctx, use, params, kinds=(kind,) if kind else kinds_for_base(tp))
+    ctx.names[id(obj)] = spec.name
+    ctx.keep.append(obj)
+    return obj
 
-    def _nested(self, value: Any, tp: type) -> Any:
-        if isinstance(value, Component):
-            return value
-        if isinstance(value, str):
-            value = {"use": value}
-        if not isinstance(value, Mapping) or "use" not in value:
-            raise TypeError(
-                f"expected a component name or a table with 'use' (e.g. {{ use = \"name\" }}), got {value!r}"
-            )
-        params = dict(value)
-        use = params.pop("use")
-        kind = params.pop("kind", None)
-        kinds = (kind,) if kind else kinds_for_base(tp)
-        inner = _Builder(self.registry, self.file, self.table)
-        return inner.build(use, params, kinds=kinds, key_prefix="")
 
-    def build(
-        self, use: Any, params: Mapping[str, Any], *, kinds: tuple[str, ...], key_prefix: str = ""
-    ) -> Any:
-        if not isinstance(use, str):
-            raise ConfigError(
-                f"'use' must be a component name (a string), got {use!r}.",
-                file=self.file,
-                table=self.table,
-                key="use",
-            )
-        try:
-            spec = self.registry.get(use, kinds)
-        except ConfigError as exc:
-            raise ConfigError(exc.reason, file=self.file, table=self.table, key=key_prefix + "use") from None
-        except QuadrigaError as exc:
-            raise ConfigError(str(exc), file=self.file, table=self.table, key=key_prefix + "use") from None
-        cls = self.registry.load_class(spec)
-        base = KIND_BASES[spec.kind]
-        if not (isinstance(cls, type) and issubclass(cls, base) and attrs.has(cls)):
-            raise QuadrigaError(
-                f"{spec.kind} '{spec.name}' from '{spec.distribution}' ({spec.target}) is not an "
-                f"attrs class derived from quadriga.interfaces.{base.__name__}; "
-                "report this to the plugin's authors."
-            )
-        try:
-            obj = self.converter.structure(dict(params), cls)
-        except ClassValidationError as exc:
-            raise self._translate(exc, cls, key_prefix) from None
-        except (TypeError, ValueError) as exc:
-            raise self._value_error(exc, cls, key_prefix) from None
-        object.__setattr__(obj, _USE, (spec.kind, spec.name))
-        return obj
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    for tp in (int, float, bool, str):
+        conv.register_structure_hook(tp, _strict(tp))
+    conv.register_structure_hook_func(_is_component_type, _nested)
+    conv.register_structure_hook(Any, lambda v, _: v)
+    return conv
 
-    def _value_error(self, exc: Exception, cls: type, prefix: str) -> ConfigError:
+
+#: the one converter that structures every component (configured once; hooks read the build context).
+CONVERTER = _make_converter()
+
+
+def _structure(
+    ctx: _Context, use: Any, params: Mapping[str, Any], *, kinds: tuple[str, ...], key_prefix: str = ""
+) -> tuple[Any, Any]:
+    if not isinstance(use, str):
+        raise ConfigError(
+            f"'use' must be a component name (a string), got {use!r}.",
+            file=ctx.file,
+            table=ctx.table,
+            key="use",
+        )
+    try:
+        spec = ctx.registry.get(use, kinds)
+    except ConfigError as exc:
+        raise ConfigError(exc.reason, file=ctx.file, table=ctx.table, key=key_prefix + "use") from None
+    except QuadrigaError as exc:
+        raise ConfigError(str(exc), file=ctx.file, table=ctx.table, key=key_prefix + "use") from None
+    cls = ctx.registry.load_class(spec)
+    base = KIND_BASES[spec.kind]
+    if not (isinstance(cls, type) and issubclass(cls, base) and attrs.has(cls)):
+        raise QuadrigaError(
+            f"{spec.kind} '{spec.name}' from '{spec.distribution}' ({spec.target}) is not an "
+            f"attrs class derived from quadriga.interfaces.{base.__name__}; "
+            "report this to the plugin's authors."
+        )
+    errors = _Errors(ctx.file, ctx.table)
+    try:
+        obj = CONVERTER.structure(dict(params), cls)
+    except ClassValidationError as exc:
+        raise errors.translate(exc, cls, key_prefix) from None
+    except (TypeError, ValueError) as exc:
+        raise errors.value_error(exc, cls, key_prefix) from None
+    return obj, spec
+
+
+class _Errors:
+    def __init__(self, file: str | None, table: str) -> None:
+        self.file, self.table = file, table
+
+    def value_error(self, exc: Exception, cls: type, prefix: str) -> ConfigError:
         msg = _message(exc)
         m = re.match(r"^'(\w+)'", msg)
         key = prefix + m.group(1) if m else None
@@ -136,7 +178,7 @@ class _Builder:
             f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file, table=self.table, key=key
         )
 
-    def _translate(self, exc: BaseException, cls: type, prefix: str) -> ConfigError:
+    def translate(self, exc: BaseException, cls: type, prefix: str) -> ConfigError:
         for err, path in _walk(exc, []):
             if isinstance(err, ConfigError):
                 inner = [str(p) for p in path] + ([err.key] if err.key else [])
@@ -203,7 +245,7 @@ def _walk(exc: BaseException, path: list[Any]) -> Any:
         yield from _walk(err, path)
 
 
-def build_component(
+def build(
     registry: Any,
     use: str,
     params: Mapping[str, Any],
@@ -211,7 +253,7 @@ def build_component(
     kinds: tuple[str, ...],
     file: str | None = None,
     table: str = "",
-) -> Any:
+) -> Built:
     """Build a registered component from its name and parameters.
 
     Args:
@@ -223,13 +265,33 @@ def build_component(
         table: the table, e.g. ``"stage.srmc"``, for error messages.
 
     Returns:
-        The component instance.
+        :class:`Built`: the component, its registry spec and its resolved configuration.
 
     Raises:
         ConfigError: unknown name (with close matches), unknown parameter (with the
             valid ones), wrong type, or a validator's complaint.
     """
-    return _Builder(registry, file, table).build(use, params, kinds=kinds)
+    ctx = _Context(registry, file, table)
+    token = _CONTEXT.set(ctx)
+    try:
+        obj, spec = _structure(ctx, use, params, kinds=kinds)
+        config = _config(obj, registry, ctx.names)
+    finally:
+        _CONTEXT.reset(token)
+    return Built(obj, spec, config)
+
+
+def build_component(
+    registry: Any,
+    use: str,
+    params: Mapping[str, Any],
+    *,
+    kinds: tuple[str, ...],
+    file: str | None = None,
+    table: str = "",
+) -> Any:
+    """:func:`build`, returning the component only."""
+    return build(registry, use, params, kinds=kinds, file=file, table=table).component
 
 
 def _registered_name(registry: Any, value: Any) -> str | None:
@@ -245,34 +307,35 @@ def _registered_name(registry: Any, value: Any) -> str | None:
 
 
 def component_config(obj: Any, registry: Any = None) -> dict[str, Any]:
-    """The resolved configuration of a built component: its parameters, nested components as tables.
+    """The resolved configuration of a component: its parameters, nested components as tables.
 
-    Args:
-        obj: a built component.
-        registry: used to name nested components that were built in Python (a parameter's
-            default) rather than from configuration, so that the result can be rebuilt.
+    Nested components are named through ``registry`` by their class (prefer :attr:`Built.config`,
+    which knows the names used when building).
 
     Returns:
-        ``{param: value}`` with every default filled in; nested components become
-        ``{"use": name, ...}``.
+        ``{param: value}`` with every default filled in; nested components become ``{"use": name, ...}``.
     """
-    conv = cattrs.Converter()
+    return _config(obj, registry, {})
 
-    def unstructure_component(value: Any) -> Any:
-        out: dict[str, Any] = {}
-        used = getattr(value, _USE, None)
-        name = used[1] if used is not None else _registered_name(registry, value)
-        if name is not None:
-            out["use"] = name
-        for f in attrs.fields(type(value)):
-            if f.init and not f.name.startswith("_"):
-                out[f.name] = conv.unstructure(getattr(value, f.name))
-        return out
 
-    conv.register_unstructure_hook_func(
-        lambda t: isinstance(t, type) and issubclass(t, Component), unstructure_component
-    )
-    out = unstructure_component(obj)
+def _config(obj: Any, registry: Any, names: Mapping[int, str]) -> dict[str, Any]:
+    def unstructure(value: Any) -> Any:
+        if isinstance(value, Component) and attrs.has(type(value)):
+            out: dict[str, Any] = {}
+            name = names.get(id(value)) or _registered_name(registry, value)
+            if name is not None:
+                out["use"] = name
+            for f in attrs.fields(type(value)):
+                if f.init and not f.name.startswith("_"):
+                    out[f.name] = unstructure(getattr(value, f.name))
+            return out
+        if isinstance(value, Mapping):
+            return {k: unstructure(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [unstructure(v) for v in value]
+        return value
+
+    out = unstructure(obj)
     out.pop("use", None)
     return _toml_safe(out)
 

@@ -2,28 +2,38 @@
 
 A component is an attrs class (its fields are its hyperparameters, declared with
 :func:`quadriga.param`) that subclasses exactly one of the bases below and
-implements its one method. The core calls that method with the stage's named
-inputs as keyword arguments plus a per-stage ``torch.Generator``::
+implements its one method. Each interface declares what the core needs to run it:
+
+- ``method``: the name of the method the core calls;
+- ``injected``: the keyword arguments the core adds to the stage's inputs;
+- ``output_type``: the :class:`~quadriga.artifacts.Artifact` class it returns;
+- ``input_types``: ``{input name: tuple of accepted classes}`` (artifact classes and task
+  kinds such as :class:`Target`), checked with ``issubclass`` before anything runs::
 
     Sampler.sample(target, *, generator) -> Samples
     Learner.fit(task, *, generator, progress) -> Fitted
     Estimator.estimate(data, *, generator) -> Estimate
-    Evaluator.evaluate(subject, reference) -> Metrics
+    Evaluator.evaluate(subject, reference=None, *, generator) -> Metrics
 
-A stage may declare further inputs, e.g. ``inputs = { data = "mcmc", model = "fit" }``:
-every input name must be a parameter of the method, and every parameter without a
-default must be given. ``input_types`` maps input names to the type names
-(``"Target"``, ``"Samples"``, ...) the component accepts, and is checked before
-anything runs. When an input lists several names (``subject = ["mala", "srmc"]``)
-the method receives a ``dict`` from name to artifact; :func:`named` normalises both forms.
+``generator`` is a ``torch.Generator`` derived from the root seed and the stage, on the
+stage's device; it is the only source of randomness (no component has an integer seed
+parameter; numpy work uses :func:`quadriga.seeding.numpy_rng`). A stage may declare further
+inputs, e.g. ``inputs = { data = "mcmc", model = "fit" }``: every input name must be a
+parameter of the method, and every parameter without a default must be given. When an input
+lists several names (``subject = ["mala", "srmc"]`` or ``"mala[*]"``) the method receives a
+``dict`` from name to artifact; :func:`named` normalises both forms, and
+:func:`~quadriga.expansion.replicate_groups` groups replicates of one configuration.
 
-Nothing here imports torch.
+Capabilities a plugin dispatches on are class attributes of its components (``discrete = True``),
+never class names. Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, ClassVar
+
+from quadriga.artifacts import Artifact, Estimate, Fitted, Metrics, Samples
 
 __all__ = [
     "INTERFACES",
@@ -38,6 +48,8 @@ __all__ = [
     "Sampler",
     "Target",
     "Task",
+    "accepted_types",
+    "interface_of",
     "named",
 ]
 
@@ -47,27 +59,33 @@ class Component:
 
     Class attributes:
         kind: the registry kind (``"sampler"``, ``"target"``, ...).
-        output_type: the type name of what the component produces.
-        input_types: ``{input name: tuple of accepted type names}``.
+        method: the method the core calls (``"sample"``, ...; ``""`` for tasks).
+        injected: the keyword arguments the core passes besides the inputs.
+        output_type: the class of what the component produces (an artifact class, or the task kind).
+        input_types: ``{input name: tuple of accepted classes}``.
     """
 
     kind: ClassVar[str] = ""
-    output_type: ClassVar[str] = ""
-    input_types: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    method: ClassVar[str] = ""
+    injected: ClassVar[tuple[str, ...]] = ()
+    output_type: ClassVar[type] = object
+    input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
 
 class Sampler(Component):
     """Draws samples from a target: an unnormalised density, a score model or a discrete energy."""
 
     kind = "sampler"
-    output_type = "Samples"
-    input_types = {"target": ("Target",)}
+    method = "sample"
+    injected = ("generator",)
+    output_type = Samples
+    input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}  # set below, once Target exists
 
     def sample(self, target: Any, *, generator: Any) -> Any:
         """Draw samples.
 
         Args:
-            target: a :class:`Target` (or what ``input_types`` allows, e.g. ``Samples`` for a thinning method).
+            target: a :class:`Target` (or what ``input_types`` allows, e.g. ``Samples`` for thinning).
             generator: ``torch.Generator``, the stage's only source of randomness.
 
         Returns:
@@ -80,8 +98,10 @@ class Learner(Component):
     """Trains a model or a policy on a dataset or an environment."""
 
     kind = "learner"
-    output_type = "Fitted"
-    input_types = {"task": ("Dataset", "Environment", "Target")}
+    method = "fit"
+    injected = ("generator", "progress")
+    output_type = Fitted
+    input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Any:
         """Train.
@@ -103,8 +123,10 @@ class Estimator(Component):
     """Computes a value with its uncertainty from samples or data."""
 
     kind = "estimator"
-    output_type = "Estimate"
-    input_types = {"data": ("Samples", "Dataset", "Target", "Environment")}
+    method = "estimate"
+    injected = ("generator",)
+    output_type = Estimate
+    input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
     def estimate(self, data: Any, *, generator: Any) -> Any:
         """Estimate.
@@ -123,18 +145,20 @@ class Evaluator(Component):
     """Scores one or several subjects, optionally against a reference."""
 
     kind = "evaluator"
-    output_type = "Metrics"
-    input_types = {
-        "subject": ("Samples", "Fitted", "Estimate", "Metrics"),
-        "reference": ("Target", "Dataset", "Environment", "Samples"),
-    }
+    method = "evaluate"
+    injected = ("generator",)
+    output_type = Metrics
+    input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Any:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Any:
         """Evaluate.
 
         Args:
             subject: an artifact, or ``{name: artifact}`` when the stage lists several.
             reference: a task or artifact to compare against, or ``None``.
+            generator: ``torch.Generator``, the only source of the evaluator's randomness
+                (reference draws, projections, bootstrap resamples). Accept tensors on any
+                device: ``.detach().cpu()`` before numpy.
 
         Returns:
             :class:`quadriga.artifacts.Metrics`.
@@ -144,8 +168,6 @@ class Evaluator(Component):
 
 class Task(Component):
     """Base of targets, datasets and environments. Tasks are built before any stage runs."""
-
-    output_type = ""
 
     def prepare(self, *, generator: Any) -> None:
         """Draw whatever randomness the task needs (a random mixture, a data split).
@@ -163,7 +185,6 @@ class Target(Task):
     """
 
     kind = "target"
-    output_type = "Target"
 
     @property
     def dim(self) -> int:
@@ -191,7 +212,6 @@ class Dataset(Task):
     """Arrays with named splits (``"train"``, ``"calibration"``, ``"test"``, ...)."""
 
     kind = "dataset"
-    output_type = "Dataset"
 
     def split(self, name: str) -> tuple[Any, Any]:
         """Return ``(X[n, p], y[n])`` of one split (``y`` may be ``None``).
@@ -206,7 +226,6 @@ class Environment(Task):
     """A gymnasium environment by id and keyword arguments."""
 
     kind = "environment"
-    output_type = "Environment"
 
     def make(self, **overrides: Any) -> Any:
         """Return a new ``gymnasium.Env``."""
@@ -225,6 +244,58 @@ TASK_KINDS: dict[str, type[Component]] = {
     "environment": Environment,
 }
 KIND_BASES: dict[str, type[Component]] = {**INTERFACES, **TASK_KINDS}
+
+for _task in TASK_KINDS.values():
+    _task.output_type = _task
+Task.output_type = Task
+Sampler.input_types = {"target": (Target,)}
+Learner.input_types = {"task": (Dataset, Environment, Target)}
+Estimator.input_types = {"data": (Samples, Dataset, Target, Environment)}
+Evaluator.input_types = {
+    "subject": (Samples, Fitted, Estimate, Metrics),
+    "reference": (Target, Dataset, Environment, Samples),
+}
+
+_BASES = (*INTERFACES.values(), *TASK_KINDS.values())
+_BY_NAME: dict[str, type] = {
+    c.__name__: c for c in (Artifact, Samples, Fitted, Estimate, Metrics, Task, *TASK_KINDS.values())
+}
+
+
+def interface_of(cls: type) -> type[Component]:
+    """The interface or task base class a component class derives from (``Sampler``, ..., ``Target``).
+
+    Read ``method``, ``injected`` and ``output_type`` from it, not from the component class: a
+    component may have a parameter of the same name (the ``ess`` evaluator's ``method``).
+
+    Raises:
+        TypeError: ``cls`` derives from none of them.
+    """
+    for base in cls.__mro__:
+        if base in _BASES:
+            return base
+    raise TypeError(f"{cls.__name__} derives from none of {', '.join(b.__name__ for b in _BASES)}")
+
+
+def accepted_types(cls: type, argument: str) -> tuple[type, ...] | None:
+    """The classes ``cls.input_types`` accepts for ``argument`` (``None``: anything).
+
+    Names (``"Samples"``, the form before classes were required) are resolved to the core classes.
+
+    Raises:
+        TypeError: a name that is not a core artifact or task class.
+    """
+    accepted = dict(getattr(cls, "input_types", {}) or {}).get(argument)
+    if not accepted:
+        return None
+    out = []
+    for t in accepted:
+        if isinstance(t, str):
+            if t not in _BY_NAME:
+                raise TypeError(f"{cls.__name__}.input_types['{argument}'] names unknown type '{t}'")
+            t = _BY_NAME[t]
+        out.append(t)
+    return tuple(out)
 
 
 def named(value: Any, default_name: str = "subject") -> dict[str, Any]:

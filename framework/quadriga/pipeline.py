@@ -14,34 +14,28 @@ or evaluated.
 
 from __future__ import annotations
 
-import graphlib
-import inspect
 import re
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from quadriga.components import build_component, component_config
+from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
 from quadriga.expansion import EXPANDED_RE, expand_sections
-from quadriga.interfaces import INTERFACES, TASK_KINDS
+from quadriga.interfaces import INTERFACES, TASK_KINDS, interface_of
+from quadriga.pipeline_checks import check_inputs, topological_order
+from quadriga.pipeline_source import TOP as _TOP
+from quadriga.pipeline_source import apply_overrides, parse_override, read_source
 from quadriga.seeding import derive_seed
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-_RESERVED = {"use", "kind", "inputs", "source", "replicate"}
-_TOP = ("pipeline", "task", "stage")
-_METHOD = {"sampler": "sample", "learner": "fit", "estimator": "estimate", "evaluator": "evaluate"}
-_INJECTED = {"generator", "progress", "self"}
+_RESERVED = {"use", "kind", "inputs", "source", "replicate", "device"}
+_META = ("name", "seed", "description", "device")
+DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 
 
 @attrs.define(eq=False)
@@ -70,6 +64,7 @@ class Node:
     config: dict[str, Any] = attrs.field(factory=dict)
     source: str = ""
     replicate: int | None = None
+    device: str | None = None
 
     def __attrs_post_init__(self) -> None:
         self.source = self.source or self.name
@@ -92,13 +87,18 @@ class Node:
         return f"{self.section}.{self.source}"
 
     @property
-    def output_type(self) -> str:
-        """What the node produces: a task's kind name or the stage's artifact type."""
-        return type(self.component).output_type
+    def interface(self) -> type:
+        """The interface class of the component (``Sampler``, ..., or the task kind)."""
+        return interface_of(type(self.component))
+
+    @property
+    def output_type(self) -> type:
+        """What the node produces: a task's own class, or the artifact class of the stage's interface."""
+        return type(self.component) if self.section == "task" else self.interface.output_type
 
     def method(self) -> Any:
-        """The interface method a stage calls (``sample``, ``fit``, ...)."""
-        return getattr(self.component, _METHOD[self.kind])
+        """The bound interface method a stage calls (``interface.method``: ``sample``, ``fit``, ...)."""
+        return getattr(self.component, self.interface.method)
 
 
 @attrs.define(eq=False)
@@ -112,6 +112,8 @@ class Pipeline:
         file: where it was read from (a path, ``"<registered: NAME>"`` or ``"<dict>"``).
         tasks: task nodes in file order.
         stages: stage nodes in execution order (a topological order, file order among ties).
+        device: from ``[pipeline] device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``);
+            a stage's own ``device`` overrides it.
     """
 
     name: str
@@ -120,6 +122,15 @@ class Pipeline:
     file: str
     tasks: dict[str, Node]
     stages: dict[str, Node]
+    device: str = "cpu"
+
+    def device_of(self, node: Node) -> str:
+        """The device of a node's generator: its own ``device`` or the pipeline's."""
+        return node.device or self.device
+
+    def devices(self) -> dict[str, str]:
+        """``{"stage.NAME": device}`` of every stage (recorded in ``manifest.json``)."""
+        return {n.table: self.device_of(n) for n in self.stages.values()}
 
     def seed_of(self, node: Node) -> int:
         """The seed of a task or stage: ``derive_seed(root seed, node.seed_key)``."""
@@ -132,6 +143,8 @@ class Pipeline:
     def resolved(self) -> dict[str, Any]:
         """The resolved configuration as a TOML-ready dict (what a run saves as ``pipeline.toml``)."""
         out: dict[str, Any] = {"pipeline": {"name": self.name, "seed": self.seed}}
+        if self.device != "cpu":
+            out["pipeline"]["device"] = self.device
         if self.description:
             out["pipeline"]["description"] = self.description
         for section, nodes in (("task", self.tasks), ("stage", self.stages)):
@@ -146,6 +159,8 @@ class Pipeline:
                     table["source"] = node.source
                 if node.replicate is not None:
                     table["replicate"] = node.replicate
+                if node.device is not None:
+                    table["device"] = node.device
                 table.update(node.config)
                 out[section][node.name] = table
         return out
@@ -159,111 +174,6 @@ class Pipeline:
             )
             rows.append((n.table, n.use, n.kind, ins))
         return rows
-
-
-def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[dict[str, Any], str]:
-    """Read a pipeline from a path, a registered name, or a dict.
-
-    Returns:
-        ``(data, file)`` where ``file`` names the origin for error messages.
-
-    Raises:
-        ConfigError: bad TOML (with line and column), an empty file.
-        UnknownComponentError: neither a file nor a registered pipeline (close matches suggested).
-    """
-    if isinstance(source, Mapping):
-        return _copy(source), "<dict>"
-    text: str
-    path = Path(source)
-    if path.suffix == ".toml" or path.exists() or "/" in str(source):
-        if not path.is_file():
-            raise ConfigError(f"pipeline file '{source}' does not exist.")
-        text, file = path.read_text(encoding="utf-8"), str(path)
-    else:
-        spec = registry.get_pipeline(str(source))
-        text, file = spec.read_text(), f"{spec.name} (from {spec.distribution})"
-    if not text.strip():
-        raise ConfigError(
-            "the file is empty. A pipeline needs a [pipeline] table and at least one "
-            "[stage.NAME] table; see `quadriga run --help` for an example.",
-            file=file,
-        )
-    try:
-        return tomllib.loads(text), file
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        dup = re.search(r"Cannot (?:declare|overwrite).*?\('(\w+)', '([^']+)'\)", msg)
-        if dup:
-            raise ConfigError(
-                f"[{dup.group(1)}.{dup.group(2)}] is defined twice ({msg}). Rename one of them; "
-                "every task and stage needs its own name.",
-                file=file,
-            ) from None
-        raise ConfigError(
-            f"invalid TOML: {msg}. Check quoting, '=' and brackets on that line.", file=file
-        ) from None
-
-
-def _copy(data: Any) -> Any:
-    if isinstance(data, Mapping):
-        return {k: _copy(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_copy(v) for v in data]
-    return data
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """Parse ``"stage.srmc.alpha=2"`` into ``(["stage", "srmc", "alpha"], 2)``.
-
-    The value is parsed as a TOML value (``2``, ``0.5``, ``true``, ``[1, 2]``,
-    ``{ use = "mala" }``, ``"text"``); a bare word that is not valid TOML is taken as a string.
-
-    Raises:
-        ConfigError: no ``=``, or an empty key.
-    """
-    key, sep, raw = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ConfigError(f"'{text}' is not KEY=VALUE (e.g. --set stage.srmc.alpha=2).", file="--set")
-    try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw.strip()
-    return key.split("."), value
-
-
-def _apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple[str, str]]:
-    touched: set[tuple[str, str]] = set()
-    for text in overrides:
-        path, value = parse_override(text)
-        if path[0] not in _TOP:
-            raise ConfigError(
-                f"'{'.'.join(path)}' must start with pipeline., task. or stage.{suggest(path[0], _TOP)}",
-                file="--set",
-            )
-        if path[0] == "pipeline":
-            if len(path) != 2:
-                raise ConfigError("use --set pipeline.KEY=VALUE (e.g. pipeline.seed=3).", file="--set")
-            data.setdefault("pipeline", {})[path[1]] = value
-            continue
-        if len(path) < 3:
-            raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file="--set")
-        section = data.get(path[0], {})
-        if path[1] not in section:
-            raise ConfigError(
-                f"there is no [{path[0]}.{path[1]}] in this pipeline.{suggest(path[1], section)} "
-                f"Tables: {', '.join(f'{path[0]}.{n}' for n in section) or 'none'}.",
-                file="--set",
-                table=f"{path[0]}.{path[1]}",
-            )
-        node = section[path[1]]
-        for part in path[2:-1]:
-            if not isinstance(node.get(part), dict):
-                node[part] = {} if part not in node else {"use": node[part]}
-            node = node[part]
-        node[path[-1]] = value
-        touched.add((f"{path[0]}.{path[1]}", path[2]))
-    return touched
 
 
 def load_pipeline(
@@ -288,7 +198,7 @@ def load_pipeline(
         ConfigError: anything wrong, naming the file, table and key.
     """
     data, file = read_source(source, registry)
-    touched = _apply_overrides(data, overrides)
+    touched = apply_overrides(data, overrides)
 
     origin: dict[str, tuple[str, str]] = {}
     varied: dict[str, set[str]] = {}
@@ -313,13 +223,19 @@ def load_pipeline(
     if not isinstance(meta, dict):
         raise err("'pipeline' must be a table.", table="pipeline")
     for key in meta:
-        if key not in ("name", "seed", "description"):
+        if key not in _META:
             raise err(
-                f"unknown key.{suggest(key, ('name', 'seed', 'description'))} [pipeline] takes name, "
-                "seed and description.",
+                f"unknown key.{suggest(key, _META)} [pipeline] takes name, seed, description and device.",
                 table="pipeline",
                 key=key,
             )
+    device = meta.get("device", "cpu")
+    if not isinstance(device, str) or not DEVICE_RE.match(device):
+        raise err(
+            f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.',
+            table="pipeline",
+            key="device",
+        )
     name = meta.get("name", Path(file).stem if file.endswith(".toml") else "pipeline")
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise err(
@@ -367,7 +283,7 @@ def load_pipeline(
             where = f"{section}.{node_name}"
             if "source" in table:
                 origin[where] = (f"{section}.{table['source']}", node_name)
-                _check_expanded(table, where, err)
+            _check_reserved(table, where, err)
             if node_name in seen:
                 raise err(
                     f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
@@ -386,10 +302,12 @@ def load_pipeline(
         n: _build_node(registry, "stage", n, t, file, err) for n, t in sections["stage"].items()
     }
     nodes = {**tasks, **stages_unordered}
-    order = _topological(stages_unordered, err)
+    order = topological_order(stages_unordered, err)
     for node in stages_unordered.values():
-        _check_inputs(node, nodes, err)
-    return Pipeline(name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order})
+        check_inputs(node, nodes, err)
+    return Pipeline(
+        name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order}, device=device
+    )
 
 
 def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], file: str, err: Any) -> Node:
@@ -406,12 +324,11 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
         )
     kinds = (kind,) if kind else allowed
     try:
-        component = build_component(registry, table["use"], params, kinds=kinds, file=file, table=where)
+        built = build(registry, table["use"], params, kinds=kinds, file=file, table=where)
     except ConfigError as exc:
         raise err(exc.reason, table=where, key=exc.key) from None
     except QuadrigaError as exc:
         raise err(str(exc), table=where, key="use") from None
-    used_kind = component.__quadriga_use__[0]
     inputs = table.get("inputs", {})
     if section == "stage":
         if not isinstance(inputs, dict):
@@ -430,101 +347,26 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
         name,
         section,
         table["use"],
-        used_kind,
-        component,
+        built.spec.kind,
+        built.component,
         dict(inputs),
-        component_config(component, registry),
+        built.config,
         source=table.get("source", name),
         replicate=table.get("replicate"),
+        device=table.get("device"),
     )
 
 
-def _check_expanded(table: dict[str, Any], where: str, err: Any) -> None:
-    source, replicate = table["source"], table.get("replicate")
+def _check_reserved(table: dict[str, Any], where: str, err: Any) -> None:
+    source, replicate = table.get("source", "x"), table.get("replicate")
     if not isinstance(source, str) or not NAME_RE.match(source):
         raise err(
             f"'source' must name the table this one was expanded from, got {source!r}.", where, "source"
         )
+    device = table.get("device")
+    if device is not None and (not isinstance(device, str) or not DEVICE_RE.match(device)):
+        raise err(f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.', where, "device")
     if replicate is not None and (
         not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 0
     ):
         raise err(f"'replicate' must be an integer >= 0, got {replicate!r}.", where, "replicate")
-
-
-def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
-    signature = inspect.signature(node.method())
-    params = {
-        n: p
-        for n, p in signature.parameters.items()
-        if n not in _INJECTED and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-    }
-    takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
-    required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
-    types = type(node.component).input_types
-    for arg, ref in node.inputs.items():
-        if arg not in params and not takes_kwargs:
-            raise err(
-                f"{node.kind} '{node.use}' has no input '{arg}'.{suggest(arg, params)} "
-                f"Its inputs: {', '.join(params) or 'none'}.",
-                table=node.table,
-                key=f"inputs.{arg}",
-            )
-        for r in [ref] if isinstance(ref, str) else ref:
-            if r not in nodes:
-                raise err(
-                    f"input '{arg}' names '{r}', which is neither a task nor a stage of this pipeline."
-                    f"{suggest(r, nodes)} Known: {', '.join(n for n in nodes if n != node.name)}.",
-                    table=node.table,
-                    key=f"inputs.{arg}",
-                )
-            if r == node.name:
-                raise err(
-                    f"stage '{node.name}' cannot take its own output as input.",
-                    table=node.table,
-                    key=f"inputs.{arg}",
-                )
-            accepted = types.get(arg)
-            produced = nodes[r].output_type
-            if accepted and produced not in accepted:
-                raise err(
-                    f"input '{arg}' gets '{r}', a {produced}, but {node.kind} '{node.use}' accepts "
-                    f"{' or '.join(accepted)} there. Point it at a node that produces "
-                    f"{' or '.join(accepted)}.",
-                    table=node.table,
-                    key=f"inputs.{arg}",
-                )
-    missing = [r for r in required if r not in node.inputs]
-    if missing:
-        raise err(
-            f"missing input '{missing[0]}': {node.kind} '{node.use}' needs "
-            f"inputs = {{ {', '.join(f'{m} = ...' for m in required)} }}.",
-            table=node.table,
-            key="inputs",
-        )
-
-
-def _topological(stages: dict[str, Node], err: Any) -> list[str]:
-    """Stage names in an execution order: dependencies first, file order among the ready ones."""
-    position = {n: i for i, n in enumerate(stages)}
-    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
-    for n, s in stages.items():
-        refs = [r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref)]
-        sorter.add(n, *(r for r in refs if r in stages and r != n))
-    try:
-        sorter.prepare()
-    except graphlib.CycleError as exc:
-        cycle = list(reversed(exc.args[1]))
-        raise err(
-            f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
-            "depend on it.",
-            table=f"stage.{cycle[0]}",
-            key="inputs",
-        ) from None
-    order: list[str] = []
-    ready: list[str] = []
-    while sorter.is_active():
-        ready.extend(sorter.get_ready())
-        ready.sort(key=position.__getitem__)
-        order.append(ready.pop(0))
-        sorter.done(order[-1])
-    return order

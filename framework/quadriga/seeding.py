@@ -10,7 +10,15 @@ import hashlib
 import random
 from typing import Any
 
-__all__ = ["derive_seed", "int_seed", "make_generator", "numpy_rng", "seed_everything"]
+__all__ = [
+    "child_generator",
+    "child_numpy_rng",
+    "derive_seed",
+    "int_seed",
+    "make_generator",
+    "numpy_rng",
+    "seed_everything",
+]
 
 
 def derive_seed(root_seed: int, name: str) -> int:
@@ -27,11 +35,24 @@ def derive_seed(root_seed: int, name: str) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
-def make_generator(seed: int) -> Any:
-    """A CPU ``torch.Generator`` seeded with ``seed`` (imports torch)."""
+def make_generator(seed: int, device: str = "cpu") -> Any:
+    """A ``torch.Generator`` on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``), seeded.
+
+    Raises:
+        ConfigError: the device is not available on this machine.
+    """
     import torch
 
-    gen = torch.Generator()
+    try:
+        gen = torch.Generator(device=device)
+    except RuntimeError as exc:
+        from quadriga.errors import ConfigError
+
+        raise ConfigError(
+            f"device '{device}' is not available here ({exc}). Set [pipeline] device = \"cpu\" "
+            "(or --set pipeline.device=cpu).",
+            key="device",
+        ) from None
     gen.manual_seed(int(seed))
     return gen
 
@@ -65,3 +86,20 @@ def numpy_rng(generator: Any) -> Any:
     import numpy as np
 
     return np.random.default_rng(int_seed(generator))
+
+
+def child_generator(generator: Any, name: str) -> Any:
+    """An independent ``torch.Generator`` for one named stream of a stage (``"reference"``, ...).
+
+    Derived from ``generator.initial_seed()`` and ``name`` (it does not consume ``generator``), on
+    ``generator``'s device, so each stream is the same whatever order the streams are drawn in
+    and changes with the root seed.
+    """
+    return make_generator(derive_seed(int(generator.initial_seed()), name), str(generator.device))
+
+
+def child_numpy_rng(generator: Any, name: str) -> Any:
+    """A ``numpy.random.Generator`` for one named stream of a stage (see :func:`child_generator`)."""
+    import numpy as np
+
+    return np.random.default_rng(derive_seed(int(generator.initial_seed()), name))

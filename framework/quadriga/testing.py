@@ -248,8 +248,8 @@ def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | 
     given_type = None
     if task is not None:
         spec = registry.get(task["use"], tuple(TASK_KINDS))
-        given_type = TASK_KINDS[spec.kind].output_type
-    types = dict(getattr(cls, "input_types", {}) or {})
+        given_type = TASK_KINDS[spec.kind].__name__
+    types = {k: tuple(getattr(t, "__name__", t) for t in v) for k, v in (getattr(cls, "input_types", {}) or {}).items()}
     wiring: dict[str, Any] = {}
     for pname, p in inspect.signature(getattr(cls, _METHOD[kind])).parameters.items():
         if pname in _INJECTED or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):

@@ -1,18 +1,23 @@
-"""The claims at smoke scale: they run and return finite numbers, a table and a figure."""
+"""The claims at smoke scale: they run through the registered pipelines and report numbers, not verdicts."""
 
 from __future__ import annotations
 
 import math
 
-from quadriga_lr_qr.claims import METHODS, synthetic_shift_claim
+from quadriga_lr_qr.claims import ARMS, synthetic_shift_claim
+
+from quadriga.claims import evaluate_claim
+from quadriga.registry import Registry
 
 
 def test_synthetic_claim_smoke(tmp_path):
-    res = synthetic_shift_claim("smoke", out_dir=tmp_path)
-    assert res.passed
-    methods = [m for m in METHODS if f"2.0/{m}/coverage" in res.numbers]
-    assert {"split", "weighted-exact", "lr-qr"} <= set(methods)
-    for m in methods:
-        assert 0.0 <= res.numbers[f"2.0/{m}/coverage"] <= 1.0
-        assert math.isfinite(res.numbers[f"2.0/{m}/width"])
-    assert (tmp_path / "coverage_vs_delta.png").exists() and "| 2.0 | lr-qr |" in res.table
+    obs = synthetic_shift_claim.observations("smoke", tmp_path, Registry(use_env=False))
+    assert set(obs.values) == set(ARMS) and all(len(v) == 3 for v in obs.values.values())
+    assert all(0.0 <= c <= 1.0 for v in obs.values.values() for c in v)
+    assert len(set(obs.values["lrqr"])) == 3  # a fresh dataset per replicate
+    rec = evaluate_claim(synthetic_shift_claim, obs, "smoke")
+    assert rec["status"] == "ran" and rec["comparisons"][0]["n"] == 3
+    ratio = rec["numbers"]["width_ratio_lrqr_over_weighted_exact"]
+    assert math.isfinite(ratio) and ratio > 0
+    assert rec["numbers"]["width_ratio_lrqr_over_weighted_exact_low"] <= ratio
+    assert "| width ratio | lrqr / split |" in rec["table"]

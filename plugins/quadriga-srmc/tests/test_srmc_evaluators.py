@@ -22,7 +22,9 @@ def test_replicate_mse_closed_form_and_ratio():
     a = target.mean + offsets[:, None, None] * torch.ones(5, 10, 2, dtype=torch.float64)
     b = target.mean + 2 * (a - target.mean)  # MSE 4 k^2
     m = ReplicateMeanMSE(baseline="b", num_bootstrap=500).evaluate(
-        {"a": _samples(a, draws_per_chain=10), "b": _samples(b)}, target
+        {"a": _samples(a, draws_per_chain=10), "b": _samples(b)},
+        target,
+        generator=torch.Generator().manual_seed(0),
     )
     assert m.values["a/mse_median"] == pytest.approx(9.0)
     assert m.values["a/mse_mean"] == pytest.approx(np.mean(np.arange(1, 6) ** 2))
@@ -31,9 +33,13 @@ def test_replicate_mse_closed_form_and_ratio():
     assert m.values["a/mse_median_low"] <= 9.0 <= m.values["a/mse_median_high"]
     assert "b/mse_ratio" not in m.values
     with pytest.raises(ConfigError, match="baseline"):
-        ReplicateMeanMSE(baseline="c").evaluate({"a": _samples(a)}, target)
+        ReplicateMeanMSE(baseline="c").evaluate(
+            {"a": _samples(a)}, target, generator=torch.Generator().manual_seed(0)
+        )
     with pytest.raises(ConfigError, match="chains"):
-        ReplicateMeanMSE().evaluate(Samples(x=a.reshape(-1, 2)), target)
+        ReplicateMeanMSE().evaluate(
+            Samples(x=a.reshape(-1, 2)), target, generator=torch.Generator().manual_seed(0)
+        )
 
 
 def test_magnetization_error_against_enumeration():
@@ -41,9 +47,13 @@ def test_magnetization_error_against_enumeration():
     exact_abs = ising.mean_abs_magnetization()
     exact_m = ising.mean_magnetization()
     up = torch.ones(3, 4, 4, dtype=torch.float64)  # every draw all spins up: m = |m| = 1
-    m = MagnetizationError(num_bootstrap=200).evaluate({"up": _samples(up)}, ising)
+    m = MagnetizationError(num_bootstrap=200).evaluate(
+        {"up": _samples(up)}, ising, generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["up/mag_mse"] == pytest.approx((1 - exact_m) ** 2)
     assert m.values["up/abs_mag_bias"] == pytest.approx(1 - exact_abs)
     assert m.values["up/exact_abs_mag"] == pytest.approx(exact_abs)
     with pytest.raises(ConfigError, match="9 sites per draw but the reference has 4"):
-        MagnetizationError(num_bootstrap=200).evaluate({"big": _samples(torch.ones(3, 4, 9))}, ising)
+        MagnetizationError(num_bootstrap=200).evaluate(
+            {"big": _samples(torch.ones(3, 4, 9))}, ising, generator=torch.Generator().manual_seed(0)
+        )

@@ -149,10 +149,14 @@ def test_interval_coverage_evaluator_by_hand():
 
     est = Estimate(value=2.0, info={"alpha": 0.1}, predict=lambda Z: (Z[:, 0] - 1, Z[:, 0] + 1))
     inf = Estimate(value=0.0, predict=lambda Z: (np.full(len(Z), -np.inf), np.full(len(Z), np.inf)))
-    m = IntervalCoverage(domain="source").evaluate({"a": est, "b": inf}, _D())
+    m = IntervalCoverage(domain="source").evaluate(
+        {"a": est, "b": inf}, _D(), generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["a/coverage"] == 0.75 and m.values["a/width"] == 2.0
     assert m.values["a/coverage_se"] == pytest.approx(math.sqrt(0.75 * 0.25 / 4))
     assert m.values["b/coverage"] == 1.0 and m.values["b/fraction_infinite"] == 1.0
     assert len(m.tables["summary"]) == 2 and "coverage" in m.figures
     with pytest.raises(ConfigError, match="target_test"):
-        IntervalCoverage(domain="target").evaluate({"a": est}, _D())
+        IntervalCoverage(domain="target").evaluate(
+            {"a": est}, _D(), generator=torch.Generator().manual_seed(0)
+        )

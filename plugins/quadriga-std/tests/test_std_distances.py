@@ -26,7 +26,9 @@ def _s(x, lw=None, stage=None):
 
 def test_energy_distance_by_hand_1d():
     # x = {0, 1}, y = {3}: 2 * (3 + 2)/2 - (0 + 1 + 1 + 0)/4 - 0 = 4.5
-    m = EnergyDistance().evaluate(_s([[0.0], [1.0]], stage="a"), _s([[3.0]]))
+    m = EnergyDistance().evaluate(
+        _s([[0.0], [1.0]], stage="a"), _s([[3.0]]), generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["a/energy_distance"] == pytest.approx(4.5, abs=1e-12)
     assert m.values["a/energy_distance_sqrt"] == pytest.approx(math.sqrt(4.5))
     assert m.tables["summary"][0]["subject"] == "a" and "distances" in m.figures
@@ -40,7 +42,11 @@ def test_energy_distance_weighted_against_numpy():
     b = np.full(30, 1 / 30)
     d = lambda u, v: np.linalg.norm(u[:, None] - v[None], axis=-1)  # noqa: E731
     expect = 2 * a @ d(x, y) @ b - a @ d(x, x) @ a - b @ d(y, y) @ b
-    got = EnergyDistance().evaluate({"w": _s(x, lw)}, _s(y)).values["w/energy_distance"]
+    got = (
+        EnergyDistance()
+        .evaluate({"w": _s(x, lw)}, _s(y), generator=torch.Generator().manual_seed(0))
+        .values["w/energy_distance"]
+    )
     assert got == pytest.approx(expect, rel=1e-10)
 
 
@@ -53,20 +59,20 @@ def test_mmd_unbiased_u_statistic_against_numpy():
     expect = (
         (kxx.sum() - np.trace(kxx)) / (25 * 24) + (kyy.sum() - np.trace(kyy)) / (35 * 34) - 2 * k(x, y).mean()
     )
-    vals = MMD(bandwidth=h).evaluate({"s": _s(x)}, _s(y)).values
+    vals = MMD(bandwidth=h).evaluate({"s": _s(x)}, _s(y), generator=torch.Generator().manual_seed(0)).values
     assert vals["s/mmd2"] == pytest.approx(expect, rel=1e-10)
     assert vals["s/mmd"] == pytest.approx(math.sqrt(max(expect, 0)))
     # uniform log-weights give the same U-statistic
-    assert MMD(bandwidth=h).evaluate({"s": _s(x, np.zeros(25))}, _s(y)).values["s/mmd2"] == pytest.approx(
-        expect
-    )
+    assert MMD(bandwidth=h).evaluate(
+        {"s": _s(x, np.zeros(25))}, _s(y), generator=torch.Generator().manual_seed(0)
+    ).values["s/mmd2"] == pytest.approx(expect)
     # IMQ kernel
     kimq = lambda u, v: (1 + ((u[:, None] - v[None]) ** 2).sum(-1) / h**2) ** -0.5  # noqa: E731
     a, c = kimq(x, x), kimq(y, y)
     expect_imq = (a.sum() - 25) / (25 * 24) + (c.sum() - 35) / (35 * 34) - 2 * kimq(x, y).mean()
-    assert MMD(kernel="imq", bandwidth=h).evaluate({"s": _s(x)}, _s(y)).values["s/mmd2"] == pytest.approx(
-        expect_imq
-    )
+    assert MMD(kernel="imq", bandwidth=h).evaluate(
+        {"s": _s(x)}, _s(y), generator=torch.Generator().manual_seed(0)
+    ).values["s/mmd2"] == pytest.approx(expect_imq)
 
 
 def test_mmd_gaussian_closed_form_between_gaussians():
@@ -81,7 +87,11 @@ def test_mmd_gaussian_closed_form_between_gaussians():
         rng = np.random.default_rng(100 + rep)
         est.append(
             MMD(bandwidth=h)
-            .evaluate({"x": _s(rng.normal(size=(n, d)))}, _s(mu + rng.normal(size=(n, d))))
+            .evaluate(
+                {"x": _s(rng.normal(size=(n, d)))},
+                _s(mu + rng.normal(size=(n, d))),
+                generator=torch.Generator().manual_seed(0),
+            )
             .values["x/mmd2"]
         )
     est = np.array(est)
@@ -94,39 +104,40 @@ def test_median_heuristic_bandwidth():
     x, y = rng.normal(size=(50, 2)), rng.normal(size=(60, 2))
     z = np.vstack([x, y])
     dist = np.linalg.norm(z[:, None] - z[None], axis=-1)[np.triu_indices(110, 1)]
-    h = MMD().evaluate({"x": _s(x)}, _s(y)).values["x/bandwidth"]
+    h = MMD().evaluate({"x": _s(x)}, _s(y), generator=torch.Generator().manual_seed(0)).values["x/bandwidth"]
     assert h == pytest.approx(float(torch.tensor(dist).median()))
 
 
 def test_sliced_wasserstein_matches_pot_with_same_projections():
     rng = np.random.default_rng(3)
     x, y = rng.normal(size=(200, 4)), rng.normal(0.3, 1.2, size=(150, 4))
-    ev = SlicedWasserstein(num_projections=50, p=2.0, seed=7)
-    proj = ev.projections(4)
+    ev = SlicedWasserstein(num_projections=50, p=2.0)
+    proj = ev.projections(4, torch.Generator().manual_seed(7))
     assert proj.shape == (4, 50) and np.allclose(np.linalg.norm(proj, axis=0), 1)
     expect = ot.sliced_wasserstein_distance(x, y, n_projections=50, p=2, projections=proj)
-    assert ev.evaluate({"x": _s(x)}, _s(y)).values["x/sliced_wasserstein"] == pytest.approx(expect, rel=1e-10)
-    # a different seed gives different projections (and a different value)
-    other = (
-        SlicedWasserstein(num_projections=50, seed=8)
-        .evaluate({"x": _s(x)}, _s(y))
-        .values["x/sliced_wasserstein"]
-    )
-    assert other != pytest.approx(expect, rel=1e-12)
+    got = ev.evaluate({"x": _s(x)}, _s(y), generator=torch.Generator().manual_seed(7))
+    assert got.values["x/sliced_wasserstein"] == pytest.approx(expect, rel=1e-10)
+    # another stage generator (another root seed) gives other projections and another value
+    other = ev.evaluate({"x": _s(x)}, _s(y), generator=torch.Generator().manual_seed(8))
+    assert other.values["x/sliced_wasserstein"] != pytest.approx(expect, rel=1e-12)
 
 
 def test_wasserstein_matches_emd2_and_scipy_1d():
     rng = np.random.default_rng(4)
     x, y = rng.normal(size=(60, 3)), rng.normal(1.0, 1.0, size=(50, 3))
     expect = ot.emd2(np.full(60, 1 / 60), np.full(50, 1 / 50), ot.dist(x, y, metric="sqeuclidean")) ** 0.5
-    assert Wasserstein(p=2).evaluate({"x": _s(x)}, _s(y)).values["x/wasserstein"] == pytest.approx(
-        expect, rel=1e-8
-    )
+    assert Wasserstein(p=2).evaluate({"x": _s(x)}, _s(y), generator=torch.Generator().manual_seed(0)).values[
+        "x/wasserstein"
+    ] == pytest.approx(expect, rel=1e-8)
     # weighted W1 in 1-D against scipy's closed form on the quantile functions
     u, v = rng.normal(size=80), rng.normal(0.5, 2.0, size=70)
     lw = rng.normal(size=80)
     ref = scipy.stats.wasserstein_distance(u, v, u_weights=np.exp(lw))
-    got = Wasserstein(p=1).evaluate({"u": _s(u[:, None], lw)}, _s(v[:, None])).values["u/wasserstein"]
+    got = (
+        Wasserstein(p=1)
+        .evaluate({"u": _s(u[:, None], lw)}, _s(v[:, None]), generator=torch.Generator().manual_seed(0))
+        .values["u/wasserstein"]
+    )
     assert got == pytest.approx(ref, rel=1e-8)
 
 
@@ -134,7 +145,9 @@ def test_wasserstein_subsampling_is_reported():
     rng = np.random.default_rng(5)
     with pytest.warns(UserWarning, match="subsampled"):
         m = Wasserstein(max_points=30).evaluate(
-            {"x": _s(rng.normal(size=(50, 2)))}, _s(rng.normal(size=(20, 2)))
+            {"x": _s(rng.normal(size=(50, 2)))},
+            _s(rng.normal(size=(20, 2))),
+            generator=torch.Generator().manual_seed(0),
         )
     assert any("subsampled from 50 to 30" in n for n in m.info["notes"])
 
@@ -152,13 +165,17 @@ class _Exact(Target):
 
 def test_reference_target_and_bad_inputs():
     x = _s(np.random.default_rng(6).normal(2.0, 1.0, size=(500, 1)))
-    m1 = EnergyDistance(num_reference_samples=500).evaluate({"x": x}, _Exact())
-    m2 = EnergyDistance(num_reference_samples=500).evaluate({"x": x}, _Exact())
+    m1 = EnergyDistance(num_reference_samples=500).evaluate(
+        {"x": x}, _Exact(), generator=torch.Generator().manual_seed(0)
+    )
+    m2 = EnergyDistance(num_reference_samples=500).evaluate(
+        {"x": x}, _Exact(), generator=torch.Generator().manual_seed(0)
+    )
     assert m1.values == m2.values and m1.values["x/energy_distance"] < 0.05
     with pytest.raises(ConfigError, match="no exact sampler"):
-        EnergyDistance().evaluate({"x": x}, _NoSampler())
+        EnergyDistance().evaluate({"x": x}, _NoSampler(), generator=torch.Generator().manual_seed(0))
     with pytest.raises(ConfigError, match="dimension"):
-        EnergyDistance().evaluate({"x": x}, _s(np.zeros((3, 2))))
+        EnergyDistance().evaluate({"x": x}, _s(np.zeros((3, 2))), generator=torch.Generator().manual_seed(0))
     with pytest.raises(ConfigError, match="bandwidth"):
         MMD(bandwidth=-1.0)
 
@@ -171,7 +188,9 @@ def test_mmd_median_heuristic_with_ties_uses_nonzero_distances_and_says_so():
     y[80:] = torch.linspace(-2.0, -1.0, 20)[:, None]
     pooled = torch.pdist(torch.cat([x, y]))
     assert float(pooled.median()) == 0.0
-    m = MMD().evaluate({"s": Samples(x=x)}, reference=Samples(x=y))
+    m = MMD().evaluate(
+        {"s": Samples(x=x)}, reference=Samples(x=y), generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["s/bandwidth"] == pytest.approx(float(pooled[pooled > 0].median()))
     assert m.values["s/mmd"] > 0.1  # different samples give a positive MMD (the old fallback gave ~0)
     assert "ties" in m.info["notes"][0]
@@ -182,7 +201,7 @@ def test_constant_reference_is_a_config_error():
     sub = Samples(x=torch.randn(50, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64))
     for ev in (MMD(), EnergyDistance()):
         with pytest.raises(ConfigError, match="reference is constant"):
-            ev.evaluate({"s": sub}, reference=ref)
+            ev.evaluate({"s": sub}, reference=ref, generator=torch.Generator().manual_seed(0))
     from quadriga_std.evaluators.distances import _median_distance
 
     with pytest.raises(ConfigError, match="bandwidth"):

@@ -40,7 +40,7 @@ def test_ess_evaluator_values_and_iact():
     s = Samples(
         x=chains.reshape(-1, 2), chains=chains, info={"stage": "ar", "seconds": 2.0, "score_evals": 8000}
     )
-    m = ESS(method="basic").evaluate(s)
+    m = ESS(method="basic").evaluate(s, generator=torch.Generator().manual_seed(0))
     e_slow, e_fast = m.info["ess"]["ar"]
     assert e_slow == pytest.approx(8000 / 9, rel=0.15) and e_fast == pytest.approx(8000, rel=0.1)
     assert m.values["ar/ess_min"] == pytest.approx(e_slow)
@@ -53,24 +53,30 @@ def test_moment_error_by_hand():
     g = Gaussian(mean=[1.0, 0.0], covariance=[[2.0, 0.0], [0.0, 1.0]])
     x = torch.tensor([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]], dtype=torch.float64)
     chains = x.reshape(2, 2, 2)
-    m = MomentError().evaluate({"a": Samples(x=x, chains=chains)}, g)
+    m = MomentError().evaluate(
+        {"a": Samples(x=x, chains=chains)}, g, generator=torch.Generator().manual_seed(0)
+    )
     # mean (1, 1): mse = (0 + 1) / 2; sample covariance (ddof 1) = 4/3 I -> ||(-2/3, 1/3)||_F
     assert m.values["a/mean_mse"] == pytest.approx(0.5)
     assert m.values["a/cov_error"] == pytest.approx(math.sqrt(4 / 9 + 1 / 9))
     # chain means (1, 0) and (1, 2): mses 0 and 2 -> 1
     assert m.values["a/chain_mean_mse"] == pytest.approx(1.0)
     # weights: all mass on the first point
-    w = MomentError().evaluate({"w": Samples(x=x, log_weights=torch.tensor([0.0, -1e9, -1e9, -1e9]))}, g)
+    w = MomentError().evaluate(
+        {"w": Samples(x=x, log_weights=torch.tensor([0.0, -1e9, -1e9, -1e9]))},
+        g,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert w.values["w/mean_mse"] == pytest.approx(0.5)
     with pytest.raises(ConfigError, match="mean"):
-        MomentError().evaluate({"a": Samples(x=x)}, object())
+        MomentError().evaluate({"a": Samples(x=x)}, object(), generator=torch.Generator().manual_seed(0))
 
 
 def test_moment_error_of_exact_samples_is_small():
     g = Gaussian(dim=3, equicorrelation=0.5)
     n = 20000
     s = Samples(x=g.sample(n, generator=torch.Generator().manual_seed(0)))
-    m = MomentError().evaluate({"iid": s}, g)
+    m = MomentError().evaluate({"iid": s}, g, generator=torch.Generator().manual_seed(0))
     # E[mean_mse] = trace(S) / (d n) = 1 / n; allow 10x (chi-square tail)
     assert m.values["iid/mean_mse"] < 10 / n
     assert m.values["iid/cov_error"] < 0.1
@@ -83,7 +89,9 @@ def test_mode_coverage_exact_and_stuck_samples():
         800, 2, generator=torch.Generator().manual_seed(2), dtype=torch.float64
     )
     stuck = Samples(x=stuck_x, chains=stuck_x.reshape(2, 400, 2))
-    m = ModeCoverage().evaluate({"exact": exact, "stuck": stuck}, gmm)
+    m = ModeCoverage().evaluate(
+        {"exact": exact, "stuck": stuck}, gmm, generator=torch.Generator().manual_seed(0)
+    )
     # TV of a multinomial frequency: E <= sum_k sqrt(w_k (1 - w_k) / n) / 2 ~ 0.0095; allow 3x
     assert m.values["exact/tv"] < 0.03
     assert m.values["exact/modes_visited"] == 4
@@ -97,7 +105,7 @@ def test_mode_coverage_exact_and_stuck_samples():
     fig = m.figures["samples"]
     assert len(fig.axes) == 2
     with pytest.raises(ConfigError, match="mixture"):
-        ModeCoverage().evaluate(exact, DoubleWell())
+        ModeCoverage().evaluate(exact, DoubleWell(), generator=torch.Generator().manual_seed(0))
 
 
 def test_gmm_pipeline_runs_small(tmp_path):
@@ -122,10 +130,14 @@ def test_ess_of_a_stuck_chain_is_one_draw_per_chain_not_the_number_of_draws():
     stuck = torch.zeros(2, 2000, 1, dtype=torch.float64)
     stuck[1] += 3.0
     assert float(arviz.ess(stuck[:1, :, 0].numpy())) == 2000  # what arviz alone reports
-    m = ESS().evaluate({"samples": Samples(x=stuck.reshape(-1, 1), chains=stuck)})
+    m = ESS().evaluate(
+        {"samples": Samples(x=stuck.reshape(-1, 1), chains=stuck)}, generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["samples/ess_min"] == 2.0 and m.values["samples/stuck_chains"] == 2.0
     assert "never moved" in m.info["notes"][0]
     # i.i.d. draws are near 2000 (arviz may exceed n for negatively correlated draws; then a note)
     iid = torch.randn(4, 500, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    m = ESS().evaluate({"samples": Samples(x=iid.reshape(-1, 2), chains=iid)})
+    m = ESS().evaluate(
+        {"samples": Samples(x=iid.reshape(-1, 2), chains=iid)}, generator=torch.Generator().manual_seed(0)
+    )
     assert 1500 < m.values["samples/ess_min"] < 2600 and m.values["samples/rhat_max"] < 1.01

@@ -138,7 +138,9 @@ def test_q_overestimation_against_hand_computed_returns():
     fitted = Fitted(
         model=_constant_q([2.0, 1.0]), info={"gamma": gamma, "component": "toy", "stage": "toy-s0"}
     )
-    m = QOverestimation(num_episodes=2, tail_steps=3).evaluate(fitted, _ChainTask())
+    m = QOverestimation(num_episodes=2, tail_steps=3).evaluate(
+        fitted, _ChainTask(), generator=torch.Generator().manual_seed(0)
+    )
     # scored states t = 0, 1 (time limit 2); rollouts extended to 5 steps of reward 1
     g0 = sum(gamma**k for k in range(5))
     g1 = sum(gamma**k for k in range(4))
@@ -149,11 +151,16 @@ def test_q_overestimation_against_hand_computed_returns():
 
 def test_episode_return_on_toy_chain():
     subjects = {
-        f"toy-s{i}": Fitted(model=_constant_q([0.0, 1.0]), info={"component": "toy"}) for i in range(2)
+        f"toy[{i}]": Fitted(model=_constant_q([0.0, 1.0]), info={"component": "toy"}) for i in range(2)
     }
-    m = EpisodeReturn(num_episodes=3).evaluate(subjects, _ChainTask())
-    assert m.values["toy-s0/mean_return"] == 2.0 and m.values["toy/mean_return_mean"] == 2.0
-    assert len(m.tables["episode_return"]) == 2 and "episode_return" in m.figures
+    subjects["toy[lr=0.1][0]"] = Fitted(model=_constant_q([1.0, 0.0]), info={"component": "toy"})
+    m = EpisodeReturn(num_episodes=3).evaluate(
+        subjects, _ChainTask(), generator=torch.Generator().manual_seed(0)
+    )
+    assert m.values["toy[0]/mean_return"] == 2.0 and m.values["toy/mean_return_mean"] == 2.0
+    # another configuration of the same component is its own group, not pooled into "toy"
+    assert "toy[lr=0.1]/mean_return_mean" in m.values and "toy[lr=0.1][0]/mean_return" in m.values
+    assert len(m.tables["episode_return"]) == 3 and "episode_return" in m.figures
 
 
 def test_return_curve_auc_and_bands():
@@ -167,12 +174,14 @@ def test_return_curve_auc_and_bands():
         history={"env_step": [5, 30], "episode_return": [3.0, 5.0]},
         info={"component": "x", "env_steps": 40},
     )
-    m = ReturnCurve(num_points=3, smoothing_episodes=1).evaluate({"x-s0": a, "x-s1": b})
+    m = ReturnCurve(num_points=3, smoothing_episodes=1).evaluate(
+        {"x[0]": a, "x[1]": b}, generator=torch.Generator().manual_seed(0)
+    )
     # common grid [10, 20, 30]; curves [1, 2, 3] and [3, 3, 5]; trapezoid / range
-    assert m.values["x-s0/auc"] == pytest.approx((1.5 * 10 + 2.5 * 10) / 20)
-    assert m.values["x-s1/auc"] == pytest.approx((3 * 10 + 4 * 10) / 20)
+    assert m.values["x[0]/auc"] == pytest.approx((1.5 * 10 + 2.5 * 10) / 20)
+    assert m.values["x[1]/auc"] == pytest.approx((3 * 10 + 4 * 10) / 20)
     assert m.values["x/auc_mean"] == pytest.approx(2.75)
     assert m.values["x/auc_stderr"] == pytest.approx(math.sqrt(2 * 0.75**2) / math.sqrt(2))
-    assert m.values["x-s1/final_return"] == 5.0 and "return_curve" in m.figures
+    assert m.values["x[1]/final_return"] == 5.0 and "return_curve" in m.figures
     with pytest.raises(ConfigError, match="episode history"):
-        ReturnCurve().evaluate(Fitted(model=None, history={}))
+        ReturnCurve().evaluate(Fitted(model=None, history={}), generator=torch.Generator().manual_seed(0))

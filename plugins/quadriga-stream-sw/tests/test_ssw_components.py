@@ -90,18 +90,19 @@ def test_stream_task_is_replayable_and_has_the_right_moments():
 
 def test_evaluator_matches_estimator_and_accepts_a_target():
     src, ref = _samples(300, 0.0, 0), _samples(300, 1.0, 1)
-    metrics = StreamSWEvaluator(k=400, seed=5).evaluate({"a": src}, ref)
-    from quadriga.seeding import derive_seed, make_generator
+    stage = torch.Generator().manual_seed(5)
+    metrics = StreamSWEvaluator(k=400).evaluate({"a": src}, ref, generator=stage)
+    from quadriga.seeding import child_generator
 
-    theta = random_projections(2, 100, make_generator(derive_seed(5, "projections")))
+    theta = random_projections(2, 100, child_generator(torch.Generator().manual_seed(5), "projections"))
     assert metrics.values["a/stream_sw"] == pytest.approx(exact_sliced(src.x, ref.x, theta), rel=1e-12)
 
     class Shifted:
         def sample(self, num_samples, *, generator):
             return torch.randn(num_samples, 2, generator=generator, dtype=torch.float64) + 1.0
 
-    big = StreamSWEvaluator(k=100, seed=5, num_reference_samples=20_000, batch_size=5000)
-    out = big.evaluate(_samples(20_000, 0.0, 2), Shifted()).values
+    big = StreamSWEvaluator(k=100, num_reference_samples=20_000, batch_size=5000)
+    out = big.evaluate(_samples(20_000, 0.0, 2), Shifted(), generator=torch.Generator().manual_seed(0)).values
     # SW_2 between N(0, I) and N(1, I) in 2-D: sqrt(|(1, 1)|^2 / 2) = 1
     assert out["subject/stream_sw"] == pytest.approx(1.0, abs=4 * out["subject/stream_sw_stderr"] + 0.02)
     assert out["subject/memory_floats"] < 2 * 100 * 20_000 / 10
@@ -109,12 +110,16 @@ def test_evaluator_matches_estimator_and_accepts_a_target():
 
 def test_relative_error_evaluator():
     m = RelativeError().evaluate(
-        {"s": Estimate(value=2.2, info={"retained_per_projection": 10})}, Estimate(value=2.0)
+        {"s": Estimate(value=2.2, info={"retained_per_projection": 10})},
+        Estimate(value=2.0),
+        generator=torch.Generator().manual_seed(0),
     )
     assert m.values["s/relative_error"] == pytest.approx(0.1)
     assert m.values["s/retained_per_projection"] == 10
     with pytest.raises(ConfigError):
-        RelativeError().evaluate({"s": Estimate(value=1.0)}, Estimate(value=0.0))
+        RelativeError().evaluate(
+            {"s": Estimate(value=1.0)}, Estimate(value=0.0), generator=torch.Generator().manual_seed(0)
+        )
 
 
 def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
@@ -132,12 +137,16 @@ def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
 
 
 def test_claims_at_smoke_scale(tmp_path):
+    """Smoke scale: paired ratios per preset and k, slopes per preset, status 'ran'."""
+    from quadriga.claims import evaluate_claim
     from quadriga_stream_sw.claims import beats_subsample, flat_in_n
 
-    res = beats_subsample("smoke", out_dir=tmp_path)
-    assert res.passed, res.summary
+    rec = evaluate_claim(beats_subsample, beats_subsample.observations("smoke", tmp_path), "smoke")
+    assert rec["status"] == "ran" and rec["holm"]
     assert (tmp_path / "error_vs_memory.png").stat().st_size > 1000
-    assert all(0 < res.numbers[f"{p}/k={k}/ratio"] < 1 for p in ("gaussians", "mixtures") for k in (10, 50))
-    flat = flat_in_n("smoke", out_dir=tmp_path)
-    assert all(math.isfinite(v) for v in flat.numbers.values())
-    assert set(flat.numbers) >= {"gaussians/slope", "mixtures/slope"}
+    groups = {c["group"]: c for c in rec["comparisons"]}
+    assert set(groups) == {f"{p} k={k}" for p in ("gaussians", "mixtures") for k in (10, 50)}
+    assert all(0 < c["estimate"] < 1 and c["n"] == 2 for c in groups.values())
+    flat = evaluate_claim(flat_in_n, flat_in_n.observations("smoke", tmp_path), "smoke")
+    assert [c["group"] for c in flat["comparisons"]] == ["gaussians", "mixtures"]
+    assert all(math.isfinite(c["estimate"]) and c["low"] <= c["high"] for c in flat["comparisons"])

@@ -67,3 +67,19 @@ def test_datasketches_backend_weights_and_rank_error():
         _weighted_cdf(values[:, 0], weights[:, 0], q) - (x[:, 0][None] <= q[:, None]).double().mean(1)
     ).abs()
     assert err.max() < 0.02
+
+
+def test_compaction_offsets_fresh_coin_every_second_compaction():
+    """KLL pairs compactions: offsets b1, 1 - b1, b2, 1 - b2, ... with b1, b2 independent coins."""
+    import torch
+
+    from quadriga_stream_sw.sketch import BatchedKLL
+
+    sk = BatchedKLL(256, 8, generator=torch.Generator().manual_seed(0))
+    offsets = [sk._coin(0) for _ in range(8)]
+    for a, b in zip(offsets[::2], offsets[1::2], strict=True):
+        assert torch.equal(b, 1 - a)
+    fresh = torch.cat(offsets[::2], dim=1).double()  # [256, 4] independent fair coins
+    # the old scheme (one coin, then alternation) made fresh[:, j] equal fresh[:, 0] for every j
+    assert 0.35 < float((fresh[:, 1] == fresh[:, 0]).double().mean()) < 0.65
+    assert 0.4 < float(fresh.mean()) < 0.6

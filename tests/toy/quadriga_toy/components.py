@@ -50,7 +50,7 @@ class ToyNormal(Target):
     def sample(self, num_samples, *, generator):
         """Exact draws, Tensor[num_samples, d]."""
         return self.mean + self.scale * torch.randn(
-            num_samples, self.dimension, generator=generator, dtype=torch.float64
+            num_samples, self.dimension, generator=generator, dtype=torch.float64, device=generator.device
         )
 
 
@@ -128,7 +128,7 @@ class ToyMeanError(Evaluator):
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
     plot: bool = param(False, doc="also make a figure")
 
-    def evaluate(self, subject, reference=None):
+    def evaluate(self, subject, reference=None, *, generator):
         """``{subject}/mean_error``."""
         values = {
             f"{name}/mean_error": abs(float(s.x[:, 0].mean()) - reference.mean)

@@ -95,7 +95,7 @@ class MixtureDiagnostics(Evaluator):
         validator=attrs.validators.in_(("weight_error", "radial_error", "direction_w1")),
     )
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Score each subject; see the class docstring for inputs, outputs and errors."""
         from quadriga_ddpm.gaussian_exact import kl_isotropic, output_law, tv_isotropic
         from quadriga_ddpm.metrics import loglog_slope, mixture_metrics

@@ -92,7 +92,7 @@ class MMDToTarget(Evaluator):
     )
     plot: bool = param(True, doc="draw the subjects over the density contours when d = 2")
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Exact MMD of each subject to ``reference`` (see the class docstring for shapes and errors)."""
         subjects = _subjects(subject)
         if isinstance(reference, Samples):
@@ -195,7 +195,7 @@ class IntegrationError(Evaluator):
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Integration errors of each subject (see the class docstring)."""
         subjects = _subjects(subject)
         w, mu, cov = _mixture(reference, "integration-error")

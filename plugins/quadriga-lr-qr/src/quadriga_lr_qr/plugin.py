@@ -50,13 +50,13 @@ def quadriga_register(registry):
     registry.add_claim(
         "lrqr-synthetic-coverage",
         "quadriga_lr_qr.claims:synthetic_shift_claim",
-        summary="LR-QR target coverage within 0.02 of 0.90 where split conformal under-covers "
-        "(delta >= 1); width <= 1.1x weighted conformal with the exact ratio",
+        summary="LR-QR's target coverage is at least 0.90 - 0.02 on a 50-d mean shift (delta = 1) where "
+        "split conformal under-covers; width ratios against the baselines reported",
         paper=_PAPER + ", sec. 5",
     )
     registry.add_claim(
         "lrqr-diabetes-coverage",
         "quadriga_lr_qr.claims:diabetes_shift_claim",
-        summary="The same comparison on diabetes with an exponentially tilted target (exact ratio)",
+        summary="LR-QR's target coverage is at least 0.90 - 0.02 on diabetes tilted on bmi (exact ratio)",
         paper=_PAPER + ", sec. 5",
     )

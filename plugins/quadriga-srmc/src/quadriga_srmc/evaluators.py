@@ -20,6 +20,7 @@ from quadriga import param
 from quadriga.artifacts import Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
+from quadriga.seeding import child_numpy_rng
 
 __all__ = [
     "MagnetizationError",
@@ -85,7 +86,10 @@ def _check_common(instance: Any, baseline: str, subjects: dict[str, Any]) -> Non
 
 @attrs.define(kw_only=True)
 class _ReplicateEvaluator(Evaluator):
-    """Shared parameters of the evaluators over replicate chains: a baseline subject and bootstrap intervals."""
+    """Shared parameters of the evaluators over replicate chains: a baseline subject and bootstrap intervals.
+
+    The bootstrap resamples come from the ``"bootstrap"`` stream of the stage generator.
+    """
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
 
@@ -100,7 +104,6 @@ class _ReplicateEvaluator(Evaluator):
         doc="confidence level of the intervals",
         validator=[attrs.validators.gt(0), attrs.validators.lt(1)],
     )
-    seed: int = param(0, doc="seed of the bootstrap resampling")
 
 
 @attrs.define(kw_only=True)
@@ -119,7 +122,7 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
     Source: Hu et al. 2026, Sec. 5 (MSE of the mean over replicates).
     """
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against ``reference`` (a Target)."""
         subjects = named(subject)
         _check_common(self, self.baseline, subjects)
@@ -128,8 +131,8 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
             raise ConfigError(
                 "replicate-mean-mse needs a reference target with an exact mean.", key="reference"
             )
-        mu = np.asarray(mu.double().numpy() if hasattr(mu, "double") else mu, dtype=np.float64)
-        rng = np.random.default_rng(self.seed)
+        mu = np.asarray(mu.detach().cpu().double().numpy() if hasattr(mu, "double") else mu, dtype=np.float64)
+        rng = child_numpy_rng(generator, "bootstrap")
         mses = {n: ((chain_means(s, n) - mu) ** 2).mean(1) for n, s in subjects.items()}
         values: dict[str, float] = {}
         rows = []
@@ -226,7 +229,7 @@ class MagnetizationError(_ReplicateEvaluator):
     bootstrap intervals (Efron & Tibshirani 1993, ch. 13).
     """
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against an Ising ``reference``."""
         subjects = named(subject)
         _check_common(self, self.baseline, subjects)
@@ -234,7 +237,7 @@ class MagnetizationError(_ReplicateEvaluator):
             raise ConfigError("magnetization-error needs the spin target as reference.", key="reference")
         exact_m = exact_expectation(reference, lambda s: s.mean(-1))
         exact_abs = exact_expectation(reference, lambda s: s.mean(-1).abs())
-        rng = np.random.default_rng(self.seed)
+        rng = child_numpy_rng(generator, "bootstrap")
         errs, values, rows = {}, {}, []
         for n, s in subjects.items():
             means = chain_means(s, n)

@@ -176,7 +176,7 @@ class SRMC(Sampler):
         if kind == "auto":
             kind = "discrete" if hasattr(target, "flip_log_ratios") else "gradient"
         uses_score = getattr(kernel, "uses_score", True)
-        is_gibbs = type(kernel).__name__ == "Gibbs"
+        is_gibbs = bool(getattr(kernel, "discrete", False))
         if kind == "gradient" and is_gibbs:
             raise ConfigError(
                 "the Gibbs kernel needs a spin target and score_kind 'discrete' (or 'auto').",
@@ -195,7 +195,7 @@ class SRMC(Sampler):
     def _drift(self) -> str:
         if self.drift != "auto":
             return self.drift
-        return "exact" if type(self.base_kernel).__name__ == "ULA" else "shifted"
+        return "shifted" if getattr(self.base_kernel, "metropolis_adjusted", True) else "exact"
 
     # ------------------------------------------------------------------ run
     def run(self, target: Any, *, generator: torch.Generator, x0: torch.Tensor | None = None) -> SRRun:

@@ -1,4 +1,11 @@
-"""The paper's claims as runnable checks (``quadriga verify quadriga-stratified-grpo``)."""
+"""The paper's claims (``quadriga verify quadriga-stratified-grpo``).
+
+``stratified-grpo-advantage-identities`` checks exact identities at float precision (a
+deterministic check, kept as a function). ``stratified-grpo-learning`` is a
+:class:`quadriga.claims.Claim`: per-seed final training-batch returns of Stratified GRPO at
+alpha 0.5 and 1 against GRPO, one comparison per alpha with Holm correction. The test bed is
+unchanged (the search agent, where SAN is blind to the tool cost).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ from typing import Any
 
 import tomllib
 
-from quadriga.claims import ClaimResult
+from quadriga.claims import Claim, ClaimResult, Effect, Observations, Scale, Tuning
 
 __all__ = ["advantage_identities", "learning", "pipeline_config"]
 
@@ -108,60 +115,59 @@ def pipeline_config(scale: str) -> dict[str, Any]:
     return config
 
 
-def learning(scale: str, *, out_dir: Path) -> ClaimResult:
-    """Final return and AUC of stratified-grpo (alpha 0.5 and 1) against grpo on the search agent.
+def _learning_experiment(scale: Scale, out_dir: Path) -> Observations:
+    """Run ``search-agent-sgrpo`` and return per-seed final returns, grouped by alpha.
 
-    Runs the ``search-agent-sgrpo`` pipeline (paper: 10 seeds x 3 methods x 200 updates; smoke: 2 seeds,
-    4 tiny updates) and reads the ``training-curves`` stage: differences of means over seeds with
-    percentile-bootstrap 95% intervals.
-
-    Returns:
-        :class:`ClaimResult`. At paper scale it passes when, for some alpha, the interval of the
-        final-return difference (stratified-grpo minus grpo) lies above 0; at smoke scale when every
-        number is finite.
-
-    Source: Zhu et al. 2025, arXiv 2510.06214 (Stratified GRPO outperforms GRPO in training reward).
+    The final return of one seed is its mean training-batch return over the last 10% of updates
+    (as in ``training-curves``). Source: Zhu et al. 2025, arXiv 2510.06214 (training reward).
     """
-    import math
     import shutil
 
-    from quadriga import api
+    import numpy as np
 
-    result = api.run(pipeline_config(scale), out=out_dir / "run")
-    metrics = result.artifacts["curves"]
-    values = dict(metrics.values)
+    from quadriga import api
+    from quadriga_stratified_grpo.curves import TrainingCurves, group_label
+
+    result = api.run(pipeline_config(str(scale.options.get("name", "paper"))), out=out_dir / "run")
+    fraction = TrainingCurves().final_fraction
+    finals: dict[str, list[float]] = {}
+    for name, art in sorted(result.artifacts.items()):
+        history = getattr(art, "history", None)
+        if not isinstance(history, dict) or not history.get("mean_return"):
+            continue
+        r = np.asarray(history["mean_return"], float)
+        tail = max(1, round(fraction * len(r)))
+        finals.setdefault(group_label(name, art), []).append(float(r[-tail:].mean()))
+    if "grpo" not in finals:
+        raise RuntimeError(f"no grpo band among {sorted(finals)}")
+    values = {band: {"sgrpo": v, "grpo": finals["grpo"]} for band, v in finals.items() if band != "grpo"}
     figures = {}
     for png in sorted((out_dir / "run").rglob("*.png")):
-        target = out_dir / png.name
-        shutil.copyfile(png, target)
-        figures[png.stem] = target.name
-    bands = [b for b in metrics.info["bands"] if b != "grpo"]
-    lines = [
-        "| band | final return | AUC | final return - grpo | AUC - grpo | final tool calls |",
-        "|---|---|---|---|---|---|",
-    ]
-    for row in metrics.tables["summary"]:
-        lines.append(
-            f"| {row['band']} | {row['final_return']} | {row['auc']} | {row.get('final_return_diff', '')} "
-            f"| {row.get('auc_diff', '')} | {row.get('final_tool_calls', '')} |"
-        )
-    parts = []
-    for band in bands:
-        parts.append(
-            f"{band}: final return diff {values[f'{band}/final_return_diff']:+.3f} "
-            f"[{values[f'{band}/final_return_diff_low']:+.3f}, {values[f'{band}/final_return_diff_high']:+.3f}],"
-            f" AUC diff {values[f'{band}/auc_diff']:+.3f} [{values[f'{band}/auc_diff_low']:+.3f}, "
-            f"{values[f'{band}/auc_diff_high']:+.3f}]"
-        )
-    if scale == "paper":
-        passed = any(values[f"{band}/final_return_diff_low"] > 0 for band in bands)
-    else:
-        passed = all(math.isfinite(v) for v in values.values())
-    summary = (
-        f"grpo final return {values['grpo/final_return']:.3f}; "
-        + "; ".join(parts)
-        + " (claim: stratified-grpo above grpo)"
-    )
-    return ClaimResult(
-        passed=passed, summary=summary, numbers=values, figures=figures, table="\n".join(lines)
-    )
+        shutil.copyfile(png, out_dir / png.name)
+        figures[png.stem] = str(out_dir / png.name)
+    numbers = {f"{band}/final_return_mean": float(np.mean(v)) for band, v in finals.items()}
+    numbers.update({f"{band}/num_seeds": len(v) for band, v in finals.items()})
+    return Observations(values=values, numbers=numbers, figures=figures)
+
+
+learning = Claim(
+    arms=("sgrpo", "grpo"),
+    experiment=_learning_experiment,
+    effect=Effect(
+        quantity="final training-batch return (mean over the last 10% of updates), Stratified GRPO - GRPO "
+        "(difference of means over seeds)",
+        statistic="difference",
+        relation="greater",
+        value=0.0,
+        paired=False,
+    ),
+    scales={
+        "smoke": Scale(replicates=_SMOKE["seeds"], options={"name": "smoke"}),
+        "paper": Scale(replicates=10, options={"name": "paper"}),
+    },
+    tuning={
+        "sgrpo": Tuning(2, "alpha in {0.5, 1}, both reported and Holm-corrected"),
+        "grpo": Tuning(1, "the same budget and entropy bonus 0.01"),
+    },
+)
+"""Stratified GRPO's final return is above GRPO's, for each alpha (Holm over the two)."""

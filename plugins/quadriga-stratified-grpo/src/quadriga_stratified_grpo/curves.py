@@ -10,6 +10,8 @@ import attrs
 import numpy as np
 
 from quadriga import ConfigError, Evaluator, Metrics, named, param
+from quadriga.expansion import replicate_base
+from quadriga.seeding import child_numpy_rng
 from quadriga.validators import int_at_least, number_in
 
 __all__ = ["TrainingCurves", "bootstrap_mean_interval", "group_label"]
@@ -18,11 +20,15 @@ _SEED_SUFFIX = re.compile(r"[-_]s(eed)?\d+$")
 
 
 def group_label(name: str, artifact: Any) -> str:
-    """The band an artifact belongs to: its learner's ``info["label"]`` (which tells hyperparameter
-    variants apart, e.g. ``"stratified-grpo(alpha=0.5)"``), else the registered
-    ``info["component"]``, else the stage name without a ``-s<k>`` seed suffix."""
+    """The band an artifact belongs to: its learner's ``info["label"]`` when set, else the stage
+    name before its replicate index (``"sgrpo[alpha=0.5][3]"`` -> ``"sgrpo[alpha=0.5]"``: one
+    configuration, see :func:`quadriga.expansion.replicate_base`), else the stage name without a
+    ``-s<k>`` seed suffix. Never the component name: two variants of one learner are two bands."""
     info = getattr(artifact, "info", {}) or {}
-    return str(info.get("label") or info.get("component") or _SEED_SUFFIX.sub("", name))
+    if info.get("label"):
+        return str(info["label"])
+    base = replicate_base(name)
+    return base if base != name else _SEED_SUFFIX.sub("", name)
 
 
 def bootstrap_mean_interval(
@@ -31,13 +37,14 @@ def bootstrap_mean_interval(
     *,
     confidence: float = 0.95,
     num_resamples: int = 2000,
-    seed: int = 0,
+    rng: np.random.Generator | None = None,
 ) -> tuple[float, float, float]:
     """Mean of ``x`` (or ``mean(x) - mean(y)``) with a percentile bootstrap interval over seeds.
 
     Args:
         x: ``float[n]`` per-seed values; y: ``float[m]`` or ``None`` (independent samples).
-        confidence: interval level in (0, 1); num_resamples: bootstrap resamples; seed: resampling seed.
+        confidence: interval level in (0, 1); num_resamples: bootstrap resamples;
+            rng: the resampling stream (``None``: a fresh unseeded one).
 
     Returns:
         ``(estimate, low, high)``; with fewer than 2 values per sample the interval collapses to the estimate.
@@ -61,7 +68,7 @@ def bootstrap_mean_interval(
         n_resamples=num_resamples,
         method="percentile",
         vectorized=True,
-        random_state=np.random.default_rng(seed),
+        random_state=rng if rng is not None else np.random.default_rng(),
     )
     return estimate, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
@@ -108,7 +115,6 @@ class TrainingCurves(Evaluator):
         0.95, doc="bootstrap interval level", validator=number_in(0.0, 1.0, low_open=True, high_open=True)
     )
     num_resamples: int = param(2000, doc="bootstrap resamples", validator=int_at_least(100))
-    bootstrap_seed: int = param(0, doc="seed of the bootstrap resampling", validator=int_at_least(0))
     smooth: int = param(
         5, doc="moving-average window (updates) of the plotted curves", validator=int_at_least(1)
     )
@@ -137,7 +143,7 @@ class TrainingCurves(Evaluator):
             }
         return bands
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Score and plot (see the class docstring). Returns :class:`quadriga.Metrics`."""
         bands = self._bands(subject)
         if self.baseline and self.baseline not in bands:
@@ -148,11 +154,7 @@ class TrainingCurves(Evaluator):
                 f"{suggest(self.baseline, bands)}",
                 key="baseline",
             )
-        boot = {
-            "confidence": self.confidence,
-            "num_resamples": self.num_resamples,
-            "seed": self.bootstrap_seed,
-        }
+        boot = {"confidence": self.confidence, "num_resamples": self.num_resamples}
         per_seed = {}
         for label, band in bands.items():
             length = band["mean_return"].shape[1]
@@ -168,14 +170,16 @@ class TrainingCurves(Evaluator):
             row: dict[str, Any] = {"band": label, "num_seeds": len(scores["auc"])}
             values[f"{label}/num_seeds"] = float(len(scores["auc"]))
             for metric in ("final_return", "auc"):
-                est, low, high = bootstrap_mean_interval(scores[metric], **boot)
+                rng = child_numpy_rng(generator, f"bootstrap/{label}/{metric}")
+                est, low, high = bootstrap_mean_interval(scores[metric], rng=rng, **boot)
                 values.update(
                     {f"{label}/{metric}": est, f"{label}/{metric}_low": low, f"{label}/{metric}_high": high}
                 )
                 row[metric] = f"{est:.4f} [{low:.4f}, {high:.4f}]"
                 if self.baseline and label != self.baseline:
+                    rng = child_numpy_rng(generator, f"bootstrap/{label}/{metric}_diff")
                     est, low, high = bootstrap_mean_interval(
-                        scores[metric], per_seed[self.baseline][metric], **boot
+                        scores[metric], per_seed[self.baseline][metric], rng=rng, **boot
                     )
                     values.update(
                         {

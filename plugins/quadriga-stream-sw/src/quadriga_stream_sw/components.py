@@ -21,7 +21,7 @@ from quadriga import param
 from quadriga.artifacts import Estimate, Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Estimator, Evaluator, named
-from quadriga.seeding import derive_seed, make_generator
+from quadriga.seeding import child_generator, derive_seed, make_generator
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
 from quadriga_stream_sw.threads import single_thread
@@ -323,7 +323,9 @@ class StreamSWEvaluator(Evaluator):
     """Stream-SW as a metric: SW_p of each subject's samples to a reference, streamed in batches.
 
     ``reference`` is a ``Samples`` artifact or a ``Target`` with an exact sampler (then
-    ``num_reference_samples`` points are drawn batch by batch from ``seed``, never all held).
+    ``num_reference_samples`` points are drawn batch by batch from the ``"reference"`` stream of the
+    stage generator, never all held; the directions and the compaction coins come from its
+    ``"projections"`` and ``"coins"`` streams, the same for every subject of the stage).
     ``values``: ``"<subject>/stream_sw"``, ``"<subject>/stream_sw_stderr"``, ``"<subject>/memory_floats"``.
 
     Shapes:
@@ -350,11 +352,8 @@ class StreamSWEvaluator(Evaluator):
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
     batch_size: int = param(10_000, doc="points per batch", validator=_pos_int)
     num_reference_samples: int = param(10_000, doc="points drawn from a Target reference", validator=_pos_int)
-    seed: int = param(
-        0, doc="seed of the directions, compaction coins and reference draws", validator=_opt_seed
-    )
 
-    def _reference(self, reference: Any, dim: int) -> Callable[[], Iterator[torch.Tensor]]:
+    def _reference(self, reference: Any, generator: Any) -> Callable[[], Iterator[torch.Tensor]]:
         if isinstance(reference, Samples):
             x = _samples_x(reference, "reference")
             return lambda: _chunks(x, self.batch_size)
@@ -364,26 +363,26 @@ class StreamSWEvaluator(Evaluator):
             )
 
         def draws() -> Iterator[torch.Tensor]:
-            gen = make_generator(derive_seed(self.seed, "reference"))
+            gen = child_generator(generator, "reference")
             for start in range(0, self.num_reference_samples, self.batch_size):
                 size = min(self.batch_size, self.num_reference_samples - start)
                 yield torch.as_tensor(reference.sample(size, generator=gen), dtype=torch.float64)
 
         return draws
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """SW_p of every subject to the reference (same directions for all subjects; torch on one thread)."""
         with single_thread():
-            return self._evaluate(named(subject), reference)
+            return self._evaluate(named(subject), reference, generator)
 
-    def _evaluate(self, subjects: dict[str, Any], reference: Any) -> Metrics:
+    def _evaluate(self, subjects: dict[str, Any], reference: Any, generator: Any) -> Metrics:
         values: dict[str, float] = {}
         for name, s in subjects.items():
             x = _samples_x(s, "subject")
-            ref = self._reference(reference, int(x.shape[1]))
-            gen = make_generator(derive_seed(self.seed, "coins"))
+            ref = self._reference(reference, generator)
+            gen = child_generator(generator, "coins")
             theta = random_projections(
-                int(x.shape[1]), self.num_projections, make_generator(derive_seed(self.seed, "projections"))
+                int(x.shape[1]), self.num_projections, child_generator(generator, "projections")
             )
             sw = StreamSW(int(x.shape[1]), k=self.k, p=self.p, generator=gen, projections=theta)
             _feed(sw, lambda x=x: _chunks(x, self.batch_size), ref)
@@ -422,7 +421,7 @@ class RelativeError(Evaluator):
 
     input_types = {"subject": ("Estimate",), "reference": ("Estimate",)}
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compare each subject's value with the reference's."""
         if reference is None or not hasattr(reference, "value"):
             raise ConfigError(

@@ -38,8 +38,8 @@ class BatchedKLL:
     Raises:
         ValueError: ``k < 2``, ``c`` outside (0.5, 1) or ``num_projections < 1``.
 
-    Source: KLL (Karnin, Lang, Liberty 2016), lazy variant with alternating offsets
-    (each level flips its offset after every compaction, starting from a random coin).
+    Source: KLL (Karnin, Lang, Liberty 2016), lazy variant: each level draws a fresh random offset
+    every second compaction and uses its complement in the compaction after it.
     """
 
     def __init__(
@@ -103,13 +103,15 @@ class BatchedKLL:
                     break
 
     def _coin(self, h: int) -> torch.Tensor:
+        """Offset of the next compaction of level ``h``: a fresh coin every second compaction and
+        its complement in between (KLL's pairing of compactions, so each pair is unbiased)."""
         coin = self._coins[h]
         if coin is None:
             coin = torch.randint(0, 2, (self.num_projections, 1), generator=self.generator)
-        else:
-            coin = 1 - coin
-        self._coins[h] = coin
-        return coin
+            self._coins[h] = coin
+            return coin
+        self._coins[h] = None
+        return 1 - coin
 
     def _compact(self, h: int) -> None:
         if h + 1 == len(self.levels):

@@ -73,7 +73,7 @@ class IntervalCoverage(Evaluator):
     )
     split: str | None = param(None, doc="split to score; default 'test' (source) or 'target_test' (target)")
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Score every subject's intervals on the chosen split (see the class docstring)."""
         if reference is None or not hasattr(reference, "split"):
             raise ConfigError(

@@ -2,8 +2,9 @@
 
 Every evaluator here compares one or several ``Samples`` subjects with a reference,
 which is either a ``Samples`` artifact or a ``Target`` with an exact sampler (then
-``num_reference_samples`` exact draws are taken with the fixed ``reference_seed``, so
-every subject of a run is compared with the same reference set). Values are written
+``num_reference_samples`` exact draws are taken from the ``"reference"`` stream of the stage
+generator, so every subject of a run is compared with the same reference set, and another
+root seed draws another one). Inputs may live on any device; they are moved to CPU. Values are written
 ``"<subject>/<metric>"``; ``tables["summary"]`` has one row per subject and
 ``figures["distances"]`` is a bar chart comparing subjects.
 
@@ -26,6 +27,7 @@ from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
 from quadriga.params import param
+from quadriga.seeding import child_generator, child_numpy_rng
 
 __all__ = ["MMD", "EnergyDistance", "SlicedWasserstein", "Wasserstein", "weighted_pair_sum"]
 
@@ -45,7 +47,7 @@ def _weights(samples: Samples) -> torch.Tensor:
     n = samples.num_samples
     if samples.log_weights is None:
         return torch.full((n,), 1.0 / n, dtype=torch.float64)
-    lw = torch.as_tensor(samples.log_weights, dtype=torch.float64).reshape(-1)
+    lw = torch.as_tensor(samples.log_weights).detach().cpu().to(torch.float64).reshape(-1)
     if lw.shape[0] != n:
         raise ConfigError(f"log_weights has {lw.shape[0]} entries but x has {n} rows.", key="subject")
     return torch.softmax(lw, dim=0)
@@ -90,11 +92,10 @@ class _SampleDistance(Evaluator):
     num_reference_samples: int = param(
         2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
     )
-    reference_seed: int = param(0, doc="seed of the exact reference draws (the same for every subject)")
-
     _notes: list = attrs.field(factory=list, init=False, repr=False, eq=False)
+    _generator: Any = attrs.field(default=None, init=False, repr=False, eq=False)
 
-    def _reference(self, reference: Any) -> Samples:
+    def _reference(self, reference: Any, generator: Any) -> Samples:
         if reference is None:
             raise ConfigError(
                 'a reference is required: give `reference = "<task or stage>"` in the stage\'s inputs.',
@@ -102,7 +103,7 @@ class _SampleDistance(Evaluator):
             )
         if isinstance(reference, Samples):
             return reference
-        gen = torch.Generator().manual_seed(int(self.reference_seed))
+        gen = child_generator(generator, "reference")
         try:
             x = reference.sample(int(self.num_reference_samples), generator=gen)
         except NotImplementedError as exc:
@@ -118,12 +119,14 @@ class _SampleDistance(Evaluator):
     ) -> dict[str, float]:
         raise NotImplementedError
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compare each subject with the reference.
 
         Args:
-            subject: a ``Samples`` (``x: Tensor[n, d]``) or ``{name: Samples}``.
+            subject: a ``Samples`` (``x: Tensor[n, d]``, any device) or ``{name: Samples}``.
             reference: a ``Samples`` (``Tensor[m, d]``) or a ``Target`` with an exact ``sample``.
+            generator: the stage generator; its named streams draw the reference set, the
+                projections and the subsamples.
 
         Returns:
             ``Metrics`` with values ``"<subject>/<metric>"``, ``tables["summary"]`` and
@@ -133,15 +136,16 @@ class _SampleDistance(Evaluator):
             ConfigError: no reference, a target without an exact sampler, a non-Samples
                 subject, or dimensions that differ.
         """
-        ref = self._reference(reference)
-        y = torch.as_tensor(ref.x).to(torch.float64).reshape(ref.num_samples, -1)
+        self._generator = generator
+        ref = self._reference(reference, generator)
+        y = torch.as_tensor(ref.x).detach().cpu().to(torch.float64).reshape(ref.num_samples, -1)
         b = _weights(ref)
         values: dict[str, float] = {}
         rows = []
         notes: list[str] = []
         for name, value in named(subject).items():
             s = _as_samples(value, "subject")
-            x = torch.as_tensor(s.x).to(torch.float64).reshape(s.num_samples, -1)
+            x = torch.as_tensor(s.x).detach().cpu().to(torch.float64).reshape(s.num_samples, -1)
             if x.shape[1] != y.shape[1]:
                 raise ConfigError(
                     f"subject '{name}' has dimension {x.shape[1]} but the reference has "
@@ -306,8 +310,9 @@ class SlicedWasserstein(_SampleDistance):
 
     ``SW_p = (mean over L random unit directions theta of W_p^p(theta#P, theta#Q))^(1/p)``,
     computed by ``ot.sliced_wasserstein_distance`` with weights. The ``num_projections``
-    directions ``Tensor[d, L]`` are drawn from ``numpy.random.default_rng(seed)`` (normalised
-    Gaussian vectors), so results are reproducible and identical for every subject.
+    directions ``Tensor[d, L]`` are drawn from the ``"projections"`` stream of the stage generator
+    (normalised Gaussian vectors), so they are identical for every subject of a stage and
+    change with the root seed.
 
     Source: Bonneel, Rabin, Peyré, Pfister 2015, eq. 4; POT ``ot.sliced``.
     """
@@ -316,11 +321,11 @@ class SlicedWasserstein(_SampleDistance):
         200, doc="number of random directions L (count)", validator=_positive("num_projections")
     )
     p: float = param(2.0, doc="order p >= 1 of the distance", validator=attrs.validators.ge(1.0))
-    seed: int = param(0, doc="seed of the random projections")
 
-    def projections(self, dim: int) -> np.ndarray:
-        """The projection directions ``ndarray[dim, num_projections]`` with unit columns."""
-        rng = np.random.default_rng(int(self.seed))
+    def projections(self, dim: int, generator: Any) -> np.ndarray:
+        """The projection directions ``ndarray[dim, num_projections]`` with unit columns,
+        from the ``"projections"`` stream of ``generator``."""
+        rng = child_numpy_rng(generator, "projections")
         theta = rng.standard_normal((dim, int(self.num_projections)))
         return theta / np.linalg.norm(theta, axis=0, keepdims=True)
 
@@ -334,7 +339,7 @@ class SlicedWasserstein(_SampleDistance):
             b.numpy(),
             n_projections=int(self.num_projections),
             p=float(self.p),
-            projections=self.projections(x.shape[1]),
+            projections=self.projections(x.shape[1], self._generator),
         )
         return {"sliced_wasserstein": float(sw)}
 
@@ -345,7 +350,8 @@ class Wasserstein(_SampleDistance):
 
     Ground cost ``|x - y|^p`` (Euclidean); ``W_p = emd2(a, b, M)^(1/p)`` with the weights of
     each set (uniform, or from ``log_weights``). Cost ``O(n^3)``: each set is reduced to at
-    most ``max_points`` points by uniform subsampling without replacement (seeded by ``seed``;
+    most ``max_points`` points by uniform subsampling without replacement (from the
+    ``"subsample/subject"`` and ``"subsample/reference"`` streams of the stage generator;
     weights renormalised over the kept points) and the metrics' ``info["notes"]`` says so.
 
     Source: Villani 2009, Def. 6.1; POT ``ot.emd2`` (Bonneel et al. 2011 network simplex).
@@ -357,13 +363,12 @@ class Wasserstein(_SampleDistance):
         doc="largest set size solved exactly; larger sets are subsampled (count)",
         validator=_positive("max_points"),
     )
-    seed: int = param(0, doc="seed of the subsampling")
 
     def _subsample(self, z, w, role):
         n = z.shape[0]
         if n <= self.max_points:
             return z, w
-        rng = np.random.default_rng([int(self.seed), 0 if role == "subject" else 1])
+        rng = child_numpy_rng(self._generator, f"subsample/{role}")
         keep = torch.as_tensor(np.sort(rng.choice(n, size=int(self.max_points), replace=False)))
         msg = (
             f"{role} subsampled from {n} to {self.max_points} points for the exact solver "

@@ -66,7 +66,7 @@ class MomentError(Evaluator):
 
     input_types = {"subject": ("Samples",), "reference": ("Target",)}
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compare each subject's moments with ``reference.mean`` (Tensor[d]) and ``.covariance`` (Tensor[d, d])."""
         try:
             mu = torch.as_tensor(reference.mean, dtype=torch.float64)
@@ -133,7 +133,7 @@ class ModeCoverage(Evaluator):
     )
     max_points_plotted: int = param(2000, doc="points drawn per panel", validator=attrs.validators.ge(1))
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Assign samples to components with ``reference.assign`` and compare with ``reference.mixture_weights``."""
         if not (hasattr(reference, "assign") and hasattr(reference, "mixture_weights")):
             raise ConfigError(
@@ -265,7 +265,7 @@ class ESS(Evaluator):
         validator=attrs.validators.in_(("bulk", "basic")),
     )
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compute ESS for each subject (the reference is not used)."""
         values, rows, per, notes = {}, [], {}, []
         for name, s in _subjects(subject, "ess").items():

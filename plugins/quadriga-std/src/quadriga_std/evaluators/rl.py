@@ -1,10 +1,11 @@
 """Reinforcement-learning metrics: greedy episode return, learning curves, Q-value overestimation.
 
 Every evaluator takes one or several ``Fitted`` subjects (a Q-network ``model`` mapping
-``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``) and groups them by
-``artifact.info["component"]`` (the registered learner name the core records), so that the
-stages ``dqn-s0``, ``dqn-s1``, ... of one pipeline form one group with a mean and a standard
-error across seeds.
+``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``) and groups them by replicate of one
+configuration (the stage name before its last ``[i]``, :func:`quadriga.expansion.replicate_base`):
+the stages ``dqn[0]``, ``dqn[1]``, ... of ``[stage.dqn] repeat = N`` form the group ``dqn`` with a
+mean and a standard error across replicates, and ``dqn[lr=0.001][i]`` and ``dqn[lr=0.01][i]`` are
+two groups, never pooled because they share a component.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import attrs
 
 from quadriga import Evaluator, Metrics, named, param
 from quadriga.errors import ConfigError
+from quadriga.expansion import replicate_groups
+from quadriga.seeding import child_numpy_rng
 
 __all__ = ["EpisodeReturn", "QOverestimation", "ReturnCurve", "discounted_returns", "greedy_episodes"]
 
@@ -35,10 +38,7 @@ def _mean(values: list[float]) -> float:
 
 
 def _groups(subjects: dict[str, Any]) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for name, art in subjects.items():
-        groups.setdefault(str(getattr(art, "info", {}).get("component", name)), []).append(name)
-    return groups
+    return {base: list(members) for base, members in replicate_groups(subjects).items()}
 
 
 def _q_network(name: str, artifact: Any) -> Any:
@@ -52,6 +52,14 @@ def _q_network(name: str, artifact: Any) -> Any:
             key="subject",
         )
     return model
+
+
+def _episode_seed(generator: Any) -> int:
+    """Reset seed of the first evaluation episode, from the ``"episodes"`` stream of the stage generator.
+
+    Every subject of a stage gets the same episodes (paired comparison); another root seed gives others.
+    """
+    return int(child_numpy_rng(generator, "episodes").integers(0, 2**31 - 2**20))
 
 
 def greedy_episodes(
@@ -154,7 +162,7 @@ class EpisodeReturn(Evaluator):
 
     ``evaluate(subject, reference)``: ``subject`` one ``Fitted`` or ``{stage: Fitted}``, ``reference``
     the Environment. Values: ``<stage>/mean_return``, ``<stage>/stderr`` (over episodes), and per
-    component with several subjects ``<component>/mean_return_mean`` / ``_stderr`` (over seeds).
+    configuration with several replicates ``<base>/mean_return_mean`` / ``_stderr`` (over seeds).
     Table ``episode_return``; figure ``episode_return`` (bars per component, dots per seed).
 
     Shapes:
@@ -174,9 +182,8 @@ class EpisodeReturn(Evaluator):
     input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
 
     num_episodes: int = param(10, doc="greedy evaluation episodes per subject", validator=_pos)
-    seed: int = param(10_000, doc="reset seed of the first episode (episode i uses seed + i)")
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """See the class docstring."""
         if reference is None:
             raise ConfigError(
@@ -187,7 +194,10 @@ class EpisodeReturn(Evaluator):
         values, rows, per = {}, [], {}
         for name, art in subjects.items():
             eps = greedy_episodes(
-                _q_network(name, art), reference, num_episodes=self.num_episodes, seed=self.seed
+                _q_network(name, art),
+                reference,
+                num_episodes=self.num_episodes,
+                seed=_episode_seed(generator),
             )
             rets = [sum(e["rewards"]) for e in eps]
             per[name] = _mean(rets)
@@ -217,7 +227,7 @@ class ReturnCurve(Evaluator):
     The area under the curve is normalised by the step range (trapezoid rule / range), i.e. the
     average return level over training (return units).
 
-    Values: ``<stage>/auc``, ``<stage>/final_return``; per component with several subjects
+    Values: ``<stage>/auc``, ``<stage>/final_return``; per configuration with several replicates
     ``<component>/auc_mean``, ``<component>/auc_stderr``, ``<component>/final_return_mean``/``_stderr``.
     Table ``return_curve`` (one row per subject); figure ``return_curve``: mean across a component's
     subjects against env steps with a band of +- one standard error.
@@ -241,7 +251,7 @@ class ReturnCurve(Evaluator):
     num_points: int = param(100, doc="grid points on the env-step axis", validator=_pos)
     smoothing_episodes: int = param(10, doc="episodes averaged at each grid point", validator=_pos)
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """See the class docstring."""
         import numpy as np
 
@@ -319,7 +329,7 @@ class QOverestimation(Evaluator):
     rollouts are extended past the limit by ``tail_steps`` (default: the smallest k with
     gamma^k < 0.01), whose states are not scored. Values: ``<stage>/q_overestimation`` (mean of
     Q - G, return units), ``<stage>/q_overestimation_stderr`` (over episodes' means),
-    ``<stage>/q_mean``, ``<stage>/mc_return_mean``; per component with several subjects
+    ``<stage>/q_mean``, ``<stage>/mc_return_mean``; per configuration with several replicates
     ``<component>/q_overestimation_mean`` / ``_stderr`` (over seeds). Table and bar figure ``q_overestimation``.
 
     Shapes:
@@ -339,11 +349,10 @@ class QOverestimation(Evaluator):
     input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
 
     num_episodes: int = param(5, doc="greedy episodes per subject", validator=_pos)
-    seed: int = param(20_000, doc="reset seed of the first episode")
     gamma: float | None = param(None, doc="discount; None uses the subject's info['gamma'] (else 0.99)")
     tail_steps: int | None = param(None, doc="extra steps past the time limit (None: gamma^k < 0.01)")
 
-    def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """See the class docstring."""
         if reference is None:
             raise ConfigError(
@@ -370,7 +379,7 @@ class QOverestimation(Evaluator):
                 _q_network(name, art),
                 reference,
                 num_episodes=self.num_episodes,
-                seed=self.seed,
+                seed=_episode_seed(generator),
                 max_episode_steps=(limit + tail) if limit else None,
             )
             gaps, ep_means, qs, gs = [], [], [], []

@@ -78,6 +78,7 @@ class Gibbs(MCMCKernel):
     """
 
     uses_score: ClassVar[bool] = False
+    discrete: ClassVar[bool] = True
     scan: str = param(
         "systematic",
         doc="site order within a sweep: 'systematic' or 'random'",

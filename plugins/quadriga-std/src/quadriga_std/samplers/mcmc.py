@@ -119,6 +119,9 @@ class MCMCKernel(Sampler):
     """
 
     uses_score: ClassVar[bool] = True
+    #: capabilities other plugins dispatch on (never on class names)
+    discrete: ClassVar[bool] = False  # moves on spin configurations only (Gibbs)
+    metropolis_adjusted: ClassVar[bool] = True  # False for ULA: no accept/reject step
 
     num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
     num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
@@ -248,6 +251,8 @@ class ULA(MCMCKernel):
     discrete approximations", Bernoulli 2(4): ULA, the Euler-Maruyama discretisation of the Langevin
     diffusion dL = dW + (1/2) s(L) dt; their step is 2h here (proposal N(x + h s(x), 2h I)).
     """
+
+    metropolis_adjusted: ClassVar[bool] = False
 
     step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
 

@@ -1,0 +1,287 @@
+"""The run directory: the one module that reads and writes it.
+
+A run writes ``runs/<pipeline>/<UTC timestamp>/`` (or ``--out DIR``):
+
+- ``pipeline.toml``: the resolved, expanded configuration (every default filled in);
+- ``manifest.json``: Python, torch, quadriga and every plugin distribution with its
+  version, the root seed and every derived task and stage seed, the command line;
+- ``status.json``: a :class:`RunStatus` (``running``/``finished``/``failed``/``interrupted``,
+  per-stage :class:`StageStatus` with seconds and timings, the error);
+- ``results.json``: the :meth:`~quadriga.artifacts.Artifact.summary` of every finished stage,
+  rewritten after each stage (no wall-clock figures: two identical runs give identical files);
+- ``metrics.jsonl``: records streamed by long stages (``progress.log``);
+- ``<stage>-<figure>.png`` and ``stages/<stage>/artifact.pt`` (see
+  :meth:`~quadriga.artifacts.Artifact.save`) for ``--resume``; ``error.txt`` on failure.
+
+Stage directories are named by :func:`~quadriga.fileio.stage_dir_name` (distinct names,
+distinct directories); nothing is written through a symbolic link inside the directory.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from quadriga.errors import ConfigError, QuadrigaError
+from quadriga.fileio import (
+    append_jsonl,
+    atomic_path,
+    atomic_write_json,
+    atomic_write_text,
+    refuse_symlinks,
+    safe_name,
+    stage_dir_name,
+)
+
+__all__ = ["ResumePlan", "RunDir", "RunStatus", "StageStatus", "new_run_dir"]
+
+STATES = ("running", "finished", "failed", "interrupted")
+
+
+@attrs.define
+class StageStatus:
+    """One stage's entry in ``status.json``.
+
+    Attributes:
+        status: ``running``, ``finished``, ``failed`` or ``interrupted``.
+        component: the registered name; kind: its registry kind.
+        seconds: wall-clock seconds of the stage (finished stages).
+        resumable: whether its artifact was saved for ``--resume``.
+        resumed: reloaded from an earlier attempt rather than run.
+        error: ``"Type: message"`` of a failed stage.
+        timings: wall-clock figures the component reported (info keys and metrics named as timings).
+    """
+
+    status: str
+    component: str = ""
+    kind: str = ""
+    seconds: float | None = None
+    resumable: bool = True
+    resumed: bool = False
+    error: str | None = None
+    timings: dict[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object (unset optional fields left out)."""
+        out: dict[str, Any] = {"status": self.status, "component": self.component, "kind": self.kind}
+        if self.seconds is not None:
+            out.update(seconds=self.seconds, resumable=self.resumable, timings=self.timings)
+        if self.resumed:
+            out["resumed"] = True
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StageStatus:
+        """Read one entry (unknown keys ignored)."""
+        names = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@attrs.define
+class RunStatus:
+    """The content of ``status.json``: the run's state, each stage's :class:`StageStatus`, the error."""
+
+    status: str = "running"
+    stages: dict[str, StageStatus] = attrs.field(factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object."""
+        out: dict[str, Any] = {
+            "status": self.status,
+            "stages": {n: s.to_json() for n, s in self.stages.items()},
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunStatus:
+        """Read ``status.json`` content."""
+        stages = {n: StageStatus.from_json(s) for n, s in data.get("stages", {}).items()}
+        return cls(data.get("status", "running"), stages, data.get("error"))
+
+    def mark_running_as(self, status: str, error: BaseException | None = None) -> None:
+        """Give every stage still ``running`` the final ``status`` (and the error)."""
+        for stage in self.stages.values():
+            if stage.status == "running":
+                stage.status = status
+                if error is not None:
+                    stage.error = f"{type(error).__name__}: {error}"
+
+
+@attrs.define
+class ResumePlan:
+    """What ``--resume`` does with an earlier run's finished stages.
+
+    Attributes:
+        reloaded: finished stages whose artifact was saved: reloaded, not run.
+        rerun: finished stages whose artifact cannot be reloaded (trained modules): run again.
+    """
+
+    reloaded: list[str]
+    rerun: list[str]
+
+    def __iter__(self) -> Any:
+        return iter((self.reloaded, self.rerun))
+
+
+def new_run_dir(root: Path, pipeline_name: str) -> Path:
+    """Create ``root/<pipeline>/<UTC timestamp>`` (a suffix is added if it exists) and return it."""
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    base = Path(root) / safe_name(pipeline_name)
+    refuse_symlinks(base)
+    for i in range(1000):
+        candidate = base / (stamp if i == 0 else f"{stamp}-{i}")
+        try:
+            candidate.mkdir(parents=True, exist_ok=False)
+            return candidate
+        except FileExistsError:
+            continue
+    raise QuadrigaError(f"could not create a run directory under {base}")
+
+
+class RunDir:
+    """A run directory: every read and write of its files goes through here.
+
+    Create one with :meth:`create` (a new run) or :meth:`open` (an earlier run, for resume).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    @classmethod
+    def create(cls, out: Path | None, runs_root: Path, pipeline_name: str) -> RunDir:
+        """A new run directory: ``out`` (which must not hold a run) or a timestamped one under ``runs_root``.
+
+        Raises:
+            ConfigError: ``out`` already holds a run, or is (or lies under) a symbolic link.
+        """
+        if out is None:
+            return cls(new_run_dir(runs_root, pipeline_name))
+        path = Path(out)
+        refuse_symlinks(path)
+        if (path / "status.json").exists() or (path / "results.json").exists():
+            raise ConfigError(
+                f"'{path}' already holds a run. Continue it with --resume {path}, or choose another "
+                "--out directory.",
+                key="--out",
+            )
+        path.mkdir(parents=True, exist_ok=True)
+        return cls(path)
+
+    @classmethod
+    def open(cls, path: Path, pipeline_name: str | None = None) -> RunDir:
+        """An earlier run directory, checked to be one (and of ``pipeline_name`` when given).
+
+        Raises:
+            ConfigError: no ``status.json``, a run of another pipeline, or a symbolic link.
+        """
+        rd = cls(path)
+        refuse_symlinks(rd.path)
+        if not (rd.path / "status.json").is_file():
+            raise ConfigError(f"'{rd.path}' is not a run directory (no status.json).", key="--resume")
+        saved = rd.read_manifest().get("pipeline")
+        if pipeline_name is not None and saved is not None and saved != pipeline_name:
+            raise ConfigError(
+                f"'{rd.path}' is a run of pipeline '{saved}', not '{pipeline_name}'. Resume it with "
+                f"`quadriga run {saved} --resume {rd.path}`.",
+                key="--resume",
+            )
+        return rd
+
+    # ---- files
+    def _file(self, name: str) -> Path:
+        path = self.path / name
+        refuse_symlinks(path, self.path)
+        return path
+
+    def _read_json(self, name: str) -> dict[str, Any]:
+        path = self.path / name
+        if not path.is_file():
+            return {}
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def read_status(self) -> RunStatus:
+        """The :class:`RunStatus` in ``status.json`` (an empty one when there is none)."""
+        return RunStatus.from_json(self._read_json("status.json"))
+
+    def write_status(self, status: RunStatus) -> None:
+        """Atomically rewrite ``status.json``."""
+        atomic_write_json(self._file("status.json"), status.to_json())
+
+    def read_results(self) -> dict[str, Any]:
+        """``results.json`` as a dict (empty when there is none)."""
+        return self._read_json("results.json")
+
+    def write_results(self, results: dict[str, Any]) -> None:
+        """Atomically rewrite ``results.json``."""
+        atomic_write_json(self._file("results.json"), results)
+
+    def read_manifest(self) -> dict[str, Any]:
+        """``manifest.json`` as a dict (empty when there is none)."""
+        return self._read_json("manifest.json")
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Atomically write ``manifest.json``."""
+        atomic_write_json(self._file("manifest.json"), manifest)
+
+    def write_pipeline(self, resolved: dict[str, Any]) -> None:
+        """Write the resolved, expanded configuration to ``pipeline.toml``."""
+        import tomli_w
+
+        atomic_write_text(self._file("pipeline.toml"), tomli_w.dumps(resolved))
+
+    def write_error(self, text: str) -> None:
+        """Write the traceback of a failure to ``error.txt``."""
+        atomic_write_text(self._file("error.txt"), text)
+
+    def append_metrics(self, record: dict[str, Any]) -> None:
+        """Append one record to ``metrics.jsonl``."""
+        append_jsonl(self._file("metrics.jsonl"), record)
+
+    # ---- stages
+    def stage_dir(self, stage: str) -> Path:
+        """``stages/<stage_dir_name(stage)>`` (not created)."""
+        path = self.path / "stages" / stage_dir_name(stage)
+        refuse_symlinks(path, self.path)
+        return path
+
+    def save_artifact(self, stage: str, artifact: Any) -> bool:
+        """Save a stage's artifact for resume; return whether it can be reloaded."""
+        directory = self.stage_dir(stage)
+        directory.mkdir(parents=True, exist_ok=True)
+        return bool(artifact.save(directory))
+
+    def load_artifact(self, stage: str, output_type: type) -> Any:
+        """The artifact saved for ``stage``, checked to be an ``output_type``; ``None`` if none was saved.
+
+        Raises:
+            QuadrigaError: the saved artifact is of another type.
+        """
+        return output_type.load(self.stage_dir(stage))
+
+    def save_figures(self, stage: str, artifact: Any) -> list[str]:
+        """Save ``artifact.figures`` as ``<stage>-<name>.png``; return the file names."""
+        saved = []
+        for name, fig in (getattr(artifact, "figures", None) or {}).items():
+            path = self._file(f"{stage_dir_name(stage)}-{safe_name(name)}.png")
+            with atomic_path(path, suffix=".png") as tmp:
+                fig.savefig(tmp, dpi=120, bbox_inches="tight")
+            saved.append(path.name)
+        return saved
+
+    def resume_plan(self) -> ResumePlan:
+        """Which finished stages ``--resume`` reloads and which it runs again."""
+        done = {n: s for n, s in self.read_status().stages.items() if s.status == "finished"}
+        reloaded = [n for n, s in done.items() if s.resumable]
+        return ResumePlan(reloaded, [n for n in done if n not in reloaded])

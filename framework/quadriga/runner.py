@@ -1,0 +1,251 @@
+"""Running a checked pipeline: a short loop over :func:`run_stage`, everything kept in a :class:`RunDir`.
+
+Each stage gets a ``torch.Generator`` seeded from the root seed and its
+:attr:`~quadriga.pipeline.Node.seed_key` on the stage's device; the core calls the one
+method its interface declares (``node.interface.method``) with the stage's inputs and the
+arguments the interface injects (``generator``, and ``progress`` for learners). The artifact is
+checked (:meth:`~quadriga.artifacts.Artifact.non_finite`), saved, summarised into
+``results.json``; a crash or Ctrl-C in stage k leaves stages 1..k-1 complete on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from quadriga.artifacts import is_timing, jsonable
+from quadriga.errors import NonFiniteError, QuadrigaError, StageError
+from quadriga.progress import StageProgress, use_progress
+from quadriga.rundir import RunDir, RunStatus, StageStatus
+from quadriga.seeding import make_generator, seed_everything
+
+__all__ = ["Run", "RunResult", "execute", "manifest", "run_stage"]
+
+
+@attrs.define(eq=False)
+class Run:
+    """A run in progress, as lifecycle hooks see it.
+
+    Attributes:
+        dir: the run directory.
+        pipeline: the :class:`~quadriga.pipeline.Pipeline`.
+        seed: the root seed.
+        record: the :class:`~quadriga.rundir.RunStatus` written to ``status.json``.
+    """
+
+    dir: Path
+    pipeline: Any
+    seed: int
+    record: RunStatus = attrs.field(factory=RunStatus)
+
+    @property
+    def status(self) -> str:
+        """``running``, ``finished``, ``failed`` or ``interrupted``."""
+        return self.record.status
+
+    @property
+    def stages(self) -> dict[str, dict[str, Any]]:
+        """``{stage: {"status", "seconds", ...}}`` as in ``status.json``."""
+        return {n: s.to_json() for n, s in self.record.stages.items()}
+
+
+@attrs.define(eq=False)
+class RunResult:
+    """What :func:`execute` (and :func:`quadriga.api.run`) returns.
+
+    Attributes:
+        dir: the run directory.
+        status: ``finished``, ``failed`` or ``interrupted``.
+        artifacts: ``{stage: artifact}`` of the stages that finished (or were resumed).
+        results: the content of ``results.json``.
+        error: the exception that ended the run, or ``None``.
+        warnings: messages from lifecycle hooks that raised.
+    """
+
+    dir: Path
+    status: str
+    artifacts: dict[str, Any]
+    results: dict[str, Any]
+    error: BaseException | None = None
+    warnings: list[str] = attrs.field(factory=list)
+
+
+def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, Any]:
+    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line."""
+    import quadriga
+
+    versions: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "quadriga": quadriga.__version__,
+    }
+    for lib in ("torch", "numpy"):
+        mod = sys.modules.get(lib)
+        versions[lib] = getattr(mod, "__version__", None) if mod else None
+    plugins = {
+        name: {"distribution": info["distribution"], "version": info["version"], "status": info["status"]}
+        for name, info in registry.plugins.items()
+    }
+    return {
+        "pipeline": pipeline.name,
+        "source": pipeline.file,
+        "seed": pipeline.seed,
+        "seeds": pipeline.seeds(),
+        "devices": pipeline.devices(),
+        "command": argv if argv is not None else sys.argv,
+        "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "versions": versions,
+        "plugins": plugins,
+    }
+
+
+def run_stage(node: Any, pipeline: Any, values: dict[str, Any], *, progress: StageProgress) -> Any:
+    """Run one stage and return its checked artifact.
+
+    Raises:
+        NonFiniteError: the artifact holds NaN or inf where numbers must be finite.
+        StageError: the component raised, or returned something other than its interface's ``output_type``.
+    """
+    interface = node.interface
+    seed = pipeline.seed_of(node)
+    seed_everything(seed)
+    injected = {"generator": make_generator(seed, pipeline.device_of(node)), "progress": progress}
+    kwargs = {
+        arg: values[ref] if isinstance(ref, str) else {r: values[r] for r in ref}
+        for arg, ref in node.inputs.items()
+    }
+    try:
+        with use_progress(progress):
+            artifact = node.method()(**kwargs, **{k: injected[k] for k in interface.injected})
+        if not isinstance(artifact, interface.output_type):
+            raise StageError(
+                node.name,
+                f"{node.kind} '{node.use}' returned {type(artifact).__name__}, "
+                f"expected {interface.output_type.__name__}.",
+            )
+        info = getattr(artifact, "info", None)
+        if isinstance(info, dict):
+            info.setdefault("stage", node.name)
+            info.setdefault("component", node.use)
+        bad = artifact.non_finite()
+        if bad:
+            raise NonFiniteError(node.name, bad[0])
+    except (QuadrigaError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        error = StageError(node.name, f"{type(exc).__name__}: {exc}")
+        error.details = traceback.format_exc()  # type: ignore[attr-defined]
+        raise error from exc
+    return artifact
+
+
+def _timings(artifact: Any) -> dict[str, Any]:
+    out = {k: jsonable(v) for k, v in (getattr(artifact, "info", None) or {}).items() if is_timing(k)}
+    out.update({k: jsonable(v) for k, v in (getattr(artifact, "values", None) or {}).items() if is_timing(k)})
+    return out
+
+
+def execute(
+    pipeline: Any,
+    registry: Any,
+    *,
+    out: Path | None = None,
+    runs_root: Path = Path("runs"),
+    resume: Path | None = None,
+    argv: list[str] | None = None,
+    display: Callable[[str], Any] | None = None,
+) -> RunResult:
+    """Run a checked pipeline, saving each stage as it finishes.
+
+    Args:
+        pipeline: a :class:`~quadriga.pipeline.Pipeline` from :func:`~quadriga.pipeline.load_pipeline`.
+        registry: the registry (for lifecycle hooks and the manifest).
+        out: the run directory to use (created); default ``runs_root/<pipeline>/<UTC timestamp>``.
+        runs_root: the root of default run directories.
+        resume: an earlier run directory: its finished stages are reloaded, the others re-run there.
+        argv: the command line recorded in the manifest.
+        display: a factory ``display(stage_name) -> context manager yielding on_update`` for
+            progress bars (the CLI passes a rich one); ``None`` shows nothing.
+
+    Returns:
+        A :class:`RunResult`. Stage failures do not raise: they are recorded and the
+        result's ``status`` is ``failed`` (``error`` holds the exception).
+
+    Raises:
+        KeyboardInterrupt: after marking the run ``interrupted`` and saving what finished.
+        ConfigError: ``out`` holds a run, ``resume`` is not a run of this pipeline, a symlink in the way.
+    """
+    if resume is not None:
+        rd = RunDir.open(resume, pipeline.name)
+        previous, old = rd.read_status(), rd.read_results()
+        reload = set(rd.resume_plan().reloaded)
+    else:
+        rd = RunDir.create(out, runs_root, pipeline.name)
+        previous, old, reload = RunStatus(), {}, set()
+    rd.write_pipeline(pipeline.resolved())
+    rd.write_manifest(manifest(pipeline, registry, argv))
+    run = Run(rd.path, pipeline, pipeline.seed)
+    results = {"pipeline": pipeline.name, "seed": pipeline.seed, "stages": dict(old.get("stages", {}))}
+    warnings = registry.call_hook("quadriga_run_start", run=run)
+    values: dict[str, Any] = {}
+    for name, node in pipeline.tasks.items():
+        node.component.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
+        values[name] = node.component
+    artifacts: dict[str, Any] = {}
+    error: BaseException | None = None
+    rd.write_status(run.record)
+    try:
+        for name, node in pipeline.stages.items():
+            loaded = rd.load_artifact(name, node.output_type) if name in reload else None
+            if loaded is not None:
+                values[name] = artifacts[name] = loaded
+                run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
+                rd.write_status(run.record)
+                continue
+            run.record.stages[name] = StageStatus("running", node.use, node.kind)
+            rd.write_status(run.record)
+            start = time.perf_counter()
+            with display(name) if display is not None else contextlib.nullcontext() as on_update:
+                progress = StageProgress(name, on_log=rd.append_metrics, on_update=on_update)
+                artifact = run_stage(node, pipeline, values, progress=progress)
+            seconds = time.perf_counter() - start
+            values[name] = artifacts[name] = artifact
+            summary = artifact.summary()
+            summary.update(component=node.use, kind=node.kind, figures=rd.save_figures(name, artifact))
+            resumable = rd.save_artifact(name, artifact)
+            results["stages"][name] = summary
+            rd.write_results(results)
+            run.record.stages[name] = StageStatus(
+                "finished", node.use, node.kind, round(seconds, 3), resumable, timings=_timings(artifact)
+            )
+            rd.write_status(run.record)
+            warnings += registry.call_hook(
+                "quadriga_stage_end", run=run, stage=name, artifact=artifact, seconds=seconds
+            )
+        run.record.status = "finished"
+    except KeyboardInterrupt as exc:
+        run.record.status, error = "interrupted", exc
+        exc.run_dir = rd.path  # type: ignore[attr-defined]
+        run.record.mark_running_as("interrupted")
+        rd.write_status(run.record)
+        warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=exc)
+        raise
+    except (QuadrigaError, Exception) as exc:
+        run.record.status, error = "failed", exc
+        run.record.error = f"{type(exc).__name__}: {exc}"
+        run.record.mark_running_as("failed", exc)
+        rd.write_error(getattr(exc, "details", None) or traceback.format_exc())
+    results["status"] = run.status
+    rd.write_results(results)
+    rd.write_status(run.record)
+    warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
+    return RunResult(rd.path, run.status, artifacts, results, error, warnings)
