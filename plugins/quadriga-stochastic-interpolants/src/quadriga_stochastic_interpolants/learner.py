@@ -19,7 +19,7 @@ import torch
 
 from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Learner
+from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
@@ -61,7 +61,7 @@ class _InterpolantLearner(Learner):
         ConfigError: a dataset without the training split, or source and task of different dimensions.
     """
 
-    input_types: ClassVar[dict] = {"task": ("Dataset",), "source": ("Dataset",)}
+    input_types: ClassVar[dict] = {"task": (Dataset,), "source": (Dataset,)}
     check_params: ClassVar[dict] = {"num_steps": 20, "batch_size": 64, "hidden": [16]}
     check_inputs: ClassVar[dict] = _CHECK_INPUTS
 

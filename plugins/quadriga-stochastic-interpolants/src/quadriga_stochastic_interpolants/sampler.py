@@ -21,7 +21,7 @@ import torch
 
 from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Sampler
+from quadriga.interfaces import Dataset, Sampler
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
@@ -178,7 +178,7 @@ class InterpolantSampler(Sampler):
     eps = 0.5 and 100 Heun steps there, 200 Euler-Maruyama steps here).
     """
 
-    input_types: ClassVar[dict] = {"target": ("Fitted",), "source": ("Dataset",)}
+    input_types: ClassVar[dict] = {"target": (Fitted,), "source": (Dataset,)}
     check_params: ClassVar[dict] = {"num_samples": 64, "num_steps": 10, "epsilon": 0.5}
     check_inputs: ClassVar[dict] = {
         "task": {
@@ -310,7 +310,7 @@ class DatasetPoints(Sampler):
     Source: none (data plumbing).
     """
 
-    input_types: ClassVar[dict] = {"target": ("Dataset",)}
+    input_types: ClassVar[dict] = {"target": (Dataset,)}
     check_inputs: ClassVar[dict] = {
         "task": {"moons": {"use": "two-moons", "num_train": 64, "num_test": 32}},
         "inputs": {"target": "moons"},
