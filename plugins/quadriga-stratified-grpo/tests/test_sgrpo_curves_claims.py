@@ -77,8 +77,9 @@ def test_advantage_identity_claim_smoke(tmp_path):
 
 
 def test_learning_claim_smoke_runs_the_pipeline(tmp_path):
-    from quadriga.claims import evaluate_claim
     from quadriga_stratified_grpo.claims import learning
+
+    from quadriga.claims import evaluate_claim
 
     obs = learning.observations("smoke", tmp_path)
     assert set(obs.values) == {"alpha=0.5", "alpha=1.0"}
