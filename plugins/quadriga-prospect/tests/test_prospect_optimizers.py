@@ -59,13 +59,17 @@ def test_uniform_spectrum_fixed_point_is_ridge_regression():
 
 @pytest.mark.parametrize("loss", ["squared", "logistic", "multinomial"])
 def test_prospect_reaches_the_lbfgs_optimum_linearly(loss):
-    obj = _problem(loss)
-    f_star, _ = lbfgs_optimum(obj)
-    trace = run_prospect(obj, 0.05, 60, np.random.default_rng(0))
-    rel = relative_suboptimality(trace.objective, f_star)
-    assert rel[-1] < 1e-9
-    s = curve_summary(rel, trace.grad_evals, obj.n, tol=1e-6, floor=1e-12)
-    assert s["reached"] == 1.0 and s["log10_rate"] < -0.15 and abs(s["curvature"]) < 0.5
+    curvatures = []
+    for seed in range(3):
+        obj = _problem(loss, n=200, seed=seed)
+        f_star, _ = lbfgs_optimum(obj)
+        trace = run_prospect(obj, 0.05, 60, np.random.default_rng(seed))
+        rel = relative_suboptimality(trace.objective, f_star)
+        s = curve_summary(rel, trace.grad_evals, obj.n, tol=1e-6, floor=1e-12)
+        assert rel[-1] < 1e-9 and s["reached"] == 1.0 and s["passes_to_tol"] <= 25 and s["log10_rate"] < -0.25
+        curvatures.append(s["curvature"])
+    # a straight line on the log scale: the slope changes by less than half across the window, on average
+    assert abs(np.mean(curvatures)) < 0.5
 
 
 def test_variance_reduced_baselines_converge_and_minibatch_ones_stall():

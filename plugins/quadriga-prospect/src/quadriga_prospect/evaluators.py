@@ -10,10 +10,13 @@ For each fitted subject with objective values ``F(w_k)`` after pass ``k`` (``Fit
   there (a censored value, with ``reached = 0``); ``grad_passes_to_tol``: the per-example
   gradient evaluations spent by then, divided by ``n`` (LSVRG spends 3 per step);
 - ``log10_rate``: least-squares slope of ``log10 s_k`` against ``k`` over the passes before ``s_k``
-  first falls below ``floor`` (negative: linear convergence at ``10^rate`` per pass);
-- ``curvature``: ``2 a K / b`` from the quadratic fit ``a k^2 + b' k + c`` on the same passes,
-  ``b`` the linear slope and ``K`` the last fitted pass: the relative change of the slope across
-  the fit (0 for a straight line, about -1 or below when convergence stalls, as for SGD).
+  first falls below ``floor``, leaving out the first ``burn_in`` fraction of them (the initial
+  transient, which is faster than the asymptotic rate for every method here); negative means
+  linear convergence at ``10^rate`` per pass;
+- ``curvature``: ``2 a (k_last - k_first) / b`` from the quadratic fit ``a k^2 + b' k + c`` on the
+  same passes, ``b`` the linear slope: the relative change of the slope across the fit window
+  (0 for a straight line; negative when convergence slows down: about -0.7 for a ``1/k`` decay).
+  Both are left out when fewer than 4 passes remain in the window (very short runs).
 
 Values are written ``"<subject>/<metric>"`` plus ``"optimum"`` and ``"lbfgs_excess"``.
 
@@ -54,7 +57,7 @@ def relative_suboptimality(values: list[float], optimum: float) -> np.ndarray:
 
 
 def curve_summary(
-    rel: np.ndarray, grad_evals: list[int], n: int, *, tol: float, floor: float
+    rel: np.ndarray, grad_evals: list[int], n: int, *, tol: float, floor: float, burn_in: float = 0.25
 ) -> dict[str, float]:
     """Passes to ``tol``, the log-linear rate and its curvature for one curve (see the module docstring).
 
@@ -63,11 +66,12 @@ def curve_summary(
         grad_evals: cumulative gradient evaluations per pass (length ``K + 1``).
         n: number of training examples.
         tol: target relative suboptimality.
-        floor: fits use the passes before ``rel`` first drops to ``floor`` or below.
+        floor: fits use the passes before ``rel`` first drops to ``floor`` or below...
+        burn_in: ...except the first ``burn_in`` fraction of those passes.
 
     Returns:
         ``{"passes_to_tol", "grad_passes_to_tol", "reached", "log10_rate", "curvature", "suboptimality"}``;
-        the rate and curvature are NaN when fewer than 4 passes are above the floor.
+        the rate and curvature are left out when the fit window has fewer than 4 passes.
     """
     K = len(rel) - 1
     hit = np.flatnonzero(rel <= tol)
@@ -76,21 +80,22 @@ def curve_summary(
     evals = grad_evals[k_tol] if reached else grad_evals[-1] + (grad_evals[-1] - grad_evals[-2] if K else 0)
     below = np.flatnonzero(rel <= floor)
     stop = int(below[0]) if below.size else K + 1
-    k = np.arange(stop, dtype=np.float64)
-    rate = curvature = math.nan
-    if stop >= 4:
-        y = np.log10(rel[:stop])
-        rate = float(np.polyfit(k, y, 1)[0])
-        a = float(np.polyfit(k, y, 2)[0])
-        curvature = 2.0 * a * k[-1] / rate if rate != 0 else math.nan
-    return {
+    first = math.floor(burn_in * stop)
+    k = np.arange(first, stop, dtype=np.float64)
+    out = {
         "passes_to_tol": float(k_tol),
         "grad_passes_to_tol": float(evals) / n,
         "reached": float(reached),
-        "log10_rate": rate,
-        "curvature": curvature,
         "suboptimality": float(rel[-1]),
     }
+    if k.size >= 4:
+        y = np.log10(rel[first:stop])
+        rate = float(np.polyfit(k, y, 1)[0])
+        a = float(np.polyfit(k, y, 2)[0])
+        out["log10_rate"] = rate
+        if rate != 0:
+            out["curvature"] = 2.0 * a * (k[-1] - k[0]) / rate
+    return out
 
 
 _REPLICATE = re.compile(r"\[\d+\]$")
@@ -129,6 +134,11 @@ class SpectralSuboptimality(Evaluator):
         doc="rate fits stop where relative suboptimality first reaches this",
         validator=number_in(0.0, 1.0, low_open=True, high_open=True),
     )
+    burn_in: float = param(
+        0.25,
+        doc="fraction of the above-floor passes left out of the rate fits (the transient)",
+        validator=number_in(0.0, 1.0, high_open=True),
+    )
     figure: bool = param(True, doc="draw the suboptimality curves")
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any = None) -> Metrics:
@@ -162,7 +172,9 @@ class SpectralSuboptimality(Evaluator):
         rows, curves = [], {}
         for name, fit in subjects.items():
             rel = relative_suboptimality(fit.history["objective"], optimum)
-            summary = curve_summary(rel, fit.history["grad_evals"], obj.n, tol=self.tol, floor=self.floor)
+            summary = curve_summary(
+                rel, fit.history["grad_evals"], obj.n, tol=self.tol, floor=self.floor, burn_in=self.burn_in
+            )
             summary["lr"] = float(fit.info.get("lr", math.nan))
             summary["settings_tried"] = float(fit.info.get("settings_tried", 1))
             for key, value in summary.items():
