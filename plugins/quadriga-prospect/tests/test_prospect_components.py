@@ -94,7 +94,7 @@ def test_tuning_runs_the_whole_grid_and_keeps_the_best_on_common_streams():
     assert tuned.history["objective"][-1] == pytest.approx(
         min(f.history["objective"][-1] for f in fixed.values())
     )
-    assert len(LR_GRID) == 9 and SGD().lr_grid == LR_GRID == SaddleSAGA().lr_grid
+    assert len(LR_GRID) == 8 and SGD().lr_grid == LR_GRID == SaddleSAGA().lr_grid
 
 
 def test_evaluator_metrics_against_lbfgs():
