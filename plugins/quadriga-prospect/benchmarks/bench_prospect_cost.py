@@ -58,10 +58,8 @@ def main() -> None:
     base = rows["prospect"]
     for name, (per_pass, to_tol, _) in rows.items():
         if name != "prospect":
-            print(
-                f"prospect / {name}: time per pass {base[0] / per_pass:.2f}x, "
-                f"time to 1e-6 {base[1] / to_tol:.2f}x"
-            )
+            to = f"{base[1] / to_tol:.2f}x" if np.isfinite(to_tol) else f"n/a ({name} did not reach 1e-6)"
+            print(f"prospect / {name}: time per pass {base[0] / per_pass:.2f}x, time to 1e-6 {to}")
 
 
 if __name__ == "__main__":
