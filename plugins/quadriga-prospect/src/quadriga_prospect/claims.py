@@ -31,7 +31,8 @@ _SMOKE = ("passes=12", "lr_grid=[0.01, 0.03]")
 
 
 def _smoke(stages: list[str]) -> tuple[str, ...]:
-    return tuple(f"stage.{s}.{o}" for s in stages for o in _SMOKE)
+    # the core repeats the arm stages; the other learners of the pipeline are shrunk here too
+    return tuple(f"stage.{s}.{o}" for s in stages for o in (*_SMOKE, "repeat=2"))
 
 
 def _tuning(*arms: str) -> dict[str, Tuning]:
@@ -77,7 +78,8 @@ LINEAR_CURVATURE = Claim(
 
 def _passes(pipeline: str, suffix: str, label: str) -> Claim:
     prospect, saga = f"prospect{suffix}", f"saddle-saga{suffix}"
-    stages = [f"{m}{suffix}" for m in _METHODS]
+    suffixes = ("",) if pipeline == "prospect-diabetes" else ("-bc", "-wine")
+    stages = [f"{m}{s}" for m in _METHODS for s in suffixes]
     return Claim(
         pipeline=pipeline,
         arms=(prospect, saga),

@@ -103,13 +103,6 @@ CLAIMS = [
 ]
 
 
-def _claim_protocol() -> bool:
-    """Whether the core has the v2 claim protocol (``quadriga.claims.Claim``); claims.py needs it."""
-    import quadriga.claims
-
-    return hasattr(quadriga.claims, "Claim")
-
-
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the five optimizers, the task, the evaluator, the pipelines and the claims."""
@@ -117,6 +110,5 @@ def quadriga_register(registry):
         registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
-    if _claim_protocol():
-        for name, target, summary, paper in CLAIMS:
-            registry.add_claim(name, f"{_P}.{target}", summary=summary, paper=paper)
+    for name, target, summary, paper in CLAIMS:
+        registry.add_claim(name, f"{_P}.{target}", summary=summary, paper=paper)
