@@ -1,0 +1,252 @@
+"""Small image classifiers for orbit evaluation: an MLP, a CNN and an orbit-augmented CNN.
+
+The learner reads ``split("train")`` of a Dataset of flattened square images (``load_digits``:
+8x8, pixel values 0-16, through ``sklearn-dataset`` with ``standardize = false``), centres them on
+a zero ``canvas`` (12x12 by default, room for rotated corners and small shifts), and trains with
+Adam on the cross-entropy. With ``augment = "rotation"`` every batch is rotated by angles drawn
+uniformly in [0, 360) degrees, with ``"shift"`` translated by integer pixels in
+``[-max_shift, max_shift]^2`` (the NERO paper's ``aug-eqv`` model). With ``average = "c4"`` the
+prediction is the mean of the probabilities over the four quarter turns of the input, an exactly
+C4-invariant model (group averaging).
+
+Source: Zhao et al. 2023, arXiv 2305.19889, sec. 4.1 (MNIST: a non-equivariant CNN and the same
+CNN trained with rotation augmentation; Adam, batch 64).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+import torch
+from torch import nn
+
+from quadriga.artifacts import Fitted
+from quadriga.errors import ConfigError
+from quadriga.interfaces import Dataset, Learner
+from quadriga.params import param
+from quadriga.seeding import int_seed
+from quadriga.threads import single_thread
+from quadriga.validators import int_at_least, number_in
+from quadriga_nero.orbits import rotate, shift, to_canvas
+
+__all__ = ["DigitNet", "OrbitClassifier", "build_network"]
+
+_ARCHITECTURES = ("mlp", "cnn")
+_AUGMENT = ("none", "rotation", "shift")
+_AVERAGE = ("none", "c4")
+
+
+def _one_of(options: tuple[str, ...]) -> Any:
+    def check(inst: Any, attribute: Any, value: Any) -> None:
+        if value not in options:
+            raise ConfigError(
+                f"{attribute.name} must be one of {', '.join(options)}, got {value!r}.", key=attribute.name
+            )
+
+    return check
+
+
+def build_network(
+    architecture: str, canvas: int, classes: int, *, hidden: int = 128, channels: int = 16
+) -> nn.Module:
+    """The network on ``Tensor[n, 1, C, C]`` (pixels / 16) returning logits ``Tensor[n, K]``.
+
+    ``"mlp"``: flatten, ``C^2 -> hidden -> K`` with ReLU. ``"cnn"``: two 3x3 convolutions
+    (``channels``, ``2 channels``; padding 1, ReLU, each followed by 2x2 max pooling), then
+    ``hidden`` ReLU units and a linear layer (LeNet-style): the convolutions are
+    translation-equivariant up to the border and the pooling grid, the dense layers are not.
+
+    Raises:
+        ConfigError: unknown architecture.
+    """
+    if architecture == "mlp":
+        return nn.Sequential(
+            nn.Flatten(), nn.Linear(canvas * canvas, hidden), nn.ReLU(), nn.Linear(hidden, classes)
+        )
+    if architecture == "cnn":
+        c = channels
+        return nn.Sequential(
+            nn.Conv2d(1, c, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(c, 2 * c, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(2 * c * (canvas // 4) ** 2, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, classes),
+        )
+    raise ConfigError(f"architecture must be one of {', '.join(_ARCHITECTURES)}, got {architecture!r}.")
+
+
+class DigitNet(nn.Module):
+    """A trained network with its input convention: ``forward(images[n, C, C]) -> probabilities[n, K]``.
+
+    Shapes: ``images`` is ``Tensor[n, C, C]`` in pixel units (``load_digits``: 0-16), centred on the
+    canvas as :func:`quadriga_nero.orbits.to_canvas` does; the output rows sum to 1.
+    With ``average = "c4"`` the output is ``mean_k softmax(net(rot90^k x))`` (exactly C4-invariant).
+    """
+
+    def __init__(self, net: nn.Module, *, pixel_scale: float, average: str = "none") -> None:
+        super().__init__()
+        self.net = net
+        self.pixel_scale = float(pixel_scale)
+        self.average = average
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Class probabilities ``Tensor[n, K]`` of ``images: Tensor[n, C, C]``."""
+        x = images[:, None].to(torch.float32) / self.pixel_scale
+        if self.average == "c4":
+            return torch.stack([self.net(torch.rot90(x, k, (-2, -1))).softmax(-1) for k in range(4)]).mean(0)
+        return self.net(x).softmax(-1)
+
+
+@attrs.define(kw_only=True)
+class OrbitClassifier(Learner):
+    """Trains an MLP or a CNN on square images, optionally with orbit augmentation (``orbit-classifier``).
+
+    The fitted model's ``predict(images: Tensor[n, C, C]) -> Tensor[n, K]`` gives class
+    probabilities; ``info`` holds ``canvas`` (``C``), ``image_side`` (``s``), ``classes`` (``K``),
+    ``pixel_scale`` and the training accuracy; ``history`` the mean loss per epoch.
+
+    Shapes:
+        ``task.split("train") -> (X[n, s*s], y[n])`` with integer labels ``0..K-1``.
+
+    Units:
+        pixels as in the data (non-negative), divided by ``pixel_scale`` inside the network;
+        ``lr`` per Adam step; loss in nats.
+
+    Raises:
+        ConfigError: a task without a ``"train"`` split, rows that are not square images, negative
+            pixels (a standardized dataset: use ``standardize = false``), a canvas smaller than the
+            image, unknown architecture/augment/average.
+
+    Source: Zhao et al. 2023, arXiv 2305.19889, sec. 4.1 (``non-eqv`` CNN and ``aug-eqv``, the same CNN
+    trained on randomly rotated digits).
+    """
+
+    input_types: ClassVar = {"task": (Dataset,)}
+    check_params: ClassVar[dict] = {"epochs": 1}
+    check_inputs: ClassVar[dict] = {
+        "task": {"data": {"use": "sklearn-dataset", "name": "digits", "standardize": False}},
+        "stage": {},
+        "inputs": {"task": "data"},
+    }
+
+    architecture: str = param("cnn", doc="mlp or cnn", validator=_one_of(_ARCHITECTURES))
+    augment_fraction: float = param(
+        1.0, doc="fraction of each batch that is augmented", validator=number_in(0, 1)
+    )
+    augment: str = param(
+        "none", doc="none, rotation (uniform angle) or shift (integer pixels)", validator=_one_of(_AUGMENT)
+    )
+    average: str = param(
+        "none",
+        doc="none, or c4: average the prediction over the four quarter turns",
+        validator=_one_of(_AVERAGE),
+    )
+    canvas: int = param(
+        12, doc="side of the zero canvas the images are centred on (pixels)", validator=int_at_least(1)
+    )
+    max_shift: int = param(
+        2, doc="largest |dx|, |dy| of shift augmentation (pixels)", validator=int_at_least(0)
+    )
+    epochs: int = param(30, doc="passes over the training split", validator=int_at_least(1))
+    batch_size: int = param(64, doc="images per Adam step", validator=int_at_least(1))
+    lr: float = param(3e-3, doc="Adam learning rate", validator=number_in(0, low_open=True))
+    weight_decay: float = param(1e-5, doc="Adam weight decay", validator=number_in(0))
+    hidden: int = param(128, doc="MLP hidden width", validator=int_at_least(1))
+    channels: int = param(16, doc="CNN channels of the first convolution", validator=int_at_least(1))
+    pixel_scale: float = param(
+        16.0, doc="pixels are divided by this inside the network", validator=number_in(0, low_open=True)
+    )
+
+    def _augment(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        if self.augment == "none":
+            return x
+        keep = torch.rand(x.shape[0], generator=generator) >= self.augment_fraction
+        out = self._transform(x, generator)
+        out[keep] = x[keep]
+        return out
+
+    def _transform(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        if self.augment == "rotation":
+            return rotate(x, torch.rand(x.shape[0], generator=generator, dtype=torch.float64) * 360.0)
+        if self.augment == "shift":
+            r = self.max_shift
+            return shift(x, torch.randint(-r, r + 1, (x.shape[0], 2), generator=generator))
+        return x
+
+    def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
+        """Train (see the class docstring); returns :class:`~quadriga.artifacts.Fitted`."""
+        try:
+            X, y = task.split("train")
+        except KeyError as exc:
+            raise ConfigError(
+                f"orbit-classifier needs a dataset with a 'train' split ({exc}).", key="task"
+            ) from exc
+        X = np.asarray(X, dtype=np.float64)
+        side = round(math.sqrt(X.shape[1]))
+        if side * side != X.shape[1]:
+            raise ConfigError(f"rows of {X.shape[1]} pixels are not square images.", key="task")
+        if X.min() < 0:
+            raise ConfigError(
+                "the images have negative pixels (a standardized dataset); "
+                "set standardize = false on the task.",
+                key="task",
+            )
+        if self.canvas < side:
+            raise ConfigError(
+                f"canvas ({self.canvas}) must be at least the image side ({side}).", key="canvas"
+            )
+        labels = torch.as_tensor(np.asarray(y), dtype=torch.int64)
+        classes = int(labels.max()) + 1
+        images = to_canvas(X, side, self.canvas)
+        cpu = torch.Generator().manual_seed(int_seed(generator))
+        with single_thread(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int_seed(cpu))
+            net = build_network(
+                self.architecture, self.canvas, classes, hidden=self.hidden, channels=self.channels
+            )
+            model = DigitNet(net, pixel_scale=self.pixel_scale, average="none")
+            opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+            n = images.shape[0]
+            losses = []
+            progress.start(self.epochs)
+            for epoch in range(self.epochs):
+                perm = torch.randperm(n, generator=cpu)
+                total = 0.0
+                for i in range(0, n, self.batch_size):
+                    idx = perm[i : i + self.batch_size]
+                    xb = self._augment(images[idx], cpu)
+                    loss = nn.functional.cross_entropy(net(xb[:, None] / self.pixel_scale), labels[idx])
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    total += float(loss.detach()) * len(idx)
+                losses.append(total / n)
+                progress.advance(1)
+                progress.log(epoch, loss=losses[-1])
+            net.eval()
+            model.average = self.average
+            with torch.no_grad():
+                train_acc = float((model(images).argmax(-1) == labels).double().mean())
+        return Fitted(
+            model=model,
+            history={"epoch": list(range(self.epochs)), "loss": losses},
+            info={
+                "architecture": self.architecture,
+                "augment": self.augment,
+                "average": self.average,
+                "canvas": self.canvas,
+                "image_side": side,
+                "classes": classes,
+                "pixel_scale": self.pixel_scale,
+                "train_accuracy": train_acc,
+            },
+            predict=model,
+        )
