@@ -127,7 +127,7 @@ class FlowMatching(Learner):
             loss.backward()
             opt.step()
             sched.step()
-            running += float(loss)
+            running += loss.detach().item()
             if step % int(self.log_every) == 0 or step == int(self.num_steps):
                 n = step - (history["step"][-1] if history["step"] else 0)
                 history["step"].append(step)
