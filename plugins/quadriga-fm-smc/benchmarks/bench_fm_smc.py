@@ -44,9 +44,7 @@ def main() -> None:
     ess = {
         r["sampler"]: np.mean([x["ess_fraction"] for x in rows if x["sampler"] == r["sampler"]]) for r in rows
     }
-    print(
-        f"d = {args.dim}, K = 1024, n = {args.replicates} paired replicates, 100 velocity evaluations per particle"
-    )
+    print(f"d = {args.dim}, K = 1024, n = {args.replicates} paired replicates, 100 velocity evals each")
     print(
         f"energy distance fm-smc / fm-is: {ratio:.3f} [{lo:.3f}, {hi:.3f}] (paired percentile bootstrap, 95%)"
     )
