@@ -142,6 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="smoke: seconds, checks numbers are produced; paper: the full check (minutes)",
     )
     p.add_argument("--out", type=Path, help="report directory (default verify/<what>/<timestamp>)")
+    p.add_argument(
+        "--record",
+        action="store_true",
+        help="keep the paper-scale verdicts in each plugin's claims_record.json (shown by quadriga list)",
+    )
     _common(p)
 
     p = sub.add_parser(
@@ -167,6 +172,8 @@ def _registry(args: argparse.Namespace) -> Registry:
 # ---------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
+    from quadriga.claims import last_verdict, verdict_text
+
     reg = _registry(args)
     kind = args.kind
     comps = [c for c in reg.components() if kind in (None, c.kind)]
@@ -179,7 +186,12 @@ def cmd_list(args: argparse.Namespace) -> int:
                 for c in comps
             ],
             "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
-            "claims": [dict(name=c.name, summary=c.summary, distribution=c.distribution) for c in claims],
+            "claims": [
+                dict(
+                    name=c.name, summary=c.summary, distribution=c.distribution, last_verdict=last_verdict(c)
+                )
+                for c in claims
+            ],
             "broken": [
                 dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
                 for b in reg.broken
@@ -205,8 +217,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         ),
         (
             "claims (quadriga verify NAME)",
-            ("name", "claim", "distribution"),
-            [(c.name, c.summary, c.distribution) for c in claims],
+            ("name", "claim", "distribution", "last paper-scale verdict"),
+            [(c.name, c.summary, c.distribution, verdict_text(c)) for c in claims],
         ),
     ]
     for title, columns, rows in sections:
@@ -481,16 +493,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
         con.print(f"claim [bold]{spec.name}[/] ({args.scale}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
-        color = {"passed": "green", "failed": "red", "error": "red"}[record["status"]]
+        color = {"passed": "green", "refuted": "red", "inconclusive": "yellow", "ran": "cyan"}.get(
+            record["status"], "red"
+        )
         con.print(
             f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}"
         )
 
     records, report = verify(
-        reg, args.what, scale=args.scale, out_dir=Path(out), on_start=on_start, on_end=on_end
+        reg,
+        args.what,
+        scale=args.scale,
+        out_dir=Path(out),
+        record=args.record,
+        on_start=on_start,
+        on_end=on_end,
     )
     con.print(f"report: [bold]{report}[/]")
-    return 0 if all(r["status"] == "passed" for r in records) else 1
+    return 0 if all(r["status"] in ("passed", "ran") for r in records) else 1
 
 
 # ---------------------------------------------------------------------------- doctor

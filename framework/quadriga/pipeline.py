@@ -14,6 +14,7 @@ or evaluated.
 
 from __future__ import annotations
 
+import graphlib
 import inspect
 import re
 import sys
@@ -25,7 +26,9 @@ import attrs
 
 from quadriga.components import build_component, component_config
 from quadriga.errors import ConfigError, QuadrigaError, suggest
+from quadriga.expansion import EXPANDED_RE, expand_sections
 from quadriga.interfaces import INTERFACES, TASK_KINDS
+from quadriga.seeding import derive_seed
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +38,7 @@ else:  # pragma: no cover
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-_RESERVED = {"use", "kind", "inputs"}
+_RESERVED = {"use", "kind", "inputs", "source", "replicate"}
 _TOP = ("pipeline", "task", "stage")
 _METHOD = {"sampler": "sample", "learner": "fit", "estimator": "estimate", "evaluator": "evaluate"}
 _INJECTED = {"generator", "progress", "self"}
@@ -53,6 +56,9 @@ class Node:
         component: the built component instance.
         inputs: ``{argument: node name or list of node names}`` (stages only).
         config: the resolved parameters, every default filled in.
+        source: the table it was expanded from (``"mala"`` for ``mala[step_size=0.1][2]``;
+            its own name when not expanded).
+        replicate: the replicate index ``i`` of a repeated table, else ``None``.
     """
 
     name: str
@@ -62,11 +68,28 @@ class Node:
     component: Any
     inputs: dict[str, Any] = attrs.field(factory=dict)
     config: dict[str, Any] = attrs.field(factory=dict)
+    source: str = ""
+    replicate: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        self.source = self.source or self.name
 
     @property
     def table(self) -> str:
         """``"stage.NAME"`` or ``"task.NAME"``."""
         return f"{self.section}.{self.name}"
+
+    @property
+    def seed_key(self) -> str:
+        """What the node's seed is derived from, with the root seed.
+
+        ``"stage.NAME"`` for a plain table, ``"stage.SOURCE"`` for a matrix point (the points of
+        one table share a seed), ``"stage.KIND[i]"`` for replicate ``i`` (replicate ``i`` of every
+        repeated stage of one kind shares a seed: common random numbers across arms).
+        """
+        if self.replicate is not None:
+            return f"{self.section}.{self.kind}[{self.replicate}]"
+        return f"{self.section}.{self.source}"
 
     @property
     def output_type(self) -> str:
@@ -98,6 +121,14 @@ class Pipeline:
     tasks: dict[str, Node]
     stages: dict[str, Node]
 
+    def seed_of(self, node: Node) -> int:
+        """The seed of a task or stage: ``derive_seed(root seed, node.seed_key)``."""
+        return derive_seed(self.seed, node.seed_key)
+
+    def seeds(self) -> dict[str, int]:
+        """``{"task.NAME" or "stage.NAME": seed}`` of every node (recorded in ``manifest.json``)."""
+        return {n.table: self.seed_of(n) for n in (*self.tasks.values(), *self.stages.values())}
+
     def resolved(self) -> dict[str, Any]:
         """The resolved configuration as a TOML-ready dict (what a run saves as ``pipeline.toml``)."""
         out: dict[str, Any] = {"pipeline": {"name": self.name, "seed": self.seed}}
@@ -111,6 +142,10 @@ class Pipeline:
                 if node.section == "stage":
                     table["kind"] = node.kind
                     table["inputs"] = node.inputs
+                if node.source != node.name:
+                    table["source"] = node.source
+                if node.replicate is not None:
+                    table["replicate"] = node.replicate
                 table.update(node.config)
                 out[section][node.name] = table
         return out
@@ -255,7 +290,15 @@ def load_pipeline(
     data, file = read_source(source, registry)
     touched = _apply_overrides(data, overrides)
 
+    origin: dict[str, tuple[str, str]] = {}
+    varied: dict[str, set[str]] = {}
+
     def err(msg: str, table: str | None = None, key: str | None = None) -> ConfigError:
+        if table in origin:  # an expanded table: name its source (and the matrix key it varies)
+            table, name = origin[table]
+            msg = f"{msg} (in its expansion '{name}')"
+            if key in varied.get(table, ()):
+                key = f"matrix.{key}"
         shown = "command line (--set/--grid)" if table and (table, key) in touched else file
         return ConfigError(msg, file=shown, table=table, key=key)
 
@@ -298,31 +341,45 @@ def load_pipeline(
         sections[section] = tables
     if not sections["stage"]:
         raise err("the pipeline has no [stage.NAME] table; add at least one stage.")
-    seen: dict[str, str] = {}
     for section, tables in sections.items():
         for node_name, table in tables.items():
             where = f"{section}.{node_name}"
-            if not NAME_RE.match(node_name):
+            expanded = isinstance(table, dict) and "source" in table and EXPANDED_RE.match(node_name)
+            if not NAME_RE.match(node_name) and not expanded:
                 raise err(
                     "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
                     table=where,
                 )
+            if not isinstance(table, dict):
+                raise err("must be a table with 'use = \"name\"'.", table=where)
+            if section == "task" and "inputs" in table:
+                raise err("tasks take no inputs; move this table to [stage.NAME].", table=where, key="inputs")
+    varied = {
+        f"{section}.{n}": set(t["matrix"])
+        for section, tables in sections.items()
+        for n, t in tables.items()
+        if isinstance(t.get("matrix"), dict)
+    }
+    sections = expand_sections(sections, err)
+    seen: dict[str, str] = {}
+    for section, tables in sections.items():
+        for node_name, table in tables.items():
+            where = f"{section}.{node_name}"
+            if "source" in table:
+                origin[where] = (f"{section}.{table['source']}", node_name)
+                _check_expanded(table, where, err)
             if node_name in seen:
                 raise err(
                     f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
                     table=where,
                 )
             seen[node_name] = where
-            if not isinstance(table, dict):
-                raise err("must be a table with 'use = \"name\"'.", table=where)
             if "use" not in table:
                 raise err(
                     "missing 'use' (the registered component to build, e.g. use = \"mala\").",
                     table=where,
                     key="use",
                 )
-            if section == "task" and "inputs" in table:
-                raise err("tasks take no inputs; move this table to [stage.NAME].", table=where, key="inputs")
 
     tasks = {n: _build_node(registry, "task", n, t, file, err) for n, t in sections["task"].items()}
     stages_unordered = {
@@ -370,8 +427,28 @@ def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], f
                     key=f"inputs.{arg}",
                 )
     return Node(
-        name, section, table["use"], used_kind, component, dict(inputs), component_config(component, registry)
+        name,
+        section,
+        table["use"],
+        used_kind,
+        component,
+        dict(inputs),
+        component_config(component, registry),
+        source=table.get("source", name),
+        replicate=table.get("replicate"),
     )
+
+
+def _check_expanded(table: dict[str, Any], where: str, err: Any) -> None:
+    source, replicate = table["source"], table.get("replicate")
+    if not isinstance(source, str) or not NAME_RE.match(source):
+        raise err(
+            f"'source' must name the table this one was expanded from, got {source!r}.", where, "source"
+        )
+    if replicate is not None and (
+        not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 0
+    ):
+        raise err(f"'replicate' must be an integer >= 0, got {replicate!r}.", where, "replicate")
 
 
 def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
@@ -427,32 +504,27 @@ def _check_inputs(node: Node, nodes: dict[str, Node], err: Any) -> None:
 
 
 def _topological(stages: dict[str, Node], err: Any) -> list[str]:
-    deps = {
-        n: {r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref) if r in stages}
-        for n, s in stages.items()
-    }
+    """Stage names in an execution order: dependencies first, file order among the ready ones."""
+    position = {n: i for i, n in enumerate(stages)}
+    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+    for n, s in stages.items():
+        refs = [r for ref in s.inputs.values() for r in ([ref] if isinstance(ref, str) else ref)]
+        sorter.add(n, *(r for r in refs if r in stages and r != n))
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as exc:
+        cycle = list(reversed(exc.args[1]))
+        raise err(
+            f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
+            "depend on it.",
+            table=f"stage.{cycle[0]}",
+            key="inputs",
+        ) from None
     order: list[str] = []
-    remaining = dict(deps)
-    while remaining:
-        ready = [n for n, d in remaining.items() if d <= set(order)]
-        if not ready:
-            cycle = _find_cycle(remaining)
-            raise err(
-                f"the stages form a cycle: {' -> '.join(cycle)}. A stage can only use stages that do not "
-                "depend on it.",
-                table=f"stage.{cycle[0]}",
-                key="inputs",
-            )
-        order.append(ready[0])
-        del remaining[ready[0]]
+    ready: list[str] = []
+    while sorter.is_active():
+        ready.extend(sorter.get_ready())
+        ready.sort(key=position.__getitem__)
+        order.append(ready.pop(0))
+        sorter.done(order[-1])
     return order
-
-
-def _find_cycle(deps: dict[str, set[str]]) -> list[str]:
-    start = next(iter(deps))
-    path, node = [start], start
-    while True:
-        node = sorted(d for d in deps[node] if d in deps)[0]
-        if node in path:
-            return path[path.index(node) :] + [node]
-        path.append(node)

@@ -38,7 +38,7 @@ import attrs
 from quadriga.artifacts import Estimate, Fitted, Metrics, Samples
 from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, StageError
 from quadriga.progress import StageProgress, use_progress
-from quadriga.seeding import derive_seed, make_generator, seed_everything
+from quadriga.seeding import make_generator, seed_everything
 
 __all__ = [
     "Run",
@@ -49,6 +49,7 @@ __all__ = [
     "execute",
     "new_run_dir",
     "safe_name",
+    "stage_dir_name",
 ]
 
 
@@ -127,6 +128,24 @@ def safe_name(name: str) -> str:
     """A directory-safe version of ``name``: letters, digits, ``.``, ``_``, ``-`` only, never ``..``."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "unnamed"
     return cleaned[:80]
+
+
+def stage_dir_name(name: str) -> str:
+    """A directory name for a stage, distinct for distinct names (``mala`` and ``mala_`` differ).
+
+    Letters, digits, ``.``, ``_`` and ``-`` are kept; every other character becomes ``%XX``
+    (its UTF-8 bytes), so ``dqn[0]`` is ``dqn%5B0%5D``. A name longer than 100 characters is
+    cut and suffixed with 16 hex digits of its SHA-256.
+    """
+    import hashlib
+    from urllib.parse import quote
+
+    encoded = quote(name, safe="-_")
+    if encoded.startswith("."):
+        encoded = "%2E" + encoded[1:]
+    if len(encoded) > 100:
+        encoded = encoded[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return encoded
 
 
 def new_run_dir(root: Path, pipeline_name: str) -> Path:
@@ -382,6 +401,7 @@ def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, 
         "pipeline": pipeline.name,
         "source": pipeline.file,
         "seed": pipeline.seed,
+        "seeds": pipeline.seeds(),
         "command": argv if argv is not None else sys.argv,
         "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions,
@@ -474,7 +494,7 @@ def execute(
     warnings = registry.call_hook("quadriga_run_start", run=run)
     values: dict[str, Any] = {}
     for name, node in pipeline.tasks.items():
-        node.component.prepare(generator=make_generator(derive_seed(pipeline.seed, f"task.{name}")))
+        node.component.prepare(generator=make_generator(pipeline.seed_of(node)))
         values[name] = node.component
     artifacts: dict[str, Any] = {}
     error: BaseException | None = None
@@ -493,7 +513,7 @@ def execute(
     write_status()
     try:
         for name, node in pipeline.stages.items():
-            stage_dir = run_dir / "stages" / safe_name(name)
+            stage_dir = run_dir / "stages" / stage_dir_name(name)
             if name in done_before:
                 loaded = _load_artifact(stage_dir)
                 if loaded is not None:
@@ -503,7 +523,7 @@ def execute(
                     continue
             run.stages[name] = {"status": "running", "component": node.use, "kind": node.kind}
             write_status()
-            seed = derive_seed(pipeline.seed, f"stage.{name}")
+            seed = pipeline.seed_of(node)
             seed_everything(seed)
             generator = make_generator(seed)
             kwargs = _stage_inputs(node, values)

@@ -1,14 +1,19 @@
 """Tidy tables, summaries and figures of many runs (used by ``sweep`` and ``compare``).
 
-The tidy table has one row per run x stage x metric, with the swept parameters and
-the seed as columns. The summary groups rows by settings (swept parameters, stage,
-metric) and gives the mean over seeds, its standard error and a percentile
-bootstrap 95% interval (2000 resamples, fixed seed, so it is reproducible).
+The tidy table has one row per run x stage x metric, with the swept parameters, the seed
+and ``config`` (a digest of the run's resolved configuration without its root seed) as
+columns. The summary groups rows by settings (swept parameters, stage, metric) and gives
+the mean over seeds, its standard error and a 95% interval with its method and ``n``
+(BCa bootstrap of the mean through :func:`quadriga.stats.bootstrap_ci`, 2000 resamples,
+fixed seed, so it is reproducible). Runs given one by one (``quadriga compare runs/a/*``)
+are grouped by ``config``: runs that differ only in the seed are one source with
+``n`` = the number of runs.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -17,15 +22,50 @@ from typing import Any
 
 from quadriga.runs import atomic_path, atomic_write_text
 
-__all__ = ["aggregate", "bootstrap_ci", "collect_rows", "load_rows", "rows_from_run", "write_outputs"]
+__all__ = [
+    "aggregate",
+    "bootstrap_ci",
+    "collect_rows",
+    "config_digest",
+    "load_rows",
+    "rows_from_run",
+    "write_outputs",
+]
+
+
+def config_digest(run_dir: Path) -> str | None:
+    """Digest of a run's resolved configuration (``pipeline.toml``) without the root seed, or ``None``.
+
+    Two runs with the same digest differ at most in their seed (and description).
+    """
+    import sys
+
+    path = Path(run_dir) / "pipeline.toml"
+    if not path.is_file():
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    head = dict(data.get("pipeline", {}))
+    head.pop("seed", None)
+    head.pop("description", None)
+    data["pipeline"] = head
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
 def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tidy rows from one run's ``results.json`` (Metrics values and scalar Estimates), tagged with ``base``."""
+    """Tidy rows from one run's ``results.json`` (Metrics values and scalar Estimates), tagged with
+    ``base``, the run's ``pipeline`` name and its ``config`` digest (:func:`config_digest`)."""
     path = Path(run_dir) / "results.json"
     if not path.is_file():
         return []
     results = json.loads(path.read_text())
+    base = {"pipeline": results.get("pipeline"), "config": config_digest(run_dir), **base}
     rows = []
     for stage, res in results.get("stages", {}).items():
         items: list[tuple[str, Any]] = []
@@ -63,7 +103,7 @@ def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[s
 def bootstrap_ci(
     values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean.
+    """BCa bootstrap interval of the mean (:func:`quadriga.stats.bootstrap_ci`).
 
     Args:
         values: ``n`` numbers.
@@ -72,36 +112,63 @@ def bootstrap_ci(
         seed: numpy seed (the interval is reproducible).
 
     Returns:
-        ``(low, high)``; both equal the value when ``n == 1``. Source: Efron & Tibshirani 1993, ch. 13.
+        ``(low, high)``; both equal the value when ``n == 1`` or the values are equal.
+        Source: Efron & Tibshirani 1993, ch. 14.
     """
-    import numpy as np
+    ci = _interval(values, level=level, resamples=resamples, seed=seed)
+    return ci.low, ci.high
 
-    x = np.asarray(values, dtype=float)
-    if len(x) <= 1:
-        v = float(x[0]) if len(x) else math.nan
-        return v, v
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, len(x), size=(resamples, len(x)))].mean(axis=1)
-    alpha = (1 - level) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+def _interval(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> Any:
+    from quadriga.stats import Interval
+    from quadriga.stats import bootstrap_ci as stats_ci
+
+    if len(values) == 0:
+        return Interval(math.nan, math.nan, math.nan, level, "none (n=0)", 0)
+    return stats_ci(list(values), "mean", method="BCa", level=level, resamples=resamples, rng=seed)
 
 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Group rows by ``keys`` + stage + metric: ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high``."""
+    """Group rows by ``keys`` + stage + metric: ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high``,
+    ``ci_method``.
+
+    When ``keys`` holds ``"source"`` (one source per directory given to ``compare``) and every
+    row has a ``config`` digest, rows are grouped by ``config`` instead: runs that differ only
+    in the seed form one group, labelled ``"<pipeline> <config>"`` with ``runs`` = the number
+    of run directories pooled.
+    """
+    by_config = "source" in keys and bool(rows) and all(r.get("config") for r in rows)
     groups: dict[tuple, list[float]] = {}
+    sources: dict[tuple, set] = {}
     for row in rows:
-        key = tuple(json.dumps(row.get(k), sort_keys=True) for k in keys) + (row["stage"], row["metric"])
+        labels = [
+            json.dumps(
+                f"{row.get('pipeline')} {row['config']}" if k == "source" and by_config else row.get(k)
+            )
+            for k in keys
+        ]
+        key = (*labels, row["stage"], row["metric"])
         groups.setdefault(key, []).append(row["value"])
+        sources.setdefault(key, set()).add(row.get("source", row.get("run_id")))
     out = []
     for key, values in groups.items():
         n = len(values)
         mean = sum(values) / n
         std = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-        low, high = bootstrap_ci(values)
-        entry = {k: json.loads(v) for k, v in zip(keys, key[: len(keys)])}
+        ci = _interval(values)
+        entry = {k: json.loads(v) for k, v in zip(keys, key[: len(keys)], strict=True)}
         entry.update(
-            stage=key[-2], metric=key[-1], n=n, mean=mean, stderr=std / math.sqrt(n), ci_low=low, ci_high=high
+            stage=key[-2],
+            metric=key[-1],
+            n=n,
+            mean=mean,
+            stderr=std / math.sqrt(n),
+            ci_low=ci.low,
+            ci_high=ci.high,
+            ci_method=f"{ci.method}, {int(ci.level * 100)}%",
         )
+        if by_config:
+            entry["runs"] = len(sources[key])
         out.append(entry)
     return out
 
@@ -150,7 +217,7 @@ def write_outputs(
     if not rows:
         return None, None
     table = _write_table(out_dir / "results", rows)
-    columns = [*keys, "stage", "metric", "n", "mean", "stderr", "ci_low", "ci_high"]
+    columns = [*keys, "stage", "metric", "n", "mean", "stderr", "ci_low", "ci_high", "ci_method"]
     _write_csv(out_dir / "summary.csv", summary, columns)
     figure = plot_summary(summary, keys, out_dir / "summary.png")
     return table, figure

@@ -161,3 +161,29 @@ def test_reference_target_and_bad_inputs():
         EnergyDistance().evaluate({"x": x}, _s(np.zeros((3, 2))))
     with pytest.raises(ConfigError, match="bandwidth"):
         MMD(bandwidth=-1.0)
+
+
+def test_mmd_median_heuristic_with_ties_uses_nonzero_distances_and_says_so():
+    """Two sets of 100 with 80 equal values: the pooled median distance is 0."""
+    x = torch.zeros(100, 1, dtype=torch.float64)
+    y = torch.zeros(100, 1, dtype=torch.float64)
+    x[80:] = torch.linspace(1.0, 2.0, 20)[:, None]
+    y[80:] = torch.linspace(-2.0, -1.0, 20)[:, None]
+    pooled = torch.pdist(torch.cat([x, y]))
+    assert float(pooled.median()) == 0.0
+    m = MMD().evaluate({"s": Samples(x=x)}, reference=Samples(x=y))
+    assert m.values["s/bandwidth"] == pytest.approx(float(pooled[pooled > 0].median()))
+    assert m.values["s/mmd"] > 0.1  # different samples give a positive MMD (the old fallback gave ~0)
+    assert "ties" in m.info["notes"][0]
+
+
+def test_constant_reference_is_a_config_error():
+    ref = Samples(x=torch.ones(50, 2, dtype=torch.float64))
+    sub = Samples(x=torch.randn(50, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64))
+    for ev in (MMD(), EnergyDistance()):
+        with pytest.raises(ConfigError, match="reference is constant"):
+            ev.evaluate({"s": sub}, reference=ref)
+    from quadriga_std.evaluators.distances import _median_distance
+
+    with pytest.raises(ConfigError, match="bandwidth"):
+        _median_distance(torch.ones(5, 2), torch.ones(5, 2))

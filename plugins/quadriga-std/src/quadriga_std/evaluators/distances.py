@@ -183,13 +183,18 @@ class EnergyDistance(_SampleDistance):
 
     ``E(P, Q) = 2 E|X - Y| - E|X - X'| - E|Y - Y'|`` estimated by the (weighted)
     V-statistic ``2 sum a_i b_j |x_i - y_j| - sum a_i a_k |x_i - x_k| - sum b_j b_l |y_j - y_l|``
-    (Euclidean norm, units of x). Reports ``energy_distance`` (``E``, units of x) and
-    ``energy_distance_sqrt`` (``sqrt(E)``). Cost ``O((n + m)^2 d)`` time, chunked memory.
+    (Euclidean norm, units of x). Reports ``energy_distance`` (``E``, units of x; the V-statistic,
+    not divided by 2) and ``energy_distance_sqrt`` (``sqrt(E)``). Cost ``O((n + m)^2 d)`` time,
+    chunked memory.
+
+    Raises:
+        ConfigError: a constant reference (a point mass).
 
     Source: Székely & Rizzo 2013, "Energy statistics", eq. 2.
     """
 
     def _compute(self, x, a, y, b):
+        _check_reference_spread(y, "energy-distance")
         dist = lambda d: d
         e = (
             2 * weighted_pair_sum(x, y, a, b, dist)
@@ -199,12 +204,46 @@ class EnergyDistance(_SampleDistance):
         return {"energy_distance": e, "energy_distance_sqrt": math.sqrt(max(e, 0.0))}
 
 
-def _median_distance(x: torch.Tensor, y: torch.Tensor, max_points: int = 1000) -> float:
-    """Median pairwise Euclidean distance of the pooled sample (first ``max_points`` of each set)."""
+def _median_distance(x: torch.Tensor, y: torch.Tensor, max_points: int = 1000) -> tuple[float, str]:
+    """Median pairwise Euclidean distance of the pooled sample (first ``max_points`` of each set).
+
+    Returns:
+        ``(h, note)``. When ties make the median 0 (more than half the pairs coincide), ``h`` is
+        the median of the non-zero distances and ``note`` says so (empty otherwise).
+
+    Raises:
+        ConfigError: every pooled point is the same (no scale to take a bandwidth from).
+    """
     z = torch.cat([x[:max_points], y[:max_points]])
     d = torch.pdist(z)
-    med = float(d.median()) if d.numel() else 1.0
-    return med if med > 0 else 1.0
+    med = float(d.median()) if d.numel() else 0.0
+    if med > 0:
+        return med, ""
+    nonzero = d[d > 0]
+    if nonzero.numel() == 0:
+        raise ConfigError(
+            "the median-heuristic bandwidth is undefined: every pooled point is identical. "
+            "Give `bandwidth = <h>` (units of x) or check the subject and reference samplers.",
+            key="bandwidth",
+        )
+    frac = 1.0 - nonzero.numel() / d.numel()
+    h = float(nonzero.median())
+    return (
+        h,
+        f"median heuristic: {frac:.0%} of pooled distances are 0 (ties); bandwidth {h:.4g} is the "
+        "median of the non-zero distances",
+    )
+
+
+def _check_reference_spread(y: torch.Tensor, who: str) -> None:
+    """ConfigError when every reference point is the same (a point mass)."""
+    if y.shape[0] > 1 and bool((y == y[:1]).all()):
+        raise ConfigError(
+            f"{who}: the reference is constant (all {y.shape[0]} points equal {y[0].tolist()}); "
+            "a distance to a point mass says nothing about sample quality. "
+            "Check the reference stage or target.",
+            key="reference",
+        )
 
 
 @attrs.define(kw_only=True)
@@ -213,7 +252,12 @@ class MMD(_SampleDistance):
 
     Kernels (``r = |x - y|``, bandwidth ``h`` in units of x): Gaussian
     ``k = exp(-r^2 / (2 h^2))``; IMQ ``k = (1 + r^2 / h^2)^(-1/2)``. Both have ``k(x, x) = 1``.
-    ``h`` defaults to the median heuristic (median pairwise distance of the pooled sample).
+    ``h`` defaults to the median heuristic (median pairwise distance of the pooled sample; when
+    ties make it 0, the median of the non-zero distances, with a note in ``info["notes"]``).
+    Convention: ``mmd2`` is the squared MMD (unbiased), ``mmd`` its square root.
+
+    Raises:
+        ConfigError: a constant reference, or every pooled point identical with no ``bandwidth``.
 
     Estimator: the unbiased U-statistic
     ``MMD^2_u = [sum_{i!=k} a_i a_k k(x_i,x_k)] / (1 - sum a_i^2) + [same for y] - 2 sum a_i b_j k(x_i,y_j)``
@@ -231,7 +275,13 @@ class MMD(_SampleDistance):
     )
 
     def _compute(self, x, a, y, b):
-        h = float(self.bandwidth) if self.bandwidth is not None else _median_distance(x, y)
+        _check_reference_spread(y, "mmd")
+        if self.bandwidth is not None:
+            h = float(self.bandwidth)
+        else:
+            h, note = _median_distance(x, y)
+            if note:
+                self._notes.append(note)
         if self.kernel == "gaussian":
             k = lambda d: torch.exp(-d.square() / (2 * h * h))
         else:

@@ -7,7 +7,6 @@ per subject (plus figures where stated).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
@@ -203,64 +202,31 @@ def autocorrelation(x: np.ndarray) -> np.ndarray:
     return np.fft.irfft(f * np.conj(f), n=size, axis=1)[:, :n] / n
 
 
-def ess(chains: np.ndarray, *, split: bool = True, rank_normalize: bool = False) -> np.ndarray:
-    """Effective sample size of each coordinate from m chains.
+def ess(
+    chains: np.ndarray, *, split: bool = True, rank_normalize: bool = False, tail: bool = False
+) -> np.ndarray:
+    """Effective sample size of each coordinate from m chains (arviz, through :func:`quadriga.stats.ess`).
 
     Args:
-        chains: ``[m, n, d]`` draws (m chains of n draws).
-        split: split each chain in two halves first (detects non-stationarity).
-        rank_normalize: replace the draws by normal scores of their pooled ranks ("bulk" ESS).
+        chains: ``[m, n, d]`` draws (m chains of n draws); ``[m, n]`` is one coordinate.
+        split: kept for compatibility; arviz always splits chains in two halves.
+        rank_normalize: rank-normalised ("bulk") ESS; otherwise the ESS of the mean on raw values.
+        tail: the tail ESS (minimum of the 5% and 95% quantile ESS) instead.
 
     Returns:
-        ``ndarray[d]``: ESS = m n / tau, with tau = -1 + 2 sum_k P_k, where
-        P_k = rho_{2k} + rho_{2k+1} are Geyer's pair sums of the multi-chain autocorrelation
-        rho_t = 1 - (W - mean_chains acov_t) / var_plus, truncated at the first non-positive
-        pair and made monotone (initial monotone sequence); tau >= 1 / log10(m n).
+        ``ndarray[d]``. A chain that never moves counts one draw (arviz alone would count all
+        its draws: zero variance reads as independence); ESS may exceed m n for antithetic chains.
 
     Raises:
-        ValueError: fewer than 4 draws per (split) chain.
+        ConfigError: fewer than 4 draws per chain, non-finite draws.
 
-    Source: Geyer 1992, "Practical Markov chain Monte Carlo", sec. 3.3; Vehtari, Gelman,
-    Simpson, Carpenter & Buerkner 2021, "Rank-normalization, folding, and localization",
-    eqs. 9-11 (multi-chain autocorrelation) and sec. 3.2 (rank normalisation).
+    Source: Vehtari, Gelman, Simpson, Carpenter & Buerkner 2021, "Rank-normalization, folding,
+    and localization", eqs. 9-11 and sec. 3.2-3.3 (arviz ``ess``); Geyer 1992, sec. 3.3.
     """
-    x = np.asarray(chains, dtype=np.float64)
-    if x.ndim == 2:
-        x = x[:, :, None]
-    if split:
-        half = x.shape[1] // 2
-        x = np.concatenate([x[:, :half], x[:, x.shape[1] - half :]], 0)
-    m, n, d = x.shape
-    if n < 4:
-        raise ValueError(f"ESS needs at least 4 draws per (split) chain, got {n}")
-    if rank_normalize:
-        from scipy.special import ndtri
-        from scipy.stats import rankdata
+    from quadriga.stats import ess as arviz_ess
 
-        flat = x.reshape(m * n, d)
-        ranks = rankdata(flat, axis=0)
-        x = ndtri((ranks - 0.375) / (m * n + 0.25)).reshape(m, n, d)
-    acov = autocorrelation(x)  # [m, n, d]
-    chain_var = acov[:, 0] * n / (n - 1)  # [m, d]
-    W = chain_var.mean(0)
-    var_plus = W * (n - 1) / n
-    if m > 1:
-        var_plus = var_plus + x.mean(1).var(0, ddof=1)
-    out = np.empty(d)
-    for j in range(d):
-        if not np.isfinite(var_plus[j]) or var_plus[j] <= 0:
-            out[j] = float("nan") if not np.isfinite(var_plus[j]) else float(m * n)
-            continue
-        rho = 1.0 - (W[j] - acov[:, :, j].mean(0)) / var_plus[j]
-        rho[0] = 1.0
-        npairs = n // 2
-        pairs = rho[: 2 * npairs].reshape(npairs, 2).sum(-1)
-        nonpos = np.nonzero(pairs[1:] <= 0)[0]
-        K = npairs if nonpos.size == 0 else int(nonpos[0]) + 1
-        pairs = np.minimum.accumulate(pairs[:K])
-        tau = max(-1.0 + 2.0 * pairs.sum(), 1.0 / math.log10(m * n))
-        out[j] = m * n / tau
-    return out
+    method = "tail" if tail else ("bulk" if rank_normalize else "mean")
+    return arviz_ess(np.asarray(chains, dtype=np.float64), method=method)["ess"]
 
 
 @attrs.define(kw_only=True)
@@ -269,9 +235,12 @@ class ESS(Evaluator):
 
     Uses ``subject.chains`` (``[m, n, d]``) when present, else treats ``x`` as one chain.
     Metrics per subject: ``ess_min``, ``ess_median``, ``ess_mean`` (draws), ``iact_max`` =
-    N / ess_min (transitions), and when ``info`` has them ``ess_min_per_second`` and
+    N / ess_min (transitions), ``ess_tail_min`` (tail ESS), ``stuck_chains`` (chains whose draws never
+    change: each counts one draw, and ``info["notes"]`` says so), ``rhat_max`` (rank-normalised
+    split R-hat, several moving chains only; a note above 1.01), and when ``info`` has them
+    ``ess_min_per_second`` and
     ``ess_min_per_1k_score_evals``. ``info["ess"][subject]`` lists the per-coordinate ESS.
-    See :func:`ess` for the estimator.
+    Computed by arviz through :func:`quadriga.stats.ess` and :func:`quadriga.stats.rhat`.
 
     Shapes: subject ``chains: Tensor[m, n, d]`` (or ``x: Tensor[n, d]`` as one chain); every value
     is a float; ``info["ess"][subject]`` is a list of d floats.
@@ -298,7 +267,7 @@ class ESS(Evaluator):
 
     def evaluate(self, subject: Any, reference: Any = None) -> Metrics:
         """Compute ESS for each subject (the reference is not used)."""
-        values, rows, per = {}, [], {}
+        values, rows, per, notes = {}, [], {}, []
         for name, s in _subjects(subject, "ess").items():
             ch = s.chains if s.chains is not None else s.x[None]
             ch = torch.as_tensor(ch, dtype=torch.float64).numpy()
@@ -306,15 +275,28 @@ class ESS(Evaluator):
                 raise ConfigError(
                     f"subject '{name}' has {ch.shape[1]} draws per chain; ESS needs at least 8.", key="inputs"
                 )
-            e = ess(ch, split=True, rank_normalize=self.method == "bulk")
+            from quadriga import stats
+
+            diag = stats.ess(ch, method="bulk" if self.method == "bulk" else "mean")
+            e = diag["ess"]
+            tail = stats.ess(ch, method="tail")["ess"]
             total = ch.shape[0] * ch.shape[1]
             row = {
                 "subject": name,
                 "ess_min": float(np.min(e)),
                 "ess_median": float(np.median(e)),
                 "ess_mean": float(np.mean(e)),
+                "ess_tail_min": float(np.min(tail)),
                 "iact_max": total / float(np.min(e)),
+                "stuck_chains": float(diag["stuck_chains"]),
             }
+            if ch.shape[0] > 1 and diag["stuck_chains"] == 0:
+                rhat = stats.rhat(ch)
+                row["rhat_max"] = float(np.max(rhat["rhat"]))
+                if rhat["note"]:
+                    notes.append(f"{name}: {rhat['note']}")
+            if diag["note"]:
+                notes.append(f"{name}: {diag['note']}")
             if s.info.get("seconds"):
                 row["ess_min_per_second"] = row["ess_min"] / float(s.info["seconds"])
             if s.info.get("score_evals"):
@@ -322,4 +304,4 @@ class ESS(Evaluator):
             rows.append(row)
             per[name] = e.tolist()
             values.update({f"{name}/{k}": v for k, v in row.items() if k != "subject"})
-        return _finish(values, rows, info={"ess": per})
+        return _finish(values, rows, info={"ess": per, **({"notes": notes} if notes else {})})

@@ -36,6 +36,41 @@ def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
         )
 
 
+def periodic_hard_update(loss_module: Any, period: int) -> Any:
+    """A torchrl ``HardUpdate`` that copies the online network into the target every ``period`` updates.
+
+    torchrl's ``HardUpdate`` copies when its counter equals the interval and then resets it to 0,
+    i.e. every ``period + 1`` calls (3 copies in 2000 updates at period 500). Here the counter is
+    advanced first, so ``n`` calls of ``step()`` make exactly ``floor(n / period)`` copies, at
+    updates ``period, 2 period, ...`` as in Mnih et al. 2015 (Algorithm 1, "every C steps reset
+    Q_hat = Q"). ``copies`` counts them.
+
+    Args:
+        loss_module: a torchrl loss with target parameters (``DQNLoss`` or a subclass).
+        period: updates between copies (>= 1).
+
+    Returns:
+        The updater (call ``step()`` after each optimiser step).
+
+    Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Alg. 1.
+    """
+    from torchrl.objectives import HardUpdate
+    from torchrl.objectives.utils import TargetNetUpdater
+
+    class PeriodicHardUpdate(HardUpdate):
+        copies = 0
+
+        def step(self) -> None:
+            self.counter += 1
+            if self.counter >= self.value_network_update_interval:
+                self.counter = self.value_network_update_interval  # HardUpdate._step copies at equality
+                TargetNetUpdater.step(self)
+                self.counter = 0
+                self.copies += 1
+
+    return PeriodicHardUpdate(loss_module, value_network_update_interval=int(period))
+
+
 @attrs.define(kw_only=True)
 class DQN(Learner):
     """Deep Q-network with a target network (y = r + gamma (1 - done) max_a' Q_target(s', a')).
@@ -166,7 +201,7 @@ class DQN(Learner):
         from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
         from torchrl.envs import RewardSum, TransformedEnv
         from torchrl.modules import MLP, EGreedyModule, QValueActor
-        from torchrl.objectives import HardUpdate, SoftUpdate
+        from torchrl.objectives import SoftUpdate
 
         from quadriga_std.learners.td_loss import TDTargetDQNLoss
 
@@ -198,7 +233,7 @@ class DQN(Learner):
         updater = (
             SoftUpdate(loss_module, tau=self.tau)
             if self.tau > 0
-            else HardUpdate(loss_module, value_network_update_interval=self.target_update_period)
+            else periodic_hard_update(loss_module, self.target_update_period)
         )
         optimizer = torch.optim.Adam(loss_module.parameters(), lr=self.lr)
         buffer = TensorDictReplayBuffer(

@@ -1,0 +1,261 @@
+"""Replication in the pipeline language: ``repeat``, ``matrix`` and ``name[*]`` inputs.
+
+A ``[stage.NAME]`` (or ``[task.NAME]``) table may carry
+
+- ``repeat = N``: it becomes ``NAME[0]`` ... ``NAME[N-1]``, replicate ``i`` seeded from
+  (root seed, kind, ``i``), so replicate ``i`` of every repeated stage of one kind shares
+  its seed (common random numbers: the arms of one replicate are paired);
+- ``matrix = { key = [v1, v2], ... }``: one table per point of the grid (the Cartesian
+  product in key order), named ``NAME[key=v1]`` or ``NAME[k1=a,k2=b]``; a dotted key sets a
+  nested component's parameter (``matrix = { "kernel.step_size" = [0.1, 0.3] }``). A point
+  without ``repeat`` keeps the seed of its source table, so the points are paired too.
+- both: ``NAME[key=v1][0]`` ...
+
+Inputs then name expanded tables: ``"mala[*]"`` is every expansion of ``mala``
+(``"mala[step_size=0.1][*]"`` the replicates of one point), ``"mala[step_size=0.1][2]"``
+one of them. A repeated stage whose input names a node repeated as often binds replicate-wise:
+``[stage.fit] repeat = 5, inputs = { data = "data" }`` gives ``fit[i]`` the task ``data[i]``.
+
+Expansion runs before the tables are built and checked; every expanded table keeps
+``source`` (the table it came from, used in error messages) and ``replicate`` (its index or
+absent), which is how the saved ``pipeline.toml`` holds the expanded form and reruns with the
+same seeds. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from quadriga.errors import ConfigError, suggest
+
+__all__ = ["EXPANDED_RE", "expand_sections", "point_label", "replicate_base", "replicate_groups"]
+
+EXPANDED_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}(\[[^\[\]]+\])+$")
+_LAST_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.+-]+$")
+
+Err = Callable[..., ConfigError]
+
+
+def replicate_base(name: str) -> str:
+    """The name before the last ``[i]``: ``"mala[step_size=0.1][2]"`` -> ``"mala[step_size=0.1]"``.
+
+    A name without a trailing replicate index is returned unchanged. Evaluators that pool
+    replicates group subjects by this base (one configuration), never by component name.
+    """
+    m = _LAST_INDEX.match(name)
+    return m.group(1) if m else name
+
+
+def replicate_groups(subjects: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Group ``{stage name: artifact}`` by :func:`replicate_base`, keeping the input order.
+
+    Returns:
+        ``{base: {stage name: artifact}}``; ``{"dqn": {"dqn[0]": a0, "dqn[1]": a1}, "pg": {"pg": b}}``.
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for name, value in subjects.items():
+        groups.setdefault(replicate_base(name), {})[name] = value
+    return groups
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str) and _PLAIN_VALUE.match(value):
+        return value
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def point_label(point: Mapping[str, Any]) -> str:
+    """``{"step_size": 0.1, "schedule": "theory"}`` -> ``"step_size=0.1,schedule=theory"``."""
+    return ",".join(f"{k}={_format_value(v)}" for k, v in point.items())
+
+
+def _set_path(table: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = table
+    for part in parts[:-1]:
+        if not isinstance(node.get(part), dict):
+            node[part] = {"use": node[part]} if isinstance(node.get(part), str) else {}
+        node = node[part]
+    node[parts[-1]] = value
+
+
+def _has_path(table: Mapping[str, Any], key: str) -> bool:
+    node: Any = table
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> list[tuple[str, dict]]:
+    where = f"{section}.{name}"
+    repeat = table.get("repeat")
+    matrix = table.get("matrix")
+    if repeat is None and matrix is None:
+        return [(name, table)]
+    if EXPANDED_RE.match(name) or "source" in table:
+        raise err("an expanded table cannot be expanded again; remove 'repeat' and 'matrix'.", table=where)
+    body = {k: v for k, v in table.items() if k not in ("repeat", "matrix")}
+    points: list[dict[str, Any]] = [{}]
+    if matrix is not None:
+        if not isinstance(matrix, dict) or not matrix:
+            raise err(
+                "matrix must be a table of lists, e.g. matrix = { step_size = [0.1, 0.3] }.",
+                table=where,
+                key="matrix",
+            )
+        for key, values in matrix.items():
+            if key in ("use", "kind", "inputs", "source", "replicate"):
+                raise err(f"'{key}' cannot vary in a matrix.", table=where, key=f"matrix.{key}")
+            if not isinstance(values, list) or not values:
+                raise err(
+                    f"matrix.{key} must be a non-empty list of values, got {values!r}.",
+                    table=where,
+                    key=f"matrix.{key}",
+                )
+            if _has_path(body, key):
+                raise err(
+                    f"'{key}' is set both in the table and in its matrix; keep one of them.",
+                    table=where,
+                    key=f"matrix.{key}",
+                )
+        keys = list(matrix)
+        points = [
+            dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(matrix[k] for k in keys))
+        ]
+        labels = [point_label(p) for p in points]
+        if len(set(labels)) != len(labels):
+            raise err(
+                "the matrix holds the same point twice; list each value once.", table=where, key="matrix"
+            )
+    if repeat is not None and (not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1):
+        raise err(f"repeat must be an integer >= 1, got {repeat!r}.", table=where, key="repeat")
+    out: list[tuple[str, dict]] = []
+    for point in points:
+        stem = f"{name}[{point_label(point)}]" if point else name
+        copies = range(repeat) if repeat is not None else [None]
+        for i in copies:
+            expanded = _copy(body)
+            for key, value in point.items():
+                _set_path(expanded, key, _copy(value))
+            expanded["source"] = name
+            if i is not None:
+                expanded["replicate"] = i
+            out.append((stem if i is None else f"{stem}[{i}]", expanded))
+    return out
+
+
+def _members(prefix: str, names: list[str]) -> list[str]:
+    return [n for n in names if n.startswith(prefix + "[")]
+
+
+def _resolve_ref(
+    ref: str, consumer: str, table: dict[str, Any], names: list[str], err: Err, where: str, key: str
+) -> list[str] | str:
+    if ref.endswith("[*]"):
+        prefix = ref[:-3]
+        found = [prefix] if prefix in names else _members(prefix, names)
+        if not found:
+            raise err(
+                f"input '{ref}' selects nothing: no task or stage is named '{prefix}' or expands from it."
+                f"{suggest(prefix, names)}",
+                table=where,
+                key=key,
+            )
+        return found
+    if ref in names:
+        return ref
+    members = _members(ref, names)
+    if not members:
+        return ref  # unknown: the checks after building name it with suggestions
+    replicate, repeats = table.get("replicate"), _own_repeat(consumer, table, names)
+    indexed = [m for m in members if _LAST_INDEX.match(m) and replicate_base(m) == ref]
+    if replicate is not None and len(indexed) == len(members) == repeats:
+        return f"{ref}[{replicate}]"
+    shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
+    hint = (
+        f" or give this stage repeat = {len(members)} to bind replicate-wise"
+        if len(indexed) == len(members)
+        else ""
+    )
+    raise err(
+        f"input '{ref}' is expanded into {len(members)} tables ({shown}); name one of them, "
+        f"use '{ref}[*]' for all of them{hint}.",
+        table=where,
+        key=key,
+    )
+
+
+def _own_repeat(consumer: str, table: dict[str, Any], names: list[str]) -> int:
+    if table.get("replicate") is None:
+        return 0
+    base = replicate_base(consumer)
+    return sum(1 for n in names if replicate_base(n) == base and _LAST_INDEX.match(n))
+
+
+def expand_sections(sections: dict[str, dict[str, Any]], err: Err) -> dict[str, dict[str, Any]]:
+    """Expand ``repeat`` and ``matrix`` in ``{"task": {...}, "stage": {...}}`` and resolve inputs.
+
+    Args:
+        sections: the task and stage tables as read (after ``--set`` overrides).
+        err: ``err(message, table=..., key=...) -> ConfigError`` naming the file.
+
+    Returns:
+        The same shape with expanded tables (in source order, points then replicates) and every
+        input naming concrete tables: ``"x[*]"`` becomes a list, a bare name bound replicate-wise
+        becomes ``"x[i]"``.
+
+    Raises:
+        ConfigError: a bad ``repeat``/``matrix``, an ambiguous or empty selection; the error
+            names the source table.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for section, tables in sections.items():
+        out[section] = {}
+        for name, table in tables.items():
+            if not isinstance(table, dict):
+                out[section][name] = table
+                continue
+            for new_name, new_table in _expand_table(section, name, table, err):
+                if new_name in out[section]:
+                    raise err(f"'{new_name}' is defined twice.", table=f"{section}.{name}")
+                out[section][new_name] = new_table
+    names = [n for tables in out.values() for n in tables]
+    for name, table in out.get("stage", {}).items():
+        inputs = table.get("inputs")
+        if not isinstance(inputs, dict):
+            continue
+        where = f"stage.{table.get('source', name)}"
+        resolved: dict[str, Any] = {}
+        for arg, ref in inputs.items():
+            key = f"inputs.{arg}"
+            if isinstance(ref, str):
+                resolved[arg] = _resolve_ref(ref, name, table, names, err, where, key)
+            elif isinstance(ref, list) and all(isinstance(r, str) for r in ref):
+                flat: list[str] = []
+                for r in ref:
+                    got = _resolve_ref(r, name, table, names, err, where, key)
+                    flat.extend(n for n in ([got] if isinstance(got, str) else got) if n not in flat)
+                resolved[arg] = flat
+            else:
+                resolved[arg] = ref
+        table["inputs"] = resolved
+    return out

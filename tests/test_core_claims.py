@@ -1,0 +1,172 @@
+"""The claims protocol: the verdict policy on constructed cases, reports, records, a pipeline run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, decide, evaluate_claim
+from quadriga.errors import ConfigError
+
+SCALES = {"smoke": Scale(replicates=3), "paper": Scale(replicates=50)}
+
+
+def _pair(shift: float, noise: float, n: int = 50, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    base = rng.normal(10.0, 2.0, size=n)  # shared across arms (common random numbers)
+    return base + shift + rng.normal(0, noise, size=n), base
+
+
+def _claim(effect: Effect, arms=("method", "baseline"), **kw) -> Claim:
+    return Claim(arms=arms, effect=effect, scales=SCALES, experiment=lambda s, d: {}, **kw)
+
+
+GREATER = Effect(quantity="return difference", statistic="difference", relation="greater", value=0.0)
+
+
+def test_clear_pass_clear_refute_and_underpowered():
+    x, y = _pair(1.0, 0.5)
+    passed = decide(GREATER, x, y)
+    assert passed["verdict"] == "passed" and passed["low"] > 0 and passed["n"] == 50
+    x, y = _pair(-1.0, 0.5)
+    refuted = decide(GREATER, x, y)
+    assert refuted["verdict"] == "refuted" and refuted["high"] < 0
+    x, y = _pair(0.1, 3.0, n=10)
+    weak = decide(GREATER, x, y)
+    assert weak["verdict"] == "inconclusive" and weak["low"] < 0 < weak["high"]
+    # the MDE is (1.96 + 0.84) se, and the replicates needed exceed the 10 we have
+    assert weak["mde"] == pytest.approx(2.8016 * weak["se"], rel=1e-3)
+    assert weak["replicates_needed"] > 10
+    # with that many replicates of the same effect size the interval no longer straddles 0.1 - 0
+    assert passed["replicates_needed"] is None
+
+
+def test_margin_ratio_and_within():
+    x, y = _pair(-0.2, 0.1)  # method 0.2 worse
+    nonin = Effect(quantity="d", statistic="difference", relation="greater", value=0.0, tolerance=0.5)
+    assert decide(nonin, x, y)["verdict"] == "passed"  # non-inferior within the 0.5 margin
+    ratio = Effect(quantity="MSE ratio", statistic="ratio", relation="less", value=1.0)
+    assert decide(ratio, 0.6 * y, y)["verdict"] == "passed"
+    assert decide(ratio, 1.5 * y, y)["verdict"] == "refuted"
+    cov = Effect(quantity="coverage", statistic="mean", relation="within", value=0.9, tolerance=0.02)
+    rng = np.random.default_rng(1)
+    assert decide(cov, 0.9 + rng.normal(0, 0.01, 200))["verdict"] == "passed"
+    assert decide(cov, 0.8 + rng.normal(0, 0.01, 200))["verdict"] == "refuted"
+    assert decide(cov, 0.91 + rng.normal(0, 0.05, 20))["verdict"] == "inconclusive"
+
+
+def test_smoke_scale_never_passes_and_paper_does():
+    x, y = _pair(1.0, 0.5)
+    claim = _claim(GREATER)
+    obs = Observations(values={"method": x, "baseline": y})
+    assert evaluate_claim(claim, obs, "smoke")["status"] == "ran"
+    paper = evaluate_claim(claim, obs, "paper")
+    assert paper["status"] == "passed" and "n=50" in paper["summary"]
+
+
+def test_holm_over_several_baselines_and_groups():
+    x, y = _pair(1.0, 0.5)
+    # method beats baseline clearly; against "equal" (same values + tiny noise) it cannot win
+    rng = np.random.default_rng(3)
+    equal = x + rng.normal(0, 0.5, size=50)
+    claim = _claim(GREATER, arms=("method", "baseline", "equal"))
+    rec = evaluate_claim(claim, Observations(values={"method": x, "baseline": y, "equal": equal}), "paper")
+    assert rec["holm"] and rec["status"] == "inconclusive"
+    verdicts = {c["baseline"]: c["verdict"] for c in rec["comparisons"]}
+    assert verdicts == {"baseline": "passed", "equal": "inconclusive"}
+    assert "1 of 2 comparisons passed after Holm" in rec["summary"]
+    adj = [c["p_claim_holm"] for c in rec["comparisons"]]
+    raw = sorted(c["p_claim"] for c in rec["comparisons"])
+    assert max(adj) == pytest.approx(max(raw)) and min(adj) == pytest.approx(2 * min(raw))
+    grouped = {"task-a": {"method": x, "baseline": y}, "task-b": {"method": y - 1.0, "baseline": y}}
+    rec = evaluate_claim(_claim(GREATER), Observations(values=grouped), "paper")
+    assert rec["status"] == "refuted" and [c["group"] for c in rec["comparisons"]] == ["task-a", "task-b"]
+
+
+def test_tuning_parity_flag():
+    claim = _claim(
+        GREATER,
+        tuning={"method": Tuning(20, "best of 20 learning rates"), "baseline": Tuning(1, "paper default")},
+    )
+    assert "method tried 20 setting(s)" in claim.tuning_flags()[0]
+    assert "not recorded" in _claim(GREATER).tuning_flags()[0]
+    same = _claim(GREATER, tuning={"method": Tuning(), "baseline": Tuning()})
+    assert same.tuning_flags() == []
+
+
+def test_declaration_errors():
+    with pytest.raises(ConfigError, match="statistic"):
+        Effect(quantity="q", statistic="median", relation="greater", value=0)
+    with pytest.raises(ConfigError, match="relation"):
+        Effect(quantity="q", statistic="mean", relation="above", value=0)
+    with pytest.raises(ConfigError, match="tolerance"):
+        Effect(quantity="q", statistic="mean", relation="within", value=0)
+    with pytest.raises(ConfigError, match="two arms"):
+        _claim(GREATER, arms=("method",))
+    with pytest.raises(ConfigError, match="exactly one"):
+        Claim(arms=("a", "b"), effect=GREATER, scales=SCALES, pipeline="p")
+    with pytest.raises(ConfigError, match="replicates"):
+        Scale(replicates=1)
+    with pytest.raises(ConfigError, match="lack arm"):
+        evaluate_claim(_claim(GREATER), Observations(values={"method": [1.0, 2.0]}), "paper")
+
+
+def test_claim_runs_through_a_registered_pipeline(registry, tmp_path):
+    effect = Effect(quantity="|mean error|", statistic="mean", relation="less", value=0.5)
+    claim = Claim(
+        pipeline="toy-pipeline",
+        arms=("draw",),
+        metric=("check", "mean_error"),
+        effect=effect,
+        scales={
+            "smoke": Scale(replicates=3, overrides=("stage.draw.num_samples=100",)),
+            "paper": SCALES["paper"],
+        },
+    )
+    obs = claim.observations("smoke", tmp_path, registry)
+    vals = obs.values["draw"]
+    assert len(vals) == 3 and len(set(vals)) == 3  # three replicates with different seeds
+    assert all(0 <= v < 0.5 for v in vals)  # N(0, 1) mean of 100 draws: 5 standard errors
+    with pytest.raises(ConfigError, match="not a stage"):
+        Claim(
+            pipeline="toy-pipeline", arms=("nope",), metric=("check", "m"), effect=effect, scales=SCALES
+        ).observations("smoke", tmp_path, registry)
+
+
+def test_verify_report_record_and_last_verdict(registry, tmp_path, monkeypatch):
+    import quadriga.claims as qc
+
+    x, y = _pair(1.0, 0.5)
+    claim = Claim(
+        arms=("method", "baseline"),
+        effect=GREATER,
+        scales=SCALES,
+        experiment=lambda scale, out: Observations(
+            values={"method": x, "baseline": y}, numbers={"extra": 1.5}
+        ),
+        tuning={"method": Tuning(), "baseline": Tuning()},
+    )
+    spec = next(c for c in registry.claims() if c.name == "toy-claim")
+    monkeypatch.setattr(registry, "load_claim", lambda s: claim)
+    monkeypatch.setattr(qc, "_record_path", lambda target: tmp_path / "claims_record.json")
+    records, report = qc.verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "s")
+    assert records[0]["status"] == "ran" and "ran" in report.read_text()
+    records, report = qc.verify(registry, "toy-claim", scale="paper", out_dir=tmp_path / "p", record=True)
+    assert records[0]["status"] == "passed"
+    text = report.read_text()
+    assert "| method | baseline |" in text and "BCa bootstrap" in text and "| extra | 1.5 |" in text
+    saved = json.loads((tmp_path / "p" / "report.json").read_text())[0]
+    assert saved["comparisons"][0]["n"] == 50
+    last = qc.last_verdict(spec)
+    assert last["status"] == "passed" and last["n"] == 50 and last["date"] == records[0]["date"]
+    with pytest.raises(Exception, match="paper"):
+        qc.verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "x", record=True)
+
+
+def test_legacy_claim_function_runs_but_does_not_pass_at_smoke(registry, tmp_path):
+    from quadriga.claims import verify
+
+    records, _ = verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "v")
+    assert records[0]["status"] == "ran" and records[0]["numbers"]["stderr"] > 0
