@@ -82,6 +82,18 @@ def test_smc_beats_naive_is_on_a_16d_posterior():
     assert smc["subject/mean_error"] < is_["subject/mean_error"]
 
 
+def test_coarse_grid_closes_the_window_before_t_1():
+    """8 steps put no grid time at t_b = 0.9: the window closes at 0.875, no SDE step reaches t = 1."""
+    task = LinearGaussianPosterior(dim=2, num_components=2)
+    task.prepare(generator=_gen(0))
+    out = FMSMC(num_particles=32, num_steps=8).sample(task, generator=_gen(1))
+    assert torch.isfinite(out.x).all() and out.info["velocity_evals"] == 32 * 8 * 2
+    with pytest.raises(ValueError, match="singular"):
+        from quadriga_fm_smc.flows import score_from_velocity
+
+        score_from_velocity(out.x, out.x, 1.0)
+
+
 def test_systematic_resampling_is_unbiased():
     w = torch.tensor([0.5, 0.25, 0.15, 0.1], dtype=torch.float64)
     counts = torch.zeros(4, dtype=torch.float64)

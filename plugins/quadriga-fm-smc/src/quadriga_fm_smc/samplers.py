@@ -182,7 +182,9 @@ class FMSMC(_FlowSampler):
     times ``t_k in [t_a, t_b]`` the potential ``log G_k = lookahead_power * log p(y | x + (1 - t_k) v)``
     and the incremental log weight ``log G_k - log G_{k-1}``; systematic resampling when
     ``ESS < resample_threshold * K``; stochastic steps (SDE noise ``noise``) from the times in
-    ``[t_a, t_b)``; ODE to ``t = 1``; terminal log weight ``log p(y | x1) - log G_b``.
+    ``[t_a, t_b)`` whose step ends by ``t_b`` (on a coarse grid the window closes at the last grid
+    time not after ``t_b``, so no stochastic step reaches the singular score at ``t = 1``); ODE to
+    ``t = 1``; terminal log weight ``log p(y | x1) - log G_b``.
     ``info["log_evidence"]`` is ``log Ẑ`` with ``Ẑ`` unbiased (see the module docstring).
 
     Shapes: ``Samples.x: Tensor[K, d]``, ``Samples.log_weights: Tensor[K]`` (the weights after the last
@@ -272,8 +274,8 @@ class FMSMC(_FlowSampler):
                         x, vx, log_g_prev, ancestors = x[idx], vx[idx], log_g_prev[idx], ancestors[idx]
                         log_w = torch.zeros_like(log_w)
                         resamples += 1
-                    if t >= tb - 1e-12:
-                        window_open = False
+                    if t >= tb - 1e-12 or t_next > tb + 1e-12:
+                        window_open = False  # the last grid time <= t_b closes the window
                 if window_open and t >= ta - 1e-12:
                     x, extra = sde_step(v, x, t, t_next - t, vx, float(self.noise), self.solver, generator)
                 else:
