@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-import pytest
 import numpy as np
+import pytest
 
 from quadriga.interfaces import Dataset
 
