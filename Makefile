@@ -1,17 +1,19 @@
-# quadriga: `make demo` runs the main job, `make test` runs the whole test suite.
-# Both create .venv and install the core and every plugin in plugins/ with constraints.txt.
+# quadriga: `make demo` runs the main job, `make test` runs the whole test suite,
+# `make lint typecheck test docs` is what CI runs (.ci/run).
+# Every target creates .venv and installs the core (with its test, docs, ray and dev extras) and every
+# plugin in plugins/ with constraints.txt; nothing else is downloaded.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PLUGIN_DIRS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv demo test bench docs clean
+.PHONY: venv demo test bench lint format typecheck docs pre-commit clean
 
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,docs,ray]" $(addprefix -e ,$(PLUGIN_DIRS))
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,docs,ray,dev]" $(addprefix -e ,$(PLUGIN_DIRS))
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -25,8 +27,26 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
+# ruff: the rules in pyproject.toml [tool.ruff.lint]; the formatter must leave every file unchanged
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# rewrite files: the fixes ruff can make safely, then the formatter
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+# mypy on the core package (configuration: pyproject.toml [tool.mypy])
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# install the git hooks of .pre-commit-config.yaml (they run the tools of .venv)
+pre-commit: $(STAMP)
+	$(BIN)/pre-commit install
 
 clean:
 	rm -rf $(VENV) runs verify sweeps site

@@ -32,7 +32,7 @@ def main() -> dict[str, float]:
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     baseline = wall([sys.executable, "-c", "import pluggy, importlib.metadata"], args.repeats)
-    listing = wall([sys.executable, "-m", "quadriga.cli", "list"], args.repeats)
+    listing = wall([sys.executable, "-m", "quadriga", "list"], args.repeats)
     imports = subprocess.run(
         [
             sys.executable,

@@ -53,15 +53,15 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess:
-    """Run ``python -m quadriga.cli ARGS`` in a subprocess with the toy plugin on its path."""
+    """Run ``python -m quadriga ARGS`` in a subprocess with the toy plugin on its path."""
     full_env = dict(os.environ)
     full_env.pop("QUADRIGA_DISABLE", None)
     paths = [str(TOY)] + ([str(site)] if site else [])
-    full_env["PYTHONPATH"] = os.pathsep.join(paths + [full_env.get("PYTHONPATH", "")])
+    full_env["PYTHONPATH"] = os.pathsep.join([*paths, full_env.get("PYTHONPATH", "")])
     full_env["COLUMNS"] = "200"
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "quadriga.cli", *args],
+        [sys.executable, "-m", "quadriga", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

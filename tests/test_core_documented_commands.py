@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from pathlib import Path
@@ -16,8 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = [
     ROOT / "README.md",
     *sorted((ROOT / "docs").rglob("*.md")),
-    ROOT / "framework" / "quadriga" / "cli.py",
-    ROOT / "framework" / "quadriga" / "extensions.py",
+    *sorted((ROOT / "framework" / "quadriga" / "cli").glob("*.py")),
 ]
 REGISTRY = Registry(use_env=False)
 PIPELINES = {p.name for p in REGISTRY.pipelines()}
@@ -45,7 +45,7 @@ def test_documented_command_checks(where, command):
     args = shlex.split(command)[1:]
     name, overrides, seed = args[1], [], None
     grids = []
-    for flag, value in zip(args, args[1:]):
+    for flag, value in itertools.pairwise(args):
         if flag == "--set":
             overrides.append(value)
         elif flag == "--grid":

@@ -19,7 +19,7 @@ def test_third_party_distribution_registers_lazily(registry):
     assert spec.target == "quadriga_toy.components:ToyIID"
     assert "quadriga_toy.components" not in sys.modules or True  # imported only on build (checked below)
     assert [p.name for p in registry.pipelines() if p.distribution == "quadriga-toy"] == ["toy-pipeline"]
-    assert registry.plugins["toy"]["version"] == "1.0"
+    assert registry.plugins["toy"].version == "1.0"
 
 
 def test_listing_imports_no_component_module_and_no_torch(plugin_path):
@@ -102,7 +102,7 @@ def test_disable_by_flag_and_environment(plugin_path):
     reg = Registry(use_env=False, disable=["toy"])
     with pytest.raises(UnknownComponentError):
         reg.get("toy-iid")
-    assert reg.plugins["toy"]["status"] == "disabled"
+    assert reg.plugins["toy"].status == "disabled"
     proc = run_cli(["list", "--json", "--disable", "quadriga-toy"], site=plugin_path)
     names = {c["name"] for c in json.loads(proc.stdout)["components"]}
     assert "toy-iid" not in names
@@ -119,3 +119,66 @@ def test_info_documents_parameters(plugin_path):
         assert needle in proc.stdout
     proc = run_cli(["info", "toy-idd"], site=plugin_path)
     assert proc.returncode == 2 and "Did you mean 'toy-iid'" in proc.stderr
+
+
+BAD_NAME = """
+import quadriga
+
+@quadriga.hookimpl
+def quadriga_register(registry):
+    registry.add("sampler", "fine-name", "x.y:Z")
+    registry.add("sampler", "Bad Name/../x", "x.y:Z")
+"""
+
+
+def test_a_malformed_component_name_breaks_only_its_plugin(plugin_path):
+    """Names are checked at registration: the plugin is broken, with a message naming it and the name."""
+    make_dist(
+        plugin_path,
+        "quadriga-badname",
+        {"badname": "quadriga_badname_mod"},
+        {"quadriga_badname_mod": BAD_NAME},
+    )
+    reg = Registry(use_env=False)
+    (broken,) = reg.broken
+    assert broken.plugin == "badname" and broken.distribution == "quadriga-badname"
+    assert broken.stage == "register" and reg.plugins["badname"].status == "broken"
+    assert "plugin 'badname' (quadriga-badname): sampler name 'Bad Name/../x' is not valid" in broken.error
+    with pytest.raises(UnknownComponentError):
+        reg.get("fine-name")  # what the plugin registered before the bad name is dropped too
+    assert reg.get("toy-iid", "sampler").distribution == "quadriga-toy"
+
+
+@pytest.mark.parametrize("name", ["mala", "lr-qr", "sr1-gauss", "ddpm2"])
+def test_well_formed_names_register(name):
+    from quadriga.registry import NAME_PATTERN
+
+    assert NAME_PATTERN.match(name)
+
+
+@pytest.mark.parametrize("name", ["Mala", "my_sampler", "a--b", "-a", "2d", "a/b", "a b", ""])
+def test_malformed_names_are_refused(name):
+    from quadriga.registry import NAME_PATTERN
+
+    assert not NAME_PATTERN.match(name)
+
+
+def test_one_table_keyed_by_kind_and_name(registry):
+    """Components, pipelines and claims are one spec type in one table; a name may repeat across kinds."""
+    kinds = {(s.kind, s.name) for s in registry.specs() if s.distribution == "quadriga-toy"}
+    assert {("estimator", "toy-mean"), ("evaluator", "toy-mean")} <= kinds
+    assert {("pipeline", "toy-pipeline"), ("claim", "toy-claim")} <= kinds
+    assert {type(s) for s in registry.specs()} == {type(registry.get("toy-iid"))}
+    pipeline = registry.get_pipeline("toy-pipeline")
+    assert pipeline.read_text().startswith("[pipeline]")
+    assert registry.conflicts == {}
+
+
+def test_python_dash_m_quadriga_and_versions(plugin_path):
+    from quadriga import __version__
+    from quadriga.versions import version_of
+
+    proc = run_cli(["--version"], site=plugin_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"quadriga {__version__}"
+    assert __version__ == version_of("quadriga") != ""
+    assert version_of("no-such-distribution-here") == ""

@@ -101,7 +101,7 @@ def test_failure_keeps_finished_stages_and_resume_reruns_only_the_rest(registry,
 
 
 def test_non_finite_artifact_and_logged_metric_name_the_stage_and_step(registry, tmp_path):
-    with pytest.raises(NonFiniteError, match="stage 'draw'.*Samples.x"):
+    with pytest.raises(NonFiniteError, match=r"stage 'draw'.*Samples\.x"):
         run(pipeline(draw={"nan": True}), registry=registry, out=tmp_path / "n1")
     learn = {
         "pipeline": {"name": "learn"},
@@ -185,7 +185,7 @@ def test_overrides_are_parsed_as_toml_and_applied(registry):
     )
     with pytest.raises(ConfigError, match=r"--set, \[stage.drwa\].*Did you mean .draw."):
         check(pipeline(), registry=registry, overrides=["stage.drwa.num_samples=1"])
-    with pytest.raises(ConfigError, match="validator|must be >= 1"):
+    with pytest.raises(ConfigError, match=r"validator|must be >= 1"):
         check(pipeline(), registry=registry, overrides=["stage.draw.num_samples=0"])
 
 

@@ -59,7 +59,7 @@ def test_local_sweep_table_summary_and_figure(plugin_path, tmp_path):
     ]
     summary = [
         row
-        for row in __import__("csv").DictReader(open(tmp_path / "sw" / "summary.csv"))
+        for row in __import__("csv").DictReader((tmp_path / "sw" / "summary.csv").read_text().splitlines())
         if row["metric"] == "draw/mean_error" and row["stage.draw.num_samples"] == "400"
     ]
     assert float(summary[0]["mean"]) == pytest.approx(sum(errors) / 3)
@@ -130,5 +130,5 @@ def test_table_falls_back_to_csv_without_pyarrow(tmp_path, monkeypatch):
     summary = aggregate(rows, ["stage.a.x"])
     table, figure = write_outputs(tmp_path, rows, summary, ["stage.a.x"])
     assert table.name == "results.csv" and figure.is_file()
-    read = list(csv.DictReader(open(table)))
+    read = list(csv.DictReader(table.read_text().splitlines()))
     assert [float(r["value"]) for r in read] == [0.0, 1.0, 2.0]

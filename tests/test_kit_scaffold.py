@@ -115,7 +115,7 @@ def test_new_plugin_end_to_end(tmp_path):
     (which call check_component) all work; the distribution is uninstalled afterwards."""
     name = f"kit-e2e-{os.getpid()}"
     dist, package = f"quadriga-{name}", f"quadriga_{name.replace('-', '_')}"
-    cli = [sys.executable, "-m", "quadriga.cli"]
+    cli = [sys.executable, "-m", "quadriga"]
     made = _run(
         [
             *cli,
@@ -168,7 +168,8 @@ def test_new_plugin_end_to_end(tmp_path):
             timeout=180,
         )
         assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-2000:]
-        assert "4 passed" in tested.stdout
+        assert "10 passed" in tested.stdout  # 7 conformance checks, the known answer, pipeline, claim
+        assert "quadriga conformance: 7 run / 0 skipped / 0 failed" in tested.stdout
     finally:
         _pip("uninstall", "-y", "-q", dist)
     gone = _run(

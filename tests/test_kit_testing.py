@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from quadriga.registry import Registry
-from quadriga.testing import CheckInputsUnavailable, ComponentCheckError, check_component, check_docstring
+from quadriga.testing import CheckInputsUnavailable, ComponentCheckError, check_component, docstring_problems
 
 BAD = '''
 import attrs, torch
@@ -99,11 +99,21 @@ class EveryOther(Sampler):
         return Samples(x=target.x[::2])
 
 
+@attrs.define(kw_only=True)
+class DeclaresXfail(Nondeterministic):
+    __doc__ = DOC
+    check_xfail = {"determinism": "draws from the system's entropy"}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
-    for kind, name, cls in [("sampler", "kit-good", "Good"), ("sampler", "kit-nondeterministic", "Nondeterministic"),
-                            ("sampler", "kit-bad-shapes", "BadShapes"), ("sampler", "kit-raises", "RaisesOnBuild"),
-                            ("sampler", "kit-undocumented", "Undocumented"), ("sampler", "kit-every-other", "EveryOther"),
+    registry.add("sampler", "kit-xfail", "kit_bad_components:DeclaresXfail")
+    for kind, name, cls in [("sampler", "kit-good", "Good"),
+                            ("sampler", "kit-nondeterministic", "Nondeterministic"),
+                            ("sampler", "kit-bad-shapes", "BadShapes"),
+                            ("sampler", "kit-raises", "RaisesOnBuild"),
+                            ("sampler", "kit-undocumented", "Undocumented"),
+                            ("sampler", "kit-every-other", "EveryOther"),
                             ("evaluator", "kit-needs-fitted", "NeedsFitted"),
                             ("evaluator", "kit-wrong-metrics", "WrongMetrics")]:
         registry.add(kind, name, f"kit_bad_components:{cls}")
@@ -188,7 +198,7 @@ def test_metrics_values_must_be_floats(registry):
 
 
 def test_unconstructible_inputs_are_said_clearly(registry):
-    with pytest.raises(CheckInputsUnavailable, match="cannot make input 'subject' .*Fitted.*check_inputs"):
+    with pytest.raises(CheckInputsUnavailable, match=r"cannot make input 'subject' .*Fitted.*check_inputs"):
         check_component("evaluator", "kit-needs-fitted", registry=registry)
 
 
@@ -205,11 +215,11 @@ def test_inputs_fragment_and_skip(registry):
     assert "output" in report.skipped and "determinism" in report.passed
 
 
-def test_check_docstring_accepts_sections():
+def test_docstring_problems_accepts_sections():
     from quadriga.testing import CheckDraws, CheckGaussian
 
-    assert check_docstring(CheckDraws, "sampler") == []
-    assert check_docstring(CheckGaussian, "target") == []
+    assert docstring_problems(CheckDraws, "sampler") == []
+    assert docstring_problems(CheckGaussian, "target") == []
 
 
 def test_unknown_component_and_bad_arguments(registry):
@@ -219,3 +229,79 @@ def test_unknown_component_and_bad_arguments(registry):
         check_component("sampler", "kit-goood", registry=registry)
     with pytest.raises(ValueError, match="unknown check"):
         check_component("sampler", "kit-good", registry=registry, skip=("speed",))
+
+
+INNER = """
+import kit_bad_components
+from quadriga.registry import Registry
+from quadriga.testing import ComponentCase, parametrize_with_checks
+
+REG = Registry(use_env=False, plugins={"kit-bad": kit_bad_components})
+CASES = [ComponentCase(kind, name, registry=REG) for kind, name in
+         [("sampler", "kit-good"), ("sampler", "kit-nondeterministic"), ("sampler", "kit-xfail"),
+          ("target", "check-gaussian")]]
+
+
+@parametrize_with_checks(CASES)
+def test_conformance(case, check):
+    check(case)
+"""
+
+
+def test_parametrize_with_checks_gives_one_item_per_component_and_check(tmp_path):
+    """One pytest item per (component, check) named kind-name-check; failures, skips and declared
+    expected failures are counted in the summary line."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "kit_bad_components.py").write_text(BAD)
+    (tmp_path / "test_inner.py").write_text(INNER)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "test_inner.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    out = proc.stdout
+    assert proc.returncode == 1, out[-3000:] + proc.stderr[-2000:]
+    assert "FAILED test_inner.py::test_conformance[sampler-kit-nondeterministic-determinism]" in out
+    assert "PASSED test_inner.py::test_conformance[sampler-kit-good-determinism]" in out
+    assert "XFAIL test_inner.py::test_conformance[sampler-kit-xfail-determinism]" in out
+    assert "SKIPPED" in out and "tasks are checked by 'run'" in out
+    assert out.count("PASSED test_inner.py::test_conformance[") == 7 + 6 + 6 + 5
+    assert "quadriga conformance: 26 run / 2 skipped / 1 failed (1 expected failures)" in out
+
+
+def test_default_tasks_come_from_plugins():
+    """quadriga-std gives the default tasks through its quadriga_check_tasks hook; without it the
+    built-in check-gaussian is the target and there is no default dataset or environment."""
+    from quadriga.testing import _registry, default_tasks
+
+    with_std = default_tasks(_registry(Registry(use_env=False)))
+    assert with_std == {
+        "Target": {"use": "gaussian", "dim": 2},
+        "Dataset": {"use": "sklearn-dataset", "name": "diabetes"},
+        "Environment": {"use": "gym-env", "env_id": "CartPole-v1"},
+    }
+    without = default_tasks(_registry(Registry(use_env=False, disable=["std"])))
+    assert without == {"Target": {"use": "check-gaussian"}}
+
+
+def test_plugin_cases_and_bad_arguments(registry):
+    from quadriga.testing import parametrize_with_checks, plugin_cases
+
+    cases = plugin_cases(
+        "kit-bad", registry=registry, setup={("sampler", "kit-good"): {"params": {"num_samples": 8}}}
+    )
+    good = next(c for c in cases if c.name == "kit-good")
+    assert good.base == {"num_samples": 8} and str(good) == "sampler-kit-good"
+    with pytest.raises(ValueError, match="registers no component"):
+        plugin_cases("quadriga-not-installed", registry=registry)
+    with pytest.raises(ValueError, match="does not register"):
+        plugin_cases("kit-bad", registry=registry, setup={("sampler", "nope"): {}})
+    with pytest.raises(ValueError, match="unknown check"):
+        parametrize_with_checks(cases, checks=("speed",))

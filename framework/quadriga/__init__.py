@@ -14,8 +14,10 @@ import importlib
 from typing import Any
 
 from quadriga.hookspecs import hookimpl
+from quadriga.versions import version_of
 
-__version__ = "0.1.0"
+#: the installed version (from the distribution's metadata, like every version quadriga reports)
+__version__ = version_of("quadriga")
 
 _LAZY = {
     "Samples": "quadriga.artifacts",
@@ -50,4 +52,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
+    """The public names (for tab completion)."""
     return sorted(__all__)

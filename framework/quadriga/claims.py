@@ -358,9 +358,7 @@ class Claim:
                 data["stage"][arm]["repeat"] = sc.replicates
             for task in self.repeat_tasks:
                 data["task"][task]["repeat"] = sc.replicates
-            for name, table in data.get("stage", {}).items():
-                if name not in repeated and isinstance(table.get("inputs"), dict):
-                    table["inputs"] = {k: _expand(v, repeated) for k, v in table["inputs"].items()}
+            _propagate_repeat(data, repeated, sc.replicates)
             result = api.run(
                 data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
             )
@@ -430,10 +428,35 @@ def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict
 
 
 def _pipelines_repeat() -> bool:
-    """Whether the pipeline language of this core has ``repeat`` (a reserved stage key)."""
-    from quadriga import pipeline
+    """Whether the pipeline language of this core has ``repeat`` (``quadriga.expansion``)."""
+    import importlib.util
 
-    return "repeat" in getattr(pipeline, "_RESERVED", ())
+    return importlib.util.find_spec("quadriga.expansion") is not None
+
+
+def _propagate_repeat(data: dict[str, Any], repeated: set[str], replicates: int) -> None:
+    """Make the rest of the pipeline follow the repeated arms and tasks.
+
+    A stage with a single-node input (``reference = "data"``) on a repeated node is repeated too
+    and binds replicate-wise (``check[i]`` gets ``data[i]``); otherwise its list inputs on repeated
+    nodes select every replicate (``"arm[*]"``). Stages are visited in file order until nothing
+    changes, so chains of stages follow.
+    """
+    stages = data.get("stage", {})
+    changed = True
+    while changed:
+        changed = False
+        for name, table in stages.items():
+            inputs = table.get("inputs")
+            if name in repeated or not isinstance(inputs, dict):
+                continue
+            if any(isinstance(v, str) and v in repeated for v in inputs.values()):
+                table["repeat"] = replicates
+                repeated.add(name)
+                changed = True
+    for name, table in stages.items():
+        if name not in repeated and isinstance(table.get("inputs"), dict):
+            table["inputs"] = {k: _expand(v, repeated) for k, v in table["inputs"].items()}
 
 
 def _as_observations(value: Any) -> Observations:

@@ -186,7 +186,7 @@ class _Errors:
             if isinstance(err, ForbiddenExtraKeysError):
                 names = [f.name for f in attrs.fields(cls)]
                 bad = sorted(err.extra_fields)[0]
-                key = prefix + ".".join(str(p) for p in [*path, bad])
+                key: str | None = prefix + ".".join(str(p) for p in [*path, bad])
                 return ConfigError(
                     f"unknown parameter '{bad}' for {_label(cls)}.{suggest(bad, names)} "
                     f"{valid_params_text(cls)}.",

@@ -44,9 +44,9 @@ def quadriga_register(registry: PluginRegistrar) -> None:
             registry.add_claim("srmc-variance", "quadriga_srmc.claims:variance_reduction",
                                summary="SR-MALA has lower MSE than tuned MALA")
 
-    :param registry: the registrar bound to this plugin's distribution; see
-        :class:`quadriga.registry.PluginRegistrar`.
-    :return: ignored.
+    Args:
+        registry: the registrar bound to this plugin's distribution; see
+            :class:`quadriga.registry.PluginRegistrar`.
     """
 
 
@@ -54,9 +54,10 @@ def quadriga_register(registry: PluginRegistrar) -> None:
 def quadriga_run_start(run: Any) -> None:
     """Called after a run's directory is created and before its first stage runs.
 
-    :param run: the :class:`quadriga.runs.Run` (``run.dir``, ``run.config``, ``run.seed``).
-    :return: ignored. An exception is reported as a warning naming the plugin and
-        does not stop the run.
+    An exception is reported as a warning naming the plugin and does not stop the run.
+
+    Args:
+        run: the :class:`quadriga.runs.Run` (``run.dir``, ``run.config``, ``run.seed``).
     """
 
 
@@ -64,12 +65,13 @@ def quadriga_run_start(run: Any) -> None:
 def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> None:
     """Called after a stage finished and its results were written to disk.
 
-    :param run: the :class:`quadriga.runs.Run`.
-    :param stage: the stage name.
-    :param artifact: the artifact the stage returned (``Samples``, ``Fitted``,
-        ``Estimate`` or ``Metrics``).
-    :param seconds: wall-clock seconds the stage took.
-    :return: ignored. Exceptions are reported as warnings.
+    Exceptions are reported as warnings.
+
+    Args:
+        run: the :class:`quadriga.runs.Run`.
+        stage: the stage name.
+        artifact: the artifact the stage returned (``Samples``, ``Fitted``, ``Estimate`` or ``Metrics``).
+        seconds: wall-clock seconds the stage took.
     """
 
 
@@ -77,8 +79,29 @@ def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> N
 def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None:
     """Called once when a run ends, whatever the outcome.
 
-    :param run: the :class:`quadriga.runs.Run`.
-    :param status: ``"finished"``, ``"failed"`` or ``"interrupted"``.
-    :param error: the exception that ended the run, or ``None``.
-    :return: ignored. Exceptions are reported as warnings.
+    Exceptions are reported as warnings.
+
+    Args:
+        run: the :class:`quadriga.runs.Run`.
+        status: ``"finished"``, ``"failed"`` or ``"interrupted"``.
+        error: the exception that ended the run, or ``None``.
+    """
+
+
+@hookspec
+def quadriga_check_tasks() -> dict[str, dict[str, Any]] | None:
+    """Small tasks that the conformance checks (:mod:`quadriga.testing`) give components.
+
+    Called when a check has to make a component's inputs itself. Return task tables by the
+    input type they provide, e.g. quadriga-std's::
+
+        @quadriga.hookimpl
+        def quadriga_check_tasks():
+            return {"Target": {"use": "gaussian", "dim": 2},
+                    "Dataset": {"use": "sklearn-dataset", "name": "diabetes"},
+                    "Environment": {"use": "gym-env", "env_id": "CartPole-v1"}}
+
+    Returns:
+        ``{"Target" | "Dataset" | "Environment": task table}``; the first plugin to give a type
+        wins, and a table whose component is not registered is ignored.
     """

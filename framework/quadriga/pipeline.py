@@ -67,6 +67,7 @@ class Node:
     device: str | None = None
 
     def __attrs_post_init__(self) -> None:
+        """The source defaults to the name."""
         self.source = self.source or self.name
 
     @property

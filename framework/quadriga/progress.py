@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import contextvars
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 from quadriga.errors import NonFiniteError
@@ -50,7 +51,6 @@ class StageProgress:
         self.total: float | None = None
         self.completed = 0.0
         self.description: str | None = None
-        self.records: list[dict[str, Any]] = []
 
     def start(self, total: float | None, description: str | None = None) -> None:
         """Begin (or restart) the bar with ``total`` units of work (``None`` if unknown)."""
@@ -60,11 +60,6 @@ class StageProgress:
     def advance(self, amount: float = 1) -> None:
         """Mark ``amount`` more units of work done."""
         self.completed += amount
-        self._push()
-
-    def update(self, completed: float) -> None:
-        """Set the units of work done so far."""
-        self.completed = completed
         self._push()
 
     def _push(self) -> None:
@@ -85,23 +80,11 @@ class StageProgress:
             if hasattr(value, "item"):
                 value = value.item()
             record[key] = value
-        self.records.append(record)
         if self._on_log is not None:
             self._on_log(record)
         for key, value in record.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise NonFiniteError(self.stage, f"logged metric '{key}'", step)
-
-    def track(
-        self, iterable: Iterable[Any], total: float | None = None, description: str | None = None
-    ) -> Iterator[Any]:
-        """Iterate over ``iterable`` advancing the bar by one per item."""
-        if total is None and hasattr(iterable, "__len__"):
-            total = len(iterable)  # type: ignore[arg-type]
-        self.start(total, description)
-        for item in iterable:
-            yield item
-            self.advance()
 
 
 _CURRENT: contextvars.ContextVar[StageProgress | None] = contextvars.ContextVar(
@@ -120,12 +103,19 @@ class use_progress:
 
     def __init__(self, progress: StageProgress) -> None:
         self.progress = progress
-        self._token: contextvars.Token | None = None
+        self._token: contextvars.Token[StageProgress | None] | None = None
 
     def __enter__(self) -> StageProgress:
+        """Make the progress current; returns it."""
         self._token = _CURRENT.set(self.progress)
         return self.progress
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Restore the progress that was current before."""
         if self._token is not None:
             _CURRENT.reset(self._token)

@@ -14,10 +14,12 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as md
 import os
+import re
 import traceback
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, Literal
 
+import attrs
 import pluggy
 
 from quadriga import hookspecs
@@ -26,27 +28,38 @@ from quadriga.errors import DuplicateComponentError, QuadrigaError, UnknownCompo
 __all__ = [
     "ENTRY_POINT_GROUP",
     "KINDS",
+    "NAME_PATTERN",
+    "SPEC_KINDS",
     "BrokenPlugin",
     "ClaimSpec",
     "ComponentSpec",
     "PipelineSpec",
     "PluginRegistrar",
+    "PluginStatus",
     "Registry",
+    "Spec",
     "get_registry",
     "reset_registry",
 ]
 
 ENTRY_POINT_GROUP = "quadriga"
+#: the kinds of component (interfaces and tasks)
 KINDS = ("sampler", "learner", "estimator", "evaluator", "target", "dataset", "environment")
+#: every kind the registry holds: the components' kinds, ready pipelines and paper claims
+SPEC_KINDS = (*KINDS, "pipeline", "claim")
+#: a registered name: lowercase letters and digits in words joined by single dashes (``"mala"``, ``"lr-qr"``)
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
-class ComponentSpec(NamedTuple):
-    """A registered component, not yet imported.
+@attrs.frozen
+class Spec:
+    """A registered component, ready pipeline or claim, not yet imported.
 
     Attributes:
-        kind: one of :data:`KINDS`.
-        name: the name pipelines use (``use = "mala"``).
-        target: ``"module:attr"`` of the attrs class.
+        kind: one of :data:`SPEC_KINDS`.
+        name: the name pipelines use (``use = "mala"``), or ``quadriga run NAME`` / ``quadriga verify NAME``.
+        target: ``"module:attr"`` of the component class or claim; for a pipeline
+            ``"package:relative/path.toml"`` inside the plugin's package.
         summary: one line.
         paper: the reference (authors, year, equation or algorithm number).
         plugin: the entry-point name of the plugin that registered it.
@@ -61,70 +74,71 @@ class ComponentSpec(NamedTuple):
     plugin: str = ""
     distribution: str = ""
 
-
-class PipelineSpec(NamedTuple):
-    """A ready pipeline shipped by a plugin.
-
-    Attributes:
-        name: the name for ``quadriga run NAME``.
-        resource: ``"package:relative/path.toml"`` inside the plugin's package.
-        summary, plugin, distribution: as for :class:`ComponentSpec`.
-    """
-
-    name: str
-    resource: str
-    summary: str = ""
-    plugin: str = ""
-    distribution: str = ""
+    @property
+    def resource(self) -> str:
+        """A pipeline's ``"package:path.toml"`` (the same string as :attr:`target`)."""
+        return self.target
 
     def read_text(self) -> str:
-        """Return the TOML text of the pipeline (``importlib.resources``)."""
+        """Return the TOML text of a pipeline spec (``importlib.resources``).
+
+        Raises:
+            QuadrigaError: the spec is not a pipeline.
+        """
         import importlib.resources as resources
 
-        package, _, rel = self.resource.partition(":")
+        if self.kind != "pipeline":
+            raise QuadrigaError(f"{self.kind} '{self.name}' is not a pipeline; it has no TOML text.")
+        package, _, rel = self.target.partition(":")
         node = resources.files(package)
         for part in rel.split("/"):
             node = node / part
         return node.read_text(encoding="utf-8")
 
 
-class ClaimSpec(NamedTuple):
-    """A paper claim registered by a plugin.
+#: the former names of :class:`Spec` (one type for every kind)
+ComponentSpec = PipelineSpec = ClaimSpec = Spec
+
+PluginState = Literal["ok", "broken", "disabled"]
+
+
+@attrs.define
+class PluginStatus:
+    """What the registry knows about one plugin (an entry point of the ``quadriga`` group).
 
     Attributes:
-        name: the claim name (``quadriga verify NAME``).
-        target: ``"module:attr"`` of a callable ``claim(scale, *, out_dir) -> ClaimResult``.
-        summary: the claim in one sentence.
-        paper: the reference.
-        plugin, distribution: where it came from.
-    """
-
-    name: str
-    target: str
-    summary: str = ""
-    paper: str = ""
-    plugin: str = ""
-    distribution: str = ""
-
-
-class BrokenPlugin(NamedTuple):
-    """A plugin that failed to import or to register.
-
-    Attributes:
-        plugin: entry-point name.
-        distribution: distribution name (``"?"`` when unknown).
-        entry_point: the entry point's value (``"module"``).
-        stage: ``"import"`` or ``"register"``.
-        error: ``"ExceptionType: message"``.
-        traceback: the formatted traceback.
+        plugin: the entry-point name.
+        distribution: the distribution name (``"?"`` when unknown).
+        version: the distribution's version (``""`` for plugins given as objects).
+        entry_point: the entry point's value (``"module"``), or the object's repr.
+        status: ``"ok"``, ``"broken"`` or ``"disabled"``.
+        stage: for a broken plugin, where it failed: ``"import"`` or ``"register"``.
+        error: for a broken plugin, ``"ExceptionType: message"``.
+        traceback: for a broken plugin, the formatted traceback.
     """
 
     plugin: str
     distribution: str
-    entry_point: str
-    stage: str
-    error: str
+    version: str = ""
+    entry_point: str = ""
+    status: PluginState = "ok"
+    stage: str = ""
+    error: str = ""
     traceback: str = ""
+
+    def __getitem__(self, key: str) -> str:
+        """Mapping access to the fields (``status["version"]``), as when the record was a dict.
+
+        Raises:
+            KeyError: not a field name.
+        """
+        if key not in attrs.fields_dict(PluginStatus):
+            raise KeyError(key)
+        return str(getattr(self, key))
+
+
+#: a broken plugin is a :class:`PluginStatus` whose status is ``"broken"``
+BrokenPlugin = PluginStatus
 
 
 def _check_target(target: str, where: str) -> None:
@@ -145,50 +159,59 @@ class PluginRegistrar:
     def __init__(self, registry: Registry, plugin: str, distribution: str) -> None:
         self._registry, self.plugin, self.distribution = registry, plugin, distribution
 
+    def _spec(self, kind: str, name: str, target: str, summary: str, paper: str) -> None:
+        where = f"plugin '{self.plugin}' ({self.distribution})"
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
+            raise QuadrigaError(
+                f"{where}: {kind} name {name!r} is not valid; use lowercase letters and digits in words "
+                "joined by single dashes, starting with a letter (e.g. 'my-sampler')."
+            )
+        _check_target(target, f"{where}, {kind} '{name}'")
+        self._registry._add(Spec(kind, name, target, summary, paper, self.plugin, self.distribution))
+
     def add(self, kind: str, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
         """Register a component lazily.
 
         Args:
             kind: one of ``sampler, learner, estimator, evaluator, target, dataset, environment``.
-            name: lowercase name with dashes, e.g. ``"mala"``.
+            name: lowercase words and digits joined by dashes, e.g. ``"mala"`` (:data:`NAME_PATTERN`).
             target: ``"module:Class"``, imported only when the component is built.
             summary: one line shown by ``quadriga list``.
             paper: reference shown by ``quadriga info``.
 
         Raises:
-            QuadrigaError: for an unknown kind or a malformed target.
+            QuadrigaError: for an unknown kind, a malformed name or a malformed target; the message
+                names the plugin.
         """
         if kind not in KINDS:
             raise QuadrigaError(
                 f"plugin '{self.plugin}': unknown kind '{kind}' for '{name}'; "
                 f"use one of {', '.join(KINDS)}.{suggest(kind, KINDS)}"
             )
-        _check_target(target, f"plugin '{self.plugin}', {kind} '{name}'")
-        self._registry._add_component(
-            ComponentSpec(kind, name, target, summary, paper, self.plugin, self.distribution)
-        )
+        self._spec(kind, name, target, summary, paper)
 
     def add_pipeline(self, name: str, resource: str, *, summary: str = "") -> None:
-        """Register a ready pipeline file ``"package:path/in/package.toml"`` by name."""
-        _check_target(resource, f"plugin '{self.plugin}', pipeline '{name}'")
-        self._registry._add_named(
-            "pipeline",
-            self._registry._pipelines,
-            PipelineSpec(name, resource, summary, self.plugin, self.distribution),
-        )
+        """Register a ready pipeline file ``"package:path/in/package.toml"`` by name.
+
+        Raises:
+            QuadrigaError: a malformed name or resource, naming the plugin.
+        """
+        self._spec("pipeline", name, resource, summary, "")
 
     def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
-        """Register a paper claim: ``target`` is ``"module:function"`` (see :mod:`quadriga.claims`)."""
-        _check_target(target, f"plugin '{self.plugin}', claim '{name}'")
-        self._registry._add_named(
-            "claim",
-            self._registry._claims,
-            ClaimSpec(name, target, summary, paper, self.plugin, self.distribution),
-        )
+        """Register a paper claim: ``target`` is ``"module:attr"`` (see :mod:`quadriga.claims`).
+
+        Raises:
+            QuadrigaError: a malformed name or target, naming the plugin.
+        """
+        self._spec("claim", name, target, summary, paper)
 
 
 class Registry:
     """All components, pipelines and claims of the installed, enabled plugins.
+
+    Every spec lives in one table keyed by ``(kind, name)``; a key registered by more than one
+    plugin holds all their specs, and using it is an error (:attr:`conflicts`).
 
     Args:
         disable: plugin (entry-point) names or distribution names not to load;
@@ -201,7 +224,7 @@ class Registry:
     """
 
     def __init__(
-        self, *, disable: Iterable[str] = (), use_env: bool = True, plugins: dict[str, Any] | None = None
+        self, *, disable: Iterable[str] = (), use_env: bool = True, plugins: dict[str, object] | None = None
     ) -> None:
         self.disabled = {d.strip() for d in disable if d.strip()}
         if use_env:
@@ -211,13 +234,8 @@ class Registry:
         self._extra = dict(plugins or {})
         self.pm = pluggy.PluginManager("quadriga")
         self.pm.add_hookspecs(hookspecs)
-        self._components: dict[tuple[str, str], ComponentSpec] = {}
-        self._conflicts: dict[tuple[str, str], list[ComponentSpec]] = {}
-        self._pipelines: dict[str, PipelineSpec] = {}
-        self._claims: dict[str, ClaimSpec] = {}
-        self._named_conflicts: dict[tuple[str, str], list[Any]] = {}
-        self.broken: list[BrokenPlugin] = []
-        self.plugins: dict[str, dict[str, str]] = {}
+        self._table: dict[tuple[str, str], list[Spec]] = {}
+        self.plugins: dict[str, PluginStatus] = {}
         self._loaded = False
 
     # ----------------------------------------------------------------- loading
@@ -226,133 +244,114 @@ class Registry:
         if self._loaded:
             return self
         self._loaded = True
-        dists: dict[str, str] = {}
         for ep in md.entry_points(group=ENTRY_POINT_GROUP):
-            dist = ep.dist.name if ep.dist is not None else "?"
-            version = ep.dist.version if ep.dist is not None else "?"
             if ep.name in self.plugins:  # the same name twice on sys.path: keep the first
                 continue
-            self.plugins[ep.name] = {
-                "distribution": dist,
-                "version": version,
-                "entry_point": ep.value,
-                "status": "ok",
-            }
+            dist = ep.dist.name if ep.dist is not None else "?"
+            status = PluginStatus(
+                ep.name, dist, version=ep.dist.version if ep.dist is not None else "?", entry_point=ep.value
+            )
+            self.plugins[ep.name] = status
             if ep.name in self.disabled or dist in self.disabled:
                 self.pm.set_blocked(ep.name)
-                self.plugins[ep.name]["status"] = "disabled"
+                status.status = "disabled"
                 continue
             try:
                 module = ep.load()
             except Exception as exc:
-                self._record_broken(ep.name, dist, ep.value, "import", exc)
+                self._record_broken(status, "import", exc)
                 continue
             try:
                 self.pm.register(module, name=ep.name)
             except Exception as exc:
-                self._record_broken(ep.name, dist, ep.value, "register", exc)
-                continue
-            dists[ep.name] = dist
+                self._record_broken(status, "register", exc)
         for name, obj in self._extra.items():
-            self.plugins[name] = {
-                "distribution": name,
-                "version": "",
-                "entry_point": repr(obj),
-                "status": "ok",
-            }
+            status = PluginStatus(name, name, entry_point=repr(obj))
+            self.plugins[name] = status
             if name in self.disabled:
-                self.plugins[name]["status"] = "disabled"
+                status.status = "disabled"
                 continue
             self.pm.register(obj, name=name)
-            dists[name] = name
         for impl in self.pm.hook.quadriga_register.get_hookimpls():
             name = impl.plugin_name
-            registrar = PluginRegistrar(self, name, dists.get(name, name))
+            status = self.plugins.get(name) or PluginStatus(name, name)
             try:
-                impl.function(registry=registrar)
+                impl.function(registry=PluginRegistrar(self, name, status.distribution))
             except Exception as exc:
-                info = self.plugins.get(name, {})
-                self._record_broken(
-                    name, registrar.distribution, info.get("entry_point", "?"), "register", exc
-                )
+                self._record_broken(status, "register", exc)
                 self._drop_plugin(name)
         return self
 
-    def _record_broken(self, name: str, dist: str, value: str, stage: str, exc: BaseException) -> None:
-        self.broken.append(
-            BrokenPlugin(
-                name,
-                dist,
-                value,
-                stage,
-                f"{type(exc).__name__}: {exc}",
-                "".join(traceback.format_exception(exc)),
-            )
-        )
-        if name in self.plugins:
-            self.plugins[name]["status"] = "broken"
+    @staticmethod
+    def _record_broken(status: PluginStatus, stage: str, exc: BaseException) -> None:
+        status.status, status.stage = "broken", stage
+        status.error = f"{type(exc).__name__}: {exc}"
+        status.traceback = "".join(traceback.format_exception(exc))
 
     def _drop_plugin(self, name: str) -> None:
         """Remove what a plugin registered before its hook raised."""
-        for key in [k for k, s in self._components.items() if s.plugin == name]:
-            del self._components[key]
-        for table in (self._pipelines, self._claims):
-            for key in [k for k, s in table.items() if s.plugin == name]:
-                del table[key]
+        for key in list(self._table):
+            self._table[key] = [s for s in self._table[key] if s.plugin != name]
+            if not self._table[key]:
+                del self._table[key]
 
-    def _add_component(self, spec: ComponentSpec) -> None:
-        key = (spec.kind, spec.name)
-        if key in self._conflicts:
-            self._conflicts[key].append(spec)
-            return
-        old = self._components.get(key)
-        if old is not None:
-            self._conflicts[key] = [old, spec]
-            return
-        self._components[key] = spec
-
-    def _add_named(self, what: str, table: dict[str, Any], spec: Any) -> None:
-        key = (what, spec.name)
-        if key in self._named_conflicts:
-            self._named_conflicts[key].append(spec)
-            return
-        if spec.name in table:
-            self._named_conflicts[key] = [table.pop(spec.name), spec]
-            return
-        table[spec.name] = spec
+    def _add(self, spec: Spec) -> None:
+        self._table.setdefault((spec.kind, spec.name), []).append(spec)
 
     # ----------------------------------------------------------------- queries
-    def components(self, kind: str | None = None) -> list[ComponentSpec]:
-        """All registered components (of one kind), sorted by kind and name."""
+    @property
+    def broken(self) -> list[PluginStatus]:
+        """The plugins that failed to import or to register, in discovery order."""
         self.load()
-        specs = [s for s in self._components.values() if kind is None or s.kind == kind]
-        return sorted(specs, key=lambda s: (KINDS.index(s.kind), s.name))
+        return [s for s in self.plugins.values() if s.status == "broken"]
+
+    def specs(self, kind: str | None = None) -> list[Spec]:
+        """Every spec without a conflict (of one kind of :data:`SPEC_KINDS`), sorted by kind and name."""
+        self.load()
+        found = [v[0] for (k, _), v in self._table.items() if len(v) == 1 and kind in (None, k)]
+        return sorted(found, key=lambda s: (SPEC_KINDS.index(s.kind), s.name))
+
+    def components(self, kind: str | None = None) -> list[Spec]:
+        """All registered components (of one kind), sorted by kind and name."""
+        return [s for s in self.specs(kind) if s.kind in KINDS]
 
     @property
-    def conflicts(self) -> dict[tuple[str, str], list[Any]]:
+    def conflicts(self) -> dict[tuple[str, str], list[Spec]]:
         """``{(kind, name): [specs]}`` registered by more than one plugin."""
         self.load()
-        return {**self._conflicts, **self._named_conflicts}
+        return {key: list(specs) for key, specs in self._table.items() if len(specs) > 1}
 
-    def pipelines(self) -> list[PipelineSpec]:
+    def pipelines(self) -> list[Spec]:
         """All ready pipelines, sorted by name."""
-        self.load()
-        return sorted(self._pipelines.values(), key=lambda s: s.name)
+        return self.specs("pipeline")
 
-    def claims(self) -> list[ClaimSpec]:
+    def claims(self) -> list[Spec]:
         """All claims, sorted by distribution and name."""
-        self.load()
-        return sorted(self._claims.values(), key=lambda s: (s.distribution, s.name))
+        return sorted(self.specs("claim"), key=lambda s: (s.distribution, s.name))
 
-    def _conflict_error(self, what: str, name: str, specs: list[Any]) -> DuplicateComponentError:
-        who = " and ".join(f"'{s.distribution}' (plugin '{s.plugin}')" for s in specs)
-        return DuplicateComponentError(
-            f"{what} '{name}' is registered by both {who}. Uninstall one of them, or disable one "
-            f"with --disable PLUGIN or QUADRIGA_DISABLE=PLUGIN."
-        )
+    def _lookup(self, kind: str, name: str) -> Spec | None:
+        """The one spec of ``(kind, name)``, ``None`` when there is none.
 
-    def get(self, name: str, kinds: Iterable[str] | str | None = None) -> ComponentSpec:
-        """Find a component by name among ``kinds`` (all kinds when ``None``).
+        Raises:
+            DuplicateComponentError: two plugins registered it.
+        """
+        specs = self._table.get((kind, name), [])
+        if len(specs) > 1:
+            who = " and ".join(f"'{s.distribution}' (plugin '{s.plugin}')" for s in specs)
+            raise DuplicateComponentError(
+                f"{kind} '{name}' is registered by both {who}. Uninstall one of them, or disable one "
+                f"with --disable PLUGIN or QUADRIGA_DISABLE=PLUGIN."
+            )
+        return specs[0] if specs else None
+
+    def _broken_note(self, what: str) -> str:
+        broken = [b.plugin for b in self.broken]
+        if not broken:
+            return ""
+        return f" Note: plugin(s) {', '.join(broken)} failed to load{what} (see `quadriga doctor`)."
+
+    def get(self, name: str, kinds: Iterable[str] | str | None = None) -> Spec:
+        """Find a component by name among ``kinds`` (all component kinds when ``None``).
 
         Raises:
             UnknownComponentError: no such name; the message lists close matches of those kinds.
@@ -361,10 +360,7 @@ class Registry:
         """
         self.load()
         kinds = KINDS if kinds is None else ((kinds,) if isinstance(kinds, str) else tuple(kinds))
-        for kind in kinds:
-            if (kind, name) in self._conflicts:
-                raise self._conflict_error(kind, name, self._conflicts[(kind, name)])
-        found = [self._components[(k, name)] for k in kinds if (k, name) in self._components]
+        found = [spec for spec in (self._lookup(k, name) for k in kinds) if spec is not None]
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
@@ -372,21 +368,19 @@ class Registry:
                 f"'{name}' names a {' and a '.join(s.kind for s in found)}; "
                 f'add kind = "{found[0].kind}" (or another) to say which.'
             )
-        known = [s.name for s in self._components.values() if s.kind in kinds]
+        components = self.components()
         what = "/".join(kinds) if len(kinds) < len(KINDS) else "component"
-        hint = suggest(name, known)
-        others = [s for s in self._components.values() if s.name == name]
+        hint = suggest(name, [s.name for s in components if s.kind in kinds])
+        others = [s for s in components if s.name == name]
         if others:
             article = "an" if others[0].kind[0] in "aeiou" else "a"
             hint += f" ('{name}' is {article} {others[0].kind}, which cannot be used here.)"
-        broken = [b.plugin for b in self.broken]
-        if broken:
-            hint += f" Note: plugin(s) {', '.join(broken)} failed to load (see `quadriga doctor`)."
+        hint += self._broken_note("")
         if not hint:
             hint = " Run `quadriga list` to see what is installed."
         raise UnknownComponentError(f"unknown {what} '{name}'.{hint}")
 
-    def get_pipeline(self, name: str) -> PipelineSpec:
+    def get_pipeline(self, name: str) -> Spec:
         """Find a ready pipeline by name.
 
         Raises:
@@ -394,20 +388,17 @@ class Registry:
             DuplicateComponentError: when two distributions ship it.
         """
         self.load()
-        if ("pipeline", name) in self._named_conflicts:
-            raise self._conflict_error("pipeline", name, self._named_conflicts[("pipeline", name)])
-        if name in self._pipelines:
-            return self._pipelines[name]
-        hint = suggest(name, self._pipelines) or " Run `quadriga list --kind pipeline`."
-        if self.broken:
-            hint += (
-                f" Note: plugin(s) {', '.join(b.plugin for b in self.broken)} failed to load, so their "
-                "pipelines are missing (see `quadriga doctor`)."
-            )
+        spec = self._lookup("pipeline", name)
+        if spec is not None:
+            return spec
+        hint = suggest(name, [p.name for p in self.pipelines()]) or " Run `quadriga list --kind pipeline`."
+        hint += self._broken_note(", so their pipelines are missing")
         raise UnknownComponentError(f"no pipeline file and no registered pipeline named '{name}'.{hint}")
 
-    def load_class(self, spec: ComponentSpec) -> type:
-        """Import the component class of ``spec``.
+    def load_class(self, spec: Spec) -> Any:
+        """Import the object ``spec.target`` names: a component class, or a claim.
+
+        Returns ``Any`` because a target is only known to be a class once imported.
 
         Raises:
             QuadrigaError: the module or attribute cannot be imported; names the distribution.
@@ -425,14 +416,15 @@ class Registry:
             ) from exc
         return obj
 
-    def load_claim(self, spec: ClaimSpec) -> Any:
-        """Import the claim callable of ``spec`` (errors as for :meth:`load_class`)."""
-        return self.load_class(
-            ComponentSpec("claim", spec.name, spec.target, plugin=spec.plugin, distribution=spec.distribution)
-        )
+    def load_claim(self, spec: Spec) -> Any:
+        """Import the claim of ``spec`` (errors as for :meth:`load_class`)."""
+        return self.load_class(spec)
 
     def call_hook(self, name: str, **kwargs: Any) -> list[str]:
-        """Call a lifecycle hook on every plugin; return warnings for the ones that raised."""
+        """Call a lifecycle hook on every plugin; return warnings for the ones that raised.
+
+        Each implementation receives only the keyword arguments it declares (as in pluggy).
+        """
         self.load()
         warnings = []
         for impl in getattr(self.pm.hook, name).get_hookimpls():

@@ -76,6 +76,7 @@ class Interval:
         return attrs.asdict(self)
 
     def __str__(self) -> str:
+        """``"estimate [low, high]"`` with 4 significant digits."""
         return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}]"
 
 
@@ -391,8 +392,9 @@ def holm(pvalues: Sequence[float]) -> list[float]:
 
 
 def min_detectable_effect(se: float, *, level: float = 0.95, power: float = 0.8) -> float:
-    """Smallest true distance from the threshold that a two-sided test at ``level`` detects
-    with probability ``power``: ``(z_{(1+level)/2} + z_power) se``.
+    """Smallest true distance from the threshold that a two-sided test at ``level`` detects.
+
+    Detected with probability ``power``: ``(z_{(1+level)/2} + z_power) se``.
 
     Source: Cohen 1988, ch. 2 (normal approximation).
     """
@@ -402,8 +404,11 @@ def min_detectable_effect(se: float, *, level: float = 0.95, power: float = 0.8)
 
 
 def replicates_needed(n: int, se: float, distance: float, *, level: float = 0.95, power: float = 0.8) -> int:
-    """Replicates at which the observed ``distance`` from the threshold would be detected with
-    probability ``power``, the standard error falling as ``1/sqrt(n)``; ``-1`` when ``distance`` is 0."""
+    """Replicates at which the observed ``distance`` from the threshold would be detected.
+
+    Detected with probability ``power``, the standard error falling as ``1/sqrt(n)``; ``-1`` when
+    ``distance`` is 0.
+    """
     if distance == 0 or not math.isfinite(distance) or not math.isfinite(se):
         return -1
     mde = min_detectable_effect(se, level=level, power=power)

@@ -59,8 +59,11 @@ def config_digest(run_dir: Path) -> str | None:
 
 
 def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tidy rows from one run's ``results.json`` (Metrics values and scalar Estimates), tagged with
-    ``base``, the run's ``pipeline`` name and its ``config`` digest (:func:`config_digest`)."""
+    """Tidy rows from one run's ``results.json`` (Metrics values and scalar Estimates).
+
+    Each row is tagged with ``base``, the run's ``pipeline`` name and its ``config`` digest
+    (:func:`config_digest`).
+    """
     path = Path(run_dir) / "results.json"
     if not path.is_file():
         return []
@@ -129,8 +132,9 @@ def _interval(values: Sequence[float], *, level: float = 0.95, resamples: int = 
 
 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Group rows by ``keys`` + stage + metric: ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high``,
-    ``ci_method``.
+    """Group rows by ``keys`` + stage + metric.
+
+    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``.
 
     When ``keys`` holds ``"source"`` (one source per directory given to ``compare``) and every
     row has a ``config`` digest, rows are grouped by ``config`` instead: runs that differ only
@@ -212,7 +216,11 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str]) -
 def write_outputs(
     out_dir: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], keys: Sequence[str]
 ) -> tuple[Path | None, Path | None]:
-    """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``; return the table and figure paths."""
+    """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``.
+
+    Returns:
+        The paths of the table and the figure.
+    """
     out_dir = Path(out_dir)
     if not rows:
         return None, None
@@ -230,8 +238,10 @@ def _numeric(values: list[Any]) -> bool:
 def plot_summary(
     summary: Sequence[dict[str, Any]], keys: Sequence[str], path: Path, max_panels: int = 12
 ) -> Path | None:
-    """One panel per metric: the metric against the first swept parameter, one line per subject,
-    a band for the bootstrap 95% interval; bars with interval whiskers when nothing numeric was swept."""
+    """One panel per metric: the metric against the first swept parameter, one line per subject.
+
+    A band shows the bootstrap 95% interval; bars with interval whiskers when nothing numeric was swept.
+    """
     from matplotlib.figure import Figure
 
     if not summary:
@@ -266,8 +276,8 @@ def plot_summary(
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
             err = [
-                [m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means)],
-                [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means)],
+                [m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means, strict=False)],
+                [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means, strict=False)],
             ]
             ax.bar(range(len(labels)), means, yerr=err, capsize=3)
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
@@ -280,7 +290,7 @@ def plot_summary(
 
 
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows and swept keys from a sweep directory (``sweep.json``) or a single run directory (``results.json``).
+    """Rows and swept keys from a sweep directory (``sweep.json``) or a run directory (``results.json``).
 
     Raises:
         FileNotFoundError: neither kind of directory.

@@ -123,7 +123,7 @@ def plan(
     keys = [k for k, _ in grids]
     runs = []
     for point in itertools.product(*[values for _, values in grids]):
-        params = dict(zip(keys, point))
+        params = dict(zip(keys, point, strict=False))
         overrides = tuple(fixed) + tuple(f"{k}={_toml_value(v)}" for k, v in params.items())
         digest = hashlib.sha256(json.dumps([overrides], sort_keys=True).encode()).hexdigest()[:8]
         for seed in seeds:
@@ -315,7 +315,10 @@ class SweepResult:
 def default_sweep_dir(
     source: str, seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str]
 ) -> Path:
-    """``sweeps/<pipeline>-<hash of the sweep's definition>``: the same sweep gets the same directory (resume)."""
+    """``sweeps/<pipeline>-<hash of the sweep's definition>``: the same sweep gets the same directory.
+
+    So running a sweep again resumes it.
+    """
     digest = hashlib.sha256(
         json.dumps([str(source), list(seeds), [[k, v] for k, v in grids], list(fixed)], default=str).encode()
     ).hexdigest()[:8]

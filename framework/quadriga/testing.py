@@ -1,14 +1,23 @@
-"""Conformance checks for components, in the spirit of scikit-learn's ``check_estimator``.
+"""Conformance checks for components, shaped like scikit-learn's ``check_estimator``.
 
-:func:`check_component` builds a registered component from its defaults, runs it twice
-in a small pipeline with the same seed, and checks what every component promises::
+Each check is a public function taking a :class:`ComponentCase` (a registered component and the
+setup the check needs) and raising :class:`CheckFailed` (an ``AssertionError``) with a message
+naming the component and what is wrong, or :class:`CheckSkipped` when it does not apply.
+A plugin's test suite runs every check on each of its components as its own pytest item::
 
-    from quadriga.testing import check_component
+    from quadriga.testing import parametrize_with_checks, plugin_cases
 
-    def test_my_sampler_conforms():
-        check_component("sampler", "my-sampler")
+    @parametrize_with_checks(plugin_cases("quadriga-my-method"))
+    def test_conformance(case, check):
+        check(case)
 
-Checks (each one can be skipped by name with ``skip=``):
+and pytest's summary ends with one line ``quadriga conformance: N run / M skipped / K failed``.
+:func:`check_component` runs them all at once and raises one :class:`ComponentCheckError`
+listing every failure::
+
+    check_component("sampler", "my-sampler", params={"num_samples": 100})
+
+Checks, in order (:data:`CHECKS`):
 
 - ``build``: the component builds from its defaults (plus the cheap ``params``);
 - ``config``: its resolved parameters round-trip through configuration and are TOML values;
@@ -20,13 +29,18 @@ Checks (each one can be skipped by name with ``skip=``):
 - ``output``: the artifact has the declared type and consistent shapes;
 - ``determinism``: two runs with the same seed give identical numbers.
 
-Inputs come from a small task chosen from the method's inputs and ``input_types``:
-a 2-D Gaussian target (quadriga-std's ``gaussian`` when installed, else the built-in
-``check-gaussian``), ``Samples`` drawn exactly from it as 4 chains (``check-draws``),
-quadriga-std's ``sklearn-dataset`` (diabetes) and ``gym-env`` (CartPole-v1).
-Components whose inputs cannot be made that way (a ``Fitted`` subject, say) declare a
-pipeline fragment in the class attribute ``check_inputs`` (or the caller passes
-``inputs=``); components with expensive defaults declare cheap ones in ``check_params``::
+Setup comes from the component class (or from the case, which takes precedence):
+
+- ``check_params``: cheap parameters, e.g. ``{"total_frames": 200}``;
+- ``check_task``: a task table replacing the default task of its type;
+- ``check_inputs``: a pipeline fragment ``{"task": {...}, "stage": {...}, "inputs": {arg: node}}``
+  making inputs the check cannot make itself (a ``Fitted`` subject, say);
+- ``check_xfail``: ``{check name: reason}``, checks expected to fail (pytest marks them xfail);
+
+Default tasks come from the plugins through the ``quadriga_check_tasks`` hook (quadriga-std
+supplies a 2-D ``gaussian``, ``sklearn-dataset`` diabetes and ``gym-env`` CartPole-v1); without
+one the built-in ``check-gaussian`` is the target. ``Samples`` inputs are exact draws from the
+target as 4 chains (``check-draws``)::
 
     class MyEvaluator(Evaluator):
         check_params: ClassVar[dict] = {"num_episodes": 2}
@@ -45,9 +59,9 @@ import inspect
 import math
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -58,18 +72,37 @@ from quadriga.interfaces import INTERFACES, TASK_KINDS, Sampler, Target
 from quadriga.params import param
 from quadriga.registry import KINDS, PluginRegistrar, Registry
 
+if TYPE_CHECKING:
+    import torch
+
+    from quadriga.pipeline import Pipeline
+    from quadriga.runs import RunResult
+
 __all__ = [
     "CHECKS",
     "CheckDraws",
+    "CheckFailed",
     "CheckGaussian",
     "CheckInputsUnavailable",
     "CheckReport",
+    "CheckSkipped",
+    "ComponentCase",
     "ComponentCheckError",
+    "check_bad_params",
+    "check_build",
     "check_component",
+    "check_config",
+    "check_determinism",
     "check_docstring",
+    "check_output",
+    "check_run",
+    "docstring_problems",
+    "parametrize_with_checks",
+    "plugin_cases",
 ]
 
 CHECKS = ("build", "config", "bad-params", "docstring", "run", "output", "determinism")
+#: the method of each kind (interfaces and tasks), when the class does not declare ``method``
 _METHOD = {
     "sampler": "sample",
     "learner": "fit",
@@ -97,6 +130,22 @@ class CheckInputsUnavailable(Exception):
     """The check cannot make inputs for the component: declare ``check_inputs`` or pass ``inputs=``."""
 
 
+class CheckFailed(AssertionError):
+    """A conformance check failed; the message names the component, the check and each problem.
+
+    Attributes:
+        problems: the problems found, one sentence each.
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = list(problems) or [message]
+
+
+class CheckSkipped(Exception):
+    """A check does not apply to the component (or a check it needs failed); the message says why."""
+
+
 class ComponentCheckError(AssertionError):
     """One or more conformance checks failed.
 
@@ -115,7 +164,8 @@ class CheckReport:
     """What :func:`check_component` returns when every check passed.
 
     Attributes:
-        kind, name: the component checked.
+        kind: the component's kind.
+        name: its registered name.
         passed: names of the checks that ran and passed.
         skipped: ``{check: reason}`` for checks not run.
         artifact: the artifact of the first run (``None`` for tasks).
@@ -127,7 +177,11 @@ class CheckReport:
     passed: list[str] = attrs.field(factory=list)
     skipped: dict[str, str] = attrs.field(factory=dict)
     artifact: Any = None
-    pipeline: Any = None
+    pipeline: dict[str, Any] | None = None
+
+    def summary(self) -> str:
+        """One line, ``"N run / M skipped / K failed"`` (K is 0: a report means every check passed)."""
+        return f"{len(self.passed)} run / {len(self.skipped)} skipped / 0 failed"
 
 
 # ------------------------------------------------------------------ built-in small task
@@ -148,25 +202,25 @@ class CheckGaussian(Target):
 
     @property
     def dim(self) -> int:
-        """d."""
+        """The dimension d."""
         return self.dimension
 
     @property
-    def mean(self) -> Any:
+    def mean(self) -> torch.Tensor:
         """The exact mean, ``Tensor[d]`` of zeros (float64)."""
         import torch
 
         return torch.zeros(self.dimension, dtype=torch.float64)
 
-    def log_prob(self, x: Any) -> Any:
+    def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density (nats), ``Tensor[n, d] -> Tensor[n]``."""
         return -0.5 * (x**2).sum(-1) - 0.5 * self.dimension * math.log(2 * math.pi)
 
-    def score(self, x: Any) -> Any:
+    def score(self, x: torch.Tensor) -> torch.Tensor:
         """``-x``, ``Tensor[n, d] -> Tensor[n, d]``."""
         return -x
 
-    def sample(self, num_samples: int, *, generator: Any) -> Any:
+    def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
         """Exact draws ``Tensor[num_samples, d]`` (float64)."""
         import torch
 
@@ -190,7 +244,7 @@ class CheckDraws(Sampler):
     num_chains: int = param(4, doc="chains (count)", validator=attrs.validators.ge(1))
     num_draws: int = param(64, doc="draws per chain (count)", validator=attrs.validators.ge(2))
 
-    def sample(self, target: Any, *, generator: Any) -> Samples:
+    def sample(self, target: Target, *, generator: torch.Generator) -> Samples:
         """Draw ``num_chains * num_draws`` exact samples."""
         import torch
 
@@ -208,6 +262,7 @@ class CheckDraws(Sampler):
 
 
 def _providers(registry: Registry) -> Registry:
+    """Add the built-in ``check-gaussian`` and ``check-draws`` to ``registry`` (unless already there)."""
     registry.load()
     have = {(c.kind, c.name) for c in registry.components()}
     reg = PluginRegistrar(registry, "quadriga-testing", "quadriga")
@@ -230,28 +285,50 @@ def _registry(registry: Registry | None) -> Registry:
     return _PRIVATE
 
 
-def _default_task(type_name: str, have: set[tuple[str, str]]) -> dict[str, Any] | None:
-    if type_name == "Target":
-        return {"use": "gaussian", "dim": 2} if ("target", "gaussian") in have else {"use": "check-gaussian"}
-    if type_name == "Dataset" and ("dataset", "sklearn-dataset") in have:
-        return {"use": "sklearn-dataset", "name": "diabetes"}
-    if type_name == "Environment" and ("environment", "gym-env") in have:
-        return {"use": "gym-env", "env_id": "CartPole-v1"}
-    return None
+def _type_name(t: type | str) -> str:
+    return t if isinstance(t, str) else t.__name__
+
+
+def _method_name(cls: type, kind: str) -> str:
+    method = getattr(cls, "method", None)
+    return method if isinstance(method, str) and method else _METHOD[kind]
+
+
+def default_tasks(registry: Registry) -> dict[str, dict[str, Any]]:
+    """The small task tables the checks give components, by input type (``"Target"``, ``"Dataset"``, ...).
+
+    Collected from the plugins' ``quadriga_check_tasks`` hooks (a task whose component is not
+    registered is left out; the first plugin to name a type wins), with the built-in
+    ``check-gaussian`` as the ``Target`` when no plugin gives one.
+    """
+    registry.load()
+    have = {(c.kind, c.name) for c in registry.components()}
+    tasks: dict[str, dict[str, Any]] = {}
+    for given in registry.pm.hook.quadriga_check_tasks():
+        for type_name, table in (given or {}).items():
+            kind = type_name.lower()
+            if (kind, table.get("use")) in have:
+                tasks.setdefault(type_name, dict(table))
+    tasks.setdefault("Target", {"use": "check-gaussian"})
+    return tasks
 
 
 def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A pipeline fragment ``{"task", "stage", "inputs"}`` providing the component's inputs."""
-    have = {(c.kind, c.name) for c in registry.components()}
+    """A pipeline fragment ``{"task", "stage", "inputs"}`` providing the component's inputs.
+
+    Raises:
+        CheckInputsUnavailable: an input without a default cannot be made from the default tasks.
+    """
+    defaults = default_tasks(registry)
     tasks: dict[str, Any] = {}
     stages: dict[str, Any] = {}
     given_type = None
     if task is not None:
         spec = registry.get(task["use"], tuple(TASK_KINDS))
-        given_type = TASK_KINDS[spec.kind].__name__
-    types = {k: tuple(getattr(t, "__name__", t) for t in v) for k, v in (getattr(cls, "input_types", {}) or {}).items()}
+        given_type = _type_name(TASK_KINDS[spec.kind].output_type)
+    types = {k: tuple(_type_name(t) for t in v) for k, v in (getattr(cls, "input_types", {}) or {}).items()}
     wiring: dict[str, Any] = {}
-    for pname, p in inspect.signature(getattr(cls, _METHOD[kind])).parameters.items():
+    for pname, p in inspect.signature(getattr(cls, _method_name(cls, kind))).parameters.items():
         if pname in _INJECTED or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
             continue
         required = p.default is inspect.Parameter.empty
@@ -262,15 +339,14 @@ def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | 
             accepted = (given_type, *[t for t in accepted if t != given_type])
         for type_name in accepted:
             if type_name == "Samples":
-                source = "Target" if given_type in (None, "Target") else None
-                table = task if given_type == "Target" else _default_task("Target", have)
-                if source and table is not None:
+                table = task if given_type == "Target" else defaults.get("Target")
+                if given_type in (None, "Target") and table is not None:
                     tasks.setdefault("target", dict(table))
                     stages["draws"] = {"use": "check-draws", "inputs": {"target": "target"}}
                     wiring[pname] = "draws"
                     break
                 continue
-            table = task if given_type == type_name else _default_task(type_name, have)
+            table = task if given_type == type_name else defaults.get(type_name)
             if table is not None and type_name in ("Target", "Dataset", "Environment"):
                 node = type_name.lower()
                 tasks.setdefault(node, dict(table))
@@ -279,15 +355,465 @@ def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | 
         else:
             if required:
                 raise CheckInputsUnavailable(
-                    f"{kind} '{cls.__name__}': cannot make input '{pname}' (accepts {' or '.join(accepted)}). "
+                    f"{kind} '{cls.__name__}': cannot make input '{pname}' "
+                    f"(accepts {' or '.join(accepted)}). "
                     "Declare a pipeline fragment in the class attribute check_inputs = {'task': {...}, "
                     "'stage': {...}, 'inputs': {...}} or pass inputs= to check_component."
                 )
     return {"task": tasks, "stage": stages, "inputs": wiring}
 
 
+@attrs.define(eq=False)
+class ComponentCase:
+    """One registered component under check, with the setup the checks need.
+
+    The case builds the component and runs its pipeline at most twice, whatever the number of
+    checks asking for it; :func:`parametrize_with_checks` shares one case between the checks of a
+    component.
+
+    Args:
+        kind: ``sampler``, ``learner``, ``estimator``, ``evaluator``, ``target``, ``dataset``
+            or ``environment``.
+        name: the registered name.
+        params: parameters on top of the class attribute ``check_params``.
+        task: a task table replacing the default task of its type (default: ``check_task`` of the class).
+        inputs: a pipeline fragment giving the inputs (default: ``check_inputs`` of the class,
+            else made from the default tasks).
+        seed: the root seed of both runs.
+        registry: defaults to a private registry of the installed plugins; the built-in
+            providers ``check-gaussian`` and ``check-draws`` are added to it.
+
+    Raises:
+        ValueError: an unknown kind.
+    """
+
+    kind: str
+    name: str
+    params: Mapping[str, Any] = attrs.field(factory=dict)
+    task: Mapping[str, Any] | None = None
+    inputs: Mapping[str, Any] | None = None
+    seed: int = 0
+    registry: Registry | None = attrs.field(default=None, repr=False)
+    _cls: type | None = attrs.field(default=None, init=False, repr=False)
+    _build: tuple[Any, BaseException | None] | None = attrs.field(default=None, init=False, repr=False)
+    _runs: list[tuple[RunResult, Pipeline]] = attrs.field(factory=list, init=False, repr=False)
+    _ready: bool = attrs.field(default=False, init=False, repr=False)
+    _run_problem: str | None = attrs.field(default=None, init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        """Check the kind."""
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+
+    def __str__(self) -> str:
+        """``"kind-name"``, the pytest id of the case."""
+        return f"{self.kind}-{self.name}"
+
+    @property
+    def reg(self) -> Registry:
+        """The registry the case resolves names in (with the check providers)."""
+        if self.registry is None or not self._ready:
+            self.registry = _registry(self.registry)
+            self._ready = True
+        return self.registry
+
+    @property
+    def cls(self) -> type:
+        """The component class (imported on first use).
+
+        Raises:
+            UnknownComponentError: no such component.
+        """
+        if self._cls is None:
+            self._cls = self.reg.load_class(self.reg.get(self.name, self.kind))
+        return self._cls
+
+    @property
+    def base(self) -> dict[str, Any]:
+        """The parameters the component is built with: ``check_params`` of the class, then :attr:`params`."""
+        return {**getattr(self.cls, "check_params", {}), **self.params}
+
+    @property
+    def expected_failures(self) -> dict[str, str]:
+        """``{check: reason}`` from the class attribute ``check_xfail``."""
+        return dict(getattr(self.cls, "check_xfail", {}) or {})
+
+    def build(self) -> Any:
+        """The component built from :attr:`base`; the first error is kept and raised again.
+
+        Raises:
+            Exception: whatever building raised.
+        """
+        if self._build is None:
+            try:
+                self._build = (build_component(self.reg, self.name, self.base, kinds=(self.kind,)), None)
+            except Exception as exc:
+                self._build = (None, exc)
+        obj, error = self._build
+        if error is not None:
+            raise error
+        return obj
+
+    def built(self) -> Any:
+        """The component, or :class:`CheckSkipped` when the build check fails."""
+        try:
+            return self.build()
+        except Exception as exc:
+            raise CheckSkipped(f"needs 'build', which failed: {type(exc).__name__}: {exc}") from None
+
+    def pipeline(self) -> dict[str, Any]:
+        """The pipeline dict the component runs in: the input fragment plus the stage ``checked``.
+
+        Raises:
+            CheckInputsUnavailable: the check cannot make the component's inputs.
+        """
+        fragment = self.inputs if self.inputs is not None else getattr(self.cls, "check_inputs", None)
+        if fragment is None:
+            fragment = _wiring(
+                self.cls, self.kind, self.reg, self.task or getattr(self.cls, "check_task", None)
+            )
+        data: dict[str, Any] = {
+            "pipeline": {"name": f"check-{self.name}", "seed": self.seed},
+            "task": {k: dict(v) for k, v in fragment.get("task", {}).items()},
+            "stage": {
+                **{k: dict(v) for k, v in fragment.get("stage", {}).items()},
+                "checked": {
+                    "use": self.name,
+                    "kind": self.kind,
+                    "inputs": dict(fragment.get("inputs", {})),
+                    **self.base,
+                },
+            },
+        }
+        if not data["task"]:
+            del data["task"]
+        return data
+
+    def run(self, index: int = 0) -> tuple[RunResult, Pipeline]:
+        """The ``index``-th run (0 or 1) of :meth:`pipeline` and its loaded pipeline, made once and kept.
+
+        Raises:
+            CheckFailed: the component failed to run or its pipeline rejects it (the ``run`` check).
+            CheckInputsUnavailable: making the inputs failed.
+        """
+        from quadriga.pipeline import load_pipeline
+        from quadriga.runs import execute
+
+        if self._run_problem is not None:
+            raise CheckFailed(self._run_problem, [self._run_problem])
+        while len(self._runs) <= index:
+            data = self.pipeline()
+            try:
+                pipe = load_pipeline(data, self.reg)
+            except ConfigError as exc:
+                if exc.table == "stage.checked":
+                    self._run_problem = f"the pipeline rejects it with these inputs: {exc}"
+                    raise CheckFailed(self._run_problem, [self._run_problem]) from exc
+                raise CheckInputsUnavailable(f"the check's input pipeline is invalid: {exc}") from exc
+            with tempfile.TemporaryDirectory(prefix="quadriga-check-") as tmp:
+                result = execute(pipe, self.reg, out=Path(tmp) / "run")
+            if result.status != "finished":
+                err = result.error
+                if isinstance(err, StageError) and err.stage != "checked":
+                    raise CheckInputsUnavailable(f"making the inputs failed: {err}") from err
+                what = "rejected the check's inputs" if isinstance(err, ConfigError) else "raised"
+                self._run_problem = (
+                    f"{what}: {type(err).__name__}: {err}. Inputs were {data['stage']['checked']['inputs']}"
+                    " (see check_inputs / inputs= to give it other ones)"
+                )
+                raise CheckFailed(self._run_problem, [self._run_problem])
+            self._runs.append((result, pipe))
+        return self._runs[index]
+
+    def ran(self, index: int = 0) -> tuple[RunResult, Pipeline]:
+        """:meth:`run`, or :class:`CheckSkipped` when the ``run`` check fails."""
+        try:
+            return self.run(index)
+        except (CheckFailed, CheckInputsUnavailable) as exc:
+            raise CheckSkipped(f"needs 'run', which failed: {exc}") from None
+
+
+def _fail(case: ComponentCase, check: str, problems: Sequence[str]) -> None:
+    if problems:
+        raise CheckFailed(f"{case.kind} '{case.name}' [{check}]: " + "; ".join(problems), problems)
+
+
 # ------------------------------------------------------------------ the checks
-def check_docstring(cls: type, kind: str | None = None) -> list[str]:
+def check_build(case: ComponentCase) -> None:
+    """The component builds from its defaults plus ``check_params`` and the case's ``params``.
+
+    Raises:
+        CheckFailed: building raised; the message gives the parameters and the error.
+    """
+    try:
+        case.build()
+    except Exception as exc:
+        _fail(
+            case,
+            "build",
+            [
+                f"cannot be built from its defaults with params {case.base}: {type(exc).__name__}: {exc} "
+                "(give required or cheap values with params= or the class attribute check_params)"
+            ],
+        )
+
+
+def check_config(case: ComponentCase) -> None:
+    """Its resolved parameters are TOML values and rebuild the same component.
+
+    Raises:
+        CheckFailed: they are not TOML values, do not rebuild it, or change on the round trip.
+        CheckSkipped: the component does not build.
+    """
+    _fail(case, "config", _config_problems(case.reg, case.name, case.kind, case.built()))
+
+
+def check_bad_params(case: ComponentCase) -> None:
+    """An unknown key, a wrongly typed value and -1, 0, NaN are refused with a ConfigError naming the key.
+
+    Accepting -1, 0 or NaN is allowed; raising anything but a ConfigError, or a ConfigError that
+    does not name the parameter, is not.
+
+    Raises:
+        CheckFailed: one message per offending value.
+        CheckSkipped: the component does not build.
+    """
+    case.built()
+    _fail(case, "bad-params", _bad_params(case.reg, case.cls, case.name, case.kind, case.base))
+
+
+def check_docstring(case: ComponentCase) -> None:
+    """Class and method docstrings have sections for shapes, units, errors and source; parameters have docs.
+
+    Raises:
+        CheckFailed: what is missing (see :func:`docstring_problems`).
+    """
+    _fail(case, "docstring", docstring_problems(case.cls, case.kind))
+
+
+def check_run(case: ComponentCase) -> None:
+    """It runs on a small task inside a pipeline (tasks: their own methods are exercised).
+
+    Raises:
+        CheckFailed: it raised, or the pipeline rejected it with the check's inputs.
+        CheckInputsUnavailable: the check cannot make its inputs.
+        CheckSkipped: the component does not build.
+    """
+    case.built()
+    if case.kind in TASK_KINDS:
+        _fail(case, "run", _task_problems(case.reg, case.name, case.kind, case.base, case.seed))
+        return
+    try:
+        case.run(0)
+    except CheckFailed as exc:
+        _fail(case, "run", exc.problems)
+
+
+def check_output(case: ComponentCase) -> None:
+    """The artifact has the declared type and consistent shapes (``Samples.x`` is ``Tensor[n, d]``, ...).
+
+    Raises:
+        CheckFailed: every problem found.
+        CheckSkipped: a task (checked by ``run``), or the run failed.
+    """
+    if case.kind in TASK_KINDS:
+        raise CheckSkipped("tasks are checked by 'run'")
+    result, pipe = case.ran(0)
+    artifact = result.artifacts["checked"]
+    inputs = {}
+    for arg, node in case.pipeline()["stage"]["checked"]["inputs"].items():
+        if isinstance(node, str):
+            inputs[arg] = result.artifacts[node] if node in result.artifacts else pipe.tasks[node].component
+    _fail(case, "output", _output_problems(case.kind, artifact, inputs))
+
+
+def check_determinism(case: ComponentCase) -> None:
+    """Two runs with the same seed give identical results and artifacts (timings left out).
+
+    Raises:
+        CheckFailed: they differ.
+        CheckSkipped: a task (checked by ``run``), or the run failed.
+    """
+    if case.kind in TASK_KINDS:
+        raise CheckSkipped("tasks are checked by 'run'")
+    first, second = case.ran(0)[0], case.ran(1)[0]
+    a, b = first.artifacts["checked"], second.artifacts["checked"]
+    same = _same(first.results["stages"]["checked"], second.results["stages"]["checked"]) and _same(
+        _numbers(a), _numbers(b)
+    )
+    _fail(case, "determinism", [] if same else ["two runs with the same seed gave different results"])
+
+
+#: check name -> check function, in the order they run
+CHECK_FUNCTIONS: dict[str, Callable[[ComponentCase], None]] = {
+    "build": check_build,
+    "config": check_config,
+    "bad-params": check_bad_params,
+    "docstring": check_docstring,
+    "run": check_run,
+    "output": check_output,
+    "determinism": check_determinism,
+}
+
+
+def check_component(
+    kind: str,
+    name: str,
+    *,
+    registry: Registry | None = None,
+    params: Mapping[str, Any] | None = None,
+    task: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    skip: Iterable[str] = (),
+) -> CheckReport:
+    """Run every conformance check on one registered component.
+
+    Args:
+        kind: ``sampler``, ``learner``, ``estimator``, ``evaluator``, ``target``, ``dataset``
+            or ``environment``.
+        name: the registered name.
+        registry: defaults to a private registry of the installed plugins; the built-in
+            providers ``check-gaussian`` and ``check-draws`` are added to it.
+        params: parameters for the check on top of the class attribute ``check_params``
+            (make expensive defaults cheap: ``{"total_frames": 200}``).
+        task: a task table replacing the default task of its type, e.g.
+            ``{"use": "gaussian-mixture", "preset": "4-mode-2d"}``.
+        inputs: a pipeline fragment ``{"task": {...}, "stage": {...}, "inputs": {arg: node}}``
+            replacing the class attribute ``check_inputs`` and the default inputs.
+        seed: the root seed of both runs.
+        skip: names from :data:`CHECKS` not to run.
+
+    Returns:
+        A :class:`CheckReport` when every check passed (or was skipped).
+
+    Raises:
+        ComponentCheckError: one or more checks failed; the message lists every failure.
+        CheckInputsUnavailable: the check cannot make the component's inputs.
+        UnknownComponentError: no such component.
+        ValueError: an unknown kind or check name.
+    """
+    skip = set(skip)
+    unknown = skip - set(CHECKS)
+    if unknown:
+        raise ValueError(f"unknown check(s) {sorted(unknown)}; checks are {', '.join(CHECKS)}")
+    case = ComponentCase(
+        kind, name, params=dict(params or {}), task=task, inputs=inputs, seed=seed, registry=registry
+    )
+    case.cls  # noqa: B018 - an unknown name raises here, before any check
+    report = CheckReport(kind, name, skipped={c: "skipped by the caller" for c in CHECKS if c in skip})
+    failures: dict[str, str] = {}
+    for check, function in CHECK_FUNCTIONS.items():
+        if check in skip:
+            continue
+        try:
+            function(case)
+        except CheckFailed as exc:
+            failures[check] = "; ".join(exc.problems)
+            if check == "build":  # nothing else can be checked
+                raise ComponentCheckError(kind, name, failures) from exc.__cause__
+        except CheckSkipped as exc:
+            report.skipped[check] = str(exc)
+        else:
+            report.passed.append(check)
+    if kind not in TASK_KINDS and case._runs:
+        report.artifact = case._runs[0][0].artifacts["checked"]
+    if kind not in TASK_KINDS and not {"run", "output", "determinism"} <= skip:
+        report.pipeline = case.pipeline()
+    if failures:
+        raise ComponentCheckError(kind, name, failures)
+    return report
+
+
+# ------------------------------------------------------------------ pytest
+def plugin_cases(
+    distribution: str,
+    *,
+    setup: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    registry: Registry | None = None,
+) -> list[ComponentCase]:
+    """One :class:`ComponentCase` per component a distribution registers.
+
+    Args:
+        distribution: e.g. ``"quadriga-std"``.
+        setup: ``{(kind, name): {"params": ..., "task": ..., "inputs": ...}}`` for components whose
+            class does not declare its own check setup.
+        registry: as for :class:`ComponentCase`.
+
+    Raises:
+        ValueError: the distribution registers no component (not installed?), or ``setup`` names
+            a component it does not register.
+    """
+    reg = _registry(registry)
+    specs = [s for s in reg.components() if s.distribution == distribution]
+    if not specs:
+        raise ValueError(f"'{distribution}' registers no component; is it installed (pip install -e ...)?")
+    setup = dict(setup or {})
+    stray = set(setup) - {(s.kind, s.name) for s in specs}
+    if stray:
+        raise ValueError(f"setup names components '{distribution}' does not register: {sorted(stray)}")
+    return [ComponentCase(s.kind, s.name, registry=reg, **setup.get((s.kind, s.name), {})) for s in specs]
+
+
+def parametrize_with_checks(
+    cases: Iterable[ComponentCase | tuple[str, str]], *, checks: Iterable[str] = CHECKS
+) -> Any:
+    """A ``pytest.mark.parametrize`` giving one item per (component, check), with arguments ``case, check``.
+
+    Item ids are ``kind-name-check`` (``sampler-mala-determinism``), so a failing check is one red
+    test with its name. A check the class declares in ``check_xfail`` is marked ``xfail`` with its
+    reason; a check that does not apply is skipped with the reason. Every item carries the marker
+    ``quadriga_check``, from which quadriga's pytest plugin prints ``N run / M skipped / K failed``.
+
+    Args:
+        cases: :class:`ComponentCase` objects or ``(kind, name)`` pairs.
+        checks: names from :data:`CHECKS`.
+
+    Raises:
+        ValueError: an unknown check name.
+    """
+    import pytest
+
+    checks = tuple(checks)
+    unknown = set(checks) - set(CHECKS)
+    if unknown:
+        raise ValueError(f"unknown check(s) {sorted(unknown)}; checks are {', '.join(CHECKS)}")
+    params = []
+    for case in cases:
+        if not isinstance(case, ComponentCase):
+            case = ComponentCase(*case)
+        xfail = case.expected_failures
+        for check in checks:
+            marks = [pytest.mark.quadriga_check(check)]
+            if check in xfail:
+                marks.append(pytest.mark.xfail(reason=xfail[check], raises=CheckFailed, strict=True))
+            params.append(pytest.param(case, _PytestCheck(check), id=f"{case}-{check}", marks=marks))
+    return pytest.mark.parametrize(("case", "check"), params)
+
+
+@attrs.frozen
+class _PytestCheck:
+    """A check as pytest calls it: a skipped check becomes ``pytest.skip`` with its reason."""
+
+    name: str
+
+    def __call__(self, case: ComponentCase) -> None:
+        import pytest
+
+        try:
+            CHECK_FUNCTIONS[self.name](case)
+        except CheckSkipped as exc:
+            pytest.skip(str(exc))
+        except CheckInputsUnavailable as exc:
+            raise CheckFailed(f"{case.kind} '{case.name}' [{self.name}]: {exc}") from exc
+
+    def __repr__(self) -> str:
+        """The check's name (shown in pytest's output)."""
+        return self.name
+
+
+# ------------------------------------------------------------------ what the checks look at
+def docstring_problems(cls: type, kind: str | None = None) -> list[str]:
     """Return what is missing from a component's documentation (empty when complete).
 
     Looks at the class docstring, the docstring of its interface method when the class
@@ -305,7 +831,7 @@ def check_docstring(cls: type, kind: str | None = None) -> list[str]:
     Docstrings of base classes up to the interface count.
     """
     kind = kind or getattr(cls, "kind", "")
-    method = _METHOD.get(kind)
+    method = _method_name(cls, kind) if kind in _METHOD else None
     texts = []
     for klass in cls.__mro__:  # the class and its bases up to the interface: inherited docs count
         if klass in (*INTERFACES.values(), *TASK_KINDS.values()) or klass is object:
@@ -360,107 +886,6 @@ def _bad_params(registry: Registry, cls: type, name: str, kind: str, base: dict[
         elif f.type is str:
             attempt(f.name, 12345, True)
     return problems
-
-
-def check_component(
-    kind: str,
-    name: str,
-    *,
-    registry: Registry | None = None,
-    params: Mapping[str, Any] | None = None,
-    task: Mapping[str, Any] | None = None,
-    inputs: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    skip: Iterable[str] = (),
-) -> CheckReport:
-    """Run the conformance checks on one registered component.
-
-    Args:
-        kind: ``sampler``, ``learner``, ``estimator``, ``evaluator``, ``target``, ``dataset`` or ``environment``.
-        name: the registered name.
-        registry: defaults to a private registry of the installed plugins; the built-in
-            providers ``check-gaussian`` and ``check-draws`` are added to it.
-        params: parameters for the check on top of the class attribute ``check_params``
-            (make expensive defaults cheap: ``{"total_frames": 200}``).
-        task: a task table replacing the default task of its type, e.g.
-            ``{"use": "gaussian-mixture", "preset": "4-mode-2d"}``.
-        inputs: a pipeline fragment ``{"task": {...}, "stage": {...}, "inputs": {arg: node}}``
-            replacing the class attribute ``check_inputs`` and the default inputs.
-        seed: the root seed of both runs.
-        skip: names from :data:`CHECKS` not to run.
-
-    Returns:
-        A :class:`CheckReport` when every check passed.
-
-    Raises:
-        ComponentCheckError: one or more checks failed; the message lists every failure.
-        CheckInputsUnavailable: the check cannot make the component's inputs.
-        UnknownComponentError: no such component.
-    """
-    from quadriga.pipeline import load_pipeline
-
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    skip = set(skip)
-    unknown = skip - set(CHECKS)
-    if unknown:
-        raise ValueError(f"unknown check(s) {sorted(unknown)}; checks are {', '.join(CHECKS)}")
-    registry = _registry(registry)
-    cls = registry.load_class(registry.get(name, kind))
-    base = {**getattr(cls, "check_params", {}), **(params or {})}
-    report = CheckReport(kind, name, skipped={c: "skipped by the caller" for c in skip})
-    failures: dict[str, str] = {}
-
-    def record(check: str, problems: list[str]) -> None:
-        if problems:
-            failures[check] = "; ".join(problems)
-        else:
-            report.passed.append(check)
-
-    try:
-        obj = build_component(registry, name, base, kinds=(kind,))
-    except Exception as exc:
-        raise ComponentCheckError(
-            kind,
-            name,
-            {
-                "build": f"cannot be built from its defaults with params "
-                f"{base}: {type(exc).__name__}: {exc} (give required or cheap "
-                "values with params= or the class attribute check_params)"
-            },
-        ) from exc
-    report.passed.append("build")
-    if "config" not in skip:
-        record("config", _config_problems(registry, name, kind, obj))
-    if "bad-params" not in skip:
-        record("bad-params", _bad_params(registry, cls, name, kind, base))
-    if "docstring" not in skip:
-        record("docstring", check_docstring(cls, kind))
-    if kind in TASK_KINDS:
-        if "run" not in skip:
-            record("run", _task_problems(registry, name, kind, base, seed))
-        report.skipped.update(
-            {"output": "tasks are checked by 'run'", "determinism": "tasks are checked by 'run'"}
-        )
-    elif not {"run", "output", "determinism"} <= skip:
-        fragment = inputs if inputs is not None else getattr(cls, "check_inputs", None)
-        if fragment is None:
-            fragment = _wiring(cls, kind, registry, task)
-        data = {
-            "pipeline": {"name": f"check-{name}", "seed": seed},
-            "task": {k: dict(v) for k, v in fragment.get("task", {}).items()},
-            "stage": {
-                **{k: dict(v) for k, v in fragment.get("stage", {}).items()},
-                "checked": {"use": name, "kind": kind, "inputs": dict(fragment.get("inputs", {})), **base},
-            },
-        }
-        if not data["task"]:
-            del data["task"]
-        report.pipeline = data
-        _run_checks(registry, data, kind, skip, record, report, load_pipeline)
-    if failures:
-        raise ComponentCheckError(kind, name, failures)
-    return report
 
 
 def _config_problems(registry: Registry, name: str, kind: str, obj: Any) -> list[str]:
@@ -536,67 +961,16 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
     return []
 
 
-def _run_checks(
-    registry: Registry,
-    data: dict[str, Any],
-    kind: str,
-    skip: set[str],
-    record: Any,
-    report: CheckReport,
-    load_pipeline: Any,
-) -> None:
-    from quadriga.runs import execute
-
-    with tempfile.TemporaryDirectory(prefix="quadriga-check-") as tmp:
-        results = []
-        for i in range(1 if "determinism" in skip else 2):
-            try:
-                pipe = load_pipeline(data, registry)
-            except ConfigError as exc:
-                if exc.table == "stage.checked":
-                    record("run", [f"the pipeline rejects it with these inputs: {exc}"])
-                    return
-                raise CheckInputsUnavailable(f"the check's input pipeline is invalid: {exc}") from exc
-            result = execute(pipe, registry, out=Path(tmp) / f"run{i}")
-            if result.status != "finished":
-                err = result.error
-                if isinstance(err, StageError) and err.stage != "checked":
-                    raise CheckInputsUnavailable(f"making the inputs failed: {err}") from err
-                what = "rejected the check's inputs" if isinstance(err, ConfigError) else "raised"
-                record(
-                    "run",
-                    [
-                        f"{what}: {type(err).__name__}: {err}. Inputs were {data['stage']['checked']['inputs']}"
-                        " (see check_inputs / inputs= to give it other ones)"
-                    ],
-                )
-                return
-            results.append(result)
-        report.passed.append("run")
-        artifact = results[0].artifacts["checked"]
-        report.artifact = artifact
-        if "output" not in skip:
-            inputs = {}
-            for arg, node in data["stage"]["checked"]["inputs"].items():
-                if isinstance(node, str):
-                    inputs[arg] = (
-                        results[0].artifacts[node]
-                        if node in results[0].artifacts
-                        else pipe.tasks[node].component
-                    )
-            record("output", _output_problems(kind, artifact, inputs))
-        if "determinism" not in skip:
-            other = results[1].artifacts["checked"]
-            same = _same(
-                results[0].results["stages"]["checked"], results[1].results["stages"]["checked"]
-            ) and _same(_numbers(artifact), _numbers(other))
-            record("determinism", [] if same else ["two runs with the same seed gave different results"])
-
-
 def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
     import torch
 
-    expected = {"sampler": Samples, "learner": Fitted, "estimator": Estimate, "evaluator": Metrics}[kind]
+    types: dict[str, type[Samples | Fitted | Estimate | Metrics]] = {
+        "sampler": Samples,
+        "learner": Fitted,
+        "estimator": Estimate,
+        "evaluator": Metrics,
+    }
+    expected = types[kind]
     if not isinstance(art, expected):
         return [f"returned {type(art).__name__}, expected {expected.__name__}"]
     out: list[str] = []
@@ -604,9 +978,10 @@ def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
         out.append("info must be a dict with string keys")
     if isinstance(art, Samples):
         if not isinstance(art.x, torch.Tensor) or art.x.ndim != 2 or art.x.shape[0] < 1:
-            return out + [
+            return [
+                *out,
                 f"Samples.x must be a Tensor[n, d] with n >= 1, got {type(art.x).__name__} "
-                f"{tuple(getattr(art.x, 'shape', ()))}"
+                f"{tuple(getattr(art.x, 'shape', ()))}",
             ]
         n, d = art.x.shape
         source = next(iter(inputs.values()), None)
@@ -642,10 +1017,9 @@ def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
         from matplotlib.figure import Figure
 
         for key, value in art.values.items():
-            if (
-                isinstance(value, bool)
-                or (not isinstance(value, (int, float))
-                and not (hasattr(value, "item") and getattr(value, "ndim", 1) == 0))
+            if isinstance(value, bool) or (
+                not isinstance(value, (int, float))
+                and not (hasattr(value, "item") and getattr(value, "ndim", 1) == 0)
             ):
                 out.append(f"values['{key}'] is {type(value).__name__}, expected a float")
         for key, fig in art.figures.items():
@@ -682,7 +1056,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a if k not in _TIMING)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "tolist"):
         import numpy as np
 

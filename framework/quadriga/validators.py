@@ -8,13 +8,17 @@ values and the value received, so the CLI can print it as one paragraph.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from quadriga.errors import ConfigError
 
-__all__ = ["finite", "int_at_least", "number_in", "positive_int_list", "probabilities"]
+#: an attrs validator: ``check(instance, attribute, value)`` raising ConfigError
+Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
+
+__all__ = ["Validator", "finite", "int_at_least", "number_in", "positive_int_list", "probabilities"]
 
 
 def finite(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -31,7 +35,7 @@ def finite(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise ConfigError(f"'{attribute.name}' must be a finite number, got {value!r}.", key=attribute.name)
 
 
-def int_at_least(minimum: int, hint: str = ""):
+def int_at_least(minimum: int, hint: str = "") -> Validator:
     """Validator: an ``int`` (not bool) ``>= minimum``; ``hint`` is appended to the message."""
 
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -44,7 +48,9 @@ def int_at_least(minimum: int, hint: str = ""):
     return check
 
 
-def number_in(low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False):
+def number_in(
+    low: float, high: float = math.inf, *, low_open: bool = False, high_open: bool = False
+) -> Validator:
     """Validator: a finite real number in the interval from ``low`` to ``high`` (open ends as flagged)."""
 
     def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:

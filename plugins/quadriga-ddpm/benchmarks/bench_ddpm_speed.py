@@ -61,7 +61,8 @@ def main() -> None:
         t_fw.append(time.perf_counter() - t0)
     fw, direct = min(t_fw), min(t_direct)
     print(
-        f"d={args.dim} K={args.components} T={args.steps} n={args.samples} torch threads={torch.get_num_threads()}"
+        f"d={args.dim} K={args.components} T={args.steps} n={args.samples} "
+        f"torch threads={torch.get_num_threads()}"
     )
     print(f"direct loop : {args.samples / direct:10.1f} samples/s ({direct:.2f} s)")
     print(f"ddpm sampler: {args.samples / fw:10.1f} samples/s ({fw:.2f} s)")

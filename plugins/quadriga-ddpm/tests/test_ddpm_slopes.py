@@ -43,7 +43,10 @@ def _rows(
 
 def test_loglog_fit_matches_scipy_linregress_and_drops_points_at_the_floor():
     rng = np.random.default_rng(0)
-    errors = [2.0 * t**-0.9 * math.exp(0.1 * z) for t, z in zip(STEPS, rng.standard_normal(len(STEPS)))]
+    errors = [
+        2.0 * t**-0.9 * math.exp(0.1 * z)
+        for t, z in zip(STEPS, rng.standard_normal(len(STEPS)), strict=False)
+    ]
     ref = stats.linregress(np.log(STEPS), np.log(errors))
     slope, se, used = loglog_fit(list(STEPS), errors)
     assert used == 6

@@ -34,7 +34,8 @@ def _mixture() -> GaussianMixture:
 
 
 def test_one_dimensional_closed_form():
-    # P = N(0, s^2), k = exp(-r^2 / (2 sigma^2)): Pk(x) = sigma / sqrt(sigma^2 + s^2) exp(-x^2 / (2 (sigma^2 + s^2))),
+    # P = N(0, s^2), k = exp(-r^2 / (2 sigma^2)):
+    # Pk(x) = sigma / sqrt(sigma^2 + s^2) exp(-x^2 / (2 (sigma^2 + s^2))),
     # PPk = sigma / sqrt(sigma^2 + 2 s^2)
     s2, sigma = 2.0, 0.7
     w, mu, cov = np.ones(1), np.zeros((1, 1)), np.full((1, 1, 1), s2)
@@ -103,7 +104,7 @@ def test_integration_error_against_monte_carlo():
         Samples(x=y, info={"stage": "big"}), target, generator=torch.Generator().manual_seed(0)
     )
     se = integrand_values(y.numpy()).std(0) / math.sqrt(len(y))
-    for key, s in zip(("x1", "sqnorm", "cos"), se):
+    for key, s in zip(("x1", "sqnorm", "cos"), se, strict=False):
         assert m.values[f"big/error_{key}"] < 4 * s
     with pytest.raises(ConfigError, match="dimension 3 but the target has 2"):
         IntegrationError().evaluate(

@@ -1,4 +1,4 @@
-"""Kernels: the one bandwidth convention against scikit-learn, and the power kernels against their definition."""
+"""Kernels: the bandwidth convention against scikit-learn, the power kernels against their definition."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""conditional-conformal (MAPIE): the augmented quantile-regression fixed point, and a clear error without MAPIE."""
+"""conditional-conformal (MAPIE): the augmented quantile-regression fixed point; an error without MAPIE."""
 
 from __future__ import annotations
 

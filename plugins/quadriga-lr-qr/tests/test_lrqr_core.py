@@ -60,7 +60,7 @@ def test_bad_inputs_fail_before_fitting():
         dim=5, n_train=50, n_calibration=8, n_test=10, n_target_calibration=40, n_target_test=10
     )
     small.prepare(generator=torch.Generator().manual_seed(0))
-    with pytest.raises(ConfigError, match="too few for alpha = 0.1"):
+    with pytest.raises(ConfigError, match=r"too few for alpha = 0\.1"):
         LRQR(alpha=0.1).estimate(small, generator=torch.Generator())
 
 
@@ -120,7 +120,7 @@ def test_no_shift_gives_nominal_coverage():
         probs.append(p), models.append(m), tests.append(d.split("target_test"))
     fits = select_and_fit(probs, 0.1, (0.1, 0.3, 1.0, 3.0), steps=300, lr=0.1)
     cov = []
-    for fit, m, (X, y) in zip(fits, models, tests):
+    for fit, m, (X, y) in zip(fits, models, tests, strict=False):
         low, high = interval_predictor(m, fit["theta"])(X)
         cov.append(float(((low <= y) & (y <= high)).mean()))
     # 4 x 3000 test points: sampling s.e. ~0.003; fit-to-fit spread ~0.01 -> +-0.025 is ~4 s.e.

@@ -61,7 +61,8 @@ def cost(dims=(20, 1000), chains: int = 16, steps: int = 400, repeats: int = 3) 
         med = {k: statistics.median(v) for k, v in times.items()}
         print(
             f"{d:>6} {1e3 * med['mala']:>13.3f} {1e3 * med['shifted']:>11.3f} "
-            f"{med['shifted'] / med['mala']:>6.2f} {1e3 * med['exact']:>9.3f} {med['exact'] / med['mala']:>6.2f}"
+            f"{med['shifted'] / med['mala']:>6.2f} {1e3 * med['exact']:>9.3f} "
+            f"{med['exact'] / med['mala']:>6.2f}"
         )
 
 

@@ -81,7 +81,10 @@ def test_weighted_conformal_exact_ratio_covers_under_shift():
     for rep in range(40):
         data = _Shift1D(n_cal=300, n_test=300, mu_t=1.5)
         data.prepare(generator=torch.Generator().manual_seed(1000 + rep))
-        g = lambda: torch.Generator().manual_seed(rep)  # noqa: E731
+
+        def g(rep: int = rep) -> torch.Generator:
+            return torch.Generator().manual_seed(rep)
+
         cw.append(
             _coverage(
                 WeightedConformal(alpha=alpha, regressor="linear").estimate(data, generator=g()),

@@ -188,7 +188,9 @@ def test_mmd_median_heuristic_with_ties_uses_nonzero_distances_and_says_so():
     y[80:] = torch.linspace(-2.0, -1.0, 20)[:, None]
     pooled = torch.pdist(torch.cat([x, y]))
     assert float(pooled.median()) == 0.0
-    m = MMD().evaluate({"s": Samples(x=x)}, reference=Samples(x=y))
+    m = MMD().evaluate(
+        {"s": Samples(x=x)}, reference=Samples(x=y), generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["s/bandwidth"] == pytest.approx(float(pooled[pooled > 0].median()))
     assert m.values["s/mmd"] > 0.1  # different samples give a positive MMD (the old fallback gave ~0)
     assert "ties" in m.info["notes"][0]
@@ -199,7 +201,7 @@ def test_constant_reference_is_a_config_error():
     sub = Samples(x=torch.randn(50, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64))
     for ev in (MMD(), EnergyDistance()):
         with pytest.raises(ConfigError, match="reference is constant"):
-            ev.evaluate({"s": sub}, reference=ref)
+            ev.evaluate({"s": sub}, reference=ref, generator=torch.Generator().manual_seed(0))
     from quadriga_std.evaluators.distances import _median_distance
 
     with pytest.raises(ConfigError, match="bandwidth"):

@@ -14,7 +14,7 @@ from quadriga_std.targets.ising import Ising
 from quadriga.components import build_component
 from quadriga.errors import ConfigError
 from quadriga.registry import Registry
-from quadriga.testing import check_docstring
+from quadriga.testing import docstring_problems
 
 #: the components of this plugin that are documented to the full contract (shapes, units, errors, source)
 DOCUMENTED = (
@@ -55,7 +55,7 @@ def _gen(seed: int) -> torch.Generator:
 @pytest.mark.parametrize("name", DOCUMENTED)
 def test_docstring_has_every_section(name):
     spec = next(s for s in _REGISTRY.components() if s.name == name and s.distribution == "quadriga-std")
-    assert check_docstring(_REGISTRY.load_class(spec), spec.kind) == []
+    assert docstring_problems(_REGISTRY.load_class(spec), spec.kind) == []
 
 
 # ---------------------------------------------------------------- gaussian equicorrelation

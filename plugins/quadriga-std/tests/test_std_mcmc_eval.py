@@ -130,10 +130,14 @@ def test_ess_of_a_stuck_chain_is_one_draw_per_chain_not_the_number_of_draws():
     stuck = torch.zeros(2, 2000, 1, dtype=torch.float64)
     stuck[1] += 3.0
     assert float(arviz.ess(stuck[:1, :, 0].numpy())) == 2000  # what arviz alone reports
-    m = ESS().evaluate({"samples": Samples(x=stuck.reshape(-1, 1), chains=stuck)})
+    m = ESS().evaluate(
+        {"samples": Samples(x=stuck.reshape(-1, 1), chains=stuck)}, generator=torch.Generator().manual_seed(0)
+    )
     assert m.values["samples/ess_min"] == 2.0 and m.values["samples/stuck_chains"] == 2.0
     assert "never moved" in m.info["notes"][0]
     # i.i.d. draws are near 2000 (arviz may exceed n for negatively correlated draws; then a note)
     iid = torch.randn(4, 500, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-    m = ESS().evaluate({"samples": Samples(x=iid.reshape(-1, 2), chains=iid)})
+    m = ESS().evaluate(
+        {"samples": Samples(x=iid.reshape(-1, 2), chains=iid)}, generator=torch.Generator().manual_seed(0)
+    )
     assert 1500 < m.values["samples/ess_min"] < 2600 and m.values["samples/rhat_max"] < 1.01

@@ -81,7 +81,8 @@ def test_short_training_is_deterministic_and_logs():
     )
     runs = []
     for _ in range(2):
-        progress = StageProgress()
+        records: list[dict] = []
+        progress = StageProgress(on_log=records.append)
         fit = DQN(**kw).fit(task, generator=torch.Generator().manual_seed(3), progress=progress)
         runs.append(fit)
     a, b = runs
@@ -90,7 +91,7 @@ def test_short_training_is_deterministic_and_logs():
     )
     assert a.info["env_steps"] == 600 and a.info["updates"] == 2 * (600 - 200) // 20 + 2
     assert sum(a.history["episode_return"]) <= 600 and len(a.history["loss"]) > 0
-    assert progress.completed == 600 and any("episode_return" in r for r in progress.records)
+    assert progress.completed == 600 and any("episode_return" in r for r in records)
     q = a.model(torch.zeros(5, 4))
     assert q.shape == (5, 2)
 

@@ -175,7 +175,7 @@ def test_gibbs_log_prob_only_target_equals_fast_path():
     assert torch.equal(fast.x, slow.x)
     assert set(fast.x.unique().tolist()) <= {-1.0, 1.0}
     state = g.init_state(t, fast.x[:5])
-    new, flipped, counters = g.transition(state, LogProbOnly(), _gen(8))
+    new, _flipped, counters = g.transition(state, LogProbOnly(), _gen(8))
     torch.testing.assert_close(new.log_prob, t.log_prob(new.x))
     assert counters["log_prob_evals"] == 5 * 9
 

@@ -78,7 +78,9 @@ def test_gmm_log_prob_matches_scipy():
     ref = np.log(
         sum(
             w * scipy.stats.multivariate_normal(mu, cov).pdf(x.numpy())
-            for w, mu, cov in zip([0.2, 0.5, 0.3], m.component_means.numpy(), m.component_covariances.numpy())
+            for w, mu, cov in zip(
+                [0.2, 0.5, 0.3], m.component_means.numpy(), m.component_covariances.numpy(), strict=False
+            )
         )
     )
     np.testing.assert_allclose(m.log_prob(x).numpy(), ref, rtol=1e-10)
@@ -116,7 +118,9 @@ def test_noised_log_prob_is_the_forward_process_law():
             * scipy.stats.multivariate_normal(math.sqrt(ab) * mu, ab * cov + (1 - ab) * np.eye(2)).pdf(
                 x.numpy()
             )
-            for w, mu, cov in zip([0.2, 0.5, 0.3], m.component_means.numpy(), m.component_covariances.numpy())
+            for w, mu, cov in zip(
+                [0.2, 0.5, 0.3], m.component_means.numpy(), m.component_covariances.numpy(), strict=False
+            )
         )
     )
     np.testing.assert_allclose(m.noised_log_prob(x, ab).numpy(), ref, rtol=1e-10)
@@ -157,9 +161,12 @@ def test_funnel_samples_and_normalisation():
 
 def test_double_well_normalised_and_moments():
     dw = DoubleWell(dim=2)
-    dens = lambda t: (
-        math.exp(float(dw.log_prob(torch.tensor([[t, 0.0]], dtype=torch.float64)))) * math.sqrt(2 * math.pi)
-    )
+
+    def dens(t: float) -> float:
+        return math.exp(float(dw.log_prob(torch.tensor([[t, 0.0]], dtype=torch.float64)))) * math.sqrt(
+            2 * math.pi
+        )
+
     z = scipy.integrate.quad(dens, -6, 6, points=[-1.7, 0.0, 1.7])[0]
     m1 = scipy.integrate.quad(lambda t: t * dens(t), -6, 6, points=[-1.7, 0.0, 1.7])[0]
     assert z == pytest.approx(1.0, abs=1e-8)

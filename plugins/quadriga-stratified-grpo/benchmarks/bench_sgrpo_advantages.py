@@ -6,6 +6,7 @@ Run: ``.venv/bin/python plugins/quadriga-stratified-grpo/benchmarks/bench_sgrpo_
 
 from __future__ import annotations
 
+import functools
 import timeit
 
 import torch
@@ -32,9 +33,12 @@ def main() -> None:
         rewards = torch.randn(prompts, size, generator=gen) + strata
         assert torch.allclose(loop_san(rewards, strata), stratified_advantages(rewards, strata), atol=1e-5)
         n = 20
-        t_loop = min(timeit.repeat(lambda: loop_san(rewards, strata), number=n, repeat=3)) / n
-        t_san = min(timeit.repeat(lambda: stratified_advantages(rewards, strata), number=n, repeat=3)) / n
-        t_glob = min(timeit.repeat(lambda: global_advantages(rewards), number=n, repeat=3)) / n
+        t_loop = min(timeit.repeat(functools.partial(loop_san, rewards, strata), number=n, repeat=3)) / n
+        t_san = (
+            min(timeit.repeat(functools.partial(stratified_advantages, rewards, strata), number=n, repeat=3))
+            / n
+        )
+        t_glob = min(timeit.repeat(functools.partial(global_advantages, rewards), number=n, repeat=3)) / n
         print(
             f"P={prompts:4d} G={size:3d}: loop {t_loop * 1e3:8.3f} ms, SAN {t_san * 1e3:7.3f} ms, "
             f"global {t_glob * 1e3:7.3f} ms | speed-up vs loop {t_loop / t_san:6.1f}x, "

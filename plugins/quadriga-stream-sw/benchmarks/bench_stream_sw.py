@@ -54,7 +54,7 @@ def _child(method: str, n: int) -> dict:
         value = exact_sliced(xs, xt, theta)
     else:
         sw = StreamSW(D, k=K, projections=theta, generator=torch.Generator().manual_seed(0), backend=method)
-        for xb, yb in zip(_batches(n, "source"), _batches(n, "target")):
+        for xb, yb in zip(_batches(n, "source"), _batches(n, "target"), strict=False):
             sw.update_source(xb)
             sw.update_target(yb)
         value = sw.estimate().value

@@ -39,7 +39,7 @@ def test_weights_are_validated():
     with pytest.raises(ConfigError, match="entries for 10 atoms"):
         projected_wpp(u, v, torch.full((100,), 0.01, dtype=torch.float64), None)
     # the reference code's baseline bug: a subsample of m points weighted 1/n sums to m/n
-    with pytest.raises(ConfigError, match="sums to 0.1"):
+    with pytest.raises(ConfigError, match=r"sums to 0\.1"):
         projected_wpp(u, v, torch.full((10,), 0.01, dtype=torch.float64), None)
     with pytest.raises(ConfigError, match="non-negative"):
         projected_wpp(u, v, torch.tensor([-0.1] + [1.1 / 9] * 9, dtype=torch.float64), None)

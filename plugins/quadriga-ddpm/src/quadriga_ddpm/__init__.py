@@ -5,4 +5,6 @@ Source: Ho, Jain & Abbeel 2020 (DDPM); Song, Meng & Ermon 2021 (DDIM); Nichol & 
 for approximate Gaussian mixtures" (arXiv 2504.05300).
 """
 
-__version__ = "0.1.0"
+from quadriga.versions import version_of
+
+__version__ = version_of("quadriga-ddpm")

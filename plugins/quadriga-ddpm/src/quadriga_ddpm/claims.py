@@ -51,7 +51,7 @@ SPREAD_MAX = 0.5
 
 
 def run_grid(scale: str, *, seed: int = 0) -> list[dict[str, Any]]:
-    """All rows (exact K = 1 and sampled K > 1) of the study at ``scale`` (``smoke``/``default``/``paper``)."""
+    """All rows (exact K = 1 and sampled K > 1) of the study at ``scale`` (smoke, default or paper)."""
     from quadriga_ddpm.study import GRIDS, exact_rows, sampled_rows
 
     g = GRIDS[scale]

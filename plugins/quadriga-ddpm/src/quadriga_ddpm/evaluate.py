@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
@@ -87,7 +87,7 @@ class MixtureDiagnostics(Evaluator):
     recursion of Ho et al. 2020, Alg. 2) and its decay in T.
     """
 
-    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
 
     figure_metric: str = param(
         "direction_w1",
@@ -183,7 +183,7 @@ class MixtureDiagnostics(Evaluator):
         axes = fig.subplots(1, len(ks), squeeze=False)[0]
         dims = sorted({d for _, _, d in groups})
         colors = {d: f"C{i}" for i, d in enumerate(dims)}
-        for ax, k in zip(axes, ks):
+        for ax, k in zip(axes, ks, strict=False):
             metric = "tv" if k == 1 else self.figure_metric
             for (schedule, kk, d), rs in sorted(groups.items()):
                 if kk != k or metric not in rs[0]:

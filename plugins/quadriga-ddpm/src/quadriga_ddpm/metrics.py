@@ -123,7 +123,7 @@ def loglog_fit(
     """
     pts = [
         (math.log(t), math.log(e))
-        for i, (t, e) in enumerate(zip(steps, errors))
+        for i, (t, e) in enumerate(zip(steps, errors, strict=False))
         if e > 0 and math.isfinite(e) and (floors is None or e > floor_factor * floors[i])
     ]
     if len(pts) < 2:

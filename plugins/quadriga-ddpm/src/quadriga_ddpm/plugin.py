@@ -5,7 +5,10 @@ from __future__ import annotations
 import quadriga
 
 _P = "quadriga_ddpm"
-_PAPER = "Li, Cai & Wei 2025, Dimension-free convergence of diffusion models for approximate Gaussian mixtures (arXiv 2504.05300)"
+_PAPER = (
+    "Li, Cai & Wei 2025, Dimension-free convergence of diffusion models for approximate Gaussian mixtures "
+    "(arXiv 2504.05300)"
+)
 
 
 @quadriga.hookimpl

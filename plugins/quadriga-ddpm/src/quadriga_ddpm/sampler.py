@@ -22,7 +22,7 @@ the targets here are not images in [-1, 1].
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import torch
@@ -123,7 +123,7 @@ def _check_num_steps(instance: Any, attribute: Any, value: int) -> None:
 class _Chain(Sampler):
     """Shared fields and ``sample`` of :class:`DDPM` and :class:`DDIM`."""
 
-    input_types = {"target": ("Target", "Fitted")}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Target", "Fitted")}
     _method = "ddpm"
 
     num_steps: int = param(

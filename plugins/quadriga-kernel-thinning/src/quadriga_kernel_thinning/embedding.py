@@ -4,10 +4,12 @@ For the kernel ``k(x, y) = exp(-||x - y||^2 / (2 sigma^2))`` and ``P = sum_k w_k
 (a single Gaussian is the case K = 1), with ``Z ~ N(m, S)`` giving
 ``E exp(-||Z||^2 / (2 sigma^2)) = det(I + S / sigma^2)^(-1/2) exp(-m^T (S + sigma^2 I)^(-1) m / 2)``:
 
-- ``Pk(x)  = E_{Y~P} k(x, Y)   = sum_k w_k det(I + S_k/sigma^2)^(-1/2) exp(-(x-mu_k)^T (S_k + sigma^2 I)^(-1) (x-mu_k) / 2)``;
+- ``Pk(x)  = E_{Y~P} k(x, Y)
+  = sum_k w_k det(I + S_k/sigma^2)^(-1/2) exp(-(x-mu_k)^T (S_k + sigma^2 I)^(-1) (x-mu_k) / 2)``;
 - ``PPk    = E k(Y, Y')        = sum_{k,l} w_k w_l det(I + (S_k+S_l)/sigma^2)^(-1/2)
   exp(-(mu_k-mu_l)^T (S_k + S_l + sigma^2 I)^(-1) (mu_k-mu_l) / 2)``;
-- ``MMD^2(Q_n, P) = PPk - 2 sum_i q_i Pk(x_i) + sum_{i,j} q_i q_j k(x_i, x_j)`` for weights ``q`` summing to 1.
+- ``MMD^2(Q_n, P) = PPk - 2 sum_i q_i Pk(x_i) + sum_{i,j} q_i q_j k(x_i, x_j)`` for weights ``q``
+  summing to 1.
 
 Source: Dwivedi & Mackey, Kernel Thinning (JMLR 2024), the appendix on closed-form MMD for
 Gaussian and mixture targets; the Gaussian integral is standard.
@@ -65,7 +67,7 @@ def _gauss_expect(diff: np.ndarray, cov: np.ndarray, sigma: float) -> np.ndarray
 def embedding(x: np.ndarray, w: np.ndarray, mu: np.ndarray, cov: np.ndarray, sigma: float) -> np.ndarray:
     """``Pk(x_i)`` for ``x[n, d]`` (see the module docstring); returns ``[n]`` (dimensionless)."""
     out = np.zeros(x.shape[0])
-    for wk, mk, sk in zip(w, mu, cov):
+    for wk, mk, sk in zip(w, mu, cov, strict=False):
         out += wk * _gauss_expect(x - mk, sk, sigma)
     return out
 

@@ -8,7 +8,7 @@ finite sample from it. Values are written ``"<subject>/<metric>"``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -82,7 +82,10 @@ class MMDToTarget(Evaluator):
     quality measure; Gaussian kernel mean embeddings in closed form.
     """
 
-    input_types = {"subject": ("Samples",), "reference": ("Target", "Samples")}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "subject": ("Samples",),
+        "reference": ("Target", "Samples"),
+    }
 
     bandwidth: float | None = param(
         None,
@@ -152,7 +155,8 @@ def integrand_expectations(w: np.ndarray, mu: np.ndarray, cov: np.ndarray) -> np
     """Exact ``E_P`` of :func:`integrand_values` under ``P = sum_k w_k N(mu_k, S_k)``: ``[3]``.
 
     ``E x_1 = sum w_k mu_k1``; ``E ||x||^2 = sum w_k (||mu_k||^2 + tr S_k)``;
-    ``E cos(omega^T x) = sum w_k cos(omega^T mu_k) exp(-omega^T S_k omega / 2)`` (Gaussian characteristic function).
+    ``E cos(omega^T x) = sum w_k cos(omega^T mu_k) exp(-omega^T S_k omega / 2)`` (the Gaussian
+    characteristic function).
     """
     omega = np.ones(mu.shape[1]) / math.sqrt(mu.shape[1])
     first = float(w @ mu[:, 0])
@@ -193,7 +197,7 @@ class IntegrationError(Evaluator):
     |Q_n f - P f| of test functions, which MMD bounds for f in the kernel's RKHS.
     """
 
-    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Integration errors of each subject (see the class docstring)."""
@@ -216,11 +220,13 @@ class IntegrationError(Evaluator):
                 q /= q.sum()
             errors = np.abs(q @ integrand_values(x) - exact)
             row = {"subject": name}
-            for key, err in zip(_NAMES, errors):
+            for key, err in zip(_NAMES, errors, strict=False):
                 values[f"{name}/error_{key}"] = float(err)
                 row[f"error_{key}"] = float(err)
             values[f"{name}/error_total"] = float(errors.sum())
             rows.append(row)
         return Metrics(
-            values=values, tables={"summary": rows}, info={"exact": dict(zip(_NAMES, exact.tolist()))}
+            values=values,
+            tables={"summary": rows},
+            info={"exact": dict(zip(_NAMES, exact.tolist(), strict=False))},
         )

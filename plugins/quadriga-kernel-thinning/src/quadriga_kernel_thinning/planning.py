@@ -30,7 +30,7 @@ _MEDIAN_POINTS = 1024
 
 
 def available_memory_bytes() -> int | None:
-    """Memory the process can still allocate (bytes): ``MemAvailable`` on Linux, else ``None`` when unknown."""
+    """Memory the process can still allocate (bytes): ``MemAvailable`` on Linux, else ``None`` (unknown)."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -83,7 +83,7 @@ def plan_sizes(n: int, *, compress: bool, halving_rounds: int | None) -> tuple[i
                 key="halving_rounds",
             )
         return 4**m, m
-    m = int(round(math.log2(n) / 2)) if halving_rounds is None else int(halving_rounds)
+    m = round(math.log2(n) / 2) if halving_rounds is None else int(halving_rounds)
     if 2**m > n:
         raise ConfigError(
             f"halving_rounds = {m} needs at least 2^{m} = {2**m} input points, got {n}; "
@@ -94,7 +94,9 @@ def plan_sizes(n: int, *, compress: bool, halving_rounds: int | None) -> tuple[i
 
 
 def median_bandwidth(x: np.ndarray) -> float:
-    """Median heuristic: the median pairwise distance of up to 1024 evenly spaced rows of ``x[n, d]`` (units of x).
+    """Median heuristic: the median pairwise distance of up to 1024 evenly spaced rows of ``x[n, d]``.
+
+    Units: those of x.
 
     Raises:
         ConfigError: when all those points coincide (the heuristic gives 0).

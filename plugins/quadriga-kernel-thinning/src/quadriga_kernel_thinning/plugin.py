@@ -14,7 +14,8 @@ COMPONENTS = [
         "sampler",
         "kernel-thinning",
         "thinning:KernelThinning",
-        "Kernel thinning of a Samples artifact to ~sqrt(n) points: root/target/power KT, KT+, Compress++ (goodpoints)",
+        "Kernel thinning of a Samples artifact to ~sqrt(n) points: root/target/power KT, KT+, "
+        "Compress++ (goodpoints)",
         f"{_KT}; {_GKT}; {_CPP}",
     ),
     (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -93,7 +93,7 @@ def compress_pp(
         return np.sort(kept)
 
     def thin(y: np.ndarray) -> np.ndarray:
-        m = int(round(math.log2(y.shape[0] / size)))
+        m = round(math.log2(y.shape[0] / size))
         if m == 0:
             return np.arange(y.shape[0])
         k_split, k_swap = _matrices(y)
@@ -110,7 +110,8 @@ class KernelThinning(Sampler):
     output, equally weighted). Output: ``Samples`` with ``x: Tensor[s, d]`` (same dtype and units),
     ``s = n_used / 2^m`` (``sqrt(n)`` for ``n = 4^m``); ``info`` holds ``indices`` (rows of the input),
     ``input_size``, ``used_size``, ``halving_rounds``, ``bandwidth``, ``store_K``, ``kernel_matrix_bytes``,
-    ``seconds``, and the input's cost counters ``score_evals``/``log_prob_evals``. For ``n`` not of the required form (``2^m`` divides it for KT, ``4^m`` for Compress++)
+    ``seconds``, and the input's cost counters ``score_evals``/``log_prob_evals``. For ``n`` not of the
+    required form (``2^m`` divides it for KT, ``4^m`` for Compress++)
     a uniformly random subset of the right size (order kept) is thinned, so every input point has the
     same chance to be kept.
 
@@ -124,7 +125,7 @@ class KernelThinning(Sampler):
     Compression in Near-linear Time (ICLR 2022: Compress++). Implementation: goodpoints (Microsoft).
     """
 
-    input_types = {"target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Samples",)}
 
     variant: str = param(
         "root",
@@ -199,8 +200,9 @@ class KernelThinning(Sampler):
             return need <= (cap if avail is None else min(cap, 0.5 * avail))
         if self.store_K and avail is not None and need > 0.9 * avail:
             raise ConfigError(
-                f"store_K = true needs an {n_used} x {n_used} kernel matrix of {need / _GIB:.2f} GiB but only "
-                f"{avail / _GIB:.2f} GiB of memory is available; set store_K = false (O(n d) memory, slower), "
+                f"store_K = true needs an {n_used} x {n_used} kernel matrix of {need / _GIB:.2f} GiB "
+                f"but only {avail / _GIB:.2f} GiB of memory is available; set store_K = false "
+                "(O(n d) memory, slower), "
                 "or compress = true, or thin fewer points.",
                 key="store_K",
             )
@@ -210,7 +212,8 @@ class KernelThinning(Sampler):
         need, avail = 2 * kernel_bytes(largest), available_memory_bytes()
         if avail is not None and need > 0.9 * avail:
             raise ConfigError(
-                f"Compress++ with g = {self.g} thins {largest} points at once, whose two kernel matrices need "
+                f"Compress++ with g = {self.g} thins {largest} points at once, whose two kernel matrices "
+                "need "
                 f"{need / _GIB:.2f} GiB but only {avail / _GIB:.2f} GiB is available; lower g.",
                 key="g",
             )

@@ -15,7 +15,7 @@ arXiv 2305.12616, sec. 3 (Theorem 2, eq. 3.2); implementation ``mapie`` >= 1.5,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -26,6 +26,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
+from quadriga.validators import int_at_least
 
 __all__ = ["ConditionalConformal", "linear_feature_map", "load_mapie"]
 
@@ -55,11 +56,6 @@ def linear_feature_map(X: np.ndarray) -> np.ndarray:
     return np.concatenate([np.ones((X.shape[0], 1)), X], axis=1)
 
 
-def _positive(inst: Any, attribute: Any, value: int) -> None:
-    if int(value) < 1:
-        raise ConfigError(f"'{attribute.name}' must be >= 1 (got {value!r}).", key=attribute.name)
-
-
 @attrs.define(kw_only=True)
 class ConditionalConformal(Estimator):
     """Conditional conformal intervals ``mu(x) +- q(x)`` valid over shifts in ``span{1, x}`` (MAPIE).
@@ -87,7 +83,7 @@ class ConditionalConformal(Estimator):
     ``ConditionalSplitConformalRegressor`` (exact, non-randomized cutoff).
     """
 
-    input_types = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(
@@ -99,7 +95,7 @@ class ConditionalConformal(Estimator):
     num_evaluation_points: int = param(
         50,
         doc="rows of evaluation_split used for the reported width (one linear program each)",
-        validator=_positive,
+        validator=int_at_least(1),
     )
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -112,7 +112,7 @@ class LRQR(Estimator):
     Source: Joshi, Kiyani, Pappas, Dobriban, Hassani 2025, arXiv 2502.13030 (LR-QR, sec. 3).
     """
 
-    input_types = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(

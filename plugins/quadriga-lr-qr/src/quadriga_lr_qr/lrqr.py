@@ -22,11 +22,14 @@ the LR-QR objective (sec. 3).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
 import numpy as np
 import torch
+
+from quadriga.threads import single_thread
 
 __all__ = ["features", "fit_lrqr", "select_and_fit"]
 
@@ -67,15 +70,10 @@ def fit_lrqr(
     Source: Joshi et al. 2025, arXiv 2502.13030, LR-QR objective (sec. 3); ``beta`` eliminated in
     closed form (``beta* = E2[h]/E1[h^2]``).
     """
-    prev = torch.get_num_threads()
     small = phi1.numel() + phi2.numel() < 5_000_000
-    if small:  # tiny matmuls: intra-op threads only add synchronisation cost (large on a busy machine)
-        torch.set_num_threads(1)
-    try:
+    # tiny matmuls: intra-op threads only add synchronisation cost (large on a busy machine)
+    with single_thread() if small else contextlib.nullcontext():
         return _fit(phi1, s1, phi2, alpha, lam, steps, lr)
-    finally:
-        if small:
-            torch.set_num_threads(prev)
 
 
 def _fit(phi1, s1, phi2, alpha, lam, steps, lr):
@@ -143,7 +141,7 @@ def select_and_fit(
     phi1f, s1f, phi2f, phi1v, s1v, scales = [], [], [], [], [], []
     for pb in problems:
         n1, n2 = len(pb["s1"]), len(pb["X2"])
-        c1, c2 = int(round(n1 * (1 - validation_fraction))), int(round(n2 * (1 - validation_fraction)))
+        c1, c2 = round(n1 * (1 - validation_fraction)), round(n2 * (1 - validation_fraction))
         i1f, i1v, i2f = pb["perm1"][:c1], pb["perm1"][c1:], pb["perm2"][:c2]
         f1, f2 = features(pb["X1"]), features(pb["X2"])
         s1 = torch.as_tensor(np.asarray(pb["s1"]), dtype=torch.float64)

@@ -9,7 +9,7 @@ _PAPER = "Joshi, Kiyani, Pappas, Dobriban, Hassani 2025, arXiv 2502.13030"
 
 @quadriga.hookimpl
 def quadriga_register(registry):
-    """Register the lr-qr and conditional-conformal estimators, the synthetic-shift dataset, three pipelines and two claims."""
+    """Register the lr-qr and conditional-conformal estimators, the synthetic-shift dataset and more."""
     registry.add(
         "estimator",
         "lr-qr",
@@ -29,7 +29,8 @@ def quadriga_register(registry):
         "dataset",
         "synthetic-shift",
         "quadriga_lr_qr.synthetic:SyntheticShift",
-        summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact likelihood ratio",
+        summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact "
+        "likelihood ratio",
         paper="",
     )
     registry.add_pipeline(

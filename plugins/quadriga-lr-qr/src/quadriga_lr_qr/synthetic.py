@@ -11,13 +11,11 @@ from quadriga.errors import ConfigError, suggest
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
+from quadriga.validators import int_at_least
 
 __all__ = ["SyntheticShift"]
 
-
-def _positive_int(inst: Any, attribute: Any, value: int) -> None:
-    if int(value) < 1:
-        raise ConfigError(f"'{attribute.name}' must be a positive count (got {value!r}).", key=attribute.name)
+_POSITIVE = int_at_least(1)
 
 
 @attrs.define(kw_only=True)
@@ -40,15 +38,15 @@ class SyntheticShift(Dataset):
     likelihood ratio of two Gaussians with equal covariance.
     """
 
-    dim: int = param(50, doc="covariate dimension d", validator=_positive_int)
+    dim: int = param(50, doc="covariate dimension d", validator=_POSITIVE)
     delta: float = param(1.0, doc="shift length along u (units of x)", validator=attrs.validators.ge(0.0))
-    n_train: int = param(1000, doc="source points to fit the point predictor", validator=_positive_int)
-    n_calibration: int = param(1000, doc="labeled source calibration points", validator=_positive_int)
-    n_test: int = param(1000, doc="source test points", validator=_positive_int)
+    n_train: int = param(1000, doc="source points to fit the point predictor", validator=_POSITIVE)
+    n_calibration: int = param(1000, doc="labeled source calibration points", validator=_POSITIVE)
+    n_test: int = param(1000, doc="source test points", validator=_POSITIVE)
     n_target_calibration: int = param(
-        1000, doc="unlabeled target points given to methods", validator=_positive_int
+        1000, doc="unlabeled target points given to methods", validator=_POSITIVE
     )
-    n_target_test: int = param(2000, doc="target test points (evaluation)", validator=_positive_int)
+    n_target_test: int = param(2000, doc="target test points (evaluation)", validator=_POSITIVE)
 
     _u: Any = attrs.field(default=None, init=False, repr=False)
     _splits: dict = attrs.field(factory=dict, init=False, repr=False)

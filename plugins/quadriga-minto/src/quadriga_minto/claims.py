@@ -51,7 +51,8 @@ def smoke_overrides() -> list[str]:
         for s in range(SEEDS_PER_RUN):
             st = f"stage.{method}-s{s}"
             out += [f"{st}.total_frames=1200", f"{st}.learning_starts=300", f"{st}.eps_anneal_frames=600"]
-    return out + [
+    return [
+        *out,
         "stage.episode-return.num_episodes=2",
         "stage.q-overestimation.num_episodes=1",
         "stage.q-overestimation.tail_steps=50",
@@ -144,7 +145,7 @@ def _table(rows: list[dict[str, Any]]) -> str:
     for m in METHODS:
         sel = [r for r in rows if r["method"] == m]
 
-        def ms(k):
+        def ms(k, sel=sel):
             v = [r[k] for r in sel]
             mu = sum(v) / len(v)
             se = math.sqrt(sum((x - mu) ** 2 for x in v) / max(len(v) - 1, 1) / len(v))

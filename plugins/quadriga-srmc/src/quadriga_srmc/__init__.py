@@ -5,4 +5,6 @@ surrogate pi_theta(x) proportional to pi(x) exp(-alpha theta^T s(x)), where thet
 running average of the scores s(X_n) along each chain. Importing this package imports no torch.
 """
 
-__version__ = "0.1.0"
+from quadriga.versions import version_of
+
+__version__ = version_of("quadriga-srmc")

@@ -204,7 +204,8 @@ class SRMC(Sampler):
         Args:
             target: a quadriga target (``dim``, ``log_prob``, and ``score`` or ``flip_log_ratios``).
             generator: ``torch.Generator``, the only source of randomness.
-            x0: optional starting points ``Tensor[num_chains, d]``; default: the base kernel's ``initial_state``.
+            x0: optional starting points ``Tensor[num_chains, d]``; default: the base kernel's
+                ``initial_state``.
 
         Raises:
             ConfigError: see the class docstring.

@@ -1,6 +1,7 @@
 """The score-tilted surrogate target pi_theta(x) proportional to pi(x) exp(-alpha theta^T s(x)).
 
-Two flavours share one small surface (``dim``, ``log_prob``, ``score``), so that any base kernel written against the target
+Two flavours share one small surface (``dim``, ``log_prob``, ``score``), so that any base kernel written
+against the target
 contract runs on the surrogate unchanged:
 
 * :class:`GradientTilt` for continuous targets, s = grad log pi. Its ``score`` is the
@@ -105,7 +106,7 @@ class _Tilt:
 
     def remember(self, x: torch.Tensor, lp: torch.Tensor, s: torch.Tensor | None) -> None:
         """Cache the base values ``log pi(x)`` (``Tensor[c]``) and ``s(x)`` (``Tensor[c, d]`` or None)."""
-        self._cache = [e for e in self._cache if e[0] is not x][-1:] + [(x, x._version, lp, s)]
+        self._cache = [*[e for e in self._cache if e[0] is not x][-1:], (x, x._version, lp, s)]
 
     def base(self, x: torch.Tensor, *, need_score: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Base ``(log pi(x) Tensor[c], s(x) Tensor[c, d] or None)``, from the cache when possible."""
@@ -125,7 +126,9 @@ class _Tilt:
         raise NotImplementedError
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
-        """Surrogate log pi(x) - alpha theta[c]^T s(x[c]): ``Tensor[c, d] -> Tensor[c]`` (nats, up to a constant).
+        """Surrogate log pi(x) - alpha theta[c]^T s(x[c]): ``Tensor[c, d] -> Tensor[c]``.
+
+        Units: nats, up to a constant.
 
         Non-finite values are returned as they are: the kernels of quadriga-std reject a move
         whose log acceptance ratio is not finite and count it in ``rejected_nonfinite``.

@@ -209,3 +209,13 @@ def quadriga_register(registry):
         registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
+
+
+@quadriga.hookimpl
+def quadriga_check_tasks():
+    """The small tasks quadriga.testing gives components: a 2-D Gaussian, diabetes, CartPole-v1."""
+    return {
+        "Target": {"use": "gaussian", "dim": 2},
+        "Dataset": {"use": "sklearn-dataset", "name": "diabetes"},
+        "Environment": {"use": "gym-env", "env_id": "CartPole-v1"},
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -75,7 +75,7 @@ def bootstrap_mean_interval(
 
 @attrs.define(kw_only=True)
 class TrainingCurves(Evaluator):
-    """Plot return and tool calls against training steps (mean across seeds, bootstrap band) and score each band.
+    """Plot return and tool calls against training steps (mean across seeds, bootstrap band); score each band.
 
     ``evaluate(subject)``: ``subject`` is ``{stage: Fitted}`` whose ``history`` has ``step``,
     ``mean_return`` (reward units) and optionally ``tool_calls`` (calls per episode), one entry per
@@ -103,7 +103,10 @@ class TrainingCurves(Evaluator):
     precipice": interval estimates over seeds).
     """
 
-    input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "subject": ("Fitted",),
+        "reference": ("Environment",),
+    }
 
     baseline: str = param("grpo", doc="label of the band the others are compared against ('' = none)")
     final_fraction: float = param(
@@ -158,7 +161,7 @@ class TrainingCurves(Evaluator):
         per_seed = {}
         for label, band in bands.items():
             length = band["mean_return"].shape[1]
-            tail = max(1, int(round(self.final_fraction * length)))
+            tail = max(1, round(self.final_fraction * length))
             per_seed[label] = {
                 "final_return": band["mean_return"][:, -tail:].mean(axis=1),
                 "auc": band["mean_return"].mean(axis=1),
@@ -207,7 +210,7 @@ class TrainingCurves(Evaluator):
         fig = Figure(figsize=(10, 4), layout="constrained")
         axes = fig.subplots(1, 2)
         for label, band in bands.items():
-            for ax, key in zip(axes, ("mean_return", "tool_calls")):
+            for ax, key in zip(axes, ("mean_return", "tool_calls"), strict=False):
                 curves = band[key]
                 if not np.all(np.isfinite(curves)):
                     continue

@@ -52,7 +52,7 @@ Importing this module registers the id with gymnasium (once).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
@@ -90,7 +90,7 @@ class SearchAgentEnv(gymnasium.Env):
     Zhu et al., "Stratified GRPO", arXiv 2510.06214, sec. 1 (rollouts differ in tool-call number).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,

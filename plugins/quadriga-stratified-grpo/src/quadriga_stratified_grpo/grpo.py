@@ -14,6 +14,7 @@ Zhu et al. 2025, "Stratified GRPO", arXiv 2510.06214 (SAN and its blend with the
 from __future__ import annotations
 
 import copy
+import itertools
 import time
 from typing import Any, ClassVar
 
@@ -37,7 +38,7 @@ def make_policy(
     """
     sizes = [obs_dim, *hidden_sizes, num_actions]
     layers: list[torch.nn.Module] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (a, b) in enumerate(itertools.pairwise(sizes)):
         linear = torch.nn.Linear(a, b)
         last = i == len(sizes) - 2
         torch.nn.init.orthogonal_(linear.weight, gain=0.01 if last else 2**0.5, generator=generator)
@@ -89,7 +90,7 @@ class GRPO(Learner):
     """
 
     label_name: ClassVar[str] = "grpo"
-    input_types = {"task": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Environment",)}
 
     num_updates: int = param(200, doc="policy updates (training steps)", validator=int_at_least(1))
     num_prompts: int = param(8, doc="prompts (questions) per update", validator=int_at_least(1))
@@ -150,12 +151,10 @@ class GRPO(Learner):
         The networks are tiny, so torch runs single-threaded during the fit (intra-op threads
         only add synchronisation overhead here); the previous thread count is restored afterwards.
         """
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        from quadriga.threads import single_thread
+
+        with single_thread():
             return self._fit(task, generator=generator, progress=progress)
-        finally:
-            torch.set_num_threads(threads)
 
     def _fit(self, task: Any, *, generator: torch.Generator, progress: Any) -> Fitted:
         from tensordict import TensorDict

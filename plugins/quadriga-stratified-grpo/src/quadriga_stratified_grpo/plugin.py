@@ -51,14 +51,16 @@ CLAIMS = [
     (
         "stratified-grpo-advantage-identities",
         "claims:advantage_identities",
-        "On random reward tables, A_global = A_SAN + (R_k - R) exactly, SAN has zero mean and unit variance in "
+        "On random reward tables, A_global = A_SAN + (R_k - R) exactly, SAN has zero mean and unit "
+        "variance in "
         "every stratum of size >= 2, and Var[A_global] - Var[A_SAN] equals the between-stratum term",
         _PAPER + ", Proposition 1, Theorem 1",
     ),
     (
         "stratified-grpo-learning",
         "claims:learning",
-        "Stratified GRPO reaches a higher final return than GRPO on the search agent (bootstrap 95% CI over seeds)",
+        "Stratified GRPO reaches a higher final return than GRPO on the search agent "
+        "(bootstrap 95% CI over seeds)",
         _PAPER + ", sec. 5 (training rewards)",
     ),
 ]

@@ -1,4 +1,4 @@
-"""The ``search-agent`` task: :class:`~quadriga_stratified_grpo.env.SearchAgentEnv` as a quadriga Environment."""
+"""The ``search-agent`` task: :class:`~quadriga_stratified_grpo.env.SearchAgentEnv` as an Environment."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ class BatchedKLL:
     def capacity(self, h: int) -> int:
         """Capacity (items) of level ``h`` given the current number of levels H: max(2, ceil(k c^(H-h-1)))."""
         depth = len(self.levels) - h - 1
-        return max(2, int(math.ceil(self.k * self.c**depth)))
+        return max(2, math.ceil(self.k * self.c**depth))
 
     @property
     def num_retained(self) -> int:
@@ -195,12 +195,15 @@ class DataSketchesKLL:
         if values.ndim != 2 or values.shape[1] != self.num_projections:
             raise ValueError(f"values must have shape [B, {self.num_projections}], got {tuple(values.shape)}")
         cols = values.detach().to(torch.float64).T.contiguous().numpy()
-        for sketch, col in zip(self.sketches, cols):
+        for sketch, col in zip(self.sketches, cols, strict=False):
             sketch.update(col)
         self.n += int(values.shape[0])
 
     def atoms(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(values Tensor[M, L], weights Tensor[M, L])``, zero-padded to the largest sketch; weights sum to 1."""
+        """``(values Tensor[M, L], weights Tensor[M, L])``, zero-padded to the largest sketch.
+
+        Each row of weights sums to 1.
+        """
         if self.n == 0:
             raise ValueError("the sketch is empty: update it with at least one batch first")
         size = self.num_retained

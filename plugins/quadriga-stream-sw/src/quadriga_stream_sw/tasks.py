@@ -21,6 +21,7 @@ from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.seeding import derive_seed
+from quadriga.validators import int_at_least
 
 __all__ = ["MIXTURES", "PRESETS", "TwoSampleStream"]
 
@@ -33,11 +34,7 @@ _MIX_STD = 0.5**0.5
 _STREAMS = ("source", "target")
 
 
-def _positive(_inst, attribute, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(
-            f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name
-        )
+_positive = int_at_least(1)
 
 
 def _preset(_inst, attribute, value) -> None:

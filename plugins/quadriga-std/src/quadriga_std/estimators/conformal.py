@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -201,7 +201,7 @@ class SplitConformal(Estimator):
     Papadopoulos et al. 2002 (inductive conformal prediction).
     """
 
-    input_types = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(
@@ -268,7 +268,7 @@ class WeightedConformal(Estimator):
     NeurIPS, Corollary 1 (weighted quantile with a point mass at +inf) and sec. 2.2 (classifier ratio).
     """
 
-    input_types = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(

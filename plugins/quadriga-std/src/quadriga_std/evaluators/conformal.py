@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -64,7 +64,7 @@ class IntervalCoverage(Evaluator):
     Source: Vovk, Gammerman, Shafer 2005 (marginal coverage); Tibshirani et al. 2019 (target coverage).
     """
 
-    input_types = {"subject": ("Estimate",), "reference": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Estimate",), "reference": ("Dataset",)}
 
     domain: str = param(
         "target",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -87,7 +87,10 @@ def _as_samples(value: Any, role: str) -> Samples:
 class _SampleDistance(Evaluator):
     """Shared plumbing: subjects, reference draws, table and figure."""
 
-    input_types = {"subject": ("Samples",), "reference": ("Samples", "Target")}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
+        "subject": ("Samples",),
+        "reference": ("Samples", "Target"),
+    }
 
     num_reference_samples: int = param(
         2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
@@ -173,7 +176,7 @@ def _bar_figure(rows: list[dict[str, Any]], title: str) -> Any:
     fig = Figure(figsize=(3.2 * max(len(metrics), 1), 3.0), layout="constrained")
     axes = fig.subplots(1, max(len(metrics), 1), squeeze=False)[0]
     names = [r["subject"] for r in rows]
-    for ax, metric in zip(axes, metrics):
+    for ax, metric in zip(axes, metrics, strict=False):
         ax.bar(range(len(rows)), [r[metric] for r in rows], color="tab:blue")
         ax.set_xticks(range(len(rows)), names, rotation=30, ha="right")
         ax.set_title(metric)
@@ -199,7 +202,10 @@ class EnergyDistance(_SampleDistance):
 
     def _compute(self, x, a, y, b):
         _check_reference_spread(y, "energy-distance")
-        dist = lambda d: d
+
+        def dist(d: torch.Tensor) -> torch.Tensor:
+            return d
+
         e = (
             2 * weighted_pair_sum(x, y, a, b, dist)
             - weighted_pair_sum(x, x, a, a, dist)
@@ -287,9 +293,13 @@ class MMD(_SampleDistance):
             if note:
                 self._notes.append(note)
         if self.kernel == "gaussian":
-            k = lambda d: torch.exp(-d.square() / (2 * h * h))
+
+            def k(d: torch.Tensor) -> torch.Tensor:
+                return torch.exp(-d.square() / (2 * h * h))
         else:
-            k = lambda d: torch.rsqrt(1 + d.square() / (h * h))
+
+            def k(d: torch.Tensor) -> torch.Tensor:
+                return torch.rsqrt(1 + d.square() / (h * h))
 
         def within(z, w):
             off = weighted_pair_sum(z, z, w, w, k) - float(w.square().sum())  # drop i == k (k(0) = 1)

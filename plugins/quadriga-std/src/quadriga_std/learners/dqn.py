@@ -12,6 +12,7 @@ A variant is a subclass that overrides ``td_target`` (and says which networks it
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, ClassVar
 
@@ -19,6 +20,10 @@ import attrs
 
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
+
+# torchrl logs every replay-buffer allocation at INFO; keep the terminal for progress and results
+# (set RL_LOGGING_LEVEL=INFO to see them). Read by torchrl when it is first imported, in fit().
+os.environ.setdefault("RL_LOGGING_LEVEL", "WARNING")
 
 __all__ = ["DQN", "DQNOnline", "DoubleDQN"]
 
@@ -92,7 +97,7 @@ class DQN(Learner):
     Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Algorithm 1.
     """
 
-    input_types = {"task": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Environment",)}
     needs_next_q_online: ClassVar[bool] = False
     needs_next_q_target: ClassVar[bool] = True
 
@@ -178,6 +183,7 @@ class DQN(Learner):
         import torch
 
         from quadriga.seeding import int_seed
+        from quadriga.threads import single_thread
         from quadriga_std.tasks.gym import check_discrete_actions
 
         probe = task.make()
@@ -185,14 +191,10 @@ class DQN(Learner):
         obs_dim = int(probe.observation_space.shape[0])
         probe.close()
         torch_seed, env_seed = int_seed(generator), int_seed(generator)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # small MLPs: intra-op threads only add synchronisation cost
-        try:
-            with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(torch_seed)
-                return self._train(task, obs_dim, num_actions, env_seed, progress)
-        finally:
-            torch.set_num_threads(threads)
+        # small MLPs: intra-op threads only add synchronisation cost
+        with single_thread(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(torch_seed)
+            return self._train(task, obs_dim, num_actions, env_seed, progress)
 
     def _train(self, task: Any, obs_dim: int, num_actions: int, env_seed: int, progress: Any) -> Fitted:
         import torch
@@ -336,6 +338,9 @@ class DoubleDQN(DQN):
     needs_next_q_target: ClassVar[bool] = True
 
     def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
-        """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))`` (shapes as in :meth:`DQN.td_target`)."""
+        """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))``.
+
+        Shapes as in :meth:`DQN.td_target`.
+        """
         best = next_q_online.argmax(dim=-1, keepdim=True)
         return reward + gamma * (1.0 - done) * next_q_target.gather(-1, best).squeeze(-1)

@@ -9,29 +9,18 @@ gives its exact mean and covariance. Parameters are float64; methods work in ``x
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import attrs
 import torch
 
 from quadriga import param
-from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
+from quadriga.validators import finite
 
 __all__ = ["Banana", "DoubleWell", "Funnel"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _dim_ok = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2))
-
-
-def _finite(inst: Any, attribute: Any, value: Any) -> None:
-    """attrs validator: a finite real number, else a ConfigError naming the parameter."""
-    try:
-        ok = math.isfinite(float(value)) and not isinstance(value, bool)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ConfigError(f"'{attribute.name}' must be a finite number, got {value!r}.", key=attribute.name)
 
 
 def _check_x(x: torch.Tensor, dim: int) -> None:
@@ -185,8 +174,8 @@ class DoubleWell(Target):
     """
 
     dim: int = param(2, doc="dimension d (>= 2)", validator=_dim_ok)
-    a: float = param(-0.5, doc="linear coefficient a (tilts the wells)", validator=_finite)
-    b: float = param(-6.0, doc="quadratic coefficient b (negative: two wells)", validator=_finite)
+    a: float = param(-0.5, doc="linear coefficient a (tilts the wells)", validator=finite)
+    b: float = param(-6.0, doc="quadratic coefficient b (negative: two wells)", validator=finite)
     c: float = param(1.0, doc="quartic coefficient c (> 0)", validator=attrs.validators.gt(0))
     _log_z1: float = attrs.field(init=False, default=0.0)
     _m1: float = attrs.field(init=False, default=0.0)

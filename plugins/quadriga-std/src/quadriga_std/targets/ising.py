@@ -9,7 +9,6 @@ each neighbour pair is therefore bonded twice, as in the usual periodic conventi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -17,22 +16,12 @@ import attrs
 import torch
 
 from quadriga import param
-from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
+from quadriga.validators import finite
 
 __all__ = ["MAX_ENUMERATION_SITES", "Ising"]
 
 MAX_ENUMERATION_SITES = 16
-
-
-def _finite(inst: Any, attribute: Any, value: Any) -> None:
-    """attrs validator: a finite real number, else a ConfigError naming the parameter."""
-    try:
-        ok = math.isfinite(float(value)) and not isinstance(value, bool)
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ConfigError(f"'{attribute.name}' must be a finite number, got {value!r}.", key=attribute.name)
 
 
 @attrs.define(kw_only=True)
@@ -67,9 +56,9 @@ class Ising(Target):
     coupling: float = param(
         0.3,
         doc="coupling J (nats per bond; inverse temperature folded in; > 0 ferromagnetic)",
-        validator=_finite,
+        validator=finite,
     )
-    field: float = param(0.0, doc="external field h (nats per spin)", validator=_finite)
+    field: float = param(0.0, doc="external field h (nats per spin)", validator=finite)
     _nbr: Any = attrs.field(init=False, default=None)
     _states: Any = attrs.field(init=False, default=None)
 

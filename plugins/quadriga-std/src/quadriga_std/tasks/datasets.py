@@ -180,9 +180,9 @@ class SklearnDataset(Dataset):
         rng = numpy_rng(generator)
         n = self._X.shape[0]
         perm = rng.permutation(n)
-        n_tr = int(round(self.train * n))
-        n_cal = max(int(round(self.calibration * n)), 1)
-        n_te = max(int(round(self.test * n)), 1)
+        n_tr = round(self.train * n)
+        n_cal = max(round(self.calibration * n), 1)
+        n_te = max(round(self.test * n), 1)
         idx = {"train": perm[:n_tr]}
         if not self.shift:
             idx["calibration"] = perm[n_tr : n_tr + n_cal]

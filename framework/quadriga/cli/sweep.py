@@ -1,21 +1,21 @@
-"""The ``sweep``, ``compare`` and ``new`` subcommands.
-
-Kept apart from :mod:`quadriga.cli` so that each one's modules are imported only when it runs.
-"""
+"""``quadriga sweep``: run a pipeline over seeds and parameter grids; one table and one plot."""
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXTENSION_COMMANDS", "add_extension_commands", "cmd_compare", "cmd_sweep", "print_summary"]
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
-EXTENSION_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, name_completer
 
-SWEEP_EPILOG = """\
+__all__ = ["EPILOG", "add_parser", "cmd_sweep", "print_summary"]
+
+EPILOG = """\
 examples:
   quadriga sweep gmm-mcmc-baselines --seeds 0:10
   quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.sr1-gauss.alpha=0.5,1,2 --workers 2
@@ -24,18 +24,18 @@ Running the same command again skips the runs that finished (resume).
 """
 
 
-def add_extension_commands(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Add ``sweep``, ``compare`` and ``new`` to ``sub`` (an argparse subparsers object)."""
+def add_parser(sub: Subparsers) -> None:
+    """Add ``sweep`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
         "sweep",
         help="run a pipeline over seeds and parameter grids; one table and plot",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=SWEEP_EPILOG,
+        formatter_class=Formatter,
+        epilog=EPILOG,
         description="Run every combination of --grid values times --seeds, each a normal run "
         "in its own directory, locally or on Ray; then write results.parquet (or .csv), "
         "summary.csv and summary.png.",
     )
-    p.add_argument("pipeline", metavar="NAME_OR_PATH")
+    p.add_argument("pipeline", metavar="NAME_OR_PATH").completer = name_completer("pipeline")
     p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3)")
     p.add_argument(
         "--grid",
@@ -56,35 +56,21 @@ def add_extension_commands(sub: Any, common: Callable[[argparse.ArgumentParser],
     p.add_argument("--workers", type=int, help="parallel runs (default: number of CPU cores)")
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
     p.add_argument("--out", type=Path, help="sweep directory (default sweeps/<pipeline>-<hash>)")
-    common(p)
-    EXTENSION_COMMANDS["sweep"] = cmd_sweep
-
-    p = sub.add_parser(
-        "compare",
-        help="re-print and re-plot saved runs or sweeps without re-running",
-        description="Read results from run or sweep directories and print the summary table; "
-        "write summary.csv and summary.png to --out.",
-    )
-    p.add_argument("dirs", nargs="+", type=Path, metavar="RUN_OR_SWEEP_DIR")
-    p.add_argument(
-        "--out", type=Path, default=Path("compare"), help="where to write the summary (default ./compare)"
-    )
-    p.add_argument("--metric", help="only metrics containing this text")
-    common(p)
-    EXTENSION_COMMANDS["compare"] = cmd_compare
-
-    from quadriga.scaffold import add_new_command
-
-    add_new_command(sub, common)
+    add_common_options(p)
+    p.set_defaults(func=cmd_sweep)
 
 
 def print_summary(
-    console: Any, summary: list[dict[str, Any]], keys: list[str], metric: str | None = None
+    console: Console, summary: list[dict[str, Any]], keys: list[str], metric: str | None = None
 ) -> None:
-    """Print the grouped summary as a rich table."""
-    from rich.markup import escape
-    from rich.table import Table
+    """Print the grouped summary (one row per grid point, stage and metric) as a rich table.
 
+    Args:
+        console: where to print.
+        summary: rows of :func:`quadriga.summary.aggregate` (``mean``, ``stderr``, ``ci_low``, ...).
+        keys: the grid keys (one column each, named by the key's last part).
+        metric: only rows whose metric name contains this text.
+    """
     table = Table(title="summary (mean over seeds, standard error, bootstrap 95% interval)")
     for col in [*[k.split(".")[-1] for k in keys], "stage", "metric", "n", "mean", "s.e.", "95% interval"]:
         table.add_column(col, overflow="fold")
@@ -104,10 +90,12 @@ def print_summary(
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    """``quadriga sweep``: run, aggregate, print and plot."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """``quadriga sweep``: run, aggregate, print and plot.
+
+    Returns:
+        0 when every run finished, else 1 (running the same command again retries only the failed runs).
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from quadriga.sweep import parse_grid, parse_seeds, run_sweep
 
@@ -123,24 +111,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         console=console,
         disable=not console.is_terminal,
     )
-    state: dict[str, Any] = {}
+    tasks: list[TaskID] = []
 
     def on_start(todo: int, finished: int) -> None:
-        state["task"] = progress.add_task("sweep", total=todo)
+        tasks.append(progress.add_task("sweep", total=todo))
         if finished:
             console.print(f"{finished} run(s) already finished: skipped (resume)")
 
     def on_done(outcome: dict[str, Any]) -> None:
-        ok = outcome["status"] == "finished"
         secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
-        if ok:
+        if outcome["status"] == "finished":
             console.print(f"  {outcome['run_id']} [green]finished[/]{secs}")
         else:
+            error = escape(str(outcome.get("error")))
             console.print(
-                f"  {outcome['run_id']} [red]{outcome['status']}[/]{secs}: {escape(str(outcome.get('error')))} "
+                f"  {outcome['run_id']} [red]{outcome['status']}[/]{secs}: {error} "
                 f"(log: runs/{outcome['run_id']}/log.txt)"
             )
-        progress.advance(state["task"])
+        progress.advance(tasks[-1])
 
     with progress:
         result = run_sweep(
@@ -166,50 +154,4 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             "Run the same command again to retry only those."
         )
         return 1
-    return 0
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    """``quadriga compare``: summary and figure from saved results, nothing re-run."""
-    from rich.console import Console
-
-    from quadriga.errors import ConfigError
-    from quadriga.summary import aggregate, load_rows, write_outputs
-
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    console = Console(highlight=False)
-    all_rows: list[dict[str, Any]] = []
-    keys: list[str] = []
-    for d in args.dirs:
-        if not d.exists():
-            raise ConfigError(f"'{d}' does not exist.", key="compare")
-        if d.is_dir() and not (d / "results.json").exists() and not (d / "sweep.json").exists():
-            children = sorted(c for c in d.iterdir() if (c / "results.json").exists())
-            if children:
-                raise ConfigError(
-                    f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
-                    key="compare",
-                )
-        try:
-            rows, grid_keys = load_rows(d)
-        except FileNotFoundError as exc:
-            raise ConfigError(
-                f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
-            ) from None
-        for row in rows:
-            row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
-        all_rows += rows
-        keys += [k for k in grid_keys if k not in keys]
-    if len(args.dirs) > 1:
-        keys = ["source", *keys]
-    if args.metric:
-        all_rows = [r for r in all_rows if args.metric in r["metric"]]
-    if not all_rows:
-        console.print("no finished results in these directories.")
-        return 1
-    summary = aggregate(all_rows, keys)
-    print_summary(console, summary, keys)
-    args.out.mkdir(parents=True, exist_ok=True)
-    table, figure = write_outputs(args.out, all_rows, summary, keys)
-    console.print(f"table: {table}  figure: {figure}")
     return 0

@@ -1,0 +1,7 @@
+"""``python -m quadriga``: the ``quadriga`` command."""
+
+import sys
+
+from quadriga.cli import main
+
+sys.exit(main())

@@ -1,0 +1,84 @@
+"""``quadriga compare``: re-print and re-plot saved runs or sweeps without re-running them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from quadriga.cli._common import Formatter, Subparsers, add_common_options
+from quadriga.cli.sweep import print_summary
+
+__all__ = ["add_parser", "cmd_compare"]
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Add ``compare`` to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser(
+        "compare",
+        help="re-print and re-plot saved runs or sweeps without re-running",
+        description="Read results from run or sweep directories and print the summary table; "
+        "write summary.csv and summary.png to --out.",
+        formatter_class=Formatter,
+    )
+    p.add_argument("dirs", nargs="+", type=Path, metavar="RUN_OR_SWEEP_DIR")
+    p.add_argument(
+        "--out", type=Path, default=Path("compare"), help="where to write the summary (default ./compare)"
+    )
+    p.add_argument("--metric", help="only metrics containing this text")
+    add_common_options(p)
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``quadriga compare``: summary and figure from saved results, nothing re-run.
+
+    Returns:
+        0 when there were finished results to summarise, else 1.
+
+    Raises:
+        ConfigError: a directory does not exist, holds runs rather than being one, or holds no results.
+    """
+    from quadriga.errors import ConfigError
+    from quadriga.summary import aggregate, load_rows, write_outputs
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    console = Console(highlight=False)
+    all_rows: list[dict[str, Any]] = []
+    keys: list[str] = []
+    for d in args.dirs:
+        if not d.exists():
+            raise ConfigError(f"'{d}' does not exist.", key="compare")
+        if d.is_dir() and not (d / "results.json").exists() and not (d / "sweep.json").exists():
+            children = sorted(c for c in d.iterdir() if (c / "results.json").exists())
+            if children:
+                raise ConfigError(
+                    f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
+                    key="compare",
+                )
+        try:
+            rows, grid_keys = load_rows(d)
+        except FileNotFoundError as exc:
+            raise ConfigError(
+                f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
+            ) from None
+        for row in rows:
+            row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
+        all_rows += rows
+        keys += [k for k in grid_keys if k not in keys]
+    if len(args.dirs) > 1:
+        keys = ["source", *keys]
+    if args.metric:
+        all_rows = [r for r in all_rows if args.metric in r["metric"]]
+    if not all_rows:
+        console.print("no finished results in these directories.")
+        return 1
+    summary = aggregate(all_rows, keys)
+    print_summary(console, summary, keys)
+    args.out.mkdir(parents=True, exist_ok=True)
+    table, figure = write_outputs(args.out, all_rows, summary, keys)
+    console.print(f"table: {table}  figure: {figure}")
+    return 0

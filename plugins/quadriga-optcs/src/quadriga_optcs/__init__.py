@@ -1,0 +1,1 @@
+"""OptCS: conformal selection with finite-sample FDR control after data-driven model choice."""

@@ -1,0 +1,62 @@
+"""The conformance checks (quadriga.testing) on every component of quadriga-std.
+
+One pytest item per (component, check); setup for the components whose defaults are expensive
+or whose inputs the checks cannot make themselves.
+"""
+
+from __future__ import annotations
+
+from quadriga.testing import parametrize_with_checks, plugin_cases
+
+MCMC = {"params": {"num_samples": 40, "burn_in": 20}}
+#: cheap settings of the DQN family for the checks (defaults train for minutes)
+DQN = {
+    "total_frames": 48,
+    "frames_per_batch": 8,
+    "learning_starts": 16,
+    "batch_size": 8,
+    "buffer_size": 64,
+    "eps_anneal_frames": 32,
+    "num_updates_per_batch": 1,
+    "log_every": 1,
+    "hidden_sizes": [8],
+}
+SHIFTED = {"use": "sklearn-dataset", "name": "diabetes", "shift": True}
+FITTED_DQN = {
+    "task": {"env": {"use": "gym-env", "env_id": "CartPole-v1"}},
+    "stage": {"policy": {"use": "dqn", "inputs": {"task": "env"}, **DQN}},
+    "inputs": {"subject": "policy", "reference": "env"},
+}
+SETUP = {
+    ("sampler", "rwm"): MCMC,
+    ("sampler", "ula"): MCMC,
+    ("sampler", "mala"): MCMC,
+    ("sampler", "hmc"): MCMC,
+    ("sampler", "gibbs"): {**MCMC, "task": {"use": "ising", "size": 3}},
+    ("learner", "dqn"): {"params": DQN},
+    ("learner", "double-dqn"): {"params": DQN},
+    ("learner", "dqn-online"): {"params": DQN},
+    ("estimator", "weighted-conformal"): {"task": SHIFTED},
+    ("evaluator", "mode-coverage"): {"task": {"use": "gaussian-mixture", "preset": "4-mode-2d"}},
+    ("evaluator", "episode-return"): {"params": {"num_episodes": 2}, "inputs": FITTED_DQN},
+    ("evaluator", "q-overestimation"): {"params": {"num_episodes": 1}, "inputs": FITTED_DQN},
+    ("evaluator", "return-curve"): {
+        "params": {"num_points": 10, "smoothing_episodes": 2},
+        "inputs": FITTED_DQN,
+    },
+    ("evaluator", "interval-coverage"): {
+        "inputs": {
+            "task": {"data": SHIFTED},
+            "stage": {"conformal": {"use": "split-conformal", "inputs": {"data": "data"}}},
+            "inputs": {"subject": "conformal", "reference": "data"},
+        }
+    },
+    ("target", "gaussian"): {"params": {"dim": 2}},
+    ("target", "gaussian-mixture"): {"params": {"preset": "4-mode-2d"}},
+    ("environment", "gym-env"): {"params": {"env_id": "CartPole-v1"}},
+}
+
+
+@parametrize_with_checks(plugin_cases("quadriga-std", setup=SETUP))
+def test_conformance(case, check):
+    check(case)
