@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
-from quadriga.seeding import child_generator, make_generator
 from quadriga_feasible_learning.feasible import make_mlp, sample_losses
 from quadriga_feasible_learning.learners import FeasibleLearning
+
+from quadriga.seeding import child_generator, make_generator
 
 cooper = pytest.importorskip("cooper")
 
