@@ -136,3 +136,18 @@ def test_erm_and_fl_share_initialisation_and_budget(array_dataset, progress):
         not torch.equal(a, b) for a, b in zip(fl.model.parameters(), erm.model.parameters(), strict=True)
     ]
     assert all(moved)
+
+
+def test_resilient_fl_on_breast_cancer_reports_minimal_norm_slacks(progress):
+    """RFL on breast_cancer (569 rows, binary labels detected as classes): u_i = lam_i / alpha."""
+    from quadriga_std.tasks.datasets import SklearnDataset
+
+    data = SklearnDataset(name="breast_cancer", train=0.5, calibration=0.1, test=0.4)
+    data.prepare(generator=make_generator(0))
+    fit = FeasibleLearning(hidden=[8], epochs=3, batch_size=64, resilient=True, alpha=2.0).fit(
+        data, generator=make_generator(1), progress=progress
+    )
+    assert fit.info["task_type"] == "classification" and fit.model[-1].out_features == 2
+    assert fit.info["resilient"] is True
+    assert torch.equal(fit.info["slacks"], fit.info["multipliers"] / 2.0)
+    assert fit.info["multipliers"].shape == (284,) and float(fit.info["multipliers"].max()) > 0
