@@ -1,4 +1,4 @@
-"""Conformance of every component, the evaluator's closed forms and the errors on bad input."""
+"""The evaluator's closed forms and the errors on bad input (conformance: test_fl_conformance.py)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,6 @@ from quadriga_feasible_learning.learners import FeasibleLearning
 from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
 from quadriga.seeding import make_generator
-from quadriga.testing import check_component
-
-
-@pytest.mark.parametrize(
-    ("kind", "name"),
-    [("learner", "feasible-learning"), ("learner", "erm"), ("evaluator", "loss-distribution")],
-)
-def test_check_component(kind, name):
-    report = check_component(kind, name)
-    assert {"build", "docstring", "run", "determinism"} <= set(report.passed)
 
 
 def _identity_fit(multipliers=None):
