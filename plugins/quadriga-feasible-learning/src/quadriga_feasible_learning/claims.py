@@ -1,0 +1,168 @@
+"""Feasible Learning's headline claims as statistical tests (``quadriga verify quadriga-feasible-learning``).
+
+The paper (Ramirez et al., AISTATS 2025, arXiv 2501.14912, abstract and sec. 5) claims that,
+against ERM, FL gives "improved tail behavior" of the per-sample loss distribution "with only
+a marginal impact on average performance". Each of the two ready pipelines
+(``feasible-learning-digits``, ``feasible-learning-diabetes``) trains FL and ERM with the same
+MLP, Adam, epochs and mini-batches on a fresh random split per replicate (the dataset task is
+repeated; replicate ``i`` of both arms shares its seed, so initialisation and batch order are
+paired). Two claims per pipeline, with the thresholds fixed before any run:
+
+- ``fl-<task>-tail``: FL - ERM < 0 (paired difference of means over replicates, BCa interval)
+  for each of six tail statistics of the per-sample loss: max, q95 and q99 on the train split
+  and on the test split. Six comparisons, Holm-adjusted; the claim passes only when all six do.
+- ``fl-digits-accuracy``: test accuracy FL - ERM > -0.01 (non-inferiority margin: 1 point).
+- ``fl-diabetes-mse``: test MSE ratio FL / ERM < 1.05 (non-inferiority margin: 5%).
+
+Reported alongside (numbers, not verdicts): every arm's mean train and test loss, accuracy or
+MSE, fraction of samples with loss <= eps, the multipliers' mean, the share of the total weight
+on the 10% largest multipliers, and the Spearman correlation of FL's multipliers with ERM's
+per-sample train losses (do the hard samples get the weight?), with the ``multipliers`` figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+
+__all__ = ["ARMS", "DIABETES_MSE", "DIABETES_TAIL", "DIGITS_ACCURACY", "DIGITS_TAIL", "TAIL_METRICS"]
+
+ARMS = ("fl", "erm")
+TAIL_METRICS = ("train_max", "train_q95", "train_q99", "test_max", "test_q95", "test_q99")
+_REPORTED = (
+    "train_mean",
+    "test_mean",
+    "train_feasible_fraction",
+    "test_feasible_fraction",
+    "test_accuracy",
+    "test_mse",
+    "multiplier_mean",
+    "multiplier_top10_share",
+    "multiplier_spearman_baseline",
+)
+_TUNING = {
+    "fl": Tuning(
+        1,
+        "paper defaults: eps = log(1/0.6) (classification), dual step 1e-2; model/optimizer "
+        "shared with ERM, not tuned",
+    ),
+    "erm": Tuning(1, "same MLP, Adam learning rate, epochs and batches as FL; not tuned"),
+}
+
+
+def _per_replicate(values: dict[str, float], arm: str, metric: str) -> list[float]:
+    out, i = [], 0
+    while f"{arm}[{i}]/{metric}" in values:
+        out.append(float(values[f"{arm}[{i}]/{metric}"]))
+        i += 1
+    return out
+
+
+def observe_tail(result: Any) -> Observations:
+    """Per-replicate tail statistics of FL and ERM from the ``tail`` stage, one group per statistic.
+
+    Returns:
+        :class:`~quadriga.claims.Observations` with ``values = {metric: {"fl": [...], "erm": [...]}}``
+        for the six :data:`TAIL_METRICS`, the means of the reported numbers per arm, a table and
+        the multipliers figure of replicate 0.
+    """
+    values = result.results["stages"]["tail"]["values"]
+    groups = {m: {arm: _per_replicate(values, arm, m) for arm in ARMS} for m in TAIL_METRICS}
+    numbers: dict[str, Any] = {}
+    rows = ["| statistic | FL (mean over replicates) | ERM | n |", "|---|---|---|---|"]
+    for metric in (*TAIL_METRICS, *_REPORTED):
+        got = {arm: _per_replicate(values, arm, metric) for arm in ARMS}
+        if not any(got.values()):
+            continue
+        for arm, v in got.items():
+            if v:
+                numbers[f"{arm}/{metric}"] = float(np.mean(v))
+        cells = [f"{np.mean(got[a]):.4g}" if got[a] else "" for a in ARMS]
+        rows.append(f"| {metric} | {cells[0]} | {cells[1]} | {max(len(v) for v in got.values())} |")
+    figures = {}
+    for png in sorted(result.dir.rglob("*multipliers*.png")):
+        figures["multipliers"] = str(png)
+        break
+    return Observations(values=groups, numbers=numbers, table="\n".join(rows), figures=figures)
+
+
+_TAIL = Effect(
+    quantity="per-sample loss tail statistic, FL - ERM (paired by replicate; nats or squared "
+    "standardized target units)",
+    statistic="difference",
+    relation="less",
+    value=0.0,
+)
+
+DIGITS_TAIL = Claim(
+    pipeline="feasible-learning-digits",
+    arms=ARMS,
+    observe=observe_tail,
+    repeat_tasks=("digits",),
+    effect=_TAIL,
+    scales={
+        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+        "paper": Scale(replicates=20),
+    },
+    tuning=_TUNING,
+)
+"""Digits (MLP 64-64, 60 epochs): FL's max, q95 and q99 per-sample cross-entropy (train, test) below ERM's."""
+
+DIGITS_ACCURACY = Claim(
+    pipeline="feasible-learning-digits",
+    arms=ARMS,
+    metric=("tail", "test_accuracy"),
+    also=("test_mean", "train_mean"),
+    repeat_tasks=("digits",),
+    effect=Effect(
+        quantity="test accuracy, FL - ERM (fraction; paired by replicate)",
+        statistic="difference",
+        relation="greater",
+        value=0.0,
+        tolerance=0.01,
+    ),
+    scales={
+        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+        "paper": Scale(replicates=20),
+    },
+    tuning=_TUNING,
+)
+"""Digits: FL's test accuracy is no more than 1 point below ERM's (non-inferiority)."""
+
+DIABETES_TAIL = Claim(
+    pipeline="feasible-learning-diabetes",
+    arms=ARMS,
+    observe=observe_tail,
+    repeat_tasks=("diabetes",),
+    effect=_TAIL,
+    scales={
+        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+        "paper": Scale(replicates=20),
+    },
+    tuning=_TUNING,
+)
+"""Diabetes (MLP 64-64, 200 epochs, eps = 0.25): FL's squared-error tail, train and test, below ERM's."""
+
+DIABETES_MSE = Claim(
+    pipeline="feasible-learning-diabetes",
+    arms=ARMS,
+    metric=("tail", "test_mse"),
+    also=("test_mean", "train_mean"),
+    repeat_tasks=("diabetes",),
+    effect=Effect(
+        quantity="test MSE (squared standardized target units), FL / ERM (ratio of means)",
+        statistic="ratio",
+        relation="less",
+        value=1.0,
+        tolerance=0.05,
+    ),
+    scales={
+        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+        "paper": Scale(replicates=20),
+    },
+    tuning=_TUNING,
+)
+"""Diabetes: FL's test MSE is at most 5% above ERM's (non-inferiority)."""

@@ -1,0 +1,68 @@
+"""Registration of quadriga-feasible-learning's components, pipelines and claims (imports nothing heavy)."""
+
+from __future__ import annotations
+
+import quadriga
+
+_PAPER = (
+    "Ramirez, Hounie, Elenter, Gallego-Posada, Hashemizadeh, Ribeiro, Lacoste-Julien, "
+    "AISTATS 2025, arXiv 2501.14912"
+)
+
+
+@quadriga.hookimpl
+def quadriga_register(registry):
+    """Register two learners (feasible-learning, erm), one evaluator, two pipelines and four claims."""
+    registry.add(
+        "learner",
+        "feasible-learning",
+        "quadriga_feasible_learning.learners:FeasibleLearning",
+        summary="Feasible Learning: l_i <= eps for every training sample by primal-dual updates "
+        "(resilient = true: minimal-norm slacks)",
+        paper=_PAPER + ", eq. 1, eq. 4, Algorithm 1",
+    )
+    registry.add(
+        "learner",
+        "erm",
+        "quadriga_feasible_learning.learners:ERM",
+        summary="ERM baseline of feasible-learning: same MLP, Adam, epochs and batches, mean loss",
+        paper=_PAPER + ", sec. 2",
+    )
+    registry.add(
+        "evaluator",
+        "loss-distribution",
+        "quadriga_feasible_learning.evaluators:LossDistribution",
+        summary="Per-sample train/test loss distribution (mean, max, quantiles, CVaR, fraction <= eps), "
+        "accuracy or MSE, and the multipliers' distribution",
+        paper=_PAPER + ", sec. 5",
+    )
+    for task, what in (
+        ("digits", "an MLP on scikit-learn digits"),
+        ("diabetes", "an MLP on scikit-learn diabetes"),
+    ):
+        registry.add_pipeline(
+            f"feasible-learning-{task}",
+            f"quadriga_feasible_learning:pipelines/feasible-learning-{task}.toml",
+            summary=f"Feasible Learning against ERM, {what}, 5 replicates with fresh splits",
+        )
+    for name, target, summary in (
+        (
+            "fl-digits-tail",
+            "DIGITS_TAIL",
+            "digits: FL's per-sample loss tail (max, q95, q99; train and test) is below ERM's",
+        ),
+        (
+            "fl-digits-accuracy",
+            "DIGITS_ACCURACY",
+            "digits: FL's test accuracy is at most 1 point below ERM's",
+        ),
+        (
+            "fl-diabetes-tail",
+            "DIABETES_TAIL",
+            "diabetes: FL's per-sample squared-error tail (max, q95, q99; train and test) is below ERM's",
+        ),
+        ("fl-diabetes-mse", "DIABETES_MSE", "diabetes: FL's test MSE is at most 5% above ERM's"),
+    ):
+        registry.add_claim(
+            name, f"quadriga_feasible_learning.claims:{target}", summary=summary, paper=_PAPER + ", sec. 5"
+        )
