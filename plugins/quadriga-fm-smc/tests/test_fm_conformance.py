@@ -15,7 +15,7 @@ COMPONENTS = [
     ("sampler", "fm-is"),
     ("sampler", "fm-guidance"),
     ("target", "linear-gaussian-posterior"),
-    ("learner", "flow-matching"),
+    ("learner", "prior-flow-matching"),
     ("evaluator", "posterior-diagnostics"),
 ]
 PIPELINES = ("fm-smc-gmm2d", "fm-smc-gmm16d", "fm-smc-learned")

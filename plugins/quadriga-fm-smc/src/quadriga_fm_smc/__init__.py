@@ -1,7 +1,7 @@
 """quadriga-fm-smc: training-free conditional sampling for flow-matching models by IS and SMC (TFTF).
 
 Components (registered lazily in :mod:`quadriga_fm_smc.plugin`): samplers ``fm-smc``, ``fm-is``,
-``fm-guidance``; the target ``linear-gaussian-posterior``; the learner ``flow-matching``; the
+``fm-guidance``; the target ``linear-gaussian-posterior``; the learner ``prior-flow-matching``; the
 evaluator ``posterior-diagnostics``. Importing this package imports nothing heavy.
 """
 

@@ -1,4 +1,4 @@
-"""``flow-matching``: a small MLP velocity trained by conditional flow matching on exact draws.
+"""``prior-flow-matching``: a small MLP velocity trained by conditional flow matching on exact draws.
 
 Loss (Lipman et al. 2023, eq. 23 with sigma_min = 0; Liu et al. 2023, eq. 1; Tong et al. 2024, eq. 14,
 "independent CFM"): ``E_{t ~ U(0,1), x0 ~ N(0, I), x1 ~ data} |v_theta(t x1 + (1 - t) x0, t) - (x1 - x0)|^2``,

@@ -43,7 +43,7 @@ def quadriga_register(registry):
     )
     registry.add(
         "learner",
-        "flow-matching",
+        "prior-flow-matching",
         f"{_P}.learner:FlowMatching",
         summary="MLP velocity trained by conditional flow matching on prior draws",
         paper="Lipman et al. 2023, Flow matching for generative modeling, eq. 23",

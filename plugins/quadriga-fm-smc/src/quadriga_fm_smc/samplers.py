@@ -53,7 +53,7 @@ _CHECK_INPUTS: dict[str, Any] = {
 def velocity_of(target: Any, velocity: Any = None) -> Any:
     """The velocity ``v(x: Tensor[n, d], t: float) -> Tensor[n, d]`` to integrate.
 
-    A ``Fitted`` from the ``flow-matching`` learner (its ``model(x, t)``) when given, else the
+    A ``Fitted`` from the ``prior-flow-matching`` learner (its ``model(x, t)``) when given, else the
     exact velocity ``target.prior.velocity`` of a ``linear-gaussian-posterior`` task.
 
     Raises:
@@ -77,7 +77,7 @@ def velocity_of(target: Any, velocity: Any = None) -> Any:
     if prior is None or not callable(getattr(prior, "velocity", None)):
         raise ConfigError(
             f"the target {type(target).__name__} has no exact prior velocity; give a trained one with "
-            "inputs = { velocity = '<flow-matching stage>' }.",
+            "inputs = { velocity = '<prior-flow-matching stage>' }.",
             key="velocity",
         )
     return prior.velocity
