@@ -188,7 +188,9 @@ class Samples(Artifact):
         return [] if finite(self.x) else ["Samples.x"]
 
     def problems(self) -> list[str]:
-        """Shapes: ``x`` is ``[n, d]`` with ``n >= 1``, ``log_weights`` ``[n]``, ``chains`` the
+        """The shape and finiteness problems of these samples (empty when valid).
+
+        Shapes: ``x`` is ``[n, d]`` with ``n >= 1``, ``log_weights`` ``[n]``, ``chains`` the
         chain-major view ``[num_chains, n / num_chains, d]`` of ``x``; ``x`` finite.
         """
         out = super().problems()
@@ -256,7 +258,9 @@ class Fitted(Artifact):
         return out
 
     def save(self, directory: Path) -> bool:
-        """A ``torch.nn.Module`` model's ``state_dict`` goes to ``model.pt`` (for inspection; the
+        """Save the model into ``directory``; ``True`` when it can be loaded back losslessly.
+
+        A ``torch.nn.Module`` model's ``state_dict`` goes to ``model.pt`` (for inspection; the
         stage runs again on resume, returns ``False``); models of tensors and numbers are saved whole.
         """
         import torch

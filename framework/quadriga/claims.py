@@ -152,6 +152,7 @@ class Effect:
     resamples: int = 9999
 
     def __attrs_post_init__(self) -> None:
+        """Validate the fields; raises ConfigError naming the bad one."""
         if not self.tolerance >= 0:
             raise ConfigError(f"Effect.tolerance must be >= 0, got {self.tolerance}.", key="tolerance")
         if not 0 < self.level < 1:
@@ -196,6 +197,7 @@ class Scale:
     options: Mapping[str, Any] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        """Validate the fields; raises ConfigError naming the bad one."""
         if not isinstance(self.replicates, int) or self.replicates < 2:
             raise ConfigError(
                 f"Scale.replicates must be an integer >= 2, got {self.replicates!r}.", key="replicates"
@@ -278,6 +280,7 @@ class Claim:
     tuning: Mapping[str, Tuning] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        """Validate the fields; raises ConfigError naming the bad one."""
         from quadriga.stats import STATISTICS
 
         if not self.arms:
@@ -325,6 +328,14 @@ class Claim:
                 )
         return flags
 
+    def _metric(self) -> tuple[str, str]:
+        """``metric``, which ``__attrs_post_init__`` requires when ``observe`` is not given."""
+        if self.metric is None:
+            raise ConfigError(
+                "give exactly one of metric=(stage, metric) and observe=callable.", key="metric"
+            )
+        return self.metric
+
     # ------------------------------------------------------------------ running
     def observations(self, scale: str, out_dir: Path, registry: Any = None) -> Observations:
         """Run the claim at ``scale`` and return its per-replicate observations.
@@ -343,6 +354,8 @@ class Claim:
         from quadriga.registry import get_registry
 
         registry = registry or get_registry()
+        if self.pipeline is None:  # refused by __attrs_post_init__ unless experiment is given
+            raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
         data, file = read_source(self.pipeline, registry)
         for arm in self.arms:
             if arm not in data.get("stage", {}):
@@ -364,11 +377,12 @@ class Claim:
             )
             if self.observe is not None:
                 return _as_observations(self.observe(result))
+            stage_metric = self._metric()
             obs = Observations(
-                values={a: _read_repeat(result, a, self.metric, sc.replicates) for a in self.arms}
+                values={a: _read_repeat(result, a, stage_metric, sc.replicates) for a in self.arms}
             )
             for name in self.also:
-                metric = (self.metric[0], name)
+                metric = (stage_metric[0], name)
                 obs.numbers[name] = {a: _read_repeat(result, a, metric, sc.replicates) for a in self.arms}
             return obs
         values: dict[str, list[float]] = {a: [] for a in self.arms}
@@ -383,10 +397,11 @@ class Claim:
                 for arm, vals in extra.values.items():
                     values.setdefault(arm, []).extend(float(v) for v in vals)
             else:
+                stage_metric = self._metric()
                 for arm in self.arms:
-                    values[arm].append(_read_single(result, arm, self.metric))
+                    values[arm].append(_read_single(result, arm, stage_metric))
                     for name in self.also:
-                        also[name][arm].append(_read_single(result, arm, (self.metric[0], name)))
+                        also[name][arm].append(_read_single(result, arm, (stage_metric[0], name)))
         obs = Observations(values=values, numbers=dict(also))
         if extra is not None:
             obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
@@ -789,7 +804,8 @@ def verify(
         scale: ``"smoke"`` or ``"paper"``.
         out_dir: where each claim gets a sub-directory and the report is written.
         record: at paper scale, keep each verdict in the plugin's ``claims_record.json``.
-        on_start, on_end: optional callbacks ``(spec)`` / ``(spec, record)`` for progress display.
+        on_start: optional callback ``(spec)`` called before each claim runs (progress display).
+        on_end: optional callback ``(spec, record)`` called after each claim (progress display).
 
     Returns:
         ``(records, report_path)``: one record per claim with ``name``, ``status`` (one of
@@ -913,8 +929,10 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
 
 
 def last_verdict(spec: Any) -> dict[str, Any] | None:
-    """The last recorded paper-scale verdict of a claim (``status``, ``date``, ``version``, ...), or
-    ``None``. Reads the plugin's ``claims_record.json`` without importing the plugin.
+    """The last recorded paper-scale verdict of a claim, or ``None``.
+
+    The record holds ``status``, ``date``, ``version``, ...; it is read from the plugin's
+    ``claims_record.json`` without importing the plugin.
     """
     path = _record_path(spec.target)
     if path is None or not path.is_file():

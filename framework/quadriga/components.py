@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextvars
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
@@ -24,6 +24,9 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, Iterabl
 from quadriga.errors import ConfigError, QuadrigaError, suggest
 from quadriga.interfaces import KIND_BASES, Component
 from quadriga.params import describe_params
+
+if TYPE_CHECKING:
+    from quadriga.registry import Registry, Spec
 
 __all__ = [
     "CONVERTER",
@@ -80,13 +83,13 @@ class Built:
     """
 
     component: Any
-    spec: Any
+    spec: Spec
     config: dict[str, Any]
 
 
 @attrs.define
 class _Context:
-    registry: Any
+    registry: Registry
     file: str | None
     table: str
     names: dict[int, str] = attrs.field(factory=dict)  # id(nested component) -> registered name
@@ -246,7 +249,7 @@ def _walk(exc: BaseException, path: list[Any]) -> Any:
 
 
 def build(
-    registry: Any,
+    registry: Registry,
     use: str,
     params: Mapping[str, Any],
     *,
@@ -282,7 +285,7 @@ def build(
 
 
 def build_component(
-    registry: Any,
+    registry: Registry,
     use: str,
     params: Mapping[str, Any],
     *,
@@ -294,7 +297,7 @@ def build_component(
     return build(registry, use, params, kinds=kinds, file=file, table=table).component
 
 
-def _registered_name(registry: Any, value: Any) -> str | None:
+def _registered_name(registry: Registry | None, value: Any) -> str | None:
     """The registered name of a component built in Python (e.g. a default), found by its class path."""
     if registry is None:
         return None
@@ -306,7 +309,7 @@ def _registered_name(registry: Any, value: Any) -> str | None:
     return None
 
 
-def component_config(obj: Any, registry: Any = None) -> dict[str, Any]:
+def component_config(obj: Any, registry: Registry | None = None) -> dict[str, Any]:
     """The resolved configuration of a component: its parameters, nested components as tables.
 
     Nested components are named through ``registry`` by their class (prefer :attr:`Built.config`,
@@ -318,14 +321,15 @@ def component_config(obj: Any, registry: Any = None) -> dict[str, Any]:
     return _config(obj, registry, {})
 
 
-def _config(obj: Any, registry: Any, names: Mapping[int, str]) -> dict[str, Any]:
+def _config(obj: Any, registry: Registry | None, names: Mapping[int, str]) -> dict[str, Any]:
     def unstructure(value: Any) -> Any:
-        if isinstance(value, Component) and attrs.has(type(value)):
+        cls = type(value)
+        if isinstance(value, Component) and attrs.has(cls):
             out: dict[str, Any] = {}
             name = names.get(id(value)) or _registered_name(registry, value)
             if name is not None:
                 out["use"] = name
-            for f in attrs.fields(type(value)):
+            for f in attrs.fields(cls):
                 if f.init and not f.name.startswith("_"):
                     out[f.name] = unstructure(getattr(value, f.name))
             return out

@@ -31,9 +31,14 @@ never class names. Nothing here imports torch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from quadriga.artifacts import Artifact, Estimate, Fitted, Metrics, Samples
+
+if TYPE_CHECKING:
+    import torch
+
+    from quadriga.progress import StageProgress
 
 __all__ = [
     "INTERFACES",
@@ -81,7 +86,7 @@ class Sampler(Component):
     output_type = Samples
     input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}  # set below, once Target exists
 
-    def sample(self, target: Any, *, generator: Any) -> Any:
+    def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
         """Draw samples.
 
         Args:
@@ -103,7 +108,7 @@ class Learner(Component):
     output_type = Fitted
     input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
-    def fit(self, task: Any, *, generator: Any, progress: Any) -> Any:
+    def fit(self, task: Any, *, generator: torch.Generator, progress: StageProgress) -> Fitted:
         """Train.
 
         Args:
@@ -128,7 +133,7 @@ class Estimator(Component):
     output_type = Estimate
     input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
-    def estimate(self, data: Any, *, generator: Any) -> Any:
+    def estimate(self, data: Any, *, generator: torch.Generator) -> Estimate:
         """Estimate.
 
         Args:
@@ -150,7 +155,7 @@ class Evaluator(Component):
     output_type = Metrics
     input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
-    def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Any:
+    def evaluate(self, subject: Any, reference: Any = None, *, generator: torch.Generator) -> Metrics:
         """Evaluate.
 
         Args:
@@ -169,7 +174,7 @@ class Evaluator(Component):
 class Task(Component):
     """Base of targets, datasets and environments. Tasks are built before any stage runs."""
 
-    def prepare(self, *, generator: Any) -> None:
+    def prepare(self, *, generator: torch.Generator) -> None:
         """Draw whatever randomness the task needs (a random mixture, a data split).
 
         Called once by the core after the task is built, with a generator derived
@@ -199,7 +204,7 @@ class Target(Task):
         """Gradient of ``log_prob``: ``Tensor[n, d] -> Tensor[n, d]``."""
         raise NotImplementedError
 
-    def sample(self, num_samples: int, *, generator: Any) -> Any:
+    def sample(self, num_samples: int, *, generator: torch.Generator) -> Any:
         """Exact samples ``Tensor[num_samples, d]``.
 
         Raises:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -29,6 +29,10 @@ from quadriga.pipeline_checks import check_inputs, topological_order
 from quadriga.pipeline_source import TOP as _TOP
 from quadriga.pipeline_source import apply_overrides, parse_override, read_source
 from quadriga.seeding import derive_seed
+
+if TYPE_CHECKING:
+    from quadriga.interfaces import Component
+    from quadriga.registry import Registry
 
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
@@ -59,7 +63,7 @@ class Node:
     section: str
     use: str
     kind: str
-    component: Any
+    component: Component
     inputs: dict[str, Any] = attrs.field(factory=dict)
     config: dict[str, Any] = attrs.field(factory=dict)
     source: str = ""
@@ -88,7 +92,7 @@ class Node:
         return f"{self.section}.{self.source}"
 
     @property
-    def interface(self) -> type:
+    def interface(self) -> type[Component]:
         """The interface class of the component (``Sampler``, ..., or the task kind)."""
         return interface_of(type(self.component))
 
@@ -179,7 +183,7 @@ class Pipeline:
 
 def load_pipeline(
     source: str | Path | Mapping[str, Any],
-    registry: Any,
+    registry: Registry,
     *,
     overrides: Iterable[str] = (),
     seed: int | None = None,
@@ -311,7 +315,9 @@ def load_pipeline(
     )
 
 
-def _build_node(registry: Any, section: str, name: str, table: dict[str, Any], file: str, err: Any) -> Node:
+def _build_node(
+    registry: Registry, section: str, name: str, table: dict[str, Any], file: str, err: Any
+) -> Node:
     where = f"{section}.{name}"
     params = {k: v for k, v in table.items() if k not in _RESERVED}
     kind = table.get("kind")

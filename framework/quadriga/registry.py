@@ -126,16 +126,6 @@ class PluginStatus:
     error: str = ""
     traceback: str = ""
 
-    def __getitem__(self, key: str) -> str:
-        """Mapping access to the fields (``status["version"]``), as when the record was a dict.
-
-        Raises:
-            KeyError: not a field name.
-        """
-        if key not in attrs.fields_dict(PluginStatus):
-            raise KeyError(key)
-        return str(getattr(self, key))
-
 
 #: a broken plugin is a :class:`PluginStatus` whose status is ``"broken"``
 BrokenPlugin = PluginStatus

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -36,6 +37,9 @@ from quadriga.fileio import (
     safe_name,
     stage_dir_name,
 )
+
+if TYPE_CHECKING:
+    from quadriga.artifacts import Artifact
 
 __all__ = ["ResumePlan", "RunDir", "RunStatus", "StageStatus", "new_run_dir"]
 
@@ -128,7 +132,8 @@ class ResumePlan:
     reloaded: list[str]
     rerun: list[str]
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[list[str]]:
+        """Unpack as ``reloaded, rerun = result``."""
         return iter((self.reloaded, self.rerun))
 
 
@@ -262,7 +267,7 @@ class RunDir:
         directory.mkdir(parents=True, exist_ok=True)
         return bool(artifact.save(directory))
 
-    def load_artifact(self, stage: str, output_type: type) -> Any:
+    def load_artifact(self, stage: str, output_type: type[Artifact]) -> Artifact | None:
         """The artifact saved for ``stage``, checked to be an ``output_type``; ``None`` if none was saved.
 
         Raises:

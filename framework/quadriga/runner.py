@@ -18,7 +18,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -27,6 +27,12 @@ from quadriga.errors import NonFiniteError, QuadrigaError, StageError
 from quadriga.progress import StageProgress, use_progress
 from quadriga.rundir import RunDir, RunStatus, StageStatus
 from quadriga.seeding import make_generator, seed_everything
+
+if TYPE_CHECKING:
+    from quadriga.artifacts import Artifact
+    from quadriga.interfaces import Task
+    from quadriga.pipeline import Node, Pipeline
+    from quadriga.registry import Registry
 
 __all__ = ["Run", "RunResult", "execute", "manifest", "run_stage"]
 
@@ -43,7 +49,7 @@ class Run:
     """
 
     dir: Path
-    pipeline: Any
+    pipeline: Pipeline
     seed: int
     record: RunStatus = attrs.field(factory=RunStatus)
 
@@ -79,7 +85,7 @@ class RunResult:
     warnings: list[str] = attrs.field(factory=list)
 
 
-def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, Any]:
+def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> dict[str, Any]:
     """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line."""
     import quadriga
 
@@ -92,7 +98,7 @@ def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, 
         mod = sys.modules.get(lib)
         versions[lib] = getattr(mod, "__version__", None) if mod else None
     plugins = {
-        name: {"distribution": info["distribution"], "version": info["version"], "status": info["status"]}
+        name: {"distribution": info.distribution, "version": info.version, "status": info.status}
         for name, info in registry.plugins.items()
     }
     return {
@@ -108,7 +114,7 @@ def manifest(pipeline: Any, registry: Any, argv: list[str] | None) -> dict[str, 
     }
 
 
-def run_stage(node: Any, pipeline: Any, values: dict[str, Any], *, progress: StageProgress) -> Any:
+def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progress: StageProgress) -> Artifact:
     """Run one stage and return its checked artifact.
 
     Raises:
@@ -125,13 +131,14 @@ def run_stage(node: Any, pipeline: Any, values: dict[str, Any], *, progress: Sta
     }
     try:
         with use_progress(progress):
-            artifact = node.method()(**kwargs, **{k: injected[k] for k in interface.injected})
-        if not isinstance(artifact, interface.output_type):
+            out = node.method()(**kwargs, **{k: injected[k] for k in interface.injected})
+        if not isinstance(out, interface.output_type):
             raise StageError(
                 node.name,
-                f"{node.kind} '{node.use}' returned {type(artifact).__name__}, "
+                f"{node.kind} '{node.use}' returned {type(out).__name__}, "
                 f"expected {interface.output_type.__name__}.",
             )
+        artifact = cast("Artifact", out)
         info = getattr(artifact, "info", None)
         if isinstance(info, dict):
             info.setdefault("stage", node.name)
@@ -155,8 +162,8 @@ def _timings(artifact: Any) -> dict[str, Any]:
 
 
 def execute(
-    pipeline: Any,
-    registry: Any,
+    pipeline: Pipeline,
+    registry: Registry,
     *,
     out: Path | None = None,
     runs_root: Path = Path("runs"),
@@ -194,11 +201,16 @@ def execute(
     rd.write_pipeline(pipeline.resolved())
     rd.write_manifest(manifest(pipeline, registry, argv))
     run = Run(rd.path, pipeline, pipeline.seed)
-    results = {"pipeline": pipeline.name, "seed": pipeline.seed, "stages": dict(old.get("stages", {}))}
+    results: dict[str, Any] = {
+        "pipeline": pipeline.name,
+        "seed": pipeline.seed,
+        "stages": dict(old.get("stages", {})),
+    }
     warnings = registry.call_hook("quadriga_run_start", run=run)
     values: dict[str, Any] = {}
     for name, node in pipeline.tasks.items():
-        node.component.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
+        task = cast("Task", node.component)
+        task.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
         values[name] = node.component
     artifacts: dict[str, Any] = {}
     error: BaseException | None = None

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
 
 __all__ = [
     "child_generator",
@@ -35,7 +39,7 @@ def derive_seed(root_seed: int, name: str) -> int:
     return int.from_bytes(digest[:8], "little") >> 1
 
 
-def make_generator(seed: int, device: str = "cpu") -> Any:
+def make_generator(seed: int, device: str = "cpu") -> torch.Generator:
     """A ``torch.Generator`` on ``device`` (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"mps"``), seeded.
 
     Raises:
@@ -74,21 +78,21 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def int_seed(generator: Any) -> int:
+def int_seed(generator: torch.Generator) -> int:
     """Draw a 31-bit integer seed from a ``torch.Generator`` (for numpy, gymnasium, scikit-learn)."""
     import torch
 
     return int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
 
 
-def numpy_rng(generator: Any) -> Any:
+def numpy_rng(generator: torch.Generator) -> np.random.Generator:
     """A ``numpy.random.Generator`` seeded from a ``torch.Generator`` (one draw from it)."""
     import numpy as np
 
     return np.random.default_rng(int_seed(generator))
 
 
-def child_generator(generator: Any, name: str) -> Any:
+def child_generator(generator: torch.Generator, name: str) -> torch.Generator:
     """An independent ``torch.Generator`` for one named stream of a stage (``"reference"``, ...).
 
     Derived from ``generator.initial_seed()`` and ``name`` (it does not consume ``generator``), on
@@ -98,7 +102,7 @@ def child_generator(generator: Any, name: str) -> Any:
     return make_generator(derive_seed(int(generator.initial_seed()), name), str(generator.device))
 
 
-def child_numpy_rng(generator: Any, name: str) -> Any:
+def child_numpy_rng(generator: torch.Generator, name: str) -> np.random.Generator:
     """A ``numpy.random.Generator`` for one named stream of a stage (see :func:`child_generator`)."""
     import numpy as np
 

@@ -65,10 +65,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from quadriga.artifacts import Estimate, Fitted, Metrics, Samples
+from quadriga.artifacts import Artifact, Samples, same_numbers
 from quadriga.components import build_component, component_config
 from quadriga.errors import ConfigError, StageError
-from quadriga.interfaces import INTERFACES, TASK_KINDS, Sampler, Target
+from quadriga.interfaces import INTERFACES, TASK_KINDS, Component, Sampler, Target, interface_of
 from quadriga.params import param
 from quadriga.registry import KINDS, PluginRegistrar, Registry
 
@@ -102,18 +102,8 @@ __all__ = [
 ]
 
 CHECKS = ("build", "config", "bad-params", "docstring", "run", "output", "determinism")
-#: the method of each kind (interfaces and tasks), when the class does not declare ``method``
-_METHOD = {
-    "sampler": "sample",
-    "learner": "fit",
-    "estimator": "estimate",
-    "evaluator": "evaluate",
-    "target": "log_prob",
-    "dataset": "split",
-    "environment": "make",
-}
-_INJECTED = {"self", "generator", "progress"}
-_TIMING = {"seconds", "wall_time", "elapsed", "time_s"}
+#: the method whose docstring counts for a task kind (tasks have no interface ``method``)
+_TASK_DOC_METHOD = {"target": "log_prob", "dataset": "split", "environment": "make"}
 #: docstring sections: a header (``Name:``) from the first set, or text matching the pattern.
 DOC_SECTIONS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "shapes": (
@@ -289,9 +279,13 @@ def _type_name(t: type | str) -> str:
     return t if isinstance(t, str) else t.__name__
 
 
-def _method_name(cls: type, kind: str) -> str:
-    method = getattr(cls, "method", None)
-    return method if isinstance(method, str) and method else _METHOD[kind]
+def _doc_method(cls: type, kind: str) -> str | None:
+    """The method whose docstring counts with the class's: the interface's, or a task kind's."""
+    if kind in TASK_KINDS:
+        return _TASK_DOC_METHOD.get(kind)
+    if kind in INTERFACES:
+        return interface_of(cls).method
+    return None
 
 
 def default_tasks(registry: Registry) -> dict[str, dict[str, Any]]:
@@ -328,8 +322,10 @@ def _wiring(cls: type, kind: str, registry: Registry, task: Mapping[str, Any] | 
         given_type = _type_name(TASK_KINDS[spec.kind].output_type)
     types = {k: tuple(_type_name(t) for t in v) for k, v in (getattr(cls, "input_types", {}) or {}).items()}
     wiring: dict[str, Any] = {}
-    for pname, p in inspect.signature(getattr(cls, _method_name(cls, kind))).parameters.items():
-        if pname in _INJECTED or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+    interface = interface_of(cls)
+    skipped = {"self", *interface.injected}
+    for pname, p in inspect.signature(getattr(cls, interface.method)).parameters.items():
+        if pname in skipped or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
             continue
         required = p.default is inspect.Parameter.empty
         if pname not in types and not required:
@@ -624,7 +620,7 @@ def check_output(case: ComponentCase) -> None:
     for arg, node in case.pipeline()["stage"]["checked"]["inputs"].items():
         if isinstance(node, str):
             inputs[arg] = result.artifacts[node] if node in result.artifacts else pipe.tasks[node].component
-    _fail(case, "output", _output_problems(case.kind, artifact, inputs))
+    _fail(case, "output", _output_problems(interface_of(case.cls), artifact, inputs))
 
 
 def check_determinism(case: ComponentCase) -> None:
@@ -638,8 +634,8 @@ def check_determinism(case: ComponentCase) -> None:
         raise CheckSkipped("tasks are checked by 'run'")
     first, second = case.ran(0)[0], case.ran(1)[0]
     a, b = first.artifacts["checked"], second.artifacts["checked"]
-    same = _same(first.results["stages"]["checked"], second.results["stages"]["checked"]) and _same(
-        _numbers(a), _numbers(b)
+    same = same_numbers(first.results["stages"]["checked"], second.results["stages"]["checked"]) and (
+        same_numbers(a.numbers(), b.numbers())
     )
     _fail(case, "determinism", [] if same else ["two runs with the same seed gave different results"])
 
@@ -830,8 +826,8 @@ def docstring_problems(cls: type, kind: str | None = None) -> list[str]:
     :data:`DOC_SECTIONS`); shapes and units may also be given inline (``Tensor[n, d]``, ``(nats)``).
     Docstrings of base classes up to the interface count.
     """
-    kind = kind or getattr(cls, "kind", "")
-    method = _method_name(cls, kind) if kind in _METHOD else None
+    kind = kind or str(getattr(cls, "kind", ""))
+    method = _doc_method(cls, kind)
     texts = []
     for klass in cls.__mro__:  # the class and its bases up to the interface: inherited docs count
         if klass in (*INTERFACES.values(), *TASK_KINDS.values()) or klass is object:
@@ -900,7 +896,7 @@ def _config_problems(registry: Registry, name: str, kind: str, obj: Any) -> list
         again = component_config(build_component(registry, name, config, kinds=(kind,)), registry)
     except Exception as exc:
         return [f"cannot be rebuilt from its own resolved parameters {config}: {exc}"]
-    return [] if _same(config, again) else [f"parameters change on a round trip: {config} -> {again}"]
+    return [] if same_numbers(config, again) else [f"parameters change on a round trip: {config} -> {again}"]
 
 
 def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any], seed: int) -> list[str]:
@@ -921,7 +917,7 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
                 return [f"dim is {d!r}, expected an int >= 1"]
             try:
                 xs = [t.sample(8, generator=make_generator(seed)) for t in (a, b)]
-                if not _same(xs[0], xs[1]):
+                if not same_numbers(xs[0], xs[1]):
                     return ["two prepared copies with the same seed give different exact samples"]
                 if tuple(xs[0].shape) != (8, d):
                     return [f"sample(8) has shape {tuple(xs[0].shape)}, expected (8, {d})"]
@@ -930,7 +926,7 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
             lp = a.log_prob(xs[0])
             if tuple(lp.shape) != (8,):
                 return [f"log_prob(Tensor[8, {d}]) has shape {tuple(lp.shape)}, expected (8,)"]
-            if not _same(lp, b.log_prob(xs[0])):
+            if not same_numbers(lp, b.log_prob(xs[0])):
                 return ["log_prob differs between two copies prepared with the same seed"]
             try:
                 sc = a.score(xs[0])
@@ -947,7 +943,7 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
                 return [f"split('train') X has shape {getattr(X, 'shape', None)}, expected [n, p]"]
             if y is not None and len(y) != len(X):
                 return [f"split('train') y has {len(y)} rows, X has {len(X)}"]
-            if not _same((X, y), b.split("train")):
+            if not same_numbers((X, y), b.split("train")):
                 return ["split('train') differs between two copies prepared with the same seed"]
         else:
             env = a.make()
@@ -961,113 +957,19 @@ def _task_problems(registry: Registry, name: str, kind: str, base: dict[str, Any
     return []
 
 
-def _output_problems(kind: str, art: Any, inputs: dict[str, Any]) -> list[str]:
-    import torch
+def _output_problems(interface: type[Component], art: Any, inputs: dict[str, Any]) -> list[str]:
+    """What is wrong with a stage's artifact (empty when nothing is).
 
-    types: dict[str, type[Samples | Fitted | Estimate | Metrics]] = {
-        "sampler": Samples,
-        "learner": Fitted,
-        "estimator": Estimate,
-        "evaluator": Metrics,
-    }
-    expected = types[kind]
-    if not isinstance(art, expected):
+    Its type against the interface's ``output_type``, then the artifact's own
+    :meth:`~quadriga.artifacts.Artifact.problems`, and for ``Samples`` the dimension its input declares.
+    """
+    expected = interface.output_type
+    if not isinstance(art, expected) or not isinstance(art, Artifact):
         return [f"returned {type(art).__name__}, expected {expected.__name__}"]
-    out: list[str] = []
-    if not isinstance(art.info, dict) or not all(isinstance(k, str) for k in art.info):
-        out.append("info must be a dict with string keys")
-    if isinstance(art, Samples):
-        if not isinstance(art.x, torch.Tensor) or art.x.ndim != 2 or art.x.shape[0] < 1:
-            return [
-                *out,
-                f"Samples.x must be a Tensor[n, d] with n >= 1, got {type(art.x).__name__} "
-                f"{tuple(getattr(art.x, 'shape', ()))}",
-            ]
-        n, d = art.x.shape
+    out = list(art.problems())
+    if isinstance(art, Samples) and len(tuple(getattr(art.x, "shape", ()))) == 2:
         source = next(iter(inputs.values()), None)
         want = getattr(source, "dim", None)
-        if want is not None and int(want) != d:
-            out.append(f"Samples.x has d = {d}, its input has dim {int(want)}")
-        if art.log_weights is not None and tuple(art.log_weights.shape) != (n,):
-            out.append(f"log_weights has shape {tuple(art.log_weights.shape)}, expected ({n},)")
-        if art.chains is not None:
-            c = art.chains
-            if c.ndim != 3 or c.shape[2] != d or c.shape[0] * c.shape[1] != n:
-                out.append(
-                    f"chains has shape {tuple(c.shape)}, expected (num_chains, n / num_chains, {d}) "
-                    f"with n = {n}"
-                )
-            elif not torch.equal(c.reshape(n, d), art.x):
-                out.append("chains is not the chain-major view of x (chains.reshape(n, d) != x)")
-    elif isinstance(art, Estimate):
-        value = art.value
-        if not isinstance(value, (int, float)) and not hasattr(value, "shape"):
-            out.append(f"Estimate.value must be a number or a tensor/array, got {type(value).__name__}")
-        elif (
-            art.stderr is not None
-            and hasattr(value, "shape")
-            and tuple(getattr(art.stderr, "shape", ())) != tuple(value.shape)
-        ):
-            out.append(
-                f"stderr has shape {tuple(getattr(art.stderr, 'shape', ()))}, value {tuple(value.shape)}"
-            )
-        if art.interval is not None and len(art.interval) != 2:
-            out.append("interval must be a (low, high) pair")
-    elif isinstance(art, Metrics):
-        from matplotlib.figure import Figure
-
-        for key, value in art.values.items():
-            if isinstance(value, bool) or (
-                not isinstance(value, (int, float))
-                and not (hasattr(value, "item") and getattr(value, "ndim", 1) == 0)
-            ):
-                out.append(f"values['{key}'] is {type(value).__name__}, expected a float")
-        for key, fig in art.figures.items():
-            if not isinstance(fig, Figure):
-                out.append(f"figures['{key}'] is {type(fig).__name__}, expected a matplotlib.figure.Figure")
-        for key, rows in art.tables.items():
-            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-                out.append(f"tables['{key}'] must be a list of row dicts")
-        if not art.values and not art.figures and not art.tables:
-            out.append("Metrics is empty")
-    elif isinstance(art, Fitted):
-        for key, value in art.history.items():
-            if not isinstance(value, list):
-                out.append(f"history['{key}'] is {type(value).__name__}, expected a list")
+        if want is not None and int(want) != art.dim:
+            out.append(f"Samples.x has d = {art.dim}, its input has dim {int(want)}")
     return out
-
-
-def _numbers(art: Any) -> Any:
-    """The numbers of an artifact for comparing two runs (timings left out)."""
-    if isinstance(art, Samples):
-        return (art.x, art.log_weights, art.chains)
-    if isinstance(art, Estimate):
-        return (art.value, art.stderr, art.interval)
-    if isinstance(art, Metrics):
-        return (art.values, art.tables)
-    if isinstance(art, Fitted):
-        state = art.model.state_dict() if hasattr(art.model, "state_dict") else None
-        return (art.history, {k: v for k, v in art.info.items() if k not in _TIMING}, state)
-    return None
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Exact equality of nested numbers, tensors and arrays (NaN equals NaN)."""
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a if k not in _TIMING)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "tolist"):
-        import numpy as np
-
-        if tuple(a.shape) != tuple(b.shape):
-            return False
-        an = a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a)
-        bn = b.detach().cpu().numpy() if hasattr(b, "detach") else np.asarray(b)
-        return bool(np.array_equal(an, bn, equal_nan=an.dtype.kind in "fc"))
-    if isinstance(a, float) and isinstance(b, float):
-        return a == b or (math.isnan(a) and math.isnan(b))
-    try:
-        return bool(a == b)
-    except Exception:
-        return False

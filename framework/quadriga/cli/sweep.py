@@ -65,14 +65,19 @@ def print_summary(
 ) -> None:
     """Print the grouped summary (one row per grid point, stage and metric) as a rich table.
 
+    Each row states ``n`` (the values pooled, one per seed or run), the mean, its standard error
+    and the interval with the way it was computed (``ci_method``, e.g. ``"BCa, 95%"``).
+
     Args:
         console: where to print.
-        summary: rows of :func:`quadriga.summary.aggregate` (``mean``, ``stderr``, ``ci_low``, ...).
+        summary: rows of :func:`quadriga.summary.aggregate` (``n``, ``mean``, ``stderr``, ``ci_low``,
+            ``ci_high``, ``ci_method``, ...).
         keys: the grid keys (one column each, named by the key's last part).
         metric: only rows whose metric name contains this text.
     """
-    table = Table(title="summary (mean over seeds, standard error, bootstrap 95% interval)")
-    for col in [*[k.split(".")[-1] for k in keys], "stage", "metric", "n", "mean", "s.e.", "95% interval"]:
+    table = Table(title="summary (per row: n values over seeds, their mean, standard error and interval)")
+    grid = [k.split(".")[-1] for k in keys]
+    for col in [*grid, "stage", "metric", "n", "mean", "s.e.", "interval", "method"]:
         table.add_column(col, overflow="fold")
     for e in summary:
         if metric and metric not in e["metric"]:
@@ -85,6 +90,7 @@ def print_summary(
             f"{e['mean']:.4g}",
             f"{e['stderr']:.2g}",
             f"[{e['ci_low']:.4g}, {e['ci_high']:.4g}]",
+            escape(str(e.get("ci_method", "not recorded"))),
         )
     console.print(table)
 

@@ -58,7 +58,7 @@ def test_bootstrap_interval_covers_mean_and_is_reproducible():
 
 
 def test_unknown_baseline_and_bad_subject():
-    with pytest.raises(ConfigError, match="baseline 'grpoo'.*Did you mean 'grpo'"):
+    with pytest.raises(ConfigError, match=r"baseline 'grpoo'.*Did you mean 'grpo'"):
         TrainingCurves(baseline="grpoo").evaluate(
             {"grpo-s0": _fitted("grpo", [0.1, 0.2])}, generator=torch.Generator().manual_seed(0)
         )

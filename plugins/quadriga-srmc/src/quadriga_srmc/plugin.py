@@ -46,7 +46,9 @@ def quadriga_register(registry):
     registry.add_claim(
         "srmc-variance-reduction",
         f"{_P}.claims:variance_reduction",
-        summary="SR-MALA's MSE of the mean is below MALA's on the 20-D Gaussian (rho=0.9), tuned and paper step",
+        summary=(
+            "SR-MALA's MSE of the mean is below MALA's on the 20-D Gaussian (rho=0.9), tuned and paper step"
+        ),
         paper=f"{_PAPER}, Fig. 2",
     )
     registry.add_claim(

@@ -95,7 +95,7 @@ def _figure(summary: list[dict[str, Any]], path: Path) -> None:
 
     fig = Figure(figsize=(6, 4.5))
     ax = fig.add_subplot()
-    for preset, marker in zip(PRESETS, ("o", "s")):
+    for preset, marker in zip(PRESETS, ("o", "s"), strict=True):
         rows = [r for r in summary if r["preset"] == preset]
         mem = [r["retained"] for r in rows]
         ax.errorbar(
