@@ -325,7 +325,7 @@ def _config(obj: Any, registry: Any, names: Mapping[int, str]) -> dict[str, Any]
             name = names.get(id(value)) or _registered_name(registry, value)
             if name is not None:
                 out["use"] = name
-            for f in attrs.fields(type(value)):
+            for f in attrs.fields(type(value)):  # type: ignore[arg-type]  # attrs.has checked above
                 if f.init and not f.name.startswith("_"):
                     out[f.name] = unstructure(getattr(value, f.name))
             return out

@@ -129,6 +129,7 @@ class ResumePlan:
     rerun: list[str]
 
     def __iter__(self) -> Any:
+        """``reloaded, rerun = plan`` unpacks the two lists."""
         return iter((self.reloaded, self.rerun))
 
 
@@ -268,7 +269,8 @@ class RunDir:
         Raises:
             QuadrigaError: the saved artifact is of another type.
         """
-        return output_type.load(self.stage_dir(stage))
+        loader: Any = output_type
+        return loader.load(self.stage_dir(stage))
 
     def save_figures(self, stage: str, artifact: Any) -> list[str]:
         """Save ``artifact.figures`` as ``<stage>-<name>.png``; return the file names."""

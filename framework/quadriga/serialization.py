@@ -36,8 +36,10 @@ def is_timing(key: str) -> bool:
 
 
 def jsonable(value: Any) -> Any:
-    """A JSON-ready copy for ``results.json``: tensors of up to 64 elements as lists, larger ones as
-    ``"<array shape (...)>"``, NaN and inf as strings. (Saving for resume is lossless: see ``save``.)
+    """A JSON-ready copy for ``results.json``.
+
+    Tensors of up to 64 elements become lists, larger ones ``"<array shape (...)>"``, NaN and inf
+    strings. (Saving for resume is lossless: see ``save``.)
     """
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
@@ -170,7 +172,8 @@ def decode(value: Any, tensors: Mapping[str, Any]) -> Any:
 
 def subclasses(cls: type) -> list[type]:
     """``cls`` and all its subclasses, depth first."""
-    out = [cls]
+    out: list[type] = [cls]
+    sub: type
     for sub in cls.__subclasses__():
         out.extend(subclasses(sub))
     return out

@@ -12,7 +12,7 @@ Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import torch
@@ -20,7 +20,7 @@ import torch
 from quadriga import param
 from quadriga.artifacts import Estimate, Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Estimator, Evaluator, named
+from quadriga.interfaces import Dataset, Estimator, Evaluator, Target, named
 from quadriga.seeding import child_generator, derive_seed, make_generator
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
@@ -174,7 +174,7 @@ class StreamSWEstimator(Estimator):
     per direction) and the estimator SW_p^p ~ (1/L) sum_l W_p^p(sketch_l(mu), sketch_l(nu)).
     """
 
-    input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     k: int = param(200, doc="KLL parameter k (each sketch keeps about 3k + log2(n/k) items)", validator=_k)
@@ -229,7 +229,7 @@ class SubsampleSWEstimator(Estimator):
     is the m points with the smallest i.i.d. uniform keys (a reservoir sample).
     """
 
-    input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     num_retained: Any = param(None, doc="points m kept per stream (or give match_k)", validator=_opt_seed)
@@ -292,7 +292,7 @@ class ExactSWEstimator(Estimator):
     POT (Flamary et al., JMLR 2021), ``ot.sliced_wasserstein_distance``.
     """
 
-    input_types = {"data": ("Samples", "Dataset"), "target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
@@ -345,7 +345,10 @@ class StreamSWEvaluator(Evaluator):
     sketch-based SW_p estimator.
     """
 
-    input_types = {"subject": ("Samples",), "reference": ("Samples", "Target")}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "subject": (Samples,),
+        "reference": (Samples, Target),
+    }
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     k: int = param(200, doc="KLL parameter k", validator=_k)
@@ -419,7 +422,7 @@ class RelativeError(Evaluator):
     vary_k and vary_n experiments).
     """
 
-    input_types = {"subject": ("Estimate",), "reference": ("Estimate",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Estimate,), "reference": (Estimate,)}
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compare each subject's value with the reference's."""

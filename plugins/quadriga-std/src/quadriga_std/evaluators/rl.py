@@ -11,13 +11,15 @@ two groups, never pooled because they share a component.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from quadriga import Evaluator, Metrics, named, param
+from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
 from quadriga.expansion import replicate_groups
+from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
 
 __all__ = ["EpisodeReturn", "QOverestimation", "ReturnCurve", "discounted_returns", "greedy_episodes"]
@@ -127,7 +129,7 @@ def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
 
     fig = Figure(figsize=(5, 3.5))
     ax = fig.add_subplot()
-    for i, (comp, vals) in enumerate(groups.items()):
+    for i, vals in enumerate(groups.values()):
         ax.bar(i, _mean(vals), yerr=_stderr(vals), alpha=0.6, capsize=4)
         ax.scatter([i] * len(vals), vals, color="k", s=12, zorder=3)
     ax.set_xticks(range(len(groups)), list(groups))
@@ -179,7 +181,7 @@ class EpisodeReturn(Evaluator):
     Source: the standard greedy-policy evaluation of DQN (Mnih et al. 2015, Methods, "Evaluation procedure").
     """
 
-    input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
     num_episodes: int = param(10, doc="greedy evaluation episodes per subject", validator=_pos)
 
@@ -246,7 +248,7 @@ class ReturnCurve(Evaluator):
     target rules (e.g. Hendawy et al. 2025, MINTO, arXiv 2510.02590).
     """
 
-    input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
     num_points: int = param(100, doc="grid points on the env-step axis", validator=_pos)
     smoothing_episodes: int = param(10, doc="episodes averaged at each grid point", validator=_pos)
@@ -330,7 +332,8 @@ class QOverestimation(Evaluator):
     gamma^k < 0.01), whose states are not scored. Values: ``<stage>/q_overestimation`` (mean of
     Q - G, return units), ``<stage>/q_overestimation_stderr`` (over episodes' means),
     ``<stage>/q_mean``, ``<stage>/mc_return_mean``; per configuration with several replicates
-    ``<component>/q_overestimation_mean`` / ``_stderr`` (over seeds). Table and bar figure ``q_overestimation``.
+    ``<component>/q_overestimation_mean`` / ``_stderr`` (over seeds). Table and bar figure
+    ``q_overestimation``.
 
     Shapes:
         Q-networks map ``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``; every value is a scalar
@@ -346,7 +349,7 @@ class QOverestimation(Evaluator):
     estimated values against the discounted returns actually obtained.
     """
 
-    input_types = {"subject": ("Fitted",), "reference": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
     num_episodes: int = param(5, doc="greedy episodes per subject", validator=_pos)
     gamma: float | None = param(None, doc="discount; None uses the subject's info['gamma'] (else 0.99)")
@@ -367,13 +370,7 @@ class QOverestimation(Evaluator):
             tail = (
                 self.tail_steps
                 if self.tail_steps is not None
-                else (
-                    0
-                    if gamma == 0
-                    else int(math.ceil(math.log(0.01) / math.log(gamma)))
-                    if gamma < 1
-                    else 1000
-                )
+                else (0 if gamma == 0 else math.ceil(math.log(0.01) / math.log(gamma)) if gamma < 1 else 1000)
             )
             eps = greedy_episodes(
                 _q_network(name, art),
