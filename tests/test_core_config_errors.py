@@ -48,3 +48,30 @@ def test_the_good_fixture_runs(plugin_path):
     proc = run_cli(["run", str(BAD / "good.toml"), "--out", str(plugin_path / "out")], site=plugin_path)
     assert proc.returncode == 0, proc.stderr
     assert (plugin_path / "out" / "results.json").is_file()
+
+
+def test_input_types_given_as_strings_are_a_config_error_naming_the_class_and_the_fix(registry, monkeypatch):
+    from quadriga_toy.components import ToyMeanError
+
+    from quadriga.api import check
+    from quadriga.errors import ConfigError
+
+    monkeypatch.setattr(ToyMeanError, "input_types", {"subject": ("Samples",), "reference": ("Target",)})
+    data = {
+        "pipeline": {"name": "strings", "seed": 0},
+        "task": {"normal": {"use": "toy-normal", "dimension": 2}},
+        "stage": {
+            "draw": {"use": "toy-iid", "inputs": {"target": "normal"}},
+            "check": {
+                "use": "toy-mean",
+                "kind": "evaluator",
+                "inputs": {"subject": "draw", "reference": "normal"},
+            },
+        },
+    }
+    with pytest.raises(ConfigError) as info:
+        check(data, registry=registry)
+    message = str(info.value)
+    assert "quadriga_toy.components.ToyMeanError.input_types['subject']" in message
+    assert "from quadriga.artifacts import Samples" in message
+    assert '{"subject": (Samples,)}' in message

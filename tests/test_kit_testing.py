@@ -10,7 +10,7 @@ from quadriga.testing import CheckInputsUnavailable, ComponentCheckError, check_
 BAD = '''
 import attrs, torch
 import quadriga
-from quadriga import Estimate, Estimator, Evaluator, Metrics, Sampler, Samples, param
+from quadriga import Estimate, Estimator, Evaluator, Fitted, Metrics, Sampler, Samples, Target, param
 
 DOC = """A test component.
 
@@ -75,7 +75,7 @@ class Undocumented(Sampler):
 @attrs.define(kw_only=True)
 class NeedsFitted(Evaluator):
     __doc__ = DOC
-    input_types = {"subject": ("Fitted",)}
+    input_types = {"subject": (Fitted,)}
 
     def evaluate(self, subject, reference=None, *, generator):
         return Metrics(values={"x": 1.0})
@@ -84,7 +84,7 @@ class NeedsFitted(Evaluator):
 @attrs.define(kw_only=True)
 class WrongMetrics(Evaluator):
     __doc__ = DOC
-    input_types = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types = {"subject": (Samples,), "reference": (Target,)}
 
     def evaluate(self, subject, reference=None, *, generator):
         return Metrics(values={"ok": 1.0, "bad": "high"})
@@ -93,7 +93,7 @@ class WrongMetrics(Evaluator):
 @attrs.define(kw_only=True)
 class EveryOther(Sampler):
     __doc__ = DOC
-    input_types = {"target": ("Samples",)}
+    input_types = {"target": (Samples,)}
 
     def sample(self, target, *, generator):
         return Samples(x=target.x[::2])

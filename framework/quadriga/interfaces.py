@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from quadriga.artifacts import Artifact, Estimate, Fitted, Metrics, Samples
+from quadriga.artifacts import Estimate, Fitted, Metrics, Samples
+from quadriga.errors import ConfigError
 
 if TYPE_CHECKING:
     import torch
@@ -262,9 +263,6 @@ Evaluator.input_types = {
 }
 
 _BASES = (*INTERFACES.values(), *TASK_KINDS.values())
-_BY_NAME: dict[str, type] = {
-    c.__name__: c for c in (Artifact, Samples, Fitted, Estimate, Metrics, Task, *TASK_KINDS.values())
-}
 
 
 def interface_of(cls: type) -> type[Component]:
@@ -285,22 +283,30 @@ def interface_of(cls: type) -> type[Component]:
 def accepted_types(cls: type, argument: str) -> tuple[type, ...] | None:
     """The classes ``cls.input_types`` accepts for ``argument`` (``None``: anything).
 
-    Names (``"Samples"``, the form before classes were required) are resolved to the core classes.
-
     Raises:
-        TypeError: a name that is not a core artifact or task class.
+        ConfigError: an entry that is not a class, e.g. the name ``"Samples"`` (the form before
+            classes were required); the message names the class, the input and the fix.
     """
     accepted = dict(getattr(cls, "input_types", {}) or {}).get(argument)
     if not accepted:
         return None
-    out = []
+    if isinstance(accepted, (str, type)):
+        accepted = (accepted,)
     for t in accepted:
-        if isinstance(t, str):
-            if t not in _BY_NAME:
-                raise TypeError(f"{cls.__name__}.input_types['{argument}'] names unknown type '{t}'")
-            t = _BY_NAME[t]
-        out.append(t)
-    return tuple(out)
+        if not isinstance(t, type):
+            name = t if isinstance(t, str) else type(t).__name__
+            module = (
+                "quadriga.interfaces"
+                if name in ("Target", "Dataset", "Environment")
+                else "quadriga.artifacts"
+            )
+            raise ConfigError(
+                f"{cls.__module__}.{cls.__qualname__}.input_types['{argument}'] holds {t!r}, not a class. "
+                f"Input types are classes: write `from {module} import {name}` and "
+                f'input_types = {{"{argument}": ({name},)}}.',
+                key=f"input_types.{argument}",
+            )
+    return tuple(accepted)
 
 
 def named(value: Any, default_name: str = "subject") -> dict[str, Any]:

@@ -24,7 +24,7 @@ import attrs
 from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
 from quadriga.expansion import EXPANDED_RE, expand_sections
-from quadriga.interfaces import INTERFACES, TASK_KINDS, interface_of
+from quadriga.interfaces import INTERFACES, TASK_KINDS, Component, interface_of
 from quadriga.pipeline_checks import check_inputs, topological_order
 from quadriga.pipeline_source import TOP as _TOP
 from quadriga.pipeline_source import apply_overrides, parse_override, read_source

@@ -7,11 +7,19 @@ A run writes ``runs/<pipeline>/<UTC timestamp>/`` (or ``--out DIR``):
   version, the root seed and every derived task and stage seed, the command line;
 - ``status.json``: a :class:`RunStatus` (``running``/``finished``/``failed``/``interrupted``,
   per-stage :class:`StageStatus` with seconds and timings, the error);
-- ``results.json``: the :meth:`~quadriga.artifacts.Artifact.summary` of every finished stage,
-  rewritten after each stage (no wall-clock figures: two identical runs give identical files);
+- ``results.json``: the :meth:`~quadriga.artifacts.Artifact.summary` of every finished stage
+  (no wall-clock figures: two identical runs give identical files);
 - ``metrics.jsonl``: records streamed by long stages (``progress.log``);
 - ``<stage>-<figure>.png`` and ``stages/<stage>/artifact.pt`` (see
   :meth:`~quadriga.artifacts.Artifact.save`) for ``--resume``; ``error.txt`` on failure.
+
+Each finished stage also writes ``stages/<stage>/record.json`` (its :class:`StageStatus` and
+summary), a constant cost per stage. ``status.json`` and ``results.json`` hold every stage, so
+rewriting them after each stage would make a run quadratic in its number of stages: :meth:`RunDir.sync`
+rewrites them at most every :data:`SYNC_SECONDS` (and never spending more than a tenth of the run
+on it), and always at the start, at the end, on failure and on Ctrl-C. After a hard kill they may
+lag by that long; :meth:`RunDir.read_status` and :meth:`RunDir.read_results` merge the stage
+records back in, so every finished stage is still on disk and ``--resume`` reloads it.
 
 Stage directories are named by :func:`~quadriga.fileio.stage_dir_name` (distinct names,
 distinct directories); nothing is written through a symbolic link inside the directory.
@@ -22,6 +30,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Iterator
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,9 +50,14 @@ from quadriga.fileio import (
 if TYPE_CHECKING:
     from quadriga.artifacts import Artifact
 
-__all__ = ["ResumePlan", "RunDir", "RunStatus", "StageStatus", "new_run_dir"]
+__all__ = ["SYNC_SECONDS", "ResumePlan", "RunDir", "RunStatus", "StageStatus", "new_run_dir"]
 
 STATES = ("running", "finished", "failed", "interrupted")
+
+#: the longest ``status.json`` and ``results.json`` lag behind the stages during a run (seconds)
+SYNC_SECONDS = 1.0
+#: the file beside a finished stage's artifact holding its status and summary
+RECORD = "record.json"
 
 
 @attrs.define
@@ -160,6 +174,8 @@ class RunDir:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._synced_at: float | None = None
+        self._sync_cost = 0.0
 
     @classmethod
     def create(cls, out: Path | None, runs_root: Path, pipeline_name: str) -> RunDir:
@@ -216,21 +232,90 @@ class RunDir:
         except (OSError, ValueError):
             return {}
 
+    def _records(self) -> list[dict[str, Any]]:
+        """The ``record.json`` of every finished stage (unreadable ones skipped)."""
+        root = self.path / "stages"
+        if not root.is_dir():
+            return []
+        out = []
+        for path in sorted(root.glob(f"*/{RECORD}")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and isinstance(data.get("stage"), str):
+                out.append(data)
+        return out
+
     def read_status(self) -> RunStatus:
-        """The :class:`RunStatus` in ``status.json`` (an empty one when there is none)."""
-        return RunStatus.from_json(self._read_json("status.json"))
+        """The :class:`RunStatus` in ``status.json`` (an empty one when there is none).
+
+        Stages whose ``record.json`` says finished but ``status.json`` does not (it lags by up to
+        :data:`SYNC_SECONDS` after a hard kill) are read from their record.
+        """
+        status = RunStatus.from_json(self._read_json("status.json"))
+        for rec in self._records():
+            known = status.stages.get(rec["stage"])
+            if known is None or known.status != "finished":
+                status.stages[rec["stage"]] = StageStatus.from_json(rec.get("status", {}))
+        return status
 
     def write_status(self, status: RunStatus) -> None:
         """Atomically rewrite ``status.json``."""
         atomic_write_json(self._file("status.json"), status.to_json())
 
     def read_results(self) -> dict[str, Any]:
-        """``results.json`` as a dict (empty when there is none)."""
-        return self._read_json("results.json")
+        """``results.json`` as a dict (empty when there is none).
+
+        Summaries of finished stages it lacks (it lags after a hard kill) are read from their
+        ``record.json``.
+        """
+        results = self._read_json("results.json")
+        records = self._records()
+        if records:
+            stages = results.setdefault("stages", {})
+            for rec in records:
+                if rec["stage"] not in stages and isinstance(rec.get("summary"), dict):
+                    stages[rec["stage"]] = rec["summary"]
+        return results
 
     def write_results(self, results: dict[str, Any]) -> None:
         """Atomically rewrite ``results.json``."""
         atomic_write_json(self._file("results.json"), results)
+
+    def sync(self, status: RunStatus, results: dict[str, Any], *, force: bool = False) -> bool:
+        """Rewrite ``status.json`` and ``results.json`` when due; return whether they were written.
+
+        Due when ``force`` is given, on the first call, or once :data:`SYNC_SECONDS` have passed
+        since the last write and at least ten times as long as that write took (so the rewrites,
+        whose cost grows with the number of stages, take at most a tenth of the run: its cost
+        stays linear in the number of stages). The stage records (:meth:`write_stage_record`)
+        hold what a skipped rewrite would have added.
+        """
+        now = time.perf_counter()
+        if not force and self._synced_at is not None:
+            if now - self._synced_at < max(SYNC_SECONDS, 10 * self._sync_cost):
+                return False
+        self.write_results(results)
+        self.write_status(status)
+        self._synced_at = time.perf_counter()
+        self._sync_cost = self._synced_at - now
+        return True
+
+    def write_stage_record(self, stage: str, status: StageStatus, summary: dict[str, Any]) -> None:
+        """Atomically write ``stages/<stage>/record.json``: the finished stage's status and summary."""
+        directory = self.stage_dir(stage)
+        directory.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(
+            self._file(f"stages/{stage_dir_name(stage)}/{RECORD}"),
+            {"stage": stage, "status": status.to_json(), "summary": summary},
+        )
+
+    def clear_stage_record(self, stage: str) -> None:
+        """Remove a stage's ``record.json`` before it runs again (a rerun that fails leaves none)."""
+        path = self.stage_dir(stage) / RECORD
+        refuse_symlinks(path, self.path)
+        path.unlink(missing_ok=True)
 
     def read_manifest(self) -> dict[str, Any]:
         """``manifest.json`` as a dict (empty when there is none)."""
@@ -273,7 +358,8 @@ class RunDir:
         Raises:
             QuadrigaError: the saved artifact is of another type.
         """
-        return output_type.load(self.stage_dir(stage))
+        loader: Any = output_type
+        return loader.load(self.stage_dir(stage))
 
     def save_figures(self, stage: str, artifact: Any) -> list[str]:
         """Save ``artifact.figures`` as ``<stage>-<name>.png``; return the file names."""

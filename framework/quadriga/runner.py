@@ -4,8 +4,11 @@ Each stage gets a ``torch.Generator`` seeded from the root seed and its
 :attr:`~quadriga.pipeline.Node.seed_key` on the stage's device; the core calls the one
 method its interface declares (``node.interface.method``) with the stage's inputs and the
 arguments the interface injects (``generator``, and ``progress`` for learners). The artifact is
-checked (:meth:`~quadriga.artifacts.Artifact.non_finite`), saved, summarised into
-``results.json``; a crash or Ctrl-C in stage k leaves stages 1..k-1 complete on disk.
+checked (:meth:`~quadriga.artifacts.Artifact.non_finite`), saved with its record (status and
+summary, :meth:`~quadriga.rundir.RunDir.write_stage_record`); ``status.json`` and ``results.json``
+are rewritten by :meth:`~quadriga.rundir.RunDir.sync` (at most about once a second, and always at
+the end), so the cost per stage does not grow with the number of stages. A crash or Ctrl-C in
+stage k leaves stages 1..k-1 complete on disk.
 """
 
 from __future__ import annotations
@@ -214,17 +217,18 @@ def execute(
         values[name] = node.component
     artifacts: dict[str, Any] = {}
     error: BaseException | None = None
-    rd.write_status(run.record)
+    rd.sync(run.record, results, force=True)
     try:
         for name, node in pipeline.stages.items():
             loaded = rd.load_artifact(name, node.output_type) if name in reload else None
             if loaded is not None:
                 values[name] = artifacts[name] = loaded
                 run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
-                rd.write_status(run.record)
+                rd.sync(run.record, results)
                 continue
             run.record.stages[name] = StageStatus("running", node.use, node.kind)
-            rd.write_status(run.record)
+            rd.clear_stage_record(name)
+            rd.sync(run.record, results)
             start = time.perf_counter()
             with display(name) if display is not None else contextlib.nullcontext() as on_update:
                 progress = StageProgress(name, on_log=rd.append_metrics, on_update=on_update)
@@ -235,11 +239,11 @@ def execute(
             summary.update(component=node.use, kind=node.kind, figures=rd.save_figures(name, artifact))
             resumable = rd.save_artifact(name, artifact)
             results["stages"][name] = summary
-            rd.write_results(results)
             run.record.stages[name] = StageStatus(
                 "finished", node.use, node.kind, round(seconds, 3), resumable, timings=_timings(artifact)
             )
-            rd.write_status(run.record)
+            rd.write_stage_record(name, run.record.stages[name], summary)
+            rd.sync(run.record, results)
             warnings += registry.call_hook(
                 "quadriga_stage_end", run=run, stage=name, artifact=artifact, seconds=seconds
             )
@@ -248,7 +252,8 @@ def execute(
         run.record.status, error = "interrupted", exc
         exc.run_dir = rd.path  # type: ignore[attr-defined]
         run.record.mark_running_as("interrupted")
-        rd.write_status(run.record)
+        results["status"] = run.status
+        rd.sync(run.record, results, force=True)
         warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=exc)
         raise
     except (QuadrigaError, Exception) as exc:
@@ -256,8 +261,9 @@ def execute(
         run.record.error = f"{type(exc).__name__}: {exc}"
         run.record.mark_running_as("failed", exc)
         rd.write_error(getattr(exc, "details", None) or traceback.format_exc())
+    order = {n: i for i, n in enumerate(pipeline.stages)}  # pipeline order, also for merged records
+    results["stages"] = dict(sorted(results["stages"].items(), key=lambda kv: order.get(kv[0], len(order))))
     results["status"] = run.status
-    rd.write_results(results)
-    rd.write_status(run.record)
+    rd.sync(run.record, results, force=True)
     warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
     return RunResult(rd.path, run.status, artifacts, results, error, warnings)

@@ -21,13 +21,11 @@ SETUP = {
                     "inputs": {"data": "streams"},
                     "k": 20,
                     "num_projections": 10,
-                    "projection_seed": 0,
                 },
                 "exact": {
                     "use": "exact-sw",
                     "inputs": {"data": "streams"},
                     "num_projections": 10,
-                    "projection_seed": 0,
                 },
             },
             "inputs": {"subject": "sketch", "reference": "exact"},

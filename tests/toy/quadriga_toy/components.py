@@ -114,7 +114,7 @@ class ToyWrap(Sampler):
 class ToyMean(Estimator):
     """Mean of coordinate 0 with its standard error."""
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples,)}
 
     def estimate(self, data, *, generator):
         """Sample mean and standard error of ``data.x[:, 0]``."""
@@ -126,7 +126,7 @@ class ToyMean(Estimator):
 class ToyMeanError(Evaluator):
     """Absolute error of the sample mean of coordinate 0 against the target mean."""
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
     plot: bool = param(False, doc="also make a figure")
 
     def evaluate(self, subject, reference=None, *, generator):
@@ -149,7 +149,7 @@ class ToyMeanError(Evaluator):
 class ToyCounter(Learner):
     """Logs ``loss = 1/(step+1)`` for ``num_steps`` steps; ``nan_at`` logs NaN at that step."""
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Target,)}
     num_steps: int = param(10, doc="steps", validator=attrs.validators.ge(1))
     nan_at: int = param(-1, doc="step at which to log NaN (-1: never)")
 

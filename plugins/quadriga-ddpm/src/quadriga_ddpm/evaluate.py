@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 import attrs
 
 from quadriga import named, param
-from quadriga.artifacts import Metrics
+from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator
+from quadriga.interfaces import Evaluator, Target
 
 __all__ = ["MIXTURE_API", "MixtureDiagnostics"]
 
@@ -87,7 +87,7 @@ class MixtureDiagnostics(Evaluator):
     recursion of Ho et al. 2020, Alg. 2) and its decay in T.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
 
     figure_metric: str = param(
         "direction_w1",

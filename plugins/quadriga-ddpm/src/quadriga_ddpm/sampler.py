@@ -28,9 +28,9 @@ import attrs
 import torch
 
 from quadriga import param
-from quadriga.artifacts import Samples
+from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Sampler
+from quadriga.interfaces import Sampler, Target
 from quadriga.progress import current_progress
 from quadriga_ddpm.schedules import SCHEDULES, alpha_bars, make_betas
 from quadriga_ddpm.score_models import as_score_model
@@ -123,7 +123,7 @@ def _check_num_steps(instance: Any, attribute: Any, value: int) -> None:
 class _Chain(Sampler):
     """Shared fields and ``sample`` of :class:`DDPM` and :class:`DDIM`."""
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Target", "Fitted")}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Target, Fitted)}
     _method = "ddpm"
 
     num_steps: int = param(

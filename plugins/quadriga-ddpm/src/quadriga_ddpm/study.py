@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from quadriga.seeding import derive_seed, make_generator
+from quadriga.seeding import child_generator
 from quadriga_ddpm.gaussian_exact import kl_isotropic, output_law, tv_isotropic
 from quadriga_ddpm.metrics import METRICS, loglog_fit, mixture_metrics
 from quadriga_ddpm.sampler import DDPM
@@ -78,7 +78,7 @@ def sampled_rows(
     steps: Iterable[int],
     n: int,
     *,
-    seed: int = 0,
+    generator: Any,
     dtype: str = "float32",
     schedules: Iterable[str] = SCHEDULES,
     on_cell: Callable[[str], None] | None = None,
@@ -87,7 +87,10 @@ def sampled_rows(
 
     Args:
         sigmas, ks, dims, steps: the grid; n: samples per cell.
-        seed: root seed; the means depend on (seed, d, K) only, so they are shared across sigma.
+        generator: a ``torch.Generator``; every cell draws from its own named stream of it
+            (:func:`quadriga.seeding.child_generator`), so cells do not depend on the order they run
+            in. The means depend on (generator seed, d, K) only, so they are shared across sigma.
+            (``make_generator(s)`` reproduces the former ``seed = s`` exactly.)
         dtype: the chains' float type.
         on_cell: optional callback with a short description after each cell (progress).
 
@@ -99,14 +102,12 @@ def sampled_rows(
         for d in dims:
             for sigma in sigmas:
                 target = SphereMixture(dim=d, num_components=k, scale=sigma)
-                target.prepare(generator=make_generator(derive_seed(seed, f"means/{d}/{k}")))
-                exact = target.sample(
-                    n, generator=make_generator(derive_seed(seed, f"exact/{d}/{k}/{sigma}"))
-                )
+                target.prepare(generator=child_generator(generator, f"means/{d}/{k}"))
+                exact = target.sample(n, generator=child_generator(generator, f"exact/{d}/{k}/{sigma}"))
                 floor = mixture_metrics(target, exact)
                 for schedule in schedules:
                     for T in steps:
-                        gen = make_generator(derive_seed(seed, f"ddpm/{d}/{k}/{sigma}/{schedule}/{T}"))
+                        gen = child_generator(generator, f"ddpm/{d}/{k}/{sigma}/{schedule}/{T}")
                         x = (
                             DDPM(num_steps=T, num_samples=n, schedule=schedule, dtype=dtype)
                             .sample(target, generator=gen)

@@ -15,7 +15,7 @@ import numpy as np
 
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator, named
+from quadriga.interfaces import Evaluator, Target, named
 from quadriga.params import param
 from quadriga_kernel_thinning.embedding import _np, mixture_of, mmd_between, mmd_to_mixture
 from quadriga_kernel_thinning.figures import coreset_figure
@@ -82,9 +82,9 @@ class MMDToTarget(Evaluator):
     quality measure; Gaussian kernel mean embeddings in closed form.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Samples",),
-        "reference": ("Target", "Samples"),
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "subject": (Samples,),
+        "reference": (Target, Samples),
     }
 
     bandwidth: float | None = param(
@@ -197,7 +197,7 @@ class IntegrationError(Evaluator):
     |Q_n f - P f| of test functions, which MMD bounds for f in the kernel's RKHS.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Integration errors of each subject (see the class docstring)."""

@@ -125,7 +125,7 @@ class KernelThinning(Sampler):
     Compression in Near-linear Time (ICLR 2022: Compress++). Implementation: goodpoints (Microsoft).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Samples,)}
 
     variant: str = param(
         "root",

@@ -23,7 +23,7 @@ from quadriga_std.estimators.conformal import REGRESSORS, check_alpha, make_regr
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Estimator
+from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
 from quadriga.validators import int_at_least
@@ -83,7 +83,7 @@ class ConditionalConformal(Estimator):
     ``ConditionalSplitConformalRegressor`` (exact, non-randomized cutoff).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(

@@ -11,7 +11,7 @@ from quadriga_std.estimators.conformal import REGRESSORS, check_alpha, make_regr
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Estimator
+from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
 from quadriga_lr_qr.lrqr import check_min_calibration, features, select_and_fit
@@ -112,7 +112,7 @@ class LRQR(Estimator):
     Source: Joshi, Kiyani, Pappas, Dobriban, Hassani 2025, arXiv 2502.13030 (LR-QR, sec. 3).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(

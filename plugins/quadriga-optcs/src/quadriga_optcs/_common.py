@@ -5,16 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Estimator
 
-__all__ = ["accepts", "check_levels", "level_key"]
-
-_BY_NAME = isinstance(next(iter(Estimator.input_types.values()))[0], str)
-
-
-def accepts(*classes: type) -> tuple[Any, ...]:
-    """The ``input_types`` entry for ``classes``: their names for a core that checks names, else classes."""
-    return tuple(c.__name__ for c in classes) if _BY_NAME else classes
+__all__ = ["check_levels", "level_key"]
 
 
 def level_key(q: float) -> str:

@@ -24,7 +24,7 @@ from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import int_seed, numpy_rng
 from quadriga.validators import finite, number_in
-from quadriga_optcs._common import accepts, check_levels, level_key
+from quadriga_optcs._common import check_levels, level_key
 from quadriga_optcs.candidates import candidate_predictions, check_models
 from quadriga_optcs.selection import (
     PRUNING,
@@ -74,7 +74,7 @@ def read_splits(data: Any) -> dict[str, np.ndarray]:
 class _Selection(Estimator):
     """Parameters and plumbing shared by the three selection estimators (not registered)."""
 
-    input_types: ClassVar = {"data": accepts(Dataset)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
     check_params: ClassVar[dict] = {"models": ["ridge", "knn-5"]}
 
     levels: list = param(

@@ -13,7 +13,7 @@ from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
 from quadriga.stats import mean_se
-from quadriga_optcs._common import accepts, check_levels, level_key
+from quadriga_optcs._common import check_levels, level_key
 
 __all__ = ["SelectionFDR", "fdp_and_power"]
 
@@ -71,7 +71,7 @@ class SelectionFDR(Evaluator):
     (FDP and power averaged over repetitions).
     """
 
-    input_types: ClassVar = {"subject": accepts(Estimate), "reference": accepts(Dataset)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Estimate,), "reference": (Dataset,)}
     check_inputs: ClassVar[dict] = {
         "task": {"data": {"use": "optcs-synthetic", "n_train": 100, "n_calibration": 60, "n_test": 20}},
         "stage": {

@@ -31,7 +31,7 @@ from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
 from quadriga.validators import number_in
-from quadriga_optcs._common import accepts, check_levels, level_key
+from quadriga_optcs._common import check_levels, level_key
 from quadriga_optcs.estimators import read_splits
 from quadriga_optcs.selection import PRUNING, clipped_scores, optcs_msel, optcs_selection
 
@@ -161,7 +161,7 @@ class OptCSFull(Estimator):
     ``simulation/Full-MSel/choosescore_loo_Jin.py``).
     """
 
-    input_types: ClassVar = {"data": accepts(Dataset)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
 
     levels: list = param(
         factory=lambda: [0.1, 0.2], doc="FDR levels q in (0, 1) to select at", validator=check_levels

@@ -17,9 +17,9 @@ import attrs
 import numpy as np
 
 from quadriga import param
-from quadriga.artifacts import Metrics
+from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator, named
+from quadriga.interfaces import Evaluator, Target, named
 from quadriga.seeding import child_numpy_rng
 
 __all__ = [
@@ -91,7 +91,7 @@ class _ReplicateEvaluator(Evaluator):
     The bootstrap resamples come from the ``"bootstrap"`` stream of the stage generator.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
 
     baseline: str = param("", doc="subject (stage) name to divide the median MSEs by; empty for none")
     num_bootstrap: int = param(

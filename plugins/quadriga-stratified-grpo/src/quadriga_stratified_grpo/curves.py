@@ -10,7 +10,9 @@ import attrs
 import numpy as np
 
 from quadriga import ConfigError, Evaluator, Metrics, named, param
+from quadriga.artifacts import Fitted
 from quadriga.expansion import replicate_base
+from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
 from quadriga.validators import int_at_least, number_in
 
@@ -103,9 +105,9 @@ class TrainingCurves(Evaluator):
     precipice": interval estimates over seeds).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Fitted",),
-        "reference": ("Environment",),
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "subject": (Fitted,),
+        "reference": (Environment,),
     }
 
     baseline: str = param("grpo", doc="label of the band the others are compared against ('' = none)")

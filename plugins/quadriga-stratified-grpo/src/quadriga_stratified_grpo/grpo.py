@@ -22,6 +22,7 @@ import attrs
 import torch
 
 from quadriga import ConfigError, Fitted, Learner, param
+from quadriga.interfaces import Environment
 from quadriga.validators import int_at_least, number_in, positive_int_list
 from quadriga_stratified_grpo.advantages import blended_advantages, check_groups, global_advantages
 
@@ -90,7 +91,7 @@ class GRPO(Learner):
     """
 
     label_name: ClassVar[str] = "grpo"
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Environment,)}
 
     num_updates: int = param(200, doc="policy updates (training steps)", validator=int_at_least(1))
     num_prompts: int = param(8, doc="prompts (questions) per update", validator=int_at_least(1))

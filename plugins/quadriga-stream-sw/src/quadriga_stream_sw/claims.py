@@ -50,20 +50,14 @@ def _trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str,
 
     task = TwoSampleStream(preset=preset, dim=2, num_samples=n, batch_size=BATCH)
     task.prepare(generator=make_generator(derive_seed(rep, f"task/{preset}/{n}")))
-    gen = lambda tag: make_generator(derive_seed(rep, tag))  # noqa: E731
-    exact = (
-        ExactSWEstimator(num_projections=NUM_PROJECTIONS, projection_seed=rep)
-        .estimate(task, generator=gen("exact"))
-        .value
-    )
+    # one generator seed per replicate for all three estimators: the same directions (the
+    # "projections" stream of the stage generator), as in the pipeline's replicate i
+    gen = lambda: make_generator(derive_seed(rep, "estimators"))  # noqa: E731
+    exact = ExactSWEstimator(num_projections=NUM_PROJECTIONS).estimate(task, generator=gen()).value
     rows = []
     for k in ks:
-        st = StreamSWEstimator(num_projections=NUM_PROJECTIONS, k=k, projection_seed=rep).estimate(
-            task, generator=gen(f"stream/{k}")
-        )
-        sub = SubsampleSWEstimator(num_projections=NUM_PROJECTIONS, match_k=k, projection_seed=rep).estimate(
-            task, generator=gen(f"sub/{k}")
-        )
+        st = StreamSWEstimator(num_projections=NUM_PROJECTIONS, k=k).estimate(task, generator=gen())
+        sub = SubsampleSWEstimator(num_projections=NUM_PROJECTIONS, match_k=k).estimate(task, generator=gen())
         rows.append(
             {
                 "preset": preset,

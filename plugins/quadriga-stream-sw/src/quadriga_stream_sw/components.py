@@ -3,8 +3,10 @@ POT's ``exact-sw`` and the ``sw-relative-error`` comparison.
 
 Inputs: an estimator's ``data`` is either a ``TwoSampleStream`` task (both streams) or a
 ``Samples`` artifact (the source, read in batches) with the target in ``target``. Directions
-come from the stage generator, or from ``projection_seed`` when several stages must share
-them (e.g. Stream-SW, the subsample baseline and the exact SW compared on the same directions).
+come from the stream ``"projections"`` of the stage generator
+(:func:`quadriga.seeding.child_generator`): stages with the same seed (replicate ``i`` of
+repeated estimator stages, which share their seed) project on the same directions, so Stream-SW,
+the subsample baseline and the exact SW of one replicate are compared on the same directions.
 
 Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835.
 """
@@ -20,8 +22,8 @@ import torch
 from quadriga import param
 from quadriga.artifacts import Estimate, Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Estimator, Evaluator, named
-from quadriga.seeding import child_generator, derive_seed, make_generator
+from quadriga.interfaces import Dataset, Estimator, Evaluator, Target, named
+from quadriga.seeding import child_generator
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
 from quadriga_stream_sw.threads import single_thread
@@ -126,13 +128,9 @@ def batch_streams(
     return int(xs.shape[1]), (lambda: _chunks(xs, batch_size)), (lambda: _chunks(xt, batch_size))
 
 
-def _directions(
-    dim: int, num_projections: int, projection_seed: int | None, generator: torch.Generator
-) -> torch.Tensor:
-    gen = (
-        generator if projection_seed is None else make_generator(derive_seed(projection_seed, "projections"))
-    )
-    return random_projections(dim, num_projections, gen)
+def _directions(dim: int, num_projections: int, generator: torch.Generator) -> torch.Tensor:
+    """``Tensor[L, d]`` unit directions from the ``"projections"`` stream of the stage generator."""
+    return random_projections(dim, num_projections, child_generator(generator, "projections"))
 
 
 def _feed(sw: Any, source: Callable, target: Callable) -> None:
@@ -143,9 +141,6 @@ def _feed(sw: Any, source: Callable, target: Callable) -> None:
 
 
 _DOC_L = "number of random directions L"
-_DOC_SEED = (
-    "seed of the directions, shared by stages compared on the same directions (absent: stage generator)"
-)
 
 
 @attrs.define(kw_only=True)
@@ -174,10 +169,7 @@ class StreamSWEstimator(Estimator):
     per direction) and the estimator SW_p^p ~ (1/L) sum_l W_p^p(sketch_l(mu), sketch_l(nu)).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "data": ("Samples", "Dataset"),
-        "target": ("Samples",),
-    }
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     k: int = param(200, doc="KLL parameter k (each sketch keeps about 3k + log2(n/k) items)", validator=_k)
@@ -188,7 +180,6 @@ class StreamSWEstimator(Estimator):
     backend: str = param(
         "torch", doc="sketch backend: 'torch' (vectorised, seeded) or 'datasketches'", validator=_backend
     )
-    projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
 
     def __attrs_post_init__(self) -> None:
         if self.backend == "datasketches" and self.k < 8:
@@ -197,7 +188,7 @@ class StreamSWEstimator(Estimator):
     def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
         """Stream both inputs through the sketches and return the SW_p estimate (torch on one thread)."""
         dim, source, target_batches = batch_streams(data, target, self.batch_size)
-        theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+        theta = _directions(dim, self.num_projections, generator)
         with single_thread():
             sw = StreamSW(
                 dim, k=self.k, p=self.p, generator=generator, projections=theta, backend=self.backend
@@ -232,10 +223,7 @@ class SubsampleSWEstimator(Estimator):
     is the m points with the smallest i.i.d. uniform keys (a reservoir sample).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "data": ("Samples", "Dataset"),
-        "target": ("Samples",),
-    }
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     num_retained: Any = param(None, doc="points m kept per stream (or give match_k)", validator=_opt_seed)
@@ -246,7 +234,6 @@ class SubsampleSWEstimator(Estimator):
     batch_size: int = param(
         10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int
     )
-    projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
 
     def __attrs_post_init__(self) -> None:
         if (self.num_retained is None) == (self.match_k is None):
@@ -271,7 +258,7 @@ class SubsampleSWEstimator(Estimator):
         dim, source, target_batches = batch_streams(data, target, self.batch_size)
         with single_thread():
             m = self.num_retained if self.num_retained is not None else self._matched(source)
-            theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+            theta = _directions(dim, self.num_projections, generator)
             sw = SubsampleSW(dim, num_retained=m, p=self.p, generator=generator, projections=theta)
             _feed(sw, source, target_batches)
             return sw.estimate()
@@ -298,20 +285,16 @@ class ExactSWEstimator(Estimator):
     POT (Flamary et al., JMLR 2021), ``ot.sliced_wasserstein_distance``.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "data": ("Samples", "Dataset"),
-        "target": ("Samples",),
-    }
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
-    projection_seed: Any = param(None, doc=_DOC_SEED, validator=_opt_seed)
 
     def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
         """Materialise both streams and call POT with the same directions."""
         dim, source, target_batches = batch_streams(data, target, 1 << 30)
         xs, xt = torch.cat(list(source())), torch.cat(list(target_batches()))
-        theta = _directions(dim, self.num_projections, self.projection_seed, generator)
+        theta = _directions(dim, self.num_projections, generator)
         value, wpp = exact_sliced(xs, xt, theta, self.p, return_wpp=True)
         stderr = sliced_value(wpp, self.p)[1]
         floats = (xs.shape[0] + xt.shape[0]) * self.num_projections
@@ -354,9 +337,9 @@ class StreamSWEvaluator(Evaluator):
     sketch-based SW_p estimator.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Samples",),
-        "reference": ("Samples", "Target"),
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "subject": (Samples,),
+        "reference": (Samples, Target),
     }
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
@@ -431,7 +414,7 @@ class RelativeError(Evaluator):
     vary_k and vary_n experiments).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Estimate",), "reference": ("Estimate",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Estimate,), "reference": (Estimate,)}
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compare each subject's value with the reference's."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from quadriga.artifacts import Estimate
 from quadriga.errors import ConfigError, suggest
-from quadriga.interfaces import Estimator
+from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import int_seed
 
@@ -201,7 +201,7 @@ class SplitConformal(Estimator):
     Papadopoulos et al. 2002 (inductive conformal prediction).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(
@@ -268,7 +268,7 @@ class WeightedConformal(Estimator):
     NeurIPS, Corollary 1 (weighted quantile with a point mass at +inf) and sec. 2.2 (classifier ratio).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"data": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
 
     alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
     regressor: str = param(

@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from quadriga.artifacts import Metrics
+from quadriga.artifacts import Estimate, Metrics
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator, named
+from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
 
 __all__ = ["IntervalCoverage", "coverage_and_width"]
@@ -64,7 +64,7 @@ class IntervalCoverage(Evaluator):
     Source: Vovk, Gammerman, Shafer 2005 (marginal coverage); Tibshirani et al. 2019 (target coverage).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Estimate",), "reference": ("Dataset",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Estimate,), "reference": (Dataset,)}
 
     domain: str = param(
         "target",

@@ -25,7 +25,7 @@ import torch
 
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator, named
+from quadriga.interfaces import Evaluator, Target, named
 from quadriga.params import param
 from quadriga.seeding import child_generator, child_numpy_rng
 
@@ -87,9 +87,9 @@ def _as_samples(value: Any, role: str) -> Samples:
 class _SampleDistance(Evaluator):
     """Shared plumbing: subjects, reference draws, table and figure."""
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Samples",),
-        "reference": ("Samples", "Target"),
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "subject": (Samples,),
+        "reference": (Samples, Target),
     }
 
     num_reference_samples: int = param(

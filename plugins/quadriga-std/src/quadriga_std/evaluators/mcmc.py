@@ -16,7 +16,7 @@ import torch
 from quadriga import named, param
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator
+from quadriga.interfaces import Evaluator, Target
 
 __all__ = ["ESS", "ModeCoverage", "MomentError", "autocorrelation", "ess"]
 
@@ -64,13 +64,10 @@ class MomentError(Evaluator):
     covariance with the unbiased normalisation 1 / (1 - sum_i w_i^2) (1 / (n - 1) for uniform weights).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
-        """Compare each subject's moments with ``reference.mean`` (Tensor[d]) and ``.covariance``.
-
-        ``reference.covariance`` is a Tensor[d, d].
-        """
+        """Compare each subject's moments with ``reference.mean`` (Tensor[d]) and ``.covariance``."""
         try:
             mu = torch.as_tensor(reference.mean, dtype=torch.float64)
             sigma = torch.as_tensor(reference.covariance, dtype=torch.float64)
@@ -128,7 +125,7 @@ class ModeCoverage(Evaluator):
     discrete laws, with each point assigned by the Bayes rule argmax_k w_k N(x; mu_k, Sigma_k).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
     min_fraction: float = param(
         0.01,
         doc="share of samples for a mode to count as visited (fraction)",
@@ -137,7 +134,7 @@ class ModeCoverage(Evaluator):
     max_points_plotted: int = param(2000, doc="points drawn per panel", validator=attrs.validators.ge(1))
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
-        """Assign samples to components (``reference.assign``); compare with ``reference.mixture_weights``."""
+        """Assign samples with ``reference.assign``; compare with ``reference.mixture_weights``."""
         if not (hasattr(reference, "assign") and hasattr(reference, "mixture_weights")):
             raise ConfigError(
                 "mode-coverage needs a mixture reference target with 'assign' and "
@@ -184,7 +181,7 @@ class ModeCoverage(Evaluator):
         Z = reference.log_prob(torch.stack([X.reshape(-1), Y.reshape(-1)], -1).double()).reshape(X.shape)
         fig = Figure(figsize=(3.2 * len(subs), 3.2), layout="constrained")
         axes = fig.subplots(1, len(subs), squeeze=False)[0]
-        for ax, (name, s) in zip(axes, subs.items(), strict=False):
+        for ax, (name, s) in zip(axes, subs.items(), strict=True):
             ax.contour(X.numpy(), Y.numpy(), Z.exp().numpy(), levels=8, colors="0.6", linewidths=0.7)
             x = torch.as_tensor(s.x, dtype=torch.float64)
             step = max(1, x.shape[0] // self.max_points_plotted)
@@ -261,9 +258,9 @@ class ESS(Evaluator):
     (split chains, rank normalisation, multi-chain ESS).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Samples",),
-        "reference": ("Target", "Samples"),
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {
+        "subject": (Samples,),
+        "reference": (Target, Samples),
     }
     method: str = param(
         "bulk",

@@ -16,8 +16,10 @@ from typing import Any, ClassVar
 import attrs
 
 from quadriga import Evaluator, Metrics, named, param
+from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
 from quadriga.expansion import replicate_groups
+from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
 
 __all__ = ["EpisodeReturn", "QOverestimation", "ReturnCurve", "discounted_returns", "greedy_episodes"]
@@ -179,10 +181,7 @@ class EpisodeReturn(Evaluator):
     Source: the standard greedy-policy evaluation of DQN (Mnih et al. 2015, Methods, "Evaluation procedure").
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Fitted",),
-        "reference": ("Environment",),
-    }
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
     num_episodes: int = param(10, doc="greedy evaluation episodes per subject", validator=_pos)
 
@@ -249,10 +248,7 @@ class ReturnCurve(Evaluator):
     target rules (e.g. Hendawy et al. 2025, MINTO, arXiv 2510.02590).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Fitted",),
-        "reference": ("Environment",),
-    }
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
     num_points: int = param(100, doc="grid points on the env-step axis", validator=_pos)
     smoothing_episodes: int = param(10, doc="episodes averaged at each grid point", validator=_pos)
@@ -353,10 +349,7 @@ class QOverestimation(Evaluator):
     estimated values against the discounted returns actually obtained.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {
-        "subject": ("Fitted",),
-        "reference": ("Environment",),
-    }
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
     num_episodes: int = param(5, doc="greedy episodes per subject", validator=_pos)
     gamma: float | None = param(None, doc="discount; None uses the subject's info['gamma'] (else 0.99)")

@@ -20,6 +20,7 @@ import attrs
 
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
+from quadriga.interfaces import Environment
 
 # torchrl logs every replay-buffer allocation at INFO; keep the terminal for progress and results
 # (set RL_LOGGING_LEVEL=INFO to see them). Read by torchrl when it is first imported, in fit().
@@ -97,7 +98,7 @@ class DQN(Learner):
     Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Algorithm 1.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Environment",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Environment,)}
     needs_next_q_online: ClassVar[bool] = False
     needs_next_q_target: ClassVar[bool] = True
 

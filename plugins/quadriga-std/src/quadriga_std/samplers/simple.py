@@ -102,7 +102,7 @@ class RandomSubsample(Sampler):
     (Riabiz et al. 2022).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Samples,)}
     num_points: int | None = param(None, doc="points kept m (default round(sqrt(n)))", validator=_opt_pos_int)
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
@@ -136,7 +136,7 @@ class StandardThinning(Sampler):
     Markov chain sampler", JCGS 26(3); the baseline of kernel thinning (Dwivedi & Mackey 2021).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Samples",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Samples,)}
     num_points: int | None = param(None, doc="points kept (default round(sqrt(n)))", validator=_opt_pos_int)
     step: int | None = param(
         None, doc="thinning interval k (default n // num_points)", validator=_opt_pos_int
