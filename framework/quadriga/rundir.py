@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import Iterator
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
