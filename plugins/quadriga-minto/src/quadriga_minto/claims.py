@@ -11,7 +11,9 @@ learner's ``info``) with its result.
 ``PAPER_REPLICATES`` replicates of ``PAPER_FRAMES`` environment steps per learner (the
 early-learning phase, where a faster target rule shows in the area under the curve). The core
 repeats the ``minto`` and ``dqn`` stages; replicate i of both shares its seed (paired, common
-random numbers) and the effect is computed on the replicates with :mod:`quadriga.stats`.
+random numbers) and the effect is computed on the replicates with :mod:`quadriga.stats`. Both
+claims read one run of the pipeline per scale and process (:func:`shared_run`): the second claim
+reuses the first one's learners instead of training them again.
 
 Source: Hendawy et al. 2025, "Use the Online Network If You Can" (arXiv 2510.02590), sec. 4-5.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
@@ -33,12 +36,13 @@ __all__ = [
     "auc_claim",
     "observe",
     "overestimation_claim",
+    "shared_run",
 ]
 
 PIPELINE = "acrobot-minto"
 METHODS = ("dqn", "dqn-online", "minto")
-PAPER_FRAMES = 10_000
-PAPER_REPLICATES = 12
+PAPER_FRAMES = 6_000
+PAPER_REPLICATES = 10
 
 
 def _budget(frames: int, starts: int, anneal: int) -> tuple[str, ...]:
@@ -117,10 +121,61 @@ def observe(stage: str, metric: str) -> Any:
     return read
 
 
-auc_claim = Claim(
+def _keep(result: Any) -> Observations:
+    return Observations(numbers={"result": result})
+
+
+_RUNNER = Claim(
     pipeline=PIPELINE,
     arms=("minto", "dqn"),
-    observe=observe("return-curve", "auc"),
+    observe=_keep,
+    effect=Effect(quantity="the run itself", statistic="difference", relation="greater", value=0.0),
+    scales=_SCALES,
+)
+_RUNS: dict[tuple[Any, ...], tuple[Any, Path]] = {}
+
+
+def shared_run(scale: Scale, out_dir: Path) -> tuple[Any, Path]:
+    """The :class:`~quadriga.runs.RunResult` of ``acrobot-minto`` at ``scale``, run once per process.
+
+    The core's claim runner (:meth:`quadriga.claims.Claim.observations`) repeats the ``minto`` and
+    ``dqn`` stages ``scale.replicates`` times (replicate i of both shares its seed); later calls with
+    the same scale return the same run, so the two claims are tested on the same learners.
+
+    Args:
+        scale: one of this module's scales.
+        out_dir: where the run directory is made (under ``out_dir/run``) when it is first run.
+
+    Returns:
+        ``(result, run_dir_parent)``: the run and the directory of the claim that ran it.
+
+    Raises:
+        ConfigError: a scale that is not one of this module's.
+    """
+    key = (scale.replicates, scale.overrides, scale.seed)
+    if key not in _RUNS:
+        name = next((k for k, v in _SCALES.items() if v == scale), None)
+        if name is None:
+            raise ConfigError(f"scale {scale!r} is not one of {', '.join(_SCALES)}.", key="scale")
+        _RUNS[key] = (_RUNNER.observations(name, out_dir).numbers["result"], Path(out_dir))
+    return _RUNS[key]
+
+
+def _experiment(stage: str, metric: str) -> Any:
+    read = observe(stage, metric)
+
+    def run(scale: Scale, out_dir: Path) -> Observations:
+        result, where = shared_run(scale, out_dir)
+        obs = read(result)
+        obs.numbers["run"] = str(where / "run")
+        return obs
+
+    return run
+
+
+auc_claim = Claim(
+    arms=("minto", "dqn"),
+    experiment=_experiment("return-curve", "auc"),
     also=("auc",),
     effect=Effect(
         quantity="area under the return curve on Acrobot-v1 (step-normalised, return units), "
@@ -135,9 +190,8 @@ auc_claim = Claim(
 """MINTO's area under the return curve on Acrobot-v1 is above DQN's (interquartile means over replicates)."""
 
 overestimation_claim = Claim(
-    pipeline=PIPELINE,
     arms=("minto", "dqn"),
-    observe=observe("q-overestimation", "q_overestimation"),
+    experiment=_experiment("q-overestimation", "q_overestimation"),
     effect=Effect(
         quantity="mean Q(s, a) - G(s) on greedy Acrobot-v1 episodes (return units), "
         "MINTO - DQN (paired by replicate)",
