@@ -64,3 +64,32 @@ def test_continuous_actions_fail_before_training(tmp_path):
 
     with pytest.raises(Exception, match="discrete action space"):
         api.run("cartpole-minto", overrides=["task.env.env_id=Pendulum-v1"], runs_root=tmp_path)
+
+
+def test_binding_diagnostic_counts_rows_where_the_min_lowers_the_bootstrap():
+    m = MINTO()
+    # both rows bind: bootstraps 1.5 < 2.0 and 2.0 < 4.0
+    m.td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    # online above target everywhere: the min is the target, nothing binds
+    m.td_target(Q_TARGET + 1.0, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    # row 0 binds (min max 1.0 < 2.0); row 1: online [5, -2] -> min [4, -2], max 4 = target max
+    q_online = torch.tensor([[1.0, 0.0], [5.0, -2.0]])
+    m.td_target(q_online, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    assert m._binds == [1.0, 0.0, 0.5]
+
+
+def test_fit_logs_the_binding_fraction_per_logged_update_block():
+    from quadriga_std.tasks.gym import GymEnv
+
+    from quadriga.progress import StageProgress
+
+    m = MINTO(total_frames=700, learning_starts=200, eps_anneal_frames=300, log_every=51)
+    fitted = m.fit(
+        GymEnv(env_id="Acrobot-v1"), generator=torch.Generator().manual_seed(0), progress=StageProgress()
+    )
+    blocks = fitted.history["min_binds"]
+    # updates from step 200 on: 51 rounds of 5 updates = 255, 5 logged blocks of 51 (the whole run)
+    assert fitted.info["updates"] == 255 and len(blocks) == len(fitted.history["update_step"]) == 5
+    assert all(0.0 <= b <= 1.0 for b in blocks)
+    assert abs(fitted.info["min_binds_fraction"] - sum(blocks) / 5) < 1e-12
+    assert m._binds == []

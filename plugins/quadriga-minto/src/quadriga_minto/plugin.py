@@ -30,12 +30,12 @@ def quadriga_register(registry):
     registry.add_claim(
         "minto-auc",
         "quadriga_minto.claims:auc_claim",
-        summary="MINTO's area under the return curve on CartPole-v1 is at least DQN's (IQM over seeds)",
+        summary="MINTO's area under the return curve on Acrobot-v1 is above DQN's (IQM over seeds)",
         paper=_PAPER + ", sec. 5",
     )
     registry.add_claim(
         "minto-overestimation",
         "quadriga_minto.claims:overestimation_claim",
-        summary="MINTO's Q-overestimation is not above DQN's (target network) on CartPole-v1",
+        summary="MINTO's Q-overestimation is below DQN's (target network) on Acrobot-v1",
         paper=_PAPER + ", sec. 4",
     )
