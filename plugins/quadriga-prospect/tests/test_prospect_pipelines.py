@@ -1,27 +1,23 @@
 """The ready pipelines and the claims at smoke scale (numbers, no verdict).
 
-Until the core expands ``repeat`` and ``name[*]``, the pipelines are also run in a single-replicate
-form (``repeat`` dropped, ``name[*]`` -> ``name``), which exercises every stage and the claims'
-metric names; once the core has them the registered pipelines run as they are.
+The pipelines run as registered (``repeat`` on every learner, ``name[*]`` inputs) and in a
+single-replicate form (``repeat`` dropped, ``name[*]`` -> ``name``), where each subject's metrics
+are checked by value; the claims run through ``quadriga.claims.verify``.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib.util
 import math
 from importlib import resources
 
 import pytest
 import tomllib
 
-import quadriga.claims
 from quadriga.api import run
 
 PIPELINES = ("prospect-diabetes", "prospect-classification")
 SMOKE = ("passes=6", "lr_grid=[0.01, 0.03]")
-HAS_REPEAT = importlib.util.find_spec("quadriga.expansion") is not None
-HAS_CLAIMS = hasattr(quadriga.claims, "Claim")
 
 
 def _table(name: str) -> dict:
@@ -77,7 +73,6 @@ def test_pipeline_runs_at_smoke_scale_single_replicate(name, tmp_path):
         assert values[f"{prospect}/suboptimality"] < values[f"{sgd}/suboptimality"]
 
 
-@pytest.mark.skipif(not HAS_REPEAT, reason="the core does not expand repeat yet")
 @pytest.mark.parametrize("name", PIPELINES)
 def test_registered_pipeline_runs_with_replicates(name, tmp_path):
     table = _table(name)
@@ -94,44 +89,46 @@ def test_registered_pipeline_runs_with_replicates(name, tmp_path):
     assert math.isfinite(values[f"{next(iter(table['stage']))}[1]/passes_to_tol"])
 
 
-@pytest.mark.skipif(not (HAS_CLAIMS and HAS_REPEAT), reason="needs the claim protocol and repeat")
-@pytest.mark.parametrize("claim_name", ["LINEAR_RATE", "PASSES_WINE"])  # one per pipeline
-def test_claims_at_smoke_scale(claim_name, tmp_path):
+def test_claims_of_one_pipeline_share_one_run(tmp_path, monkeypatch):
     from quadriga_prospect import claims
 
-    from quadriga.claims import evaluate_claim
+    from quadriga import api
 
-    claim = getattr(claims, claim_name)
-    smoke = claim.scales["smoke"]
-    table = _table(claim.pipeline)
-    for arm in claim.arms:
-        table["stage"][arm]["repeat"] = smoke.replicates
-    result = run(table, overrides=smoke.overrides, seed=smoke.seed, out=tmp_path / "run")
-    stage, metric = claim.metric
-    values = result.results["stages"][stage]["values"]
-    obs = {arm: [values[f"{arm}[{i}]/{metric}"] for i in range(smoke.replicates)] for arm in claim.arms}
-    from quadriga.claims import Observations
+    calls = []
+    real = api.run
 
-    record = evaluate_claim(claim, Observations(values=obs), "smoke")
-    assert record["status"] == "ran"  # smoke scale: numbers, no verdict
-    assert all(math.isfinite(v) for vals in obs.values() for v in vals)
+    def counting(*args, **kwargs):
+        calls.append(args[0]["pipeline"]["name"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "run", counting)
+    monkeypatch.setattr(claims, "_RUNS", type(claims._RUNS)())
+    rate = claims.LINEAR_RATE.observations("smoke", tmp_path / "a")
+    curvature = claims.LINEAR_CURVATURE.observations("smoke", tmp_path / "b")
+    passes = claims.PASSES_DIABETES.observations("smoke", tmp_path / "c")
+    assert calls == ["prospect-diabetes"]  # three claims, one run
+    assert rate.numbers["run"] == curvature.numbers["run"] == passes.numbers["run"]
+    assert len(rate.values["prospect"]) == 2 and len(passes.values["saddle-saga"]) == 2
+    # the replicates of every method: the table reports all five, each reached or censored at 13
+    for method in ("prospect", "saddle-saga", "lsvrg", "sgd", "srda"):
+        assert 1 <= passes.numbers[f"{method}/passes_to_tol"] <= 13
+    assert passes.numbers["prospect/lr"] in (0.01, 0.03)
+    # the rate is the evaluator's per-replicate slope: negative for Prospect in 12 passes
+    assert all(r < 0 for r in rate.values["prospect"])
 
 
-@pytest.mark.skipif(not HAS_CLAIMS, reason="the core has no v2 claim protocol yet")
-@pytest.mark.xfail(
-    HAS_REPEAT and not quadriga.claims._pipelines_repeat(),
-    reason="quadriga.claims looks for 'repeat' in pipeline._RESERVED; the expansion module does not use it",
-    strict=True,
-)
-def test_verify_runs_a_claim_at_smoke_scale(tmp_path):
+@pytest.mark.parametrize("claim_name", ["prospect-linear-rate", "prospect-passes-wine"])  # one per pipeline
+def test_verify_runs_a_claim_at_smoke_scale(claim_name, tmp_path):
     from quadriga.claims import verify
     from quadriga.registry import get_registry
 
-    records, _ = verify(get_registry(), "prospect-linear-rate", scale="smoke", out_dir=tmp_path)
-    assert records[0]["status"] == "ran", records[0].get("summary")
+    records, report = verify(get_registry(), claim_name, scale="smoke", out_dir=tmp_path)
+    assert records[0]["status"] == "ran", records[0].get("summary")  # smoke scale: numbers, no verdict
+    values = [v for vals in records[0]["observations"][""].values() for v in vals]
+    assert len(values) == 2 * len(records[0]["tuning"]) and all(math.isfinite(v) for v in values)
+    assert report.is_file()
 
 
-@pytest.mark.skipif(not HAS_CLAIMS, reason="the core has no v2 claim protocol yet")
 def test_claims_name_existing_stages_and_metrics():
     from quadriga_prospect import claims
 
@@ -144,8 +141,12 @@ def test_claims_name_existing_stages_and_metrics():
     ):
         table = _table(claim.pipeline)
         assert all(arm in table["stage"] for arm in claim.arms)
-        evaluator, metric = claim.metric
+        evaluator, metric = claim.experiment.keywords["evaluator"], claim.experiment.keywords["metric"]
         assert table["stage"][evaluator]["use"] == "spectral-suboptimality"
         assert metric in ("log10_rate", "curvature", "passes_to_tol")
         assert set(claim.tuning) == set(claim.arms)
         assert {t.settings_tried for t in claim.tuning.values()} == {8}
+        # smoke scale shrinks every learner of the pipeline, not only the arms
+        learners = [s for s, t in table["stage"].items() if t["use"] in claims.LEARNERS]
+        shrunk = {o.split(".")[1] for o in claim.scales["smoke"].overrides}
+        assert shrunk == set(learners)

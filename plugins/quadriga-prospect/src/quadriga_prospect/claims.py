@@ -1,4 +1,4 @@
-"""The paper's headline claims under the v2 claim protocol (``quadriga.claims.Claim``).
+"""The paper's headline claims under the claim protocol (:mod:`quadriga.claims`).
 
 - Linear convergence (Theorem 1): on diabetes, Prospect's ``log10`` relative suboptimality falls
   linearly in passes: a negative mean slope (``prospect-linear-rate``), and a straight curve, whose
@@ -9,93 +9,225 @@
   faster of those baselines; SGD and SRDA do not reach ``1e-6``), ratio of means below 0.5, on each
   data set. Unreached runs count as ``passes + 1`` (censored, which favours the baseline).
 
-Every arm tunes its step size over the same grid (``LR_GRID``, 8 values) by the same rule, so
+Every learner tunes its step size over the same grid (``LR_GRID``, 8 values) by the same rule, so
 the tuning budget is equal. Smoke scale shortens runs and grids (numbers, no verdict).
+
+The run is the ``experiment`` of each claim rather than ``pipeline + metric``: the claims on one
+pipeline read the same replicates (three on ``prospect-diabetes``, two on
+``prospect-classification``), so one run per pipeline and scale (kept in-process, keyed by both)
+serves all of them. The experiment sets ``repeat = replicates`` on **every** learner stage of the
+pipeline (replicate ``i`` of every method shares its index stream: common random numbers) and
+reads the per-replicate keys ``values[f"{arm}[{i}]/{metric}"]`` of the evaluator stage, as the
+protocol's pipeline runner does.
 
 Source: Mehta, Roulet, Pillutla, Harchaoui, ICLR 2024, abstract, Theorem 1, sec. 5 and Fig. 2-3.
 """
 
 from __future__ import annotations
 
-from quadriga.claims import Claim, Effect, Scale, Tuning
+import functools
+import math
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.errors import ConfigError
 from quadriga_prospect.learners import LR_GRID
 
-__all__ = ["LINEAR_CURVATURE", "LINEAR_RATE", "PASSES_BREAST_CANCER", "PASSES_DIABETES", "PASSES_WINE"]
+__all__ = [
+    "LEARNERS",
+    "LINEAR_CURVATURE",
+    "LINEAR_RATE",
+    "PASSES_BREAST_CANCER",
+    "PASSES_DIABETES",
+    "PASSES_WINE",
+    "observe_run",
+]
 
-_METHODS = ("prospect", "saddle-saga", "lsvrg", "sgd", "srda")
+#: the learner components of the pipelines; every stage using one is repeated
+LEARNERS = ("prospect", "saddle-saga", "lsvrg", "sgd-spectral", "srda")
+_METHODS = ("prospect", "saddle-saga", "lsvrg", "sgd", "srda")  # stage base names
 _RULE = (
     "lr_grid (the paper's half-decade grid, 1e-4 to 0.3) on shared index streams; "
     "smallest mean log10 gap to the best value reached"
 )
 _SMOKE = ("passes=12", "lr_grid=[0.01, 0.03]")
+_SUMMARY = ("passes_to_tol", "reached", "grad_passes_to_tol", "log10_rate", "lr")
+
+_RUNS: OrderedDict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], str]] = OrderedDict()
 
 
 def _smoke(stages: list[str]) -> tuple[str, ...]:
-    # the core repeats the arm stages; the other learners of the pipeline are shrunk here too
-    return tuple(f"stage.{s}.{o}" for s in stages for o in (*_SMOKE, "repeat=2"))
+    return tuple(f"stage.{s}.{o}" for s in stages for o in _SMOKE)
+
+
+def _run(pipeline: str, scale: Scale, out_dir: Path) -> tuple[dict[str, dict[str, Any]], str]:
+    """The evaluator values of one run of ``pipeline`` at ``scale`` (run once per pipeline and scale).
+
+    Every stage whose ``use`` is one of :data:`LEARNERS` gets ``repeat = scale.replicates``.
+
+    Returns:
+        ``({stage: values}, run directory)``.
+    """
+    key = (pipeline, scale.replicates, tuple(scale.overrides), scale.seed)
+    if key in _RUNS:
+        return _RUNS[key]
+    from quadriga import api
+    from quadriga.pipeline import read_source
+    from quadriga.registry import get_registry
+
+    registry = get_registry()
+    data, _ = read_source(pipeline, registry)
+    for table in data["stage"].values():
+        if table.get("use") in LEARNERS:
+            table["repeat"] = scale.replicates
+    result = api.run(
+        data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run", registry=registry
+    )
+    stages = {name: dict(s.get("values", {})) for name, s in result.results["stages"].items()}
+    _RUNS[key] = (stages, str(result.dir))
+    while len(_RUNS) > 4:
+        _RUNS.popitem(last=False)
+    return _RUNS[key]
+
+
+def _mean(xs: list[float]) -> float:
+    xs = [x for x in xs if math.isfinite(x)]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def observe_run(
+    scale: Scale,
+    out_dir: Path,
+    *,
+    pipeline: str,
+    evaluator: str,
+    suffix: str,
+    arms: tuple[str, ...],
+    metric: str,
+) -> Observations:
+    """Per-replicate ``metric`` of ``arms`` from the (shared) run of ``pipeline`` at ``scale``.
+
+    Args:
+        scale: the claim's scale (replicates, overrides, root seed).
+        out_dir: the claim's directory; the run is written under ``out_dir / "run"`` by the first
+            claim that needs it.
+        pipeline: ``"prospect-diabetes"`` or ``"prospect-classification"``.
+        evaluator: the ``spectral-suboptimality`` stage to read.
+        suffix: the stage-name suffix of that data set's learners (``""``, ``"-bc"``, ``"-wine"``).
+        arms: learner stage names (``"prospect"``, ``"saddle-saga-wine"``).
+        metric: a per-subject metric of the evaluator (``"log10_rate"``, ``"passes_to_tol"``).
+
+    Returns:
+        :class:`~quadriga.claims.Observations` with ``values = {arm: [replicate 0, 1, ...]}``;
+        ``numbers`` holds the run directory, the optimum and, for every method on that data set,
+        the means over replicates of ``passes_to_tol``, ``reached``, ``grad_passes_to_tol``,
+        ``log10_rate`` and ``lr`` (also as the markdown ``table``).
+
+    Raises:
+        ConfigError: a replicate's value is missing from the run.
+    """
+    stages, run_dir = _run(pipeline, scale, out_dir)
+    values = stages.get(evaluator, {})
+    n = scale.replicates
+
+    def column(arm: str, name: str) -> list[float]:
+        keys = [f"{arm}[{i}]/{name}" for i in range(n)]
+        missing = [k for k in keys if k not in values]
+        if missing:
+            raise ConfigError(
+                f"the run of '{pipeline}' has no value '{missing[0]}' in stage '{evaluator}'.", key="metric"
+            )
+        return [float(values[k]) for k in keys]
+
+    out = {arm: column(arm, metric) for arm in arms}
+    numbers: dict[str, Any] = {"run": run_dir, "optimum": float(values.get("optimum", math.nan))}
+    rows = [
+        f"| method ({n} replicates) | passes to 1e-6 | reached | gradient evals / n | slope / pass | lr |",
+        "|---|---|---|---|---|---|",
+    ]
+    for method in _METHODS:
+        stage = f"{method}{suffix}"
+        if f"{stage}[0]/passes_to_tol" not in values:
+            continue
+        means = {name: _mean(column(stage, name)) for name in _SUMMARY}
+        means["reached"] *= n
+        numbers.update({f"{stage}/{name}": v for name, v in means.items()})
+        rows.append(f"| {stage} | " + " | ".join(f"{means[k]:.4g}" for k in _SUMMARY) + " |")
+    return Observations(values=out, numbers=numbers, table="\n".join(rows))
 
 
 def _tuning(*arms: str) -> dict[str, Tuning]:
     return {arm: Tuning(settings_tried=len(LR_GRID), rule=_RULE) for arm in arms}
 
 
-LINEAR_RATE = Claim(
-    pipeline="prospect-diabetes",
-    arms=("prospect",),
-    metric=("suboptimality", "log10_rate"),
-    effect=Effect(
+def _claim(pipeline: str, suffix: str, arms: tuple[str, ...], metric: str, effect: Effect) -> Claim:
+    suffixes = ("",) if pipeline == "prospect-diabetes" else ("-bc", "-wine")
+    stages = [f"{m}{s}" for m in _METHODS for s in suffixes]
+    experiment = functools.partial(
+        observe_run,
+        pipeline=pipeline,
+        evaluator=f"suboptimality{suffix}",
+        suffix=suffix,
+        arms=arms,
+        metric=metric,
+    )
+    return Claim(
+        pipeline=pipeline,
+        arms=arms,
+        experiment=experiment,
+        effect=effect,
+        scales={
+            "smoke": Scale(replicates=2, overrides=_smoke(stages)),
+            "paper": Scale(replicates=10, overrides=()),
+        },
+        tuning=_tuning(*arms),
+    )
+
+
+LINEAR_RATE = _claim(
+    "prospect-diabetes",
+    "",
+    ("prospect",),
+    "log10_rate",
+    Effect(
         quantity="slope of log10 relative suboptimality per pass, Prospect on diabetes (mean)",
         statistic="mean",
         relation="less",
         value=0.0,
         tolerance=0.0,
     ),
-    scales={
-        "smoke": Scale(replicates=2, overrides=_smoke(list(_METHODS))),
-        "paper": Scale(replicates=10, overrides=()),
-    },
-    tuning=_tuning("prospect"),
 )
 
-LINEAR_CURVATURE = Claim(
-    pipeline="prospect-diabetes",
-    arms=("prospect",),
-    metric=("suboptimality", "curvature"),
-    effect=Effect(
+LINEAR_CURVATURE = _claim(
+    "prospect-diabetes",
+    "",
+    ("prospect",),
+    "curvature",
+    Effect(
         quantity="relative change of the log-suboptimality slope across the fit, Prospect on diabetes (mean)",
         statistic="mean",
         relation="within",
         value=0.0,
         tolerance=0.5,
     ),
-    scales={
-        "smoke": Scale(replicates=2, overrides=_smoke(list(_METHODS))),
-        "paper": Scale(replicates=10, overrides=()),
-    },
-    tuning=_tuning("prospect"),
 )
 
 
 def _passes(pipeline: str, suffix: str, label: str) -> Claim:
-    prospect, saga = f"prospect{suffix}", f"saddle-saga{suffix}"
-    suffixes = ("",) if pipeline == "prospect-diabetes" else ("-bc", "-wine")
-    stages = [f"{m}{s}" for m in _METHODS for s in suffixes]
-    return Claim(
-        pipeline=pipeline,
-        arms=(prospect, saga),
-        metric=(f"suboptimality{suffix}", "passes_to_tol"),
-        effect=Effect(
+    return _claim(
+        pipeline,
+        suffix,
+        (f"prospect{suffix}", f"saddle-saga{suffix}"),
+        "passes_to_tol",
+        Effect(
             quantity=f"passes to 1e-6 relative suboptimality, Prospect / saddle-point SAGA, {label}",
             statistic="ratio",
             relation="less",
             value=0.5,
             tolerance=0.0,
         ),
-        scales={
-            "smoke": Scale(replicates=2, overrides=_smoke(stages)),
-            "paper": Scale(replicates=10, overrides=()),
-        },
-        tuning=_tuning(prospect, saga),
     )
 
 
