@@ -38,7 +38,8 @@ def test_product_of_two_gaussians_matches_the_closed_form():
 
 def test_product_target_of_two_gaussians_is_that_gaussian():
     t = ComposedTarget(
-        kind="product", experts=[{"means": [[0.3]], "scale": 0.5**0.5}, {"means": [[-1.2]], "scale": 2**0.5}]
+        composition="product",
+        experts=[{"means": [[0.3]], "scale": 0.5**0.5}, {"means": [[-1.2]], "scale": 2**0.5}],
     )
     w, m, s = t.exact_mixture
     assert w.tolist() == [1.0]
@@ -50,13 +51,13 @@ def test_product_of_mixtures_density_matches_grid_normalisation():
         {"weights": [0.3, 0.7], "means": [[-1.5], [1.5]], "scale": 0.5},
         {"means": [[0.75]], "scale": 1.0},
     )
-    t = ComposedTarget(kind="product", experts=[e1, e2])
+    t = ComposedTarget(composition="product", experts=[e1, e2])
     grid = torch.linspace(-8, 8, 20001, dtype=torch.float64)[:, None]
     unnorm = t.expert_models[0].log_prob(grid) + t.expert_models[1].log_prob(grid)
     log_z = math.log(np.trapezoid(unnorm.exp().numpy(), grid[:, 0].numpy()))
     assert torch.allclose(t.log_prob(grid), unnorm - log_z, atol=1e-8)
     # integer power = product with itself: beta = 2 of a two-mode mixture has 4 components
-    a = ComposedTarget(kind="anneal", beta=2.0, experts=[WELL])
+    a = ComposedTarget(composition="anneal", beta=2.0, experts=[WELL])
     assert a.exact_mixture[0].shape == (4,)
     # separated modes: tempered mass of mode k is ∝ pi_k^beta s_k^(1 - beta) -> 2/3 on the left
     x = a.sample(40000, generator=torch.Generator().manual_seed(0))
@@ -64,7 +65,7 @@ def test_product_of_mixtures_density_matches_grid_normalisation():
 
 
 def test_grid_sampler_of_a_fractional_power_matches_its_moments():
-    t = ComposedTarget(kind="anneal", beta=0.5, experts=[{"means": [[0.0]], "scale": 1.0}])
+    t = ComposedTarget(composition="anneal", beta=0.5, experts=[{"means": [[0.0]], "scale": 1.0}])
     x = t.sample(40000, generator=torch.Generator().manual_seed(1))[:, 0]
     # N(0, 1)^0.5 is N(0, 2)
     assert float(x.mean()) == pytest.approx(0.0, abs=4 * math.sqrt(2 / 40000))
@@ -73,7 +74,7 @@ def test_grid_sampler_of_a_fractional_power_matches_its_moments():
 
 def test_weights_are_uniform_for_a_single_model_at_beta_one():
     """beta = 1, one expert: every weight increment is 0, only the exact initial correction remains."""
-    t = ComposedTarget(kind="anneal", beta=1.0, experts=[WELL])
+    t = ComposedTarget(composition="anneal", beta=1.0, experts=[WELL])
     sampler = FKCorrector(num_particles=256, num_steps=30, resample_threshold=0.0)
     out = sampler.sample(t, generator=torch.Generator().manual_seed(3))
     x0 = torch.randn(256, 1, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
@@ -85,7 +86,7 @@ def test_weights_are_uniform_for_a_single_model_at_beta_one():
 def test_product_weight_increment_is_g2_inner_product():
     """Two experts: d log w = (div f + g^2 <s1, s2>) dtau, checked on one step against the formula."""
     e1, e2 = {"means": [[-1.0], [1.0]], "scale": 0.5}, {"means": [[0.5]], "scale": 1.0}
-    t = ComposedTarget(kind="product", experts=[e1, e2])
+    t = ComposedTarget(composition="product", experts=[e1, e2])
     out = FKCorrector(num_particles=64, num_steps=1, resample_threshold=0.0, t_min=0.25).sample(
         t, generator=torch.Generator().manual_seed(5)
     )
@@ -116,7 +117,7 @@ def test_systematic_resampling_preserves_the_weighted_mean():
 
 def test_fkc_recovers_annealed_mode_weight_and_naive_does_not():
     """beta = 2 double well: exact left mass 2/3; naive score scaling is biased toward 1/2."""
-    t = ComposedTarget(kind="anneal", beta=2.0, experts=[WELL])
+    t = ComposedTarget(composition="anneal", beta=2.0, experts=[WELL])
     exact = float(mode_masses(t, t.sample(40000, generator=torch.Generator().manual_seed(0)), None, 2)[0])
     fkc, naive = [], []
     for seed in range(3):
@@ -133,12 +134,12 @@ def test_fkc_recovers_annealed_mode_weight_and_naive_does_not():
 @pytest.mark.parametrize(
     ("kwargs", "key"),
     [
-        ({"kind": "anneal", "beta": 0.0, "experts": [WELL]}, "beta"),
-        ({"kind": "anneal", "beta": -1.0, "experts": [WELL]}, "beta"),
-        ({"kind": "anneal", "beta": 2.0, "experts": [WELL, WELL]}, "experts"),
-        ({"kind": "geometric", "weights": [0.5], "experts": [WELL, WELL]}, "weights"),
-        ({"kind": "geometric", "weights": [0.5, -0.5], "experts": [WELL, WELL]}, "weights"),
-        ({"kind": "product", "experts": []}, "experts"),
+        ({"composition": "anneal", "beta": 0.0, "experts": [WELL]}, "beta"),
+        ({"composition": "anneal", "beta": -1.0, "experts": [WELL]}, "beta"),
+        ({"composition": "anneal", "beta": 2.0, "experts": [WELL, WELL]}, "experts"),
+        ({"composition": "geometric", "weights": [0.5], "experts": [WELL, WELL]}, "weights"),
+        ({"composition": "geometric", "weights": [0.5, -0.5], "experts": [WELL, WELL]}, "weights"),
+        ({"composition": "product", "experts": []}, "experts"),
     ],
 )
 def test_bad_target_parameters_raise_config_errors(kwargs, key):

@@ -55,7 +55,7 @@ class ModeWeightError(Evaluator):
         "task": {
             "composed": {
                 "use": "fkc-target",
-                "kind": "anneal",
+                "composition": "anneal",
                 "beta": 2.0,
                 "experts": [{"means": [[-2.0], [2.0]], "scale": [0.5]}],
             }

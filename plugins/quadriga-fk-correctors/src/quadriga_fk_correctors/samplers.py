@@ -55,7 +55,7 @@ _CHECK_INPUTS: dict[str, Any] = {
     "task": {
         "composed": {
             "use": "fkc-target",
-            "kind": "product",
+            "composition": "product",
             "experts": [{"means": [[-1.0], [1.0]], "scale": 0.5}, {"means": [[0.5]], "scale": 1.0}],
         }
     },
@@ -142,7 +142,7 @@ class FKCorrector(Sampler):
         if not getattr(type(target), "fk_composable", False):
             raise ConfigError(
                 f"the target {type(target).__name__} is not a composed target; use a task "
-                "'fkc-target' (experts with exact noised scores, kind, beta/weights).",
+                "'fkc-target' (experts with exact noised scores, composition, beta/weights).",
                 key="target",
             )
         return target.expert_models, target.exponents

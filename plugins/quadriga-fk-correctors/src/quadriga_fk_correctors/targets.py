@@ -3,9 +3,9 @@
 A composed target is ``p(x) ∝ prod_i p_i(x)^{e_i}`` over experts ``p_i`` (quadriga-std
 ``gaussian-mixture`` targets, whose exact noised scores play the pretrained score models):
 
-- ``kind = "product"``: ``e_i = 1`` for every expert (product of experts);
-- ``kind = "anneal"``: one expert, ``e_1 = beta`` (annealed / tempered target ``p^beta``);
-- ``kind = "geometric"``: ``e_i = weights[i]`` (geometric average; ``(1 - b, b)`` is the CFG form).
+- ``composition = "product"``: ``e_i = 1`` for every expert (product of experts);
+- ``composition = "anneal"``: one expert, ``e_1 = beta`` (annealed / tempered target ``p^beta``);
+- ``composition = "geometric"``: ``e_i = weights[i]`` (geometric average; ``(1 - b, b)`` is the CFG form).
 
 When every exponent is a positive integer the target is itself a Gaussian mixture (the product of
 two Gaussians is a scaled Gaussian, :func:`product_of_gaussians`), built exactly here
@@ -130,7 +130,7 @@ class ComposedTarget(Target):
     x in the experts' units.
 
     Raises:
-        ConfigError: unknown ``kind``; no experts; ``anneal`` with more than one expert;
+        ConfigError: unknown ``composition``; no experts; ``anneal`` with more than one expert;
             ``beta <= 0``; ``weights`` of the wrong length or not positive; a non-integer exponent
             in dimension > 2 (no exact sampler).
 
@@ -139,14 +139,14 @@ class ComposedTarget(Target):
 
     fk_composable: ClassVar[bool] = True
     check_params: ClassVar[dict[str, Any]] = {
-        "kind": "product",
+        "composition": "product",
         "experts": [{"means": [[-1.0], [1.0]], "scale": 0.5}, {"means": [[0.5]], "scale": 1.0}],
     }
 
     experts: Any = param(None, doc="list of gaussian-mixture parameter tables, one per expert")
-    kind: str = param("product", doc="'product', 'anneal' or 'geometric'", validator=one_of(KINDS))
-    beta: Any = param(None, doc="exponent of the annealed target p^beta (kind 'anneal'), > 0")
-    weights: Any = param(None, doc="exponents w_i of the geometric average (kind 'geometric'), > 0")
+    composition: str = param("product", doc="'product', 'anneal' or 'geometric'", validator=one_of(KINDS))
+    beta: Any = param(None, doc="exponent of the annealed target p^beta (composition 'anneal'), > 0")
+    weights: Any = param(None, doc="exponents w_i of the geometric average (composition 'geometric'), > 0")
     grid_size: int = param(
         4001,
         doc="grid points per axis for non-mixture targets (1-D; 2-D uses sqrt)",
@@ -165,11 +165,11 @@ class ComposedTarget(Target):
         if len(dims) != 1:
             raise ConfigError(f"experts have different dimensions {sorted(dims)}.", key="experts")
         m = len(self._experts)
-        if self.kind == "product":
+        if self.composition == "product":
             self._exp = (1.0,) * m
-        elif self.kind == "anneal":
+        elif self.composition == "anneal":
             if m != 1:
-                raise ConfigError(f"kind 'anneal' takes one expert, got {m}.", key="experts")
+                raise ConfigError(f"composition 'anneal' takes one expert, got {m}.", key="experts")
             b = self.beta
             if isinstance(b, bool) or not isinstance(b, (int, float)) or not (math.isfinite(b) and b > 0):
                 raise ConfigError(f"'beta' must be a finite number > 0 (e.g. 2.0), got {b!r}.", key="beta")
@@ -195,7 +195,7 @@ class ComposedTarget(Target):
             raise ConfigError(
                 f"exponents {self._exp} are not all integers, so the target is not a Gaussian mixture, "
                 f"and dimension {self.dim} > 2 has no grid sampler; use integer exponents.",
-                key="beta" if self.kind == "anneal" else "weights",
+                key="beta" if self.composition == "anneal" else "weights",
             )
 
     # ------------------------------------------------------------------ structure
