@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 
 import torch
-
 from quadriga_fk_correctors.samplers import FKCorrector, NaiveScoreMixing
 from quadriga_fk_correctors.targets import ComposedTarget
 from quadriga_std.evaluators.distances import EnergyDistance
@@ -43,7 +42,8 @@ def main() -> None:
             )
         f, n = row["fkc"], row["naive"]
         print(
-            f"| {k} | {f[0]:g}, {n[0]:g} | {f[1]:.2f} | {n[1]:.2f} | {f[1] / n[1]:.2f} | {f[2]:.4f} | {n[2]:.4f} |"
+            f"| {k} | {f[0]:g}, {n[0]:g} | {f[1]:.2f} | {n[1]:.2f} | {f[1] / n[1]:.2f} "
+            f"| {f[2]:.4f} | {n[2]:.4f} |"
         )
 
 
