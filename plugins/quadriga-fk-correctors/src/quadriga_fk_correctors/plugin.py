@@ -68,6 +68,6 @@ def quadriga_register(registry):
     registry.add_claim(
         "fkc-consistency",
         f"{_P}.claims:CONSISTENCY",
-        summary="FKC's MMD to the exact product decreases with K (mean log-log slope < 0)",
+        summary="FKC's energy distance to the exact product decreases with K (mean log-log slope < 0)",
         paper=_PAPER + ", sec. 3 (SMC consistency)",
     )
