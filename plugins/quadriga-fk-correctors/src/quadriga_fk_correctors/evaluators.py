@@ -44,6 +44,8 @@ class ModeWeightError(Evaluator):
     (fraction in [0, 1]) and ``"<subject>/mode_mass_<m>"`` for each mode ``m``, plus
     ``"reference/mode_mass_<m>"``.
 
+    Units: masses and TV are fractions in [0, 1].
+
     Raises:
         ConfigError: a subject that is not Samples, a reference without ``assign`` and exact ``sample``.
 
