@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -121,3 +122,16 @@ def test_stage_names_that_used_to_collide_resume_their_own_artifacts(registry, t
     assert resumed.artifacts["draw"].num_samples == 10 and resumed.artifacts["draw_"].num_samples == 7
     assert torch.equal(resumed.artifacts["draw_"].x, first.artifacts["draw_"].x)
     assert resumed.artifacts["est"].value == first.artifacts["est"].value
+
+
+def test_resume_keeps_the_first_manifest_and_appends_each_resume(registry, tmp_path):
+    first = run(_pipe(), registry=registry, out=tmp_path / "r")
+    path = first.dir / "manifest.json"
+    original = json.loads(path.read_text())
+    original["started_utc"] = "2000-01-01T00:00:00+00:00"  # mark the first attempt's record
+    path.write_text(json.dumps(original))
+    run(_pipe(), registry=registry, resume=first.dir)
+    run(_pipe(), registry=registry, resume=first.dir)
+    after = json.loads(path.read_text())
+    assert after["started_utc"] == "2000-01-01T00:00:00+00:00"
+    assert len(after["resumes"]) == 2 and all("started_utc" in r for r in after["resumes"])

@@ -189,3 +189,18 @@ def test_interval_statistic_for_slopes():
     y_half = (x**-0.5)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
     obs = Observations(intervals={"": Interval(*loglog_slope(x, y_half), 0.95, "percentile bootstrap", 40)})
     assert evaluate_claim(claim, obs, "paper")["status"] == "refuted"
+
+
+def test_verify_names_an_installed_distribution_without_claims():
+    from types import SimpleNamespace
+
+    import quadriga.claims as qc
+    from quadriga.errors import UnknownComponentError
+
+    registry = SimpleNamespace(
+        claims=lambda: [], plugins={"toy": SimpleNamespace(distribution="quadriga-toy")}
+    )
+    with pytest.raises(UnknownComponentError, match="registers no claims"):
+        qc.select_claims(registry, "quadriga-toy")
+    with pytest.raises(UnknownComponentError, match="no distribution or claim named"):
+        qc.select_claims(registry, "quadriga-elsewhere")

@@ -149,3 +149,12 @@ def test_rhat_matches_arviz_and_warns():
     with pytest.warns(UserWarning, match="R-hat"):
         res = stats.rhat(bad)
     assert res["rhat"][0] > 1.5
+
+
+def test_one_replicate_has_no_interval_and_no_verdict():
+    from quadriga.claims import Effect, decide
+
+    ci = stats.bootstrap_ci([0.3], "mean")
+    assert ci.n == 1 and math.isnan(ci.low) and math.isnan(ci.high)
+    effect = Effect(quantity="x", statistic="mean", relation="greater", value=0.0)
+    assert decide(effect, [5.0])["verdict"] == "inconclusive"

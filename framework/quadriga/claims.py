@@ -611,7 +611,7 @@ def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
     if not math.isfinite(ci.se):
         se = (ci.high - ci.low) / (2 * norm.ppf(0.5 + ci.level / 2))
         ci = Interval(ci.estimate, ci.low, ci.high, ci.level, ci.method, ci.n, float(se))
-    verdict = _side(effect, ci.low, ci.high)
+    verdict = _side(effect, ci.low, ci.high) if ci.n >= 2 else "inconclusive"
     p_claim, p_refute = _pvalues(effect, ci.estimate, ci.se)
     dist = _distance(effect, ci.estimate)
     out = ci.as_dict()
@@ -748,6 +748,12 @@ def select_claims(registry: Any, what: str) -> list[Any]:
     claims = registry.claims()
     chosen = [c for c in claims if what in (c.distribution, c.plugin, c.name)]
     if not chosen:
+        installed = {getattr(st, "distribution", "") for st in getattr(registry, "plugins", {}).values()}
+        if what in installed or what in getattr(registry, "plugins", {}):
+            raise UnknownComponentError(
+                f"'{what}' is installed but registers no claims. Run `quadriga list --kind claim` "
+                "to see the claims installed."
+            )
         names = {c.name for c in claims} | {c.distribution for c in claims}
         hint = suggest(what, names) or " Run `quadriga list --kind claim` to see the claims installed."
         raise UnknownComponentError(f"no distribution or claim named '{what}'.{hint}")

@@ -202,7 +202,14 @@ def execute(
         rd = RunDir.create(out, runs_root, pipeline.name)
         previous, old, reload = RunStatus(), {}, set()
     rd.write_pipeline(pipeline.resolved())
-    rd.write_manifest(manifest(pipeline, registry, argv))
+    record = manifest(pipeline, registry, argv)
+    if resume is not None:
+        # keep the provenance of the first attempt; each resume is appended to it
+        first = rd.read_manifest()
+        if first:
+            resumes = [*first.get("resumes", []), record]
+            record = {**first, "resumes": resumes}
+    rd.write_manifest(record)
     run = Run(rd.path, pipeline, pipeline.seed)
     results: dict[str, Any] = {
         "pipeline": pipeline.name,

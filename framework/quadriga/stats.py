@@ -199,8 +199,10 @@ def bootstrap_ci(
     estimate = float(fn(*data, axis=-1))
     n = len(xs)
     kind = "paired" if samples == 2 and paired else ("unpaired" if samples == 2 else "one sample")
-    if n < 2 or all(np.ptp(d) == 0 for d in data):
-        return Interval(estimate, estimate, estimate, level, f"none (n={n} or constant data)", n, 0.0)
+    if n < 2:
+        return Interval(estimate, math.nan, math.nan, level, "none (n=1: no interval)", n, math.nan)
+    if all(np.ptp(d) == 0 for d in data):
+        return Interval(estimate, estimate, estimate, level, f"none (constant data, n={n})", n, 0.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = bootstrap(
