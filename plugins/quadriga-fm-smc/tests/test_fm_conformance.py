@@ -76,8 +76,7 @@ def test_claim_runs_at_smoke_scale(registry, tmp_path, claim):
         f"{s} ess_fraction K={k}" for s in ("fm-smc", "fm-is", "fm-guidance") for k in (32, 64, 128)
     } <= set(numbers)
     assert 0 < numbers["fm-is ess_fraction K=128"] <= 1 and numbers["fm-guidance ess_fraction K=32"] == 1.0
-    if claim == "fm-smc-consistency":
-        assert all(v < 0 for v in observations["fm-smc"])  # the energy distance falls from K = 32 to 128
-    else:
+    # smoke scale gives numbers, not verdicts: the sign of a 3-point slope on 2 replicates is not asserted
+    if claim != "fm-smc-consistency":
         assert numbers["K"] == 128
     assert "not verdicts" in report.read_text()

@@ -20,7 +20,7 @@ import torch
 
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator, named
+from quadriga.interfaces import Evaluator, Target, named
 
 __all__ = ["PosteriorDiagnostics"]
 
@@ -40,7 +40,7 @@ class PosteriorDiagnostics(Evaluator):
     Source: Kong, Liu & Wong 1994 (ESS); the posterior mixture of Bishop 2006, eqs. 2.113-2.117.
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"posterior": {"use": "linear-gaussian-posterior", "dim": 2, "num_components": 2}},
         "stage": {

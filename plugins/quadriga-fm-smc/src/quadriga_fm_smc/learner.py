@@ -18,7 +18,7 @@ import torch
 from quadriga import param
 from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Learner
+from quadriga.interfaces import Learner, Target
 from quadriga.validators import int_at_least, number_in, positive_int_list
 
 __all__ = ["FlowMatching", "VelocityMLP"]
@@ -74,7 +74,7 @@ class FlowMatching(Learner):
     Tong et al. 2024, "Improving and generalizing flow-based generative models", Algorithm 1 (I-CFM).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Target,)}
     check_params: ClassVar[dict[str, Any]] = {
         "num_steps": 20,
         "num_train": 256,

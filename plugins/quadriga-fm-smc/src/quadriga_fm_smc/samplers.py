@@ -34,9 +34,9 @@ import attrs
 import torch
 
 from quadriga import param
-from quadriga.artifacts import Samples
+from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Sampler
+from quadriga.interfaces import Sampler, Target
 from quadriga.validators import finite, int_at_least, number_in
 from quadriga_fm_smc.flows import SOLVERS, effective_sample_size, ode_step, sde_step, systematic_resample
 
@@ -87,7 +87,7 @@ def velocity_of(target: Any, velocity: Any = None) -> Any:
 class _FlowSampler(Sampler):
     """Shared fields: particles, grid, solver, and the counting of velocity evaluations."""
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Target",), "velocity": ("Fitted",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Target,), "velocity": (Fitted,)}
     check_inputs: ClassVar[dict[str, Any]] = _CHECK_INPUTS
     check_params: ClassVar[dict[str, Any]] = {"num_particles": 32, "num_steps": 20}
 

@@ -25,7 +25,7 @@ import torch
 from quadriga import param
 from quadriga.artifacts import Fitted, Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.interfaces import Evaluator, Learner, Sampler
+from quadriga.interfaces import Evaluator, Learner, Sampler, Target
 from quadriga.seeding import child_generator
 from quadriga.validators import int_at_least, number_in, positive_int_list
 from quadriga_snf.flows import build_flow, kish_ess, path_sample, seeded
@@ -70,7 +70,7 @@ class SNF(Learner):
     Adam lr 5e-3, batch 128, MC step 0.25).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"task": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Target,)}
     check_params: ClassVar[dict[str, Any]] = {"num_steps": 5, "batch_size": 16, "hidden": [8]}
     check_inputs: ClassVar[dict[str, Any]] = _CHECK_INPUTS
 
@@ -169,7 +169,7 @@ class SNFSample(Sampler):
     Source: Wu, Köhler & Noé 2020, eq. 9 and sec. 3 (reweighting for unbiased estimates).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"target": ("Target",), "model": ("Fitted",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Target,), "model": (Fitted,)}
     check_params: ClassVar[dict[str, Any]] = {"num_samples": 64}
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"target": {"use": "double-well"}},
@@ -290,7 +290,7 @@ class SNFDiagnostics(Evaluator):
     Source: Wu, Köhler & Noé 2020 (reweighting, experiment 1); Székely & Rizzo 2013 (energy distance).
     """
 
-    input_types: ClassVar[dict[str, tuple[str, ...]]] = {"subject": ("Samples",), "reference": ("Target",)}
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
     check_params: ClassVar[dict[str, Any]] = {"num_reference_samples": 64}
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"target": {"use": "double-well"}},
