@@ -81,8 +81,8 @@ def advantage_identities(scale: str, *, out_dir: Path) -> ClaimResult:
             err["variance_gap"] = max(err["variance_gap"], abs(gap - between / size))
     passed = all(v < 1e-9 for v in err.values()) and strata_checked > 0
     summary = (
-        f"max errors over {_SCALE_TABLES[scale]} tables ({strata_checked} strata of size >= 2): decomposition "
-        f"{err['decomposition']:.1e}, stratum mean {err['stratum_mean']:.1e}, stratum variance "
+        f"max errors over {_SCALE_TABLES[scale]} tables ({strata_checked} strata of size >= 2): "
+        f"decomposition {err['decomposition']:.1e}, stratum mean {err['stratum_mean']:.1e}, stratum variance "
         f"{err['stratum_var']:.1e}, variance gap {err['variance_gap']:.1e} (claim: all at float precision)"
     )
     return ClaimResult(
