@@ -101,3 +101,35 @@ def test_claim_verdict_reports_unresolved_cells_instead_of_fitting_them(tmp_path
     )
     assert bad.numbers["verdict"] == "failed"
     assert bad.numbers["theory/K>1/direction_w1_slope_spread_max"] == pytest.approx(0.7, abs=0.02)
+
+
+def test_replicated_floor_averages_independent_exact_draws_and_falls_as_root_n():
+    from quadriga_ddpm.claims import replicated_floors
+
+    from quadriga import ConfigError
+
+    k1 = [
+        {
+            "sigma": 2.0,
+            "K": 1,
+            "d": 2,
+            "T": 10,
+            "schedule": "theory",
+            "metric": "tv",
+            "value": 0.1,
+            "floor": 0.0,
+        }
+    ]
+    sampled = _rows(4, -1.0, 9.9, metric="direction_w1")[:2] + _rows(4, -1.0, 9.9, metric="weight_error")[:1]
+    floors = {}
+    for n in (100, 1600):
+        out = replicated_floors(k1 + sampled, n, draws=6, seed=0)
+        assert out[0] == k1[0] and sampled[0]["floor"] == 9.9  # exact rows kept, input untouched
+        w1 = [r for r in out if r["metric"] == "direction_w1"]
+        assert all(r["floor_draws"] == 6 and 0 < r["floor_se"] < r["floor"] for r in w1)
+        assert w1[0]["floor"] == w1[1]["floor"]  # one floor per (sigma, K, d) cell, shared over T
+        floors[n] = w1[0]["floor"]
+    # the 1-D W1 of n exact draws to the target is of order n^(-1/2): 16x the samples, about 1/4 the floor
+    assert 2.5 < floors[100] / floors[1600] < 6.5
+    with pytest.raises(ConfigError, match="draws"):
+        replicated_floors(sampled, 100, draws=1)

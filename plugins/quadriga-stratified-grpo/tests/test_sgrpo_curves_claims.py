@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from quadriga_stratified_grpo.curves import TrainingCurves, bootstrap_mean_interval
+from quadriga_stratified_grpo.curves import TrainingCurves
 
 from quadriga import ConfigError, Fitted
 
@@ -48,13 +48,22 @@ def test_bands_final_return_auc_and_differences():
     assert "curves" in metrics.figures and len(metrics.tables["summary"]) == 2
 
 
-def test_bootstrap_interval_covers_mean_and_is_reproducible():
+def test_difference_interval_covers_mean_and_is_reproducible():
     rng = np.random.default_rng(0)
     x, y = rng.normal(1.0, 1.0, 40), rng.normal(0.0, 1.0, 40)
-    est, low, high = bootstrap_mean_interval(x, y, rng=np.random.default_rng(3))
-    assert est == pytest.approx(x.mean() - y.mean()) and low < est < high
-    assert 0.0 < low and high < 2.0
-    assert bootstrap_mean_interval(x, y, rng=np.random.default_rng(3)) == (est, low, high)
+    subject = {f"grpo-s{i}": _fitted("grpo", [v] * 4) for i, v in enumerate(y)}
+    subject |= {f"sg-s{i}": _fitted("sg", [v] * 4) for i, v in enumerate(x)}
+
+    def run():
+        return TrainingCurves().evaluate(subject, generator=torch.Generator().manual_seed(3)).values
+
+    v = run()
+    # constant curves: the per-seed AUC is the value itself; the unpaired percentile interval of
+    # mean(x) - mean(y) (standard error about sqrt(2 / 40) = 0.22) covers it and excludes 0 and 2
+    assert v["sg/auc_diff"] == pytest.approx(x.mean() - y.mean())
+    assert 0.0 < v["sg/auc_diff_low"] < v["sg/auc_diff"] < v["sg/auc_diff_high"] < 2.0
+    assert 0.6 < v["sg/auc_diff_high"] - v["sg/auc_diff_low"] < 1.2
+    assert run() == v
 
 
 def test_unknown_baseline_and_bad_subject():

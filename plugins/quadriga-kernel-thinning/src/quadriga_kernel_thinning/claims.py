@@ -119,7 +119,9 @@ mmd_rate = Claim(
     ),
     scales={
         "smoke": Scale(replicates=2, options={"dims": [2], "ms": [2, 3, 4]}),
-        "paper": Scale(replicates=10, options={"dims": [2, 10, 100], "ms": [3, 4, 5, 6]}),
+        # the tested slope is d = 2's; d = 10 is reported alongside. d = 100 (not tested) was left out
+        # to bound the CPU time; before the protocol it gave root KT slope -0.35 [-0.36, -0.34]
+        "paper": Scale(replicates=10, options={"dims": [2, 10], "ms": [3, 4, 5, 6]}),
     },
     tuning={"root KT": Tuning(1, "Gaussian kernel sigma = sqrt(2 d), the paper's choice")},
 )

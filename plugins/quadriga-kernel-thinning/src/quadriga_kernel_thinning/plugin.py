@@ -51,7 +51,7 @@ CLAIMS = [
     (
         "kt-mmd-rate",
         "claims:mmd_rate",
-        "KT's MMD to P decays like n^-1/2 against about n^-1/4 for iid sqrt(n) points (d = 2, 10, 100)",
+        "KT's MMD to P decays like n^-1/2 against about n^-1/4 for iid sqrt(n) points (d = 2, 10)",
         f"{_KT}, Thm. 1 and Fig. 2",
     ),
     (

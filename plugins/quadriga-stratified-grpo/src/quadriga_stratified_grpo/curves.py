@@ -14,9 +14,10 @@ from quadriga.artifacts import Fitted
 from quadriga.expansion import replicate_base
 from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
+from quadriga.stats import bootstrap_ci
 from quadriga.validators import int_at_least, number_in
 
-__all__ = ["TrainingCurves", "bootstrap_mean_interval", "group_label"]
+__all__ = ["TrainingCurves", "group_label"]
 
 _SEED_SUFFIX = re.compile(r"[-_]s(eed)?\d+$")
 
@@ -33,48 +34,6 @@ def group_label(name: str, artifact: Any) -> str:
     return base if base != name else _SEED_SUFFIX.sub("", name)
 
 
-def bootstrap_mean_interval(
-    x: np.ndarray,
-    y: np.ndarray | None = None,
-    *,
-    confidence: float = 0.95,
-    num_resamples: int = 2000,
-    rng: np.random.Generator | None = None,
-) -> tuple[float, float, float]:
-    """Mean of ``x`` (or ``mean(x) - mean(y)``) with a percentile bootstrap interval over seeds.
-
-    Args:
-        x: ``float[n]`` per-seed values; y: ``float[m]`` or ``None`` (independent samples).
-        confidence: interval level in (0, 1); num_resamples: bootstrap resamples;
-            rng: the resampling stream (``None``: a fresh unseeded one).
-
-    Returns:
-        ``(estimate, low, high)``; with fewer than 2 values per sample the interval collapses to the estimate.
-
-    Source: Efron & Tibshirani 1993, percentile interval (``scipy.stats.bootstrap``).
-    """
-    from scipy import stats
-
-    samples = (x,) if y is None else (x, y)
-
-    def statistic(*s: np.ndarray, axis: int = -1) -> np.ndarray:
-        return s[0].mean(axis=axis) if len(s) == 1 else s[0].mean(axis=axis) - s[1].mean(axis=axis)
-
-    estimate = float(statistic(*samples))
-    if min(len(s) for s in samples) < 2 or all(np.ptp(s) == 0 for s in samples):
-        return estimate, estimate, estimate
-    res = stats.bootstrap(
-        samples,
-        statistic,
-        confidence_level=confidence,
-        n_resamples=num_resamples,
-        method="percentile",
-        vectorized=True,
-        random_state=rng if rng is not None else np.random.default_rng(),
-    )
-    return estimate, float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
 @attrs.define(kw_only=True)
 class TrainingCurves(Evaluator):
     """Plot return and tool calls against training steps (mean across seeds, bootstrap band); score each band.
@@ -84,7 +43,8 @@ class TrainingCurves(Evaluator):
     update. Stages are grouped by :func:`group_label`. For each band ``B`` the values are
     ``B/final_return`` (mean return over the last ``final_fraction`` of updates, averaged over
     seeds), ``B/auc`` (area under the return curve divided by the number of updates, i.e. the
-    mean return over training), their ``_low``/``_high`` bootstrap bounds over seeds,
+    mean return over training), their ``_low``/``_high`` bounds over seeds (percentile bootstrap,
+    :func:`quadriga.stats.bootstrap_ci`; differences resample the two bands independently),
     ``B/final_tool_calls`` and ``B/num_seeds``; for every band other than ``baseline`` also
     ``B/final_return_diff`` and ``B/auc_diff`` (band minus baseline) with bounds.
 
@@ -159,7 +119,7 @@ class TrainingCurves(Evaluator):
                 f"{suggest(self.baseline, bands)}",
                 key="baseline",
             )
-        boot = {"confidence": self.confidence, "num_resamples": self.num_resamples}
+        boot = {"method": "percentile", "level": self.confidence, "resamples": self.num_resamples}
         per_seed = {}
         for label, band in bands.items():
             length = band["mean_return"].shape[1]
@@ -176,16 +136,23 @@ class TrainingCurves(Evaluator):
             values[f"{label}/num_seeds"] = float(len(scores["auc"]))
             for metric in ("final_return", "auc"):
                 rng = child_numpy_rng(generator, f"bootstrap/{label}/{metric}")
-                est, low, high = bootstrap_mean_interval(scores[metric], rng=rng, **boot)
+                ci = bootstrap_ci(scores[metric], "mean", rng=rng, **boot)
+                est, low, high = ci.estimate, ci.low, ci.high
                 values.update(
                     {f"{label}/{metric}": est, f"{label}/{metric}_low": low, f"{label}/{metric}_high": high}
                 )
                 row[metric] = f"{est:.4f} [{low:.4f}, {high:.4f}]"
                 if self.baseline and label != self.baseline:
                     rng = child_numpy_rng(generator, f"bootstrap/{label}/{metric}_diff")
-                    est, low, high = bootstrap_mean_interval(
-                        scores[metric], per_seed[self.baseline][metric], rng=rng, **boot
+                    ci = bootstrap_ci(
+                        scores[metric],
+                        "difference",
+                        per_seed[self.baseline][metric],
+                        paired=False,
+                        rng=rng,
+                        **boot,
                     )
+                    est, low, high = ci.estimate, ci.low, ci.high
                     values.update(
                         {
                             f"{label}/{metric}_diff": est,
