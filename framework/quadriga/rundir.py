@@ -369,6 +369,7 @@ class RunDir:
             with atomic_path(path, suffix=".png") as tmp:
                 fig.savefig(tmp, dpi=120, bbox_inches="tight")
             saved.append(path.name)
+            _release(fig)
         return saved
 
     def resume_plan(self) -> ResumePlan:
@@ -376,3 +377,15 @@ class RunDir:
         done = {n: s for n, s in self.read_status().stages.items() if s.status == "finished"}
         reloaded = [n for n, s in done.items() if s.resumable]
         return ResumePlan(reloaded, [n for n in done if n not in reloaded])
+
+
+def _release(fig: Any) -> None:
+    """Detach a saved figure from pyplot's registry, so a run's memory does not grow with its stages.
+
+    The figure object stays usable (it can be saved again); only pyplot stops holding it.
+    """
+    import sys
+
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(fig)

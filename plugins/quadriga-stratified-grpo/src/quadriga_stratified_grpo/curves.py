@@ -138,10 +138,12 @@ class TrainingCurves(Evaluator):
                 rng = child_numpy_rng(generator, f"bootstrap/{label}/{metric}")
                 ci = bootstrap_ci(scores[metric], "mean", rng=rng, **boot)
                 est, low, high = ci.estimate, ci.low, ci.high
-                values.update(
-                    {f"{label}/{metric}": est, f"{label}/{metric}_low": low, f"{label}/{metric}_high": high}
-                )
-                row[metric] = f"{est:.4f} [{low:.4f}, {high:.4f}]"
+                values[f"{label}/{metric}"] = est
+                if np.isfinite(low) and np.isfinite(high):  # no interval from a single seed
+                    values.update({f"{label}/{metric}_low": low, f"{label}/{metric}_high": high})
+                    row[metric] = f"{est:.4f} [{low:.4f}, {high:.4f}]"
+                else:
+                    row[metric] = f"{est:.4f} (n = {ci.n}, no interval)"
                 if self.baseline and label != self.baseline:
                     rng = child_numpy_rng(generator, f"bootstrap/{label}/{metric}_diff")
                     ci = bootstrap_ci(
@@ -153,14 +155,13 @@ class TrainingCurves(Evaluator):
                         **boot,
                     )
                     est, low, high = ci.estimate, ci.low, ci.high
-                    values.update(
-                        {
-                            f"{label}/{metric}_diff": est,
-                            f"{label}/{metric}_diff_low": low,
-                            f"{label}/{metric}_diff_high": high,
-                        }
-                    )
-                    row[f"{metric}_diff"] = f"{est:+.4f} [{low:+.4f}, {high:+.4f}]"
+                    values[f"{label}/{metric}_diff"] = est
+                    if np.isfinite(low) and np.isfinite(high):
+                        values[f"{label}/{metric}_diff_low"] = low
+                        values[f"{label}/{metric}_diff_high"] = high
+                        row[f"{metric}_diff"] = f"{est:+.4f} [{low:+.4f}, {high:+.4f}]"
+                    else:
+                        row[f"{metric}_diff"] = f"{est:+.4f} (no interval)"
             calls = scores["final_tool_calls"]
             if np.all(np.isfinite(calls)):
                 values[f"{label}/final_tool_calls"] = float(calls.mean())
