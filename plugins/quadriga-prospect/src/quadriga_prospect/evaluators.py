@@ -196,12 +196,13 @@ def _figure(curves: dict[str, list[np.ndarray]], tol: float) -> Any:
         K = min(len(c) for c in group)
         logs = np.log10(np.maximum(np.stack([c[:K] for c in group]), 1e-16))
         x = np.arange(K)
-        ax.plot(x, np.median(logs, axis=0), label=name)
+        ax.plot(x, np.median(logs, axis=0), label=f"{name} (n = {len(group)})")
         if len(group) > 1:
             ax.fill_between(x, logs.min(axis=0), logs.max(axis=0), alpha=0.2)
     ax.axhline(math.log10(tol), color="grey", lw=0.8, ls="--")
     ax.set_xlabel("passes")
     ax.set_ylabel("log10 relative suboptimality")
+    ax.set_title("median over replicates; band: min to max (none at n = 1)", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
