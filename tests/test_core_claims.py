@@ -336,3 +336,47 @@ def test_replicate_helpers_read_paired_values_and_name_what_is_missing():
     assert numbers["a/m"] == pytest.approx(2.5)
     assert (numbers["a/m_low"], numbers["a/m_high"]) == (ci.low, ci.high) and ci.low < 2.5 < ci.high
     assert "| a | m | 2.5 |" in table and table.endswith("| 5 |")
+
+
+def test_arms_may_be_matrix_points_of_one_table(registry, tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text(
+        _TWO_ARMS.replace("num_samples = 100\n", "matrix = { num_samples = [100, 1600] }\n").replace(
+            '["draw", "draw2"]', '["draw[*]", "draw2"]'
+        )
+    )
+    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    claim = Claim(
+        pipeline=str(path),
+        arms=("draw[num_samples=1600]", "draw[num_samples=100]"),
+        metric=("check", "mean_error"),
+        effect=diff,
+        scales=SCALES,
+    )
+    obs = claim.observations("smoke", tmp_path / "c", registry)
+    big, small = obs.values["draw[num_samples=1600]"], obs.values["draw[num_samples=100]"]
+    assert len(big) == len(small) == 3
+    # the mean error of N(0, I_3) draws scales as 1/sqrt(n): 4x smaller at 16x the draws
+    assert np.mean(big) < np.mean(small) / 2
+    with pytest.raises(ConfigError, match="arms names 'drew'"):
+        Claim(
+            pipeline=str(path),
+            arms=("drew[num_samples=100]", "draw2"),
+            metric=("check", "m"),
+            effect=diff,
+            scales=SCALES,
+        ).observations("smoke", tmp_path / "d", registry)
+
+
+def test_markdown_table_formats_floats_and_checks_row_lengths():
+    from quadriga.claims import markdown_table
+
+    text = markdown_table(["method", "MMD", "n"], [["root KT", 0.0123456, 64], ["iid", 1.0, 64]])
+    assert text.splitlines() == [
+        "| method | MMD | n |",
+        "|---|---|---|",
+        "| root KT | 0.01235 | 64 |",
+        "| iid | 1 | 64 |",
+    ]
+    with pytest.raises(ValueError, match="2 cells, the header 3"):
+        markdown_table(["a", "b", "c"], [[1, 2]])

@@ -65,10 +65,12 @@ from quadriga.claims.model import (
 from quadriga.claims.record import last_verdict, record_verdicts, verdict_text
 from quadriga.claims.report import select_claims, verify
 from quadriga.claims.run import (
+    markdown_table,
     mean_intervals,
     read_replicates,
     replicate_values,
     run_pipeline,
+    run_repeated,
     shared,
     shared_runs,
 )
@@ -88,11 +90,13 @@ __all__ = [
     "decide_interval",
     "evaluate_claim",
     "last_verdict",
+    "markdown_table",
     "mean_intervals",
     "read_replicates",
     "record_verdicts",
     "replicate_values",
     "run_pipeline",
+    "run_repeated",
     "select_claims",
     "shared",
     "shared_runs",

@@ -15,9 +15,11 @@ from quadriga.claims.run import (
     _propagate_repeat,
     _read_repeat,
     _read_single,
+    arm_table,
+    check_names,
     run_pipeline,
 )
-from quadriga.errors import ConfigError, suggest
+from quadriga.errors import ConfigError
 
 __all__ = ["Claim"]
 
@@ -27,8 +29,9 @@ class Claim:
     """A paper claim as a statistical test on per-replicate observations.
 
     Attributes:
-        arms: stage base names; ``arms[0]`` is the method, the others its baselines (one
-            comparison each; ``statistic="mean"`` uses ``arms[0]`` alone).
+        arms: stage base names, or points of a stage's ``matrix`` (``"weighted[likelihood_ratio=given]"``:
+            the table is repeated, the point's replicates read); ``arms[0]`` is the method, the others
+            its baselines (one comparison each; ``statistic="mean"`` uses ``arms[0]`` alone).
         effect: the :class:`Effect` claimed.
         scales: ``{"smoke": Scale, "paper": Scale}``.
         pipeline: a registered pipeline name (or a TOML path) run once per scale.
@@ -144,23 +147,19 @@ class Claim:
         if self.pipeline is None:  # refused by __attrs_post_init__ unless experiment is given
             raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
         data, file = read_source(self.pipeline, registry)
-        for key, names, table in (
-            ("arms", self.arms, "stage"),
-            ("repeat_stages", self.repeat_stages, "stage"),
-            ("repeat_tasks", self.repeat_tasks, "task"),
-        ):
-            for name in names:
-                if name not in data.get(table, {}):
-                    raise ConfigError(
-                        f"{key} names '{name}', which is not a {table} of pipeline '{self.pipeline}'."
-                        f"{suggest(name, data.get(table, {}))}",
-                        file=file,
-                        key=key,
-                    )
+        tables = tuple(dict.fromkeys(arm_table(a) for a in (*self.arms, *self.repeat_stages)))
+        check_names(
+            data,
+            self.pipeline,
+            file,
+            arms=tuple(arm_table(a) for a in self.arms),
+            repeat_stages=self.repeat_stages,
+            repeat_tasks=self.repeat_tasks,
+        )
         if _pipelines_repeat():
-            repeated = set(self.arms) | set(self.repeat_stages) | set(self.repeat_tasks)
-            for arm in (*self.arms, *self.repeat_stages):
-                data["stage"][arm]["repeat"] = sc.replicates
+            repeated = set(tables) | set(self.repeat_tasks)
+            for table in tables:
+                data["stage"][table]["repeat"] = sc.replicates
             for task in self.repeat_tasks:
                 data["task"][task]["repeat"] = sc.replicates
             _propagate_repeat(data, repeated, sc.replicates)

@@ -23,7 +23,18 @@ from typing import Any, TypeVar
 from quadriga.claims.model import Observations
 from quadriga.errors import ConfigError, suggest
 
-__all__ = ["mean_intervals", "read_replicates", "replicate_values", "run_pipeline", "shared", "shared_runs"]
+__all__ = [
+    "arm_table",
+    "check_names",
+    "markdown_table",
+    "mean_intervals",
+    "read_replicates",
+    "replicate_values",
+    "run_pipeline",
+    "run_repeated",
+    "shared",
+    "shared_runs",
+]
 
 T = TypeVar("T")
 #: the caches of the open :func:`shared_runs` blocks, innermost last
@@ -102,6 +113,79 @@ def run_pipeline(
     return result
 
 
+def arm_table(arm: str) -> str:
+    """The stage table of an arm: ``"weighted[likelihood_ratio=given]"`` -> ``"weighted"``.
+
+    An arm is a stage table or one point of its ``matrix``; the claim repeats the table (every
+    point) and reads the point's replicates ``values[f"{arm}[{i}]/{metric}"]``.
+    """
+    return arm.split("[", 1)[0]
+
+
+def check_names(data: Mapping[str, Any], pipeline: str, file: Any = None, **names: Sequence[str]) -> None:
+    """Refuse names that are not stages (``arms``, ``stages``, ``repeat_stages``) or tasks (``*tasks``).
+
+    Raises:
+        ConfigError: naming the argument, the missing name and the closest match.
+    """
+    for key, given in names.items():
+        table = "task" if key.endswith("tasks") else "stage"
+        for name in given:
+            if name not in data.get(table, {}):
+                raise ConfigError(
+                    f"{key} names '{name}', which is not a {table} of pipeline '{pipeline}'."
+                    f"{suggest(name, data.get(table, {}))}",
+                    file=file,
+                    key=key,
+                )
+
+
+def run_repeated(
+    pipeline: str,
+    scale: Any,
+    out_dir: Path,
+    *,
+    stages: Sequence[str],
+    tasks: Sequence[str] = (),
+    registry: Any = None,
+) -> Any:
+    """Run a registered pipeline with ``repeat = scale.replicates`` on ``stages`` and ``tasks``.
+
+    What an ``experiment`` needs when its claims read one run of a pipeline: replicate ``i`` of
+    every repeated stage shares its seed (common random numbers), the rest of the pipeline is left
+    as written (an evaluator whose ``subjects`` name the repeated stages sees every replicate), and
+    inside :func:`shared_runs` every claim asking for the same run gets the first one
+    (:func:`run_pipeline`).
+
+    Args:
+        pipeline: a registered pipeline name (or a TOML path).
+        scale: the claim's :class:`~quadriga.claims.Scale` (``replicates``, ``overrides``, ``seed``).
+        out_dir: the claim's directory; the run goes to ``out_dir / "run"``.
+        stages: stages repeated (the arms, and the other stages the claims read).
+        tasks: tasks repeated (fresh data per replicate, bound replicate-wise).
+        registry: defaults to the process-wide one.
+
+    Returns:
+        The :class:`~quadriga.runs.RunResult`.
+
+    Raises:
+        ConfigError: a stage or task not in the pipeline, or as :func:`quadriga.api.run`.
+    """
+    from quadriga.pipeline import read_source
+    from quadriga.registry import get_registry
+
+    registry = registry or get_registry()
+    data, file = read_source(pipeline, registry)
+    check_names(data, pipeline, file, stages=stages, tasks=tasks)
+    for name in stages:
+        data["stage"][name]["repeat"] = scale.replicates
+    for name in tasks:
+        data["task"][name]["repeat"] = scale.replicates
+    return run_pipeline(
+        data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run", registry=registry
+    )
+
+
 def replicate_values(
     values: Mapping[str, Any], arm: str, metric: str, replicates: int | None = None, *, stage: str = ""
 ) -> list[float]:
@@ -146,6 +230,20 @@ def read_replicates(
     """
     values = _stage_values(result, stage)
     return {arm: replicate_values(values, arm, metric, replicates, stage=stage) for arm in arms}
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A markdown table for a claim's report: floats as ``.4g``, anything else as ``str``.
+
+    Raises:
+        ValueError: a row whose length differs from the header's.
+    """
+    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"row {list(row)} has {len(row)} cells, the header {len(header)}")
+        lines.append("| " + " | ".join(f"{c:.4g}" if isinstance(c, float) else str(c) for c in row) + " |")
+    return "\n".join(lines)
 
 
 def mean_intervals(

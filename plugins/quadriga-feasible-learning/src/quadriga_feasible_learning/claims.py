@@ -18,6 +18,9 @@ Reported alongside (numbers, not verdicts): every arm's mean train and test loss
 MSE, fraction of samples with loss <= eps, the multipliers' mean, the share of the total weight
 on the 10% largest multipliers, and the Spearman correlation of FL's multipliers with ERM's
 per-sample train losses (do the hard samples get the weight?), with the ``multipliers`` figure.
+
+The two claims on one pipeline repeat the same stages and task at the same scales, so inside
+``verify`` they share one run (:func:`quadriga.claims.shared_runs`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, replicate_values
 
 __all__ = ["ARMS", "DIABETES_MSE", "DIABETES_TAIL", "DIGITS_ACCURACY", "DIGITS_TAIL", "TAIL_METRICS"]
 
@@ -53,12 +56,15 @@ _TUNING = {
 }
 
 
+_SCALES = {
+    "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+    "paper": Scale(replicates=20),
+}
+
+
 def _per_replicate(values: dict[str, float], arm: str, metric: str) -> list[float]:
-    out, i = [], 0
-    while f"{arm}[{i}]/{metric}" in values:
-        out.append(float(values[f"{arm}[{i}]/{metric}"]))
-        i += 1
-    return out
+    """Replicates ``0, 1, ...`` of ``arm``'s ``metric`` (empty when the task does not report it)."""
+    return replicate_values(values, arm, metric) if f"{arm}[0]/{metric}" in values else []
 
 
 def observe_tail(result: Any) -> Observations:
@@ -103,10 +109,7 @@ DIGITS_TAIL = Claim(
     observe=observe_tail,
     repeat_tasks=("digits",),
     effect=_TAIL,
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
+    scales=_SCALES,
     tuning=_TUNING,
 )
 """Digits (MLP 64-64, 60 epochs): FL's max, q95 and q99 per-sample cross-entropy (train, test) below ERM's."""
@@ -124,10 +127,7 @@ DIGITS_ACCURACY = Claim(
         value=0.0,
         tolerance=0.01,
     ),
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
+    scales=_SCALES,
     tuning=_TUNING,
 )
 """Digits: FL's test accuracy is no more than 1 point below ERM's (non-inferiority)."""
@@ -138,10 +138,7 @@ DIABETES_TAIL = Claim(
     observe=observe_tail,
     repeat_tasks=("diabetes",),
     effect=_TAIL,
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
+    scales=_SCALES,
     tuning=_TUNING,
 )
 """Diabetes (MLP 64-64, 200 epochs, eps = 0.25): FL's squared-error tail, train and test, below ERM's."""
@@ -159,10 +156,7 @@ DIABETES_MSE = Claim(
         value=1.0,
         tolerance=0.05,
     ),
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
+    scales=_SCALES,
     tuning=_TUNING,
 )
 """Diabetes: FL's test MSE is at most 5% above ERM's (non-inferiority)."""
