@@ -103,60 +103,52 @@ _TAIL = Effect(
     value=0.0,
 )
 
-DIGITS_TAIL = Claim(
-    pipeline="feasible-learning-digits",
-    arms=ARMS,
-    observe=observe_tail,
-    repeat_tasks=("digits",),
-    effect=_TAIL,
-    scales=_SCALES,
-    tuning=_TUNING,
-)
+
+def _claim(task: str, effect: Effect, **read: Any) -> Claim:
+    """FL against ERM on ``feasible-learning-<task>`` with the task repeated; ``read``: observe or metric."""
+    return Claim(
+        pipeline=f"feasible-learning-{task}",
+        arms=ARMS,
+        repeat_tasks=(task,),
+        effect=effect,
+        scales=_SCALES,
+        tuning=_TUNING,
+        **read,
+    )
+
+
+_ALSO = ("test_mean", "train_mean")
+
+DIGITS_TAIL = _claim("digits", _TAIL, observe=observe_tail)
 """Digits (MLP 64-64, 60 epochs): FL's max, q95 and q99 per-sample cross-entropy (train, test) below ERM's."""
 
-DIGITS_ACCURACY = Claim(
-    pipeline="feasible-learning-digits",
-    arms=ARMS,
-    metric=("tail", "test_accuracy"),
-    also=("test_mean", "train_mean"),
-    repeat_tasks=("digits",),
-    effect=Effect(
+DIGITS_ACCURACY = _claim(
+    "digits",
+    Effect(
         quantity="test accuracy, FL - ERM (fraction; paired by replicate)",
         statistic="difference",
         relation="greater",
         value=0.0,
         tolerance=0.01,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
+    metric=("tail", "test_accuracy"),
+    also=_ALSO,
 )
 """Digits: FL's test accuracy is no more than 1 point below ERM's (non-inferiority)."""
 
-DIABETES_TAIL = Claim(
-    pipeline="feasible-learning-diabetes",
-    arms=ARMS,
-    observe=observe_tail,
-    repeat_tasks=("diabetes",),
-    effect=_TAIL,
-    scales=_SCALES,
-    tuning=_TUNING,
-)
+DIABETES_TAIL = _claim("diabetes", _TAIL, observe=observe_tail)
 """Diabetes (MLP 64-64, 200 epochs, eps = 0.25): FL's squared-error tail, train and test, below ERM's."""
 
-DIABETES_MSE = Claim(
-    pipeline="feasible-learning-diabetes",
-    arms=ARMS,
-    metric=("tail", "test_mse"),
-    also=("test_mean", "train_mean"),
-    repeat_tasks=("diabetes",),
-    effect=Effect(
+DIABETES_MSE = _claim(
+    "diabetes",
+    Effect(
         quantity="test MSE (squared standardized target units), FL / ERM (ratio of means)",
         statistic="ratio",
         relation="less",
         value=1.0,
         tolerance=0.05,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
+    metric=("tail", "test_mse"),
+    also=_ALSO,
 )
 """Diabetes: FL's test MSE is at most 5% above ERM's (non-inferiority)."""

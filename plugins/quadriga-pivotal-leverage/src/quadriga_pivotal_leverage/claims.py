@@ -171,11 +171,16 @@ def _linear_growth(scale: Scale, out_dir: Path) -> Observations:
     return Observations(values=slopes, numbers={**numbers, **extra}, table="\n".join(rows))
 
 
-EXCESS_RISK = Claim(
-    pipeline=PIPELINE,
-    arms=_ARMS,
-    experiment=_excess_risk,
-    effect=Effect(
+def _claim(experiment: Any, effect: Effect) -> Claim:
+    """A claim on the shared runs of :data:`PIPELINE` (:func:`legendre_runs`) at :data:`_SCALES`."""
+    return Claim(
+        pipeline=PIPELINE, arms=_ARMS, experiment=experiment, effect=effect, scales=_SCALES, tuning=_TUNING
+    )
+
+
+EXCESS_RISK = _claim(
+    _excess_risk,
+    Effect(
         quantity="log risk ratio at k = 2d, pivotal - i.i.d. leverage (log of the geometric-mean "
         "ratio), per d = 10, 20, 40",
         statistic="difference",
@@ -183,15 +188,11 @@ EXCESS_RISK = Claim(
         value=0.0,
         tolerance=0.0,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
 )
 
-FEWER_SAMPLES = Claim(
-    pipeline=PIPELINE,
-    arms=_ARMS,
-    experiment=_fewer_samples,
-    effect=Effect(
+FEWER_SAMPLES = _claim(
+    _fewer_samples,
+    Effect(
         quantity="labels per feature k*/d to reach risk ratio 1.25, pivotal / i.i.d. leverage "
         "(ratio of means), per d = 10, 20, 40",
         statistic="ratio",
@@ -199,21 +200,15 @@ FEWER_SAMPLES = Claim(
         value=0.7,
         tolerance=0.0,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
 )
 
-LINEAR_GROWTH = Claim(
-    pipeline=PIPELINE,
-    arms=_ARMS,
-    experiment=_linear_growth,
-    effect=Effect(
+LINEAR_GROWTH = _claim(
+    _linear_growth,
+    Effect(
         quantity="log-log slope of k* (risk ratio 1.25) over d = 10, 20, 40, pivotal - i.i.d. leverage",
         statistic="difference",
         relation="less",
         value=0.0,
         tolerance=0.0,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
 )
