@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,11 +152,35 @@ class ResumePlan:
         return iter((self.reloaded, self.rerun))
 
 
+def make_dir(path: Path, flag: str | None = None) -> None:
+    """Create the directory ``path`` (and its parents), or say in one sentence why it cannot be.
+
+    Raises:
+        ConfigError: ``path`` or a parent is a file, or the directory cannot be created or written
+            (permissions, read-only file system); ``flag`` (``"--out"``) names the option at fault.
+    """
+    path = Path(path)
+    for p in [path, *path.parents]:
+        if p.exists() and not p.is_dir():
+            what = "is a file" if p == path else f"lies below '{p}', which is a file"
+            raise ConfigError(f"'{path}' {what}; give a directory.", key=flag)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the directory '{path}': {exc.strerror or exc}. Choose a writable place.",
+            key=flag,
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"the directory '{path}' is not writable. Choose a writable place.", key=flag)
+
+
 def new_run_dir(root: Path, pipeline_name: str) -> Path:
     """Create ``root/<pipeline>/<UTC timestamp>`` (a suffix is added if it exists) and return it."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     base = Path(root) / safe_name(pipeline_name)
     refuse_symlinks(base)
+    make_dir(base)
     for i in range(1000):
         candidate = base / (stamp if i == 0 else f"{stamp}-{i}")
         try:
@@ -194,7 +219,7 @@ class RunDir:
                 "--out directory.",
                 key="--out",
             )
-        path.mkdir(parents=True, exist_ok=True)
+        make_dir(path, "--out")
         return cls(path)
 
     @classmethod

@@ -149,8 +149,18 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
         bad = artifact.non_finite()
         if bad:
             raise NonFiniteError(node.name, bad[0])
-    except (QuadrigaError, KeyboardInterrupt):
+    except StageError:
         raise
+    except QuadrigaError as exc:
+        if exc.exit_code == 1:  # a run-time failure of the component (e.g. DivergenceError): name the stage
+            raise StageError(node.name, str(exc)) from exc
+        raise
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:  # a component must not end the process: the run is recorded as failed
+        error = StageError(node.name, f"the component called sys.exit({exc.code!r}) (exit code {exc.code!r})")
+        error.details = traceback.format_exc()  # type: ignore[attr-defined]
+        raise error from exc
     except Exception as exc:
         error = StageError(node.name, f"{type(exc).__name__}: {exc}")
         error.details = traceback.format_exc()  # type: ignore[attr-defined]

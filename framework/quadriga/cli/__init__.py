@@ -60,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     debug = getattr(args, "debug", False)
     try:
+        if args.command != "new":  # a bad --disable or QUADRIGA_DISABLE is refused before anything else
+            from quadriga.cli._common import registry_for
+
+            registry_for(args).load()
         return int(args.func(args))
     except QuadrigaError as exc:
         if debug:
