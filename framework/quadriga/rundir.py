@@ -255,7 +255,8 @@ class RunDir:
         """An earlier run directory, checked to be one (and of ``pipeline_name`` when given).
 
         Raises:
-            ConfigError: no ``status.json``, a run of another pipeline, or a symbolic link.
+            ConfigError: no ``status.json``, a damaged ``status.json`` or ``results.json``, a run of
+                another pipeline, a run another process is running, or a symbolic link anywhere in it.
         """
         rd = cls(path)
         refuse_symlinks(rd.path)
@@ -268,6 +269,14 @@ class RunDir:
                 key="--resume",
             )
         rd.check_files()
+        for root, dirs, files in os.walk(rd.path):
+            for name in dirs + files:
+                if os.path.islink(os.path.join(root, name)):
+                    raise ConfigError(
+                        f"'{os.path.join(root, name)}' is a symbolic link; quadriga does not write through "
+                        "links inside a run directory. Replace it with a real directory or file.",
+                        key="--resume",
+                    )
         saved = rd.read_manifest().get("pipeline")
         if pipeline_name is not None and saved is not None and saved != pipeline_name:
             raise ConfigError(

@@ -172,11 +172,16 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
     return artifact
 
 
-def _final_sync(rd: RunDir, record: RunStatus, results: dict[str, Any], warnings: list[str]) -> None:
+def _final_sync(
+    rd: RunDir, record: RunStatus, results: dict[str, Any], warnings: list[str]
+) -> OSError | None:
     """Write the final ``status.json`` and ``results.json``; a full disk becomes a warning.
 
     When even this fails, ``status.json`` keeps its last content (``running``); the run directory's
     lock is gone with this process, so :meth:`RunDir.read_status` reads such a run as interrupted.
+
+    Returns:
+        The error, or ``None`` when both files were written.
     """
     try:
         rd.sync(record, results, force=True)
@@ -185,6 +190,8 @@ def _final_sync(rd: RunDir, record: RunStatus, results: dict[str, Any], warnings
             f"could not write status.json and results.json in {rd.path}: {exc.strerror or exc}; "
             "the stage records in stages/ are complete up to the last finished stage"
         )
+        return exc
+    return None
 
 
 def _timings(artifact: Any) -> dict[str, Any]:
@@ -326,9 +333,17 @@ def _execute(
             rd.write_error(getattr(exc, "details", None) or traceback.format_exc())
         except OSError as write_exc:  # disk full: the status below still says failed, if it can
             warnings.append(f"could not write error.txt: {write_exc.strerror or write_exc}")
+    except BaseException as exc:  # SystemExit and the like outside a stage: recorded, then passed on
+        run.record.status, run.record.error = "failed", f"{type(exc).__name__}: {exc}"
+        run.record.mark_running_as("failed", exc)
+        results["status"] = run.status
+        _final_sync(rd, run.record, results, warnings)
+        raise
     order = {n: i for i, n in enumerate(pipeline.stages)}  # pipeline order, also for merged records
     results["stages"] = dict(sorted(results["stages"].items(), key=lambda kv: order.get(kv[0], len(order))))
     results["status"] = run.status
-    _final_sync(rd, run.record, results, warnings)
+    sync_error = _final_sync(rd, run.record, results, warnings)
+    if sync_error is not None and error is None:  # finished, but its record could not be written
+        run.record.status, error = "failed", sync_error
     warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
     return RunResult(rd.path, run.status, artifacts, results, error, warnings)
