@@ -206,12 +206,13 @@ class MCMCKernel(Sampler):
             )
         return state
 
-    def check_divergence(self, counts: dict[str, int], transitions: int) -> None:
+    def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
         """Raise when the chains cannot be trusted; Metropolis-adjusted kernels always can.
 
         Args:
             counts: the totals of ``transition``'s counters.
             transitions: chain transitions run (``num_chains`` times steps).
+            kept: the kept draws, ``Tensor[c, n, d]``.
         """
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
@@ -236,7 +237,7 @@ class MCMCKernel(Sampler):
                 kept[:, k] = state.x
                 k += 1
             progress.advance(1)
-        self.check_divergence(counts, total * c)
+        self.check_divergence(counts, total * c, kept)
         info = {
             "acceptance_rate": accepted_total / (total * c) if total else float("nan"),
             **counts,
@@ -301,19 +302,28 @@ class ULA(MCMCKernel):
 
     step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
 
-    def check_divergence(self, counts: dict[str, int], transitions: int) -> None:
-        """ULA has no accept step: a non-finite proposal means a chain overflowed (diverged).
+    #: a kept draw beyond this magnitude (units of x) can only come from a blown-up discretisation
+    blow_up: ClassVar[float] = 1e100
+
+    def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
+        """ULA has no accept step: a non-finite proposal, or a draw beyond :attr:`blow_up`, means
+        the chains diverged (the step size is beyond the stability limit of the discretisation).
 
         Raises:
-            DivergenceError: some proposal was not finite; the chains blew up (the step size is
-                beyond the stability limit of the discretisation) and their samples are not returned.
+            DivergenceError: naming how many proposals overflowed (or the largest draw) and the fix;
+                the samples are not returned.
         """
         bad = counts.get("rejected_nonfinite", 0)
-        if bad:
+        largest = float(kept.abs().max()) if kept.numel() else 0.0
+        if bad or largest > self.blow_up:
+            what = (
+                f"{bad} of {transitions} proposals ({bad / transitions:.1%}) overflowed to NaN or inf"
+                if bad
+                else f"the chains reached |x| = {largest:.3g}"
+            )
             raise DivergenceError(
-                f"ULA diverged: {bad} of {transitions} proposals ({bad / transitions:.1%}) overflowed to "
-                f"NaN or inf, so the chains blew up and their samples are meaningless. Lower step_size "
-                f"(now {self.step_size:g}) and start a new run."
+                f"ULA diverged: {what}, so the chains blew up and their samples are meaningless. "
+                f"Lower step_size (now {self.step_size:g}) and start a new run."
             )
 
     def transition(self, state, target, generator):
