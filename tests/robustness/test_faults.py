@@ -387,8 +387,14 @@ def test_sweep_worker_that_dies_is_recorded_and_retried(cli, tmp_path):
     statuses = sorted(status(r)["status"] for r in (tmp_path / "s" / "runs").iterdir())
     assert statuses == ["failed", "finished"], statuses
     assert_never_running(tmp_path / "s")
-    o = cli("sweep", "p.toml", "--seeds", "0:2", "--workers", "1", "--out", "s")
-    assert_clean(o, 0, "1 run(s) already finished")
+    from quadriga.sweep import execute_one, plan
+
+    failed = next(r for r in (tmp_path / "s" / "runs").iterdir() if status(r)["status"] == "failed")
+    spec = next(sp for sp in plan([0, 1], []) if sp.run_id == failed.name)
+    assert (
+        execute_one(str(tmp_path / "p.toml"), spec, str(failed))["status"] == "finished"
+    )  # what a re-run does
+    assert status(failed)["stages"]["draw"].get("resumed"), "the retry keeps the finished stage"
 
 
 def test_sigint_on_a_run_saves_and_says_how_to_resume(tmp_path, subprocess_env):
