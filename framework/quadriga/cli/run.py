@@ -165,7 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.pipeline is None and args.resume is None:
         raise ConfigError(
-            "give a pipeline: a registered name or a TOML file (or --resume RUN_DIR).", key="NAME_OR_PATH"
+            "quadriga run needs NAME_OR_PATH: a registered pipeline name or a TOML file "
+            "(or --resume RUN_DIR to continue a run)."
         )
     if args.seed is not None and not INT64[0] <= args.seed <= INT64[1]:
         raise ConfigError(f"the seed {args.seed} does not fit in a signed 64-bit integer.", key="--seed")
