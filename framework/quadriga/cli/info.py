@@ -65,7 +65,14 @@ def cmd_info(args: argparse.Namespace) -> int:
                 f"run it: quadriga verify {c.name} [--scale paper]"
             )
             shown = True
-    for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)]:
+    colliding = [s for (k, n), v in reg.conflicts.items() if n == name and kind in (None, k) for s in v]
+    for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)] + colliding:
+        if spec in colliding:
+            who = " and ".join(f"'{s.distribution}'" for s in colliding if s.kind == spec.kind)
+            con.print(
+                f"[red]name collision[/]: {spec.kind} '{escape(spec.name)}' is registered by {who}; "
+                "using it is an error until one is disabled (--disable PLUGIN). This one:"
+            )
         cls = reg.load_class(spec)
         status = reg.plugins.get(spec.plugin)
         version = status.version if status is not None else ""

@@ -42,6 +42,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     reg = registry_for(args)
     kind = args.kind
     comps = [c for c in reg.components() if kind in (None, c.kind)]
+    for (k, _), specs in reg.conflicts.items():  # every registration of a colliding name, flagged
+        import attrs
+
+        if k in KINDS and kind in (None, k):
+            others = " and ".join(s.distribution for s in specs)
+            comps += [attrs.evolve(s, summary=f"NAME COLLISION ({others}): {s.summary}") for s in specs]
+    comps.sort(key=lambda c: (c.kind, c.name))
     pipes = reg.pipelines() if kind in (None, "pipeline") else []
     claims = reg.claims() if kind in (None, "claim") else []
     if args.json:

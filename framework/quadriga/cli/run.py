@@ -32,7 +32,7 @@ examples:
   quadriga run my-pipeline.toml --seed 3            a pipeline file
   quadriga run srmc-vs-mala --set stage.mala-gauss.step_size=0.1 --set pipeline.seed=1
   quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
-  quadriga run cartpole-minto --resume runs/cartpole-minto/20260101T000000Z
+  quadriga run --resume runs/cartpole-minto/20260101T000000Z
 
 a pipeline file:
   [pipeline]
@@ -65,7 +65,10 @@ def add_parser(sub: Subparsers) -> None:
         epilog=EPILOG,
     )
     p.add_argument(
-        "pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file"
+        "pipeline",
+        metavar="NAME_OR_PATH",
+        nargs="?",
+        help="a registered pipeline name or a TOML file (optional with --resume: the run knows it)",
     ).completer = name_completer("pipeline")
     p.add_argument(
         "--set",
@@ -155,20 +158,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: the pipeline is invalid (before anything runs).
     """
+    from quadriga.errors import ConfigError
     from quadriga.pipeline import load_pipeline
+    from quadriga.pipeline_source import INT64
     from quadriga.runs import execute
 
+    if args.pipeline is None and args.resume is None:
+        raise ConfigError(
+            "quadriga run needs NAME_OR_PATH: a registered pipeline name or a TOML file "
+            "(or --resume RUN_DIR to continue a run)."
+        )
+    if args.seed is not None and not INT64[0] <= args.seed <= INT64[1]:
+        raise ConfigError(f"the seed {args.seed} does not fit in a signed 64-bit integer.", key="--seed")
     reg = registry_for(args)
     con = console()
     if args.resume is not None:
         from quadriga.api import load_resumed
         from quadriga.runs import resume_plan
 
+        if args.pipeline is None:
+            args.pipeline = str(Path(args.resume) / "pipeline.toml")
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
         reloaded, rerun = resume_plan(args.resume)
         con.print(
-            f"resuming {args.resume}: reloading {', '.join(reloaded) or 'no stage'}"
-            + (f"; re-running {', '.join(rerun)} (trained models are not reloaded)" if rerun else "")
+            f"resuming {escape(str(args.resume))}: reloading {escape(', '.join(reloaded)) or 'no stage'}"
+            + (f"; re-running {escape(', '.join(rerun))} (trained models are not reloaded)" if rerun else "")
         )
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
@@ -189,21 +203,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         run_dir = getattr(exc, "run_dir", "RUN_DIR")
         con.print(
-            f"[yellow]interrupted[/]: finished stages are saved in {run_dir}; continue with "
-            f"`quadriga run {args.pipeline} --resume {run_dir}`."
+            f"[yellow]interrupted[/]: finished stages are saved in {escape(str(run_dir))}; continue with "
+            f"`quadriga run --resume {escape(str(run_dir))}`."
         )
         return 130
     for w in result.warnings:
         con.print(f"[yellow]warning[/]: {escape(w)}")
     print_results(con, result.results)
-    con.print(f"run directory: [bold]{result.dir}[/]")
+    con.print(f"run directory: [bold]{escape(str(result.dir))}[/]")
     if result.status != "finished":
         err = result.error
         debug = getattr(args, "debug", False)
         con.print(
-            f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved; after a fix, "
-            f"`quadriga run {args.pipeline} --resume {result.dir}` re-runs only the rest."
-            + ("" if debug else " (details: error.txt in the run directory)")
+            f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved. If the fix is "
+            "outside the pipeline (data, code, environment), "
+            f"`quadriga run --resume {escape(str(result.dir))}` re-runs only the rest; a changed "
+            "setting needs a new run." + ("" if debug else " (details: error.txt in the run directory)")
         )
         if debug and err is not None:
             raise err

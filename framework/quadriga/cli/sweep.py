@@ -36,7 +36,7 @@ def add_parser(sub: Subparsers) -> None:
         "summary.csv and summary.png.",
     )
     p.add_argument("pipeline", metavar="NAME_OR_PATH").completer = name_completer("pipeline")
-    p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3)")
+    p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3; at most 10000 seeds)")
     p.add_argument(
         "--grid",
         action="append",
@@ -53,7 +53,7 @@ def add_parser(sub: Subparsers) -> None:
         help="override applied to every run; repeatable",
     )
     p.add_argument("--backend", choices=["local", "ray"], default="local")
-    p.add_argument("--workers", type=int, help="parallel runs (default: number of CPU cores)")
+    p.add_argument("--workers", type=int, help="parallel runs, >= 1 (default: number of CPU cores)")
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
     p.add_argument("--out", type=Path, help="sweep directory (default sweeps/<pipeline>-<hash>)")
     add_common_options(p)
@@ -152,7 +152,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print_summary(console, result.summary, [k for k, _ in grids])
     failed = [r for r in result.runs if r["status"] != "finished"]
     console.print(
-        f"sweep directory: [bold]{result.dir}[/]  table: {result.table_path}  figure: {result.figure_path}"
+        f"sweep directory: [bold]{escape(str(result.dir))}[/]  table: {escape(str(result.table_path))}  "
+        f"figure: {escape(str(result.figure_path))}"
     )
     if failed:
         console.print(

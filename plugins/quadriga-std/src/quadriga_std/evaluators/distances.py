@@ -91,6 +91,8 @@ class _SampleDistance(Evaluator):
         "subject": (Samples,),
         "reference": (Samples, Target),
     }
+    #: checked before anything runs (the method's ``reference = None`` default is the interface's)
+    required_inputs: ClassVar[tuple[str, ...]] = ("subject", "reference")
 
     num_reference_samples: int = param(
         2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
