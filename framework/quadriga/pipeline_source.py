@@ -282,7 +282,7 @@ def _default_component(
         field = attrs.fields_dict(cls).get(part) if attrs.has(cls) else None
         if field is None:
             return {}, None
-        default = field.default
+        default: Any = field.default
         if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
             default = default.factory(*([None] if default.takes_self else []))
         target = f"{type(default).__module__}:{type(default).__qualname__}"
