@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from quadriga_value_classification.claims import (
     ARMS,
     PIPELINE,
@@ -12,7 +13,16 @@ from quadriga_value_classification.claims import (
     width_gap_claim,
 )
 
+from quadriga import api
 from quadriga.claims import evaluate_claim
+
+
+@pytest.mark.parametrize("name", ["cartpole-value-classification", "acrobot-value-classification"])
+def test_ready_pipelines_check(name):
+    pipeline = api.check(name)
+    learners = [s for s in pipeline.stages if s.startswith("dqn-")]
+    # 8 configurations x 2 replicates: mse / hlgauss / twohot, clean and noisy, and the two wide arms
+    assert len(learners) == 16, learners
 
 
 def test_claim_run_keeps_the_four_noisy_arms_of_the_pipeline():
