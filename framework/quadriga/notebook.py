@@ -201,7 +201,7 @@ def compact_repr(obj: Any) -> str:
 
 # ----------------------------------------------------------------------------- saved runs
 class _LazyArtifacts(Mapping[str, Any]):
-    """``{stage: artifact}`` of a saved run, each loaded from ``stages/<stage>/artifact.pt`` when first read."""
+    """``{stage: artifact}`` of a saved run, each read from ``stages/<stage>/artifact.pt`` on first use."""
 
     def __init__(self, run_dir: Path, stages: Mapping[str, Mapping[str, Any]]) -> None:
         self._dir, self._stages, self._cache = run_dir, stages, {}
