@@ -76,6 +76,20 @@ def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> N
 
 
 @hookspec
+def quadriga_step_metrics(run: Any, stage: str, record: dict[str, Any]) -> None:
+    """Called with each record a stage streams to ``metrics.jsonl`` (``progress.log(step, loss=...)``).
+
+    Called after the record is written, in the stage's own thread, so it must be quick (queue or
+    batch remote calls). Exceptions are reported as warnings at the end of the run.
+
+    Args:
+        run: the :class:`quadriga.runs.Run`.
+        stage: the stage name.
+        record: ``{"stage": name, "step": int (when given), metric: number, ...}``.
+    """
+
+
+@hookspec
 def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None:
     """Called once when a run ends, whatever the outcome.
 

@@ -164,6 +164,16 @@ def _timings(artifact: Any) -> dict[str, Any]:
     return out
 
 
+def _streamer(rd: RunDir, registry: Registry, run: Run, stage: str, warnings: list[str]) -> Callable:
+    """``on_log`` of a stage: append the record to ``metrics.jsonl``, then call ``quadriga_step_metrics``."""
+
+    def on_log(record: dict[str, Any]) -> None:
+        rd.append_metrics(record)
+        warnings.extend(registry.call_hook("quadriga_step_metrics", run=run, stage=stage, record=record))
+
+    return on_log
+
+
 def execute(
     pipeline: Pipeline,
     registry: Registry,
@@ -238,7 +248,9 @@ def execute(
             rd.sync(run.record, results)
             start = time.perf_counter()
             with display(name) if display is not None else contextlib.nullcontext() as on_update:
-                progress = StageProgress(name, on_log=rd.append_metrics, on_update=on_update)
+                progress = StageProgress(
+                    name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
+                )
                 artifact = run_stage(node, pipeline, values, progress=progress)
             seconds = time.perf_counter() - start
             values[name] = artifacts[name] = artifact

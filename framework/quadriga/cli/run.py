@@ -83,6 +83,14 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--check", action="store_true", help="check the pipeline and print it; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print only the results, as JSON (implies --quiet)")
+    p.add_argument(
+        "--with",
+        dest="trackers",
+        action="append",
+        default=[],
+        metavar="TRACKER",
+        help="also log this run with an installed tracker plugin, e.g. mlflow (quadriga-mlflow); repeatable",
+    )
     add_common_options(p)
     p.set_defaults(func=cmd_run)
 
@@ -158,8 +166,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     """
     from quadriga.pipeline import load_pipeline
     from quadriga.runs import execute
+    from quadriga.tracking import check as check_trackers
+    from quadriga.tracking import using
 
     reg = registry_for(args)
+    trackers = check_trackers(args.trackers, reg)
     con = console(stderr=args.json)  # with --json, stdout carries the JSON alone
     if args.resume is not None:
         from quadriga.api import load_resumed
@@ -185,7 +196,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     show = not (args.quiet or args.json) and con.is_terminal
     try:
-        with rich_progress(con, show) as display:
+        with rich_progress(con, show) as display, using(*trackers):
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
     except KeyboardInterrupt as exc:
         run_dir = getattr(exc, "run_dir", "RUN_DIR")
