@@ -103,6 +103,31 @@ def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None
 
 
 @hookspec
+def quadriga_sweep_start(sweep: dict[str, Any]) -> None:
+    """Called once before a sweep's runs start, when the sweep chose a tracker (``--with``).
+
+    Environment variables set here reach the runs of the local backend (its worker processes
+    start afterwards), e.g. the parent-run id a tracker nests the runs under. Exceptions are
+    reported as warnings.
+
+    Args:
+        sweep: ``{"source": pipeline name or path, "seeds": [int], "grid": {key: [values]},
+            "dir": None}``.
+    """
+
+
+@hookspec
+def quadriga_sweep_end(sweep: dict[str, Any], status: str) -> None:
+    """Called once after a sweep's runs ended and its summary was written (``--with`` given).
+
+    Args:
+        sweep: as for :func:`quadriga_sweep_start`, with ``"dir"`` the sweep directory (holding
+            ``summary.csv``, ``summary.png`` and ``results.parquet``).
+        status: ``"finished"`` when every run finished, else ``"failed"``.
+    """
+
+
+@hookspec
 def quadriga_check_tasks() -> dict[str, dict[str, Any]] | None:
     """Small tasks that the conformance checks (:mod:`quadriga.testing`) give components.
 

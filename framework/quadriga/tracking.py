@@ -31,7 +31,14 @@ __all__ = ["ENV", "available", "check", "enabled", "selected", "using"]
 ENV = "QUADRIGA_WITH"
 
 #: the lifecycle hooks a tracker implements (at least one of them)
-TRACKER_HOOKS = ("quadriga_run_start", "quadriga_stage_end", "quadriga_step_metrics", "quadriga_run_end")
+TRACKER_HOOKS = (
+    "quadriga_run_start",
+    "quadriga_stage_end",
+    "quadriga_step_metrics",
+    "quadriga_run_end",
+    "quadriga_sweep_start",
+    "quadriga_sweep_end",
+)
 
 
 def selected() -> set[str]:

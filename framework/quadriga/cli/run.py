@@ -11,7 +11,6 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from quadriga.cli._common import (
     Formatter,
@@ -21,7 +20,7 @@ from quadriga.cli._common import (
     name_completer,
     registry_for,
 )
-from quadriga.cli.output import print_json, print_results, results_payload
+from quadriga.cli.output import print_json, print_results, print_table, results_payload
 from quadriga.errors import QuadrigaError
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]
@@ -184,12 +183,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
-    table = Table(title=f"pipeline {pipeline.name} (seed {pipeline.seed})")
-    for col in ("table", "component", "kind", "inputs"):
-        table.add_column(col, overflow="fold")
-    for row in pipeline.describe():
-        table.add_row(*(escape(c) for c in row))
-    con.print(table)
+    print_table(
+        con,
+        ["table", "component", "kind", "inputs"],
+        pipeline.describe(),
+        title=f"pipeline {pipeline.name} (seed {pipeline.seed})",
+        wrap="inputs",
+    )
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")
         return 0

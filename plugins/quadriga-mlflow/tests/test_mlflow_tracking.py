@@ -157,3 +157,73 @@ def test_listing_imports_neither_mlflow_nor_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+SWEEP_TOML = """
+[pipeline]
+name = "mlflow-sweep"
+seed = 0
+
+[task.normal]
+use = "gaussian"
+dim = 2
+
+[stage.mala]
+use = "mala"
+inputs = { target = "normal" }
+num_samples = 100
+burn_in = 50
+
+[stage.energy]
+use = "energy-distance"
+inputs = { subject = ["mala"], reference = "normal" }
+"""
+
+
+@pytest.mark.slow
+def test_a_sweep_is_one_parent_run_with_the_runs_nested(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    pipeline = tmp_path / "sweep.toml"
+    pipeline.write_text(SWEEP_TOML)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", tracking.ENV)}
+    env["MLFLOW_TRACKING_URI"] = uri
+    args = [
+        "sweep",
+        str(pipeline),
+        "--seeds",
+        "0:2",
+        "--grid",
+        "stage.mala.step_size=0.1,0.5",
+        "--workers",
+        "1",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "quadriga", *args, "--out", str(tmp_path / "sw"), "--with", "mlflow"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "warning" not in proc.stdout
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("mlflow-sweep")
+    runs = client.search_runs([experiment.experiment_id])
+    (parent,) = [r for r in runs if "quadriga.sweep" in r.data.tags]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(runs) == 5 and len(children) == 4  # 2 seeds x 2 step sizes, all nested
+    assert parent.info.status == "FINISHED" and json.loads(parent.data.params["sweep.seeds"]) == [0, 1]
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} >= {"summary.csv", "summary.png"}
+    for child in children:
+        run_dir = child.data.tags["quadriga.run_dir"]
+        with open(os.path.join(run_dir, "results.json")) as fh:
+            values = json.load(fh)["stages"]["energy"]["values"]
+        assert child.data.metrics["energy/mala/energy_distance"] == pytest.approx(
+            values["mala/energy_distance"]
+        )
+    assert {c.data.params["stage.mala.step_size"] for c in children} == {"0.1", "0.5"}

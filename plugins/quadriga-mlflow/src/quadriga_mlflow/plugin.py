@@ -59,3 +59,23 @@ def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None
     tracker = _ACTIVE.pop(id(run), None)
     if tracker is not None:
         tracker.end(status, error)
+
+
+_SWEEPS: list[Any] = []  # the open parent run of a sweep in this process (at most one)
+
+
+@quadriga.hookimpl
+def quadriga_sweep_start(sweep: dict[str, Any]) -> None:
+    """Open the sweep's parent MLflow run; the runs of the sweep are nested under it."""
+    if not tracking.enabled(NAME):
+        return
+    from quadriga_mlflow.tracker import SweepTracker
+
+    _SWEEPS.append(SweepTracker.start(sweep))
+
+
+@quadriga.hookimpl
+def quadriga_sweep_end(sweep: dict[str, Any], status: str) -> None:
+    """Log the sweep's summary table and figure to the parent run and close it."""
+    if _SWEEPS:
+        _SWEEPS.pop().end(sweep, status)

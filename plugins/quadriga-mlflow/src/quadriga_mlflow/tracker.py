@@ -23,6 +23,7 @@ What is logged:
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -32,7 +33,20 @@ from typing import Any
 
 import attrs
 
-__all__ = ["DEFAULT_URI", "MlflowTracker", "flatten_params", "metric_key", "tracking_uri"]
+__all__ = [
+    "DEFAULT_URI",
+    "PARENT_ENV",
+    "MlflowTracker",
+    "SweepTracker",
+    "flatten_params",
+    "metric_key",
+    "tracking_uri",
+]
+
+#: set during a sweep to the parent run's id; the sweep's runs are created as its children
+PARENT_ENV = "QUADRIGA_MLFLOW_PARENT_RUN"
+#: the experiment of every run (default: the pipeline's name)
+EXPERIMENT_ENV = "QUADRIGA_MLFLOW_EXPERIMENT"
 
 #: the store used when ``MLFLOW_TRACKING_URI`` is not set
 DEFAULT_URI = "sqlite:///mlflow.db"
@@ -70,6 +84,12 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_URI
 
 
+def _experiment(client: Any, name: str) -> str:
+    """The id of experiment ``name``, created when missing."""
+    experiment = client.get_experiment_by_name(name)
+    return experiment.experiment_id if experiment is not None else client.create_experiment(name)
+
+
 def _numbers(values: dict[str, Any]) -> dict[str, float]:
     return {
         k: float(v)
@@ -96,18 +116,17 @@ class MlflowTracker:
         import quadriga
 
         client = mlflow.MlflowClient(tracking_uri=tracking_uri())
-        name = os.environ.get("QUADRIGA_MLFLOW_EXPERIMENT") or run.pipeline.name
-        experiment = client.get_experiment_by_name(name)
-        experiment_id = experiment.experiment_id if experiment is not None else client.create_experiment(name)
+        experiment_id = _experiment(client, os.environ.get(EXPERIMENT_ENV) or run.pipeline.name)
+        tags = {
+            "quadriga.run_dir": str(Path(run.dir).resolve()),
+            "quadriga.pipeline": run.pipeline.name,
+            "quadriga.version": quadriga.__version__,
+            "mlflow.source.name": "quadriga",
+        }
+        if os.environ.get(PARENT_ENV):
+            tags["mlflow.parentRunId"] = os.environ[PARENT_ENV]
         created = client.create_run(
-            experiment_id,
-            run_name=f"{run.pipeline.name} {Path(run.dir).name}",
-            tags={
-                "quadriga.run_dir": str(Path(run.dir).resolve()),
-                "quadriga.pipeline": run.pipeline.name,
-                "quadriga.version": quadriga.__version__,
-                "mlflow.source.name": "quadriga",
-            },
+            experiment_id, run_name=f"{run.pipeline.name} {Path(run.dir).name}", tags=tags
         )
         tracker = cls(client, created.info.run_id, Path(run.dir))
         params = [Param(k, v[:6000]) for k, v in flatten_params(run.pipeline.resolved()).items()]
@@ -157,3 +176,55 @@ class MlflowTracker:
             self.client.set_tag(self.run_id, "quadriga.error", f"{type(error).__name__}: {error}"[:5000])
         mlflow_status = {"finished": "FINISHED", "interrupted": "KILLED"}.get(status, "FAILED")
         self.client.set_terminated(self.run_id, status=mlflow_status)
+
+
+@attrs.define(eq=False)
+class SweepTracker:
+    """The parent MLflow run of a sweep; its runs find its id in :data:`PARENT_ENV`.
+
+    The parent's parameters are the seeds and the grid; at the end it gets the sweep's
+    ``summary.csv``, ``summary.png`` and tidy table as artifacts.
+    """
+
+    client: Any
+    run_id: str
+    saved_env: dict[str, str | None]
+
+    @classmethod
+    def start(cls, sweep: dict[str, Any]) -> SweepTracker:
+        """Open the parent run in the pipeline's experiment and export its id to the sweep's workers."""
+        import mlflow
+        from mlflow.entities import Param
+
+        from quadriga.api import check
+
+        client = mlflow.MlflowClient(tracking_uri=tracking_uri())
+        name = os.environ.get(EXPERIMENT_ENV) or check(sweep["source"]).name
+        created = client.create_run(
+            _experiment(client, name),
+            run_name=f"sweep {name}",
+            tags={"quadriga.sweep": sweep["source"], "mlflow.source.name": "quadriga"},
+        )
+        params = {"sweep.seeds": json.dumps(sweep["seeds"])}
+        params.update({metric_key(f"sweep.grid.{k}"): json.dumps(v) for k, v in sweep["grid"].items()})
+        client.log_batch(created.info.run_id, params=[Param(k, v[:6000]) for k, v in params.items()])
+        saved = {k: os.environ.get(k) for k in (PARENT_ENV, EXPERIMENT_ENV)}
+        os.environ[PARENT_ENV], os.environ[EXPERIMENT_ENV] = created.info.run_id, name
+        return cls(client, created.info.run_id, saved)
+
+    def end(self, sweep: dict[str, Any], status: str) -> None:
+        """Log the summary files, close the parent run, restore the environment."""
+        try:
+            directory = Path(sweep["dir"]) if sweep.get("dir") else None
+            for name in ("summary.csv", "summary.png", "results.parquet", "results.csv", "sweep.json"):
+                if directory is not None and (directory / name).is_file():
+                    self.client.log_artifact(self.run_id, str(directory / name))
+            if directory is not None:
+                self.client.set_tag(self.run_id, "quadriga.sweep_dir", str(directory.resolve()))
+            self.client.set_terminated(self.run_id, status="FINISHED" if status == "finished" else "FAILED")
+        finally:
+            for key, value in self.saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
