@@ -89,8 +89,13 @@ class RunResult:
 
 
 def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> dict[str, Any]:
-    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line."""
+    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line.
+
+    Also (:func:`quadriga.provenance.provenance`) which distribution supplied each component, the
+    git commit and dirty flag of editable plugins and every installed distribution.
+    """
     import quadriga
+    from quadriga.provenance import provenance
 
     versions: dict[str, Any] = {
         "python": sys.version.split()[0],
@@ -114,6 +119,7 @@ def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> 
         "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions,
         "plugins": plugins,
+        **provenance(pipeline, registry),
     }
 
 
