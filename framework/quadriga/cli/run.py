@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -129,6 +130,7 @@ def rich_progress(
     @contextlib.contextmanager
     def display(stage: str) -> Iterator[OnUpdate]:
         task = progress.add_task(stage, total=None)
+        start = time.perf_counter()
 
         def on_update(completed: float, total: float | None, description: str | None) -> None:
             label = stage if not description or description == stage else f"{stage}: {description}"
@@ -147,7 +149,7 @@ def rich_progress(
         elif t is not None:
             progress.update(task, completed=t.total)
         if not enabled:
-            con.print(f"  stage [bold]{escape(stage)}[/] done")
+            con.print(f"  stage [bold]{escape(stage)}[/] done in {time.perf_counter() - start:.1f} s")
 
     with progress:
         yield display
