@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -42,8 +43,6 @@ import attrs
 from quadriga.errors import ConfigError
 
 if TYPE_CHECKING:
-    import pandas
-
     from quadriga.registry import Registry
 
 __all__ = ["LoadedRun", "build", "compact_repr", "load_run", "register", "to_pandas"]
@@ -204,7 +203,8 @@ class _LazyArtifacts(Mapping[str, Any]):
     """``{stage: artifact}`` of a saved run, each read from ``stages/<stage>/artifact.pt`` on first use."""
 
     def __init__(self, run_dir: Path, stages: Mapping[str, Mapping[str, Any]]) -> None:
-        self._dir, self._stages, self._cache = run_dir, stages, {}
+        self._dir, self._stages = run_dir, stages
+        self._cache: dict[str, Any] = {}
 
     def __getitem__(self, stage: str) -> Any:
         if stage not in self._cache:
@@ -260,7 +260,7 @@ class LoadedRun:
             self.dir / f for res in self.results.get("stages", {}).values() for f in res.get("figures", [])
         ]
 
-    def to_pandas(self) -> pandas.DataFrame:
+    def to_pandas(self) -> Any:
         """The tidy table of this run (see :func:`to_pandas`)."""
         return to_pandas(self)
 
@@ -301,7 +301,10 @@ def load_run(path: str | Path) -> LoadedRun:
     Raises:
         ConfigError: ``path`` is not a run directory (no ``results.json``); a folder of runs says so.
     """
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     run_dir = Path(path)
     if not (run_dir / "results.json").is_file():
@@ -358,8 +361,10 @@ def _rows(results: Mapping[str, Any], base: Mapping[str, Any]) -> list[dict[str,
     return rows
 
 
-def to_pandas(source: Any) -> pandas.DataFrame:
-    """A tidy :class:`pandas.DataFrame` of numbers: one row per stage x subject x metric.
+def to_pandas(source: Any) -> Any:
+    """A tidy :class:`pandas.DataFrame` of numbers (typed ``Any``: pandas is imported on call).
+
+    One row per stage x subject x metric.
 
     Columns: ``pipeline, run_id, seed, stage, component, type, subject, metric, value`` and, for a
     sweep, one column per swept key. An evaluator's ``"mala[0]/tv"`` is subject ``mala[0]``, metric
@@ -373,7 +378,7 @@ def to_pandas(source: Any) -> pandas.DataFrame:
     Raises:
         ConfigError: a path that is neither a run nor a sweep directory.
     """
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     frames: list[dict[str, Any]] = []
     keys: list[str] = []
