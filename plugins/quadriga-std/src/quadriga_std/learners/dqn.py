@@ -7,7 +7,8 @@ episode returns), ``QValueActor`` + ``EGreedyModule`` (greedy policy with anneal
 ``DQNLoss`` subclass (:class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss`). Only the TD
 target is computed here, by :meth:`DQN.td_target`: torchrl's value estimators see the target
 network alone, while online bootstrapping and MINTO need both networks' next-state values.
-A variant is a subclass that overrides ``td_target`` (and says which networks it reads).
+A variant is a subclass that overrides ``td_target`` (and says which networks it reads), or
+``make_q_network`` and ``make_loss_module`` for another value head and loss.
 """
 
 from __future__ import annotations
@@ -166,6 +167,46 @@ class DQN(Learner):
         """
         return reward + gamma * (1.0 - done) * next_q_target.max(dim=-1).values
 
+    def make_q_network(self, obs_dim: int, num_actions: int) -> Any:
+        """The Q-network: a ReLU MLP ``Tensor[..., obs_dim] -> Tensor[..., num_actions]`` (``hidden_sizes``).
+
+        A variant with another value head (e.g. a categorical distribution over value bins whose mean
+        is Q) overrides this together with :meth:`make_loss_module`; the module's ``forward`` must
+        still return Q-values, which acting, bootstrapping and the evaluators read.
+        """
+        import torch
+        from torchrl.modules import MLP
+
+        return MLP(
+            in_features=obs_dim,
+            out_features=num_actions,
+            num_cells=list(self.hidden_sizes),
+            activation_class=torch.nn.ReLU,
+        )
+
+    def make_loss_module(self, actor: Any, qnet: Any) -> Any:
+        """The loss: :class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss` with :meth:`td_target`.
+
+        Args:
+            actor: the ``QValueActor`` around ``qnet``.
+            qnet: the module from :meth:`make_q_network`.
+
+        Returns:
+            A torchrl loss module returning ``"loss"`` and ``"q_taken"`` (a subclass of
+            ``TDTargetDQNLoss``, so that the target-network updaters apply).
+        """
+        from quadriga_std.learners.td_loss import TDTargetDQNLoss
+
+        return TDTargetDQNLoss(
+            actor,
+            q_network=qnet,
+            td_target=self.td_target,
+            gamma=self.gamma,
+            needs_online=self.needs_next_q_online,
+            needs_target=self.needs_next_q_target,
+            loss_function=self.loss_function,
+        )
+
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
         """Train on ``task`` (see the class docstring for the artifact).
 
@@ -203,19 +244,12 @@ class DQN(Learner):
         from torchrl.collectors import Collector
         from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
         from torchrl.envs import RewardSum, TransformedEnv
-        from torchrl.modules import MLP, EGreedyModule, QValueActor
+        from torchrl.modules import EGreedyModule, QValueActor
         from torchrl.objectives import SoftUpdate
-
-        from quadriga_std.learners.td_loss import TDTargetDQNLoss
 
         env = TransformedEnv(task.make_torchrl(), RewardSum())
         env.set_seed(env_seed)
-        qnet = MLP(
-            in_features=obs_dim,
-            out_features=num_actions,
-            num_cells=list(self.hidden_sizes),
-            activation_class=torch.nn.ReLU,
-        )
+        qnet = self.make_q_network(obs_dim, num_actions)
         actor = QValueActor(qnet, in_keys=["observation"], spec=env.action_spec)
         explore = EGreedyModule(
             env.action_spec,
@@ -224,15 +258,7 @@ class DQN(Learner):
             annealing_num_steps=self.eps_anneal_frames,
         )
         policy = TensorDictSequential(actor, explore)
-        loss_module = TDTargetDQNLoss(
-            actor,
-            q_network=qnet,
-            td_target=self.td_target,
-            gamma=self.gamma,
-            needs_online=self.needs_next_q_online,
-            needs_target=self.needs_next_q_target,
-            loss_function=self.loss_function,
-        )
+        loss_module = self.make_loss_module(actor, qnet)
         updater = (
             SoftUpdate(loss_module, tau=self.tau)
             if self.tau > 0

@@ -73,6 +73,29 @@ class TDTargetDQNLoss(DQNLoss):
         with params.to_module(self.value_network, preserve_module_state=False):
             return self._q_network(obs)
 
+    def td_targets(self, tensordict: Any) -> torch.Tensor:
+        """The TD targets ``y`` of a replay-buffer batch, from the ``td_target`` rule, without gradient.
+
+        Args:
+            tensordict: ``B`` transitions with ``("next", "observation")``, ``("next", "reward")``
+                ``Tensor[B, 1]`` and ``("next", "terminated")`` ``Tensor[B, 1]`` (bool).
+
+        Returns:
+            ``Tensor[B]`` targets (return units). A subclass that replaces the regression loss
+            (e.g. a cross-entropy over value bins) calls this for the target.
+        """
+        next_obs = tensordict.get(("next", "observation"))
+        reward = tensordict.get(("next", "reward")).reshape(-1).float()
+        done = tensordict.get(("next", "terminated")).reshape(-1).float()
+        with torch.no_grad():
+            q_next_online = (
+                self._q_values(self.value_network_params.data, next_obs) if self._needs_online else None
+            )
+            q_next_target = (
+                self._q_values(self.target_value_network_params, next_obs) if self._needs_target else None
+            )
+            return self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+
     def forward(self, tensordict: Any) -> TensorDict:
         """Loss on a replay-buffer batch.
 
@@ -87,19 +110,9 @@ class TDTargetDQNLoss(DQNLoss):
         """
         obs = tensordict.get("observation")
         action = tensordict.get("action").long()
-        next_obs = tensordict.get(("next", "observation"))
-        reward = tensordict.get(("next", "reward")).reshape(-1).float()
-        done = tensordict.get(("next", "terminated")).reshape(-1).float()
         q = self._q_values(self.value_network_params, obs)
         q_taken = q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
-        with torch.no_grad():
-            q_next_online = (
-                self._q_values(self.value_network_params.data, next_obs) if self._needs_online else None
-            )
-            q_next_target = (
-                self._q_values(self.target_value_network_params, next_obs) if self._needs_target else None
-            )
-            target = self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+        target = self.td_targets(tensordict)
         if target.shape != q_taken.shape:
             raise RuntimeError(
                 f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}"
