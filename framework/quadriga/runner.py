@@ -94,8 +94,13 @@ class RunResult:
 
 
 def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> dict[str, Any]:
-    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line."""
+    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line.
+
+    Also (:func:`quadriga.provenance.provenance`) which distribution supplied each component, the
+    git commit and dirty flag of editable plugins and every installed distribution.
+    """
     import quadriga
+    from quadriga.provenance import provenance
 
     versions: dict[str, Any] = {
         "python": sys.version.split()[0],
@@ -118,6 +123,7 @@ def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> 
         "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions,
         "plugins": plugins,
+        **provenance(pipeline, registry),
     }
 
 
@@ -198,6 +204,16 @@ def _timings(artifact: Any) -> dict[str, Any]:
     out = {k: jsonable(v) for k, v in (getattr(artifact, "info", None) or {}).items() if is_timing(k)}
     out.update({k: jsonable(v) for k, v in (getattr(artifact, "values", None) or {}).items() if is_timing(k)})
     return out
+
+
+def _streamer(rd: RunDir, registry: Registry, run: Run, stage: str, warnings: list[str]) -> Callable:
+    """``on_log`` of a stage: append the record to ``metrics.jsonl``, then call ``quadriga_step_metrics``."""
+
+    def on_log(record: dict[str, Any]) -> None:
+        rd.append_metrics(record)
+        warnings.extend(registry.call_hook("quadriga_step_metrics", run=run, stage=stage, record=record))
+
+    return on_log
 
 
 def execute(
@@ -300,7 +316,9 @@ def _execute(
             rd.sync(run.record, results)
             start = time.perf_counter()
             with display(name) if display is not None else contextlib.nullcontext() as on_update:
-                progress = StageProgress(name, on_log=rd.append_metrics, on_update=on_update)
+                progress = StageProgress(
+                    name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
+                )
                 artifact = run_stage(node, pipeline, values, progress=progress)
             seconds = time.perf_counter() - start
             values[name] = artifacts[name] = artifact

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
-from quadriga.cli import compare, doctor, info, listing, new, run, sweep, verify
+from quadriga.cli import compare, doctor, info, listing, new, report, run, sweep, verify
 from quadriga.cli._common import Formatter, add_common_options, console
 from quadriga.errors import QuadrigaError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: the subcommands, in the order ``quadriga --help`` lists them
-COMMANDS = (listing, info, run, verify, doctor, sweep, compare, new)
+COMMANDS = (listing, info, run, verify, doctor, sweep, compare, report, new)
 
 
 def build_parser() -> argparse.ArgumentParser:
