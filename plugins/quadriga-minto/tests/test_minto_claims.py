@@ -25,3 +25,19 @@ def test_smoke_auc_claim_runs_the_pipeline_with_paired_replicates(tmp_path):
     binds = rec["numbers"]["minto/min_binds_fraction"]
     assert 0.3 < binds <= 1.0
     assert rec["numbers"]["dqn-online/replicates"] == 2
+
+
+def test_both_pipelines_use_the_tuned_online_learning_rate():
+    from importlib.resources import files
+
+    import tomllib
+    from quadriga_minto.claims import ONLINE_LR_GRID, overestimation_claim
+
+    best = max(ONLINE_LR_GRID, key=ONLINE_LR_GRID.get)
+    assert best == 2.5e-4
+    for name in ("cartpole-minto", "acrobot-minto"):
+        text = (files("quadriga_minto") / "pipelines" / f"{name}.toml").read_text()
+        assert tomllib.loads(text)["stage"]["dqn-online"]["lr"] == best
+    for claim in (auc_claim, overestimation_claim):
+        assert claim.tuning["dqn-online"].settings_tried == len(ONLINE_LR_GRID) == 4
+        assert not claim.tuning_flags()  # the compared arms (minto, dqn) have equal budgets

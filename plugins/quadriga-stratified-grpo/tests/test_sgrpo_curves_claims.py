@@ -90,11 +90,16 @@ def test_learning_claim_smoke_runs_the_pipeline(tmp_path):
 
     from quadriga.claims import evaluate_claim
 
+    assert learning.pipeline == "multihop-sgrpo" and not learning.tuning_flags()
     obs = learning.observations("smoke", tmp_path)
-    assert set(obs.values) == {"alpha=0.5", "alpha=1.0"}
+    assert set(obs.values) == {"training return", "greedy return"}
     assert all(len(v["sgrpo"]) == len(v["grpo"]) == 2 for v in obs.values.values())
+    # pure SAN is trained in the same run and reported outside the verdict
+    est, low, high, n = obs.numbers["alpha=1.0/greedy_minus_grpo"]
+    assert n == 2 and low <= est <= high
+    assert 0.0 <= obs.numbers["grpo/between_mean"] <= 1.0
     rec = evaluate_claim(learning, obs, "smoke")
-    assert rec["status"] == "ran" and rec["holm"]
+    assert rec["status"] == "ran" and rec["holm"] and len(rec["comparisons"]) == 2
     assert all(
         c["n"] == 2 and np.isfinite(c["estimate"]) and "paired" in c["method"] for c in rec["comparisons"]
     )
@@ -103,7 +108,7 @@ def test_learning_claim_smoke_runs_the_pipeline(tmp_path):
 def test_ready_pipeline_checks():
     from quadriga import api
 
-    pipeline = api.check("search-agent-sgrpo")
-    text = str(pipeline)
-    for name in ("grpo[9]", "sgrpo[alpha=0.5][9]", "sgrpo[alpha=1.0][0]", "curves"):
-        assert name in text
+    for source in ("search-agent-sgrpo", "multihop-sgrpo"):
+        text = str(api.check(source))
+        for name in ("grpo[9]", "sgrpo[alpha=0.5][9]", "sgrpo[alpha=1.0][0]", "curves"):
+            assert name in text

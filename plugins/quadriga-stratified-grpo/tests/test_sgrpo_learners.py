@@ -116,3 +116,23 @@ def test_pipeline_wiring_a_dataset_to_task_is_refused_when_checked(name):
         registry,
     )
     assert ok.stages["learner"].inputs == {"task": "env"}
+
+
+def test_greedy_evaluation_is_shared_and_between_share_is_a_fraction():
+    from quadriga_stratified_grpo.task import MultiHopSearch
+
+    small = {**SMALL, "greedy_episodes": 6}
+    g, _ = _fit(GRPO(**small), task=MultiHopSearch())
+    s, _ = _fit(StratifiedGRPO(alpha=0.0, **small), task=MultiHopSearch(), seed=0)
+    # alpha = 0 is GRPO update for update, and both are evaluated on the same fixed episodes
+    assert g.info["greedy_return"] == s.info["greedy_return"]
+    assert 0.0 <= g.info["greedy_accuracy"] <= 1.0 and 0.0 <= g.info["greedy_tool_calls"] <= 2.0
+    # returns are correct - 0.1 * calls on 6 questions x 6 episodes
+    assert g.info["greedy_return"] == pytest.approx(
+        g.info["greedy_accuracy"] - 0.1 * g.info["greedy_tool_calls"], abs=1e-6
+    )
+    assert len(g.history["between_share"]) == 3
+    assert all(0.0 <= v <= 1.0 for v in g.history["between_share"])
+    assert any(v > 0.0 for v in g.history["between_share"])
+    off, _ = _fit(GRPO(**{**SMALL, "greedy_episodes": 0}), task=MultiHopSearch())
+    assert "greedy_return" not in off.info

@@ -30,6 +30,7 @@ from quadriga.errors import ConfigError
 
 __all__ = [
     "METHODS",
+    "ONLINE_LR_GRID",
     "PAPER_FRAMES",
     "PAPER_REPLICATES",
     "PIPELINE",
@@ -66,9 +67,18 @@ _SCALES = {
     ),
     "paper": Scale(replicates=PAPER_REPLICATES, overrides=_budget(PAPER_FRAMES, 500, 3000)),
 }
+#: dqn-online's learning-rate grid on Acrobot-v1 at the paper budget (6 000 steps, 500 random,
+#: epsilon annealed over 3 000), seeds 100-101 (not the claims' seeds): mean AUC per learning rate
+ONLINE_LR_GRID = {1e-4: -356.7, 2.5e-4: -292.4, 1e-3: -462.6, 2.5e-3: -468.5}
 _TUNING = {
     "minto": Tuning(1, "the dqn defaults (Adam 2.5e-3, target copy every 100 updates) with the MINTO target"),
     "dqn": Tuning(1, "the dqn defaults (Adam 2.5e-3, target copy every 100 updates)"),
+    # not an arm of either claim (its numbers are reported, not compared)
+    "dqn-online": Tuning(
+        len(ONLINE_LR_GRID),
+        "best mean AUC of Adam learning rates {1e-4, 2.5e-4, 1e-3, 2.5e-3}, 2 seeds each (100, 101) at the "
+        "paper budget on Acrobot-v1: 2.5e-4 (mean AUC -292 against -357, -463, -468)",
+    ),
 }
 
 

@@ -63,8 +63,14 @@ class GRPO(Learner):
     ``tool_calls``; each update draws ``num_prompts`` questions, runs ``group_size`` rollouts of each,
     computes one advantage per rollout and takes ``num_epochs`` Adam steps on the surrogate.
 
-    Returns ``Fitted(model=policy MLP, history={"step", "mean_return", "tool_calls", "accuracy"},
-    info={"label", "updates", "episodes", "seconds"})``.
+    Returns ``Fitted(model=policy MLP, history={"step", "mean_return", "tool_calls", "accuracy",
+    "between_share"}, info={"label", "updates", "episodes", "seconds", "greedy_return",
+    "greedy_accuracy", "greedy_tool_calls"})``. ``between_share`` is, per update, the mean over the
+    batch's prompt groups of the share of the return variance that lies between strata (tool-call
+    counts; :func:`~quadriga_stratified_grpo.advantages.advantage_decomposition`), the size of the
+    cross-stratum offset in GRPO's advantage. The ``greedy_*`` numbers come from a separate
+    evaluation of the final policy's most probable actions on ``greedy_episodes`` episodes per
+    question with fixed seeds (``eval_seed``: the same episodes for every learner and replicate).
 
     Shapes:
         per update, P = ``num_prompts`` groups of G = ``group_size`` episodes: returns, strata and
@@ -121,6 +127,16 @@ class GRPO(Learner):
         1e-6,
         doc="added to standard deviations when normalising advantages (reward units)",
         validator=number_in(0.0),
+    )
+    greedy_episodes: int = param(
+        32,
+        doc="episodes per question of the final greedy evaluation (0 = none)",
+        validator=int_at_least(0),
+    )
+    eval_seed: int = param(
+        987_654,
+        doc="root seed of the greedy-evaluation episodes (shared by all learners)",
+        validator=int_at_least(0),
     )
 
     @property
@@ -204,7 +220,13 @@ class GRPO(Learner):
         logp_key = loss_module.tensor_keys.sample_log_prob
         optimizer = torch.optim.Adam(policy.parameters(), lr=self.learning_rate)
         rng = numpy_rng(generator)
-        history: dict[str, list] = {"step": [], "mean_return": [], "tool_calls": [], "accuracy": []}
+        history: dict[str, list] = {
+            "step": [],
+            "mean_return": [],
+            "tool_calls": [],
+            "accuracy": [],
+            "between_share": [],
+        }
         progress.start(self.num_updates, f"{self.label} on {type(task).__name__}")
         start = time.perf_counter()
         for update in range(self.num_updates):
@@ -253,22 +275,62 @@ class GRPO(Learner):
                 ("mean_return", mean_return),
                 ("tool_calls", calls),
                 ("accuracy", accuracy),
+                ("between_share", _between_share(batch)),
             ):
                 history[key].append(value)
             progress.log(update + 1, mean_return=mean_return, tool_calls=calls, accuracy=accuracy)
             progress.advance()
         for env in envs:
             env.close()
-        return Fitted(
-            model=policy,
-            history=history,
-            info={
-                "label": self.label,
-                "updates": self.num_updates,
-                "episodes": self.num_updates * num,
-                "seconds": round(time.perf_counter() - start, 3),
-            },
+        info = {
+            "label": self.label,
+            "updates": self.num_updates,
+            "episodes": self.num_updates * num,
+            "seconds": round(time.perf_counter() - start, 3),
+        }
+        if self.greedy_episodes > 0:
+            info.update(self._greedy(task, policy, num_questions, stage))
+        return Fitted(model=policy, history=history, info=info)
+
+    def _greedy(self, task: Any, policy: torch.nn.Module, num_questions: int, stage: str) -> dict[str, float]:
+        """Mean return, accuracy and tool calls of the greedy policy on the fixed evaluation episodes."""
+        import numpy as np
+
+        from quadriga_stratified_grpo.rollout import collect_groups
+
+        per = self.greedy_episodes
+        envs = [task.make() for _ in range(num_questions * per)]
+        seeds = self.eval_seed * 10**4 + np.arange(len(envs))
+        batch = collect_groups(
+            envs,
+            policy,
+            list(range(num_questions)),
+            per,
+            seeds=seeds,
+            generator=torch.Generator().manual_seed(0),
+            stratum_key=self._stratum_key(),
+            stage=stage,
+            greedy=True,
         )
+        for env in envs:
+            env.close()
+        return {
+            "greedy_return": float(batch.returns.double().mean()),
+            "greedy_accuracy": float(batch.correct.double().mean()),
+            "greedy_tool_calls": float(batch.tool_calls.double().mean()),
+        }
+
+
+def _between_share(batch: Any) -> float:
+    """Mean over prompt groups with spread of between-stratum / total return variance (0 if none)."""
+    from quadriga_stratified_grpo.advantages import advantage_decomposition
+
+    parts = advantage_decomposition(batch.returns.double(), batch.strata)
+    total = parts["var_global"]
+    spread = total > 1e-12
+    if not bool(spread.any()):
+        return 0.0
+    return float((parts["between_stratum"][spread] / total[spread]).mean())
 
 
 def _k3_kl(

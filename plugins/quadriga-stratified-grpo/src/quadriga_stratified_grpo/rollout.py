@@ -58,6 +58,7 @@ def collect_groups(
     generator: torch.Generator,
     stratum_key: str = "tool_calls",
     stage: str = "",
+    greedy: bool = False,
 ) -> GroupBatch:
     """Run ``group_size`` episodes on each question with a categorical policy over logits.
 
@@ -70,6 +71,7 @@ def collect_groups(
         generator: draws the actions (``torch.multinomial``).
         stratum_key: key of the final ``info`` dict whose value defines the stratum.
         stage: stage name, for error messages.
+        greedy: take the most probable action instead of sampling (evaluation; ``generator`` unused).
 
     Returns:
         :class:`GroupBatch`.
@@ -99,7 +101,10 @@ def collect_groups(
         x = torch.from_numpy(obs[idx])
         with torch.no_grad():
             logp_all = torch.log_softmax(policy(x), dim=-1)
-            act = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(1)
+            if greedy:
+                act = logp_all.argmax(dim=-1)
+            else:
+                act = torch.multinomial(logp_all.exp(), 1, generator=generator).squeeze(1)
             logp = logp_all.gather(1, act.unsqueeze(1)).squeeze(1)
         rows_obs.append(x)
         rows_act.append(act)
