@@ -66,7 +66,9 @@ def test_component_conforms(kind, name):
     check_component(kind, name)
 
 
-@pytest.mark.parametrize("claim", ["snf-beats-nf", "snf-beats-mcmc", "snf-ess"])
+@pytest.mark.parametrize(
+    "claim", ["snf-beats-nf", "snf-beats-mcmc", "snf-ess", "snf-free-energy", "snf-convergence"]
+)
 def test_claim_runs_at_smoke_scale(tmp_path, claim):
     from quadriga.claims import verify
     from quadriga.registry import Registry
@@ -75,5 +77,9 @@ def test_claim_runs_at_smoke_scale(tmp_path, claim):
     reg.load()
     (record,), _ = verify(reg, claim, scale="smoke", out_dir=tmp_path)
     assert record["status"] == "ran", record.get("traceback", record["summary"])
+    if claim == "snf-convergence":  # an interval claim: the slope over m = 250, 500, 1000
+        assert record["numbers"]["sizes"] == [250, 500, 1000]
+        assert all(math.isfinite(v) and v > 0 for v in record["numbers"]["snf mean error"])
+        return
     for values in record["observations"][""].values():
-        assert len(values) == 2 and all(v == v for v in values)
+        assert len(values) == 2 and all(math.isfinite(v) for v in values)
