@@ -12,6 +12,7 @@ pytest.importorskip("normflows")
 
 import normflows as nf
 from quadriga_snf.components import (
+    FREE_ENERGY_MIN_COUNT,
     FREE_ENERGY_RANGE,
     exact_draws,
     exact_free_energy,
@@ -87,28 +88,38 @@ def test_exact_free_energy_is_the_energy_up_to_a_constant_on_narrow_bins():
 
 
 def test_free_energy_error_is_the_rms_of_a_known_profile_perturbation():
-    """Weights with masses exp(-F_j - d_j) give error RMS(d - mean d); a constant d gives 0."""
+    """Weights with masses exp(-F_j - d_j) give error RMS(d - mean d); a constant d gives 0.
+
+    Each bin centre is repeated 10000 times (the floor of half a draw is then 1.1e-6) and bins of
+    exact mass below 1e-4 are left out, so no kept bin is floored.
+    """
     target = DoubleWell()
     edges = torch.linspace(*FREE_ENERGY_RANGE, 46, dtype=torch.float64)
     f = exact_free_energy(target, edges)
-    centres = (edges[1:] + edges[:-1]) / 2
+    centres = ((edges[1:] + edges[:-1]) / 2).repeat_interleave(10000)
+    keep = torch.exp(-f) >= 1e-4
     d = torch.linspace(-0.3, 0.5, f.numel(), dtype=torch.float64) ** 2
-    for shift, expected in ((torch.full_like(f, 0.7), 0.0), (d, float((d - d.mean()).pow(2).mean().sqrt()))):
-        w = torch.exp(-f - shift)
-        assert free_energy_error(centres, w / w.sum(), f, edges) == pytest.approx(expected, abs=1e-9)
+    dk = d[keep]
+    for shift, expected in (
+        (torch.full_like(f, 0.7), 0.0),
+        (d, float((dk - dk.mean()).pow(2).mean().sqrt())),
+    ):
+        w = torch.exp(-f - shift).repeat_interleave(10000)
+        error = free_energy_error(centres, w / w.sum(), f, edges, min_mass=1e-4)
+        assert error == pytest.approx(expected, abs=1e-9)
 
 
-def test_free_energy_error_of_exact_draws_is_small():
-    """Exact inverse-CDF draws (n = 200000): the profile error is below 0.5 kT, while a draw set that
-    misses the left well's weight by a factor 4 (every left draw given weight 1/4, a shift of
-    log 4 = 1.39 kT on half the bins) is above 0.5 kT. Seed fixed; over seeds 0-2 the two were
-    0.20-0.35 and 0.70-0.83 kT (the barrier bins hold a few draws only, hence the floor)."""
+def test_free_energy_error_penalises_a_missing_well():
+    """Exact inverse-CDF draws (n = 4000) have a small profile error; the same draws with the left well
+    removed (a mode-collapsed sampler) a large one, because the resolvable left-well bins are empty."""
     target = DoubleWell()
     edges = torch.linspace(*FREE_ENERGY_RANGE, 46, dtype=torch.float64)
     f = exact_free_energy(target, edges)
-    x = exact_draws(target, 200000, torch.Generator().manual_seed(5))[:, 0].contiguous()
-    w = torch.full_like(x, 1.0 / x.numel())
-    good = free_energy_error(x, w, f, edges)
-    tilted = torch.where(x < 0, 0.25 * w, w)
-    bad = free_energy_error(x, tilted / tilted.sum(), f, edges)
-    assert good < 0.5 < bad, (good, bad)
+    x = exact_draws(target, 4000, torch.Generator().manual_seed(5))[:, 0].contiguous()
+    min_mass = FREE_ENERGY_MIN_COUNT / x.numel()
+    good = free_energy_error(x, torch.full_like(x, 1.0 / x.numel()), f, edges, min_mass=min_mass)
+    right = x[x > 0]
+    collapsed = free_energy_error(
+        right, torch.full_like(right, 1.0 / right.numel()), f, edges, min_mass=min_mass
+    )
+    assert good < 0.5 < 1.5 < collapsed, (good, collapsed)
