@@ -26,7 +26,14 @@ from pathlib import Path
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
 
-__all__ = ["BRIDGING", "BRIDGING_RATIO", "BRIDGING_REPLICATES", "SDE_BEATS_ODE", "SHORT_STEPS", "run_pipeline"]
+__all__ = [
+    "BRIDGING",
+    "BRIDGING_RATIO",
+    "BRIDGING_REPLICATES",
+    "SDE_BEATS_ODE",
+    "SHORT_STEPS",
+    "run_pipeline",
+]
 
 #: claimed bound on ED(transported) / ED(floor) (dimensionless).
 BRIDGING_RATIO = 3.0
