@@ -11,6 +11,11 @@ computes the paired bootstrap interval and the verdict. The two flows' estimates
 - ``BEATS_NF``: energy distance to the double well, SNF (reweighted) / RealNVP (reweighted), ratio < 1.
 - ``BEATS_MCMC``: energy distance, SNF (reweighted) / RWM with the same 20 Metropolis steps, ratio < 1.
 - ``ESS``: Kish ESS fraction of the path weights, SNF - RealNVP, difference > 0.
+- ``FREE_ENERGY``: RMS error (kT) of the reweighted free-energy profile along x_1 in (-2.25, 2.25),
+  SNF / RealNVP, ratio < 1 (the paper's experiment-1 metric; it reports 0.63 vs 1.15).
+- ``CONVERGENCE``: the error of SNF's reweighted estimate of P(x_1 > 0) (exact by quadrature) shrinks
+  with the number of draws m: slope of log mean |error| against log m < 0 (Monte Carlo rate -1/2),
+  m in ``SIZES`` (nested prefixes of each replicate's draws), percentile bootstrap over replicates.
 
 Every claim also reports the mean of each arm's path KL and double-well mode error (numbers).
 
@@ -27,7 +32,18 @@ import numpy as np
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
 from quadriga.errors import ConfigError
 
-__all__ = ["BEATS_MCMC", "BEATS_NF", "ESS", "REPLICATED", "SMOKE_OVERRIDES", "per_replicate"]
+__all__ = [
+    "BEATS_MCMC",
+    "BEATS_NF",
+    "CONVERGENCE",
+    "ESS",
+    "FREE_ENERGY",
+    "PAPER_REPLICATES",
+    "REPLICATED",
+    "SIZES",
+    "SMOKE_OVERRIDES",
+    "per_replicate",
+]
 
 REPLICATED = ("snf-train", "nf-train", "snf", "nf", "rwm")
 PIPELINE = "snf-double-well"
@@ -37,6 +53,10 @@ _ESTIMATE = {
     "nf": "energy_distance_reweighted",
     "rwm": "energy_distance",
 }
+#: prefix sizes m of the convergence claim (the pipeline's diagnostics ``subsample_sizes``)
+SIZES = (250, 500, 1000, 2000, 4000)
+#: paper-scale replicates (independent trainings of both flows; about 1 CPU-min each on one thread)
+PAPER_REPLICATES = 20
 
 
 def per_replicate(result: Any, arm: str, metric: str, replicates: int) -> list[float]:
@@ -73,9 +93,18 @@ def _run(scale: Scale, out_dir: Path) -> Any:
 def _numbers(result: Any, n: int) -> dict[str, Any]:
     numbers: dict[str, Any] = {"run": str(result.dir)}
     for arm in ("snf", "nf"):
-        for metric in ("path_kl", "ess_fraction", "mode_error", "mode_error_unweighted", "energy_distance"):
+        for metric in (
+            "path_kl",
+            "ess_fraction",
+            "mode_error",
+            "mode_error_unweighted",
+            "energy_distance",
+            "energy_distance_reweighted",
+            "free_energy_error",
+            "free_energy_error_unweighted",
+        ):
             numbers[f"{arm} mean {metric}"] = float(np.mean(per_replicate(result, arm, metric, n)))
-    for metric in ("mode_error", "energy_distance"):
+    for metric in ("mode_error", "energy_distance", "free_energy_error"):
         numbers[f"rwm mean {metric}"] = float(np.mean(per_replicate(result, "rwm", metric, n)))
     return numbers
 
@@ -93,16 +122,56 @@ def _experiment(arms: tuple[str, str], metric: str | None) -> Any:
     return experiment
 
 
-#: smoke: 3 training steps, 200 draws and 200 reference draws, 2 replicates (seconds; numbers only)
+def _sizes(result: Any) -> list[int]:
+    values = result.results.get("stages", {}).get("diagnostics", {}).get("values", {})
+    return [m for m in SIZES if f"snf[0]/mode_error_n{m}" in values]
+
+
+def _convergence(scale: Scale, out_dir: Path) -> Observations:
+    """Slope of log mean |reweighted P(x_1 > 0) error| against log m for SNF (and, as numbers, RealNVP)."""
+    from quadriga import stats
+
+    result = _run(scale, out_dir)
+    n, sizes = scale.replicates, _sizes(result)
+    if len(sizes) < 3:
+        raise ConfigError(
+            f"the convergence claim needs mode_error_n<m> for at least 3 of {SIZES}; give the "
+            "diagnostics stage subsample_sizes and enough draws.",
+            key="subsample_sizes",
+        )
+    numbers: dict[str, Any] = {"run": str(result.dir), "sizes": sizes}
+    rows = ["| m | snf mean error | nf mean error |", "|---|---|---|"]
+    slopes = {}
+    for arm in ("snf", "nf"):
+        y = np.array([per_replicate(result, arm, f"mode_error_n{m}", n) for m in sizes])
+        y = np.maximum(y, 1e-12)
+        slopes[arm] = stats.loglog_slope(sizes, y)
+        numbers[f"{arm} slope"] = slopes[arm][0]
+        numbers[f"{arm} slope interval"] = list(slopes[arm][1:])
+        numbers[f"{arm} mean error"] = y.mean(1).tolist()
+    for j, m in enumerate(sizes):
+        rows.append(f"| {m} | {numbers['snf mean error'][j]:.4f} | {numbers['nf mean error'][j]:.4f} |")
+    slope, low, high = slopes["snf"]
+    interval = stats.Interval(
+        slope, low, high, 0.95, "percentile bootstrap over replicates within each m (2000)", n
+    )
+    return Observations(intervals={"": interval}, numbers=numbers, table="\n".join(rows))
+
+
+#: smoke: 3 training steps, 1000 flow draws, 200 RWM chains and 200 reference draws, 2 replicates
+#: (seconds; numbers only)
 SMOKE_OVERRIDES = (
     "stage.snf-train.num_steps=3",
     "stage.nf-train.num_steps=3",
-    "stage.snf.num_samples=200",
-    "stage.nf.num_samples=200",
+    "stage.snf.num_samples=1000",
+    "stage.nf.num_samples=1000",
     "stage.rwm.num_chains=200",
     "stage.diagnostics.num_reference_samples=200",
 )
-_SCALES = {"smoke": Scale(replicates=2, overrides=SMOKE_OVERRIDES), "paper": Scale(replicates=5)}
+_SCALES = {
+    "smoke": Scale(replicates=2, overrides=SMOKE_OVERRIDES),
+    "paper": Scale(replicates=PAPER_REPLICATES),
+}
 _TUNING = {
     "snf": Tuning(1, "paper default (RNVP [64, 64], MC step 0.25, Adam 5e-3, batch 128)"),
     "nf": Tuning(1, "paper default (the same flow without Metropolis blocks)"),
@@ -149,4 +218,34 @@ ESS = Claim(
     ),
     scales=_SCALES,
     tuning={k: _TUNING[k] for k in ("snf", "nf")},
+)
+
+FREE_ENERGY = Claim(
+    pipeline=PIPELINE,
+    arms=("snf", "nf"),
+    experiment=_experiment(("snf", "nf"), "free_energy_error"),
+    effect=Effect(
+        quantity="RMS error (kT) of the reweighted free-energy profile along x_1 in (-2.25, 2.25), "
+        "snf / nf (ratio of means; the paper reports 0.63 / 1.15)",
+        statistic="ratio",
+        relation="less",
+        value=1.0,
+    ),
+    scales=_SCALES,
+    tuning={k: _TUNING[k] for k in ("snf", "nf")},
+)
+
+CONVERGENCE = Claim(
+    pipeline=PIPELINE,
+    arms=("snf",),
+    experiment=_convergence,
+    effect=Effect(
+        quantity="slope of log mean |reweighted P(x_1 > 0) - exact| against log m, SNF, "
+        f"m in {list(SIZES)} (Monte Carlo rate -1/2)",
+        statistic="interval",
+        relation="less",
+        value=0.0,
+    ),
+    scales=_SCALES,
+    tuning={"snf": _TUNING["snf"]},
 )

@@ -54,6 +54,14 @@ def quadriga_register(registry):
         ),
         ("snf-beats-mcmc", "double well: SNF's reweighted energy distance is below RWM's at equal steps"),
         ("snf-ess", "double well: SNF's Kish ESS fraction exceeds the pure flow's"),
+        (
+            "snf-free-energy",
+            "double well: SNF's reweighted free-energy profile error (kT) is below the pure flow's",
+        ),
+        (
+            "snf-convergence",
+            "double well: SNF's reweighted mode-probability error shrinks with the number of draws",
+        ),
     ):
         registry.add_claim(
             name, f"{_P}.claims:{name.upper().replace('-', '_')[4:]}", summary=summary, paper=_PAPER
