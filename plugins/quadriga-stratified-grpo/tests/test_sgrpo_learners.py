@@ -136,3 +136,25 @@ def test_greedy_evaluation_is_shared_and_between_share_is_a_fraction():
     assert any(v > 0.0 for v in g.history["between_share"])
     off, _ = _fit(GRPO(**{**SMALL, "greedy_episodes": 0}), task=MultiHopSearch())
     assert "greedy_return" not in off.info
+
+
+@pytest.mark.parametrize("cls", [GRPO, StratifiedGRPO])
+def test_nan_reward_is_an_error_naming_the_update(cls, monkeypatch):
+    # a NaN return would make its whole group's advantages NaN (or zero after nan_to_num): refuse it
+    import quadriga_stratified_grpo.rollout as grpo_module
+
+    from quadriga.errors import NonFiniteError
+
+    real = grpo_module.collect_groups
+    calls = {"n": 0}
+
+    def poisoned(*args, **kwargs):
+        batch = real(*args, **kwargs)
+        calls["n"] += 1
+        if calls["n"] == 2:
+            batch.returns[0] = float("nan")
+        return batch
+
+    monkeypatch.setattr(grpo_module, "collect_groups", poisoned)
+    with pytest.raises(NonFiniteError, match="rollout rewards at step 2"):
+        _fit(cls(**SMALL), stage="grpo")

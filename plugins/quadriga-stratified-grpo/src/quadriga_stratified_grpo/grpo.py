@@ -22,6 +22,7 @@ import attrs
 import torch
 
 from quadriga import ConfigError, Fitted, Learner, param
+from quadriga.errors import NonFiniteError
 from quadriga.interfaces import Environment
 from quadriga.validators import int_at_least, number_in, positive_int_list
 from quadriga_stratified_grpo.advantages import blended_advantages, check_groups, global_advantages
@@ -242,6 +243,8 @@ class GRPO(Learner):
                 stratum_key=self._stratum_key(),
                 stage=stage,
             )
+            if not torch.isfinite(batch.returns).all():  # a NaN would silently zero its group's advantages
+                raise NonFiniteError(stage or self.label, "the rollout rewards", step=update + 1)
             adv = self.advantages(batch.returns, self.stratum_table(batch), stage=stage).reshape(-1)
             weight = 1.0 / (num * batch.length.to(torch.float32))[batch.rollout]  # 1/G sum_i 1/|tau_i| sum_t
             data = TensorDict(
