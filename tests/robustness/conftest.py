@@ -16,9 +16,13 @@ from robust_helpers import Outcome  # noqa: E402
 PLUGIN = HERE / "plugin"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """A site directory with the dist-info of quadriga-toy and quadriga-robust, on sys.path."""
+    """A site directory with the dist-info of quadriga-toy and quadriga-robust, on sys.path.
+
+    Module-scoped: the test plugins leave ``sys.path`` when each corpus file ends, so later tests see
+    only the installed distributions.
+    """
     root = tmp_path_factory.mktemp("site")
     make_dist(root, "quadriga-toy", {"toy": "quadriga_toy.plugin"})
     make_dist(root, "quadriga-robust", {"robust": "quadriga_robust"})
