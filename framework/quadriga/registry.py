@@ -209,12 +209,20 @@ class Registry:
         use_env: read ``QUADRIGA_DISABLE``.
         plugins: extra ``{name: module_or_object}`` registered as if found by
             entry point (for notebooks and tests).
+        use_cache: reuse a stored discovery while the installed distributions and plugin files are
+            unchanged (:mod:`quadriga.registry_cache`); the plugin modules are then imported only
+            when a hook is called or ``pm`` is used.
 
     Loading is lazy: the first query discovers and registers the plugins.
     """
 
     def __init__(
-        self, *, disable: Iterable[str] = (), use_env: bool = True, plugins: dict[str, object] | None = None
+        self,
+        *,
+        disable: Iterable[str] = (),
+        use_env: bool = True,
+        plugins: dict[str, object] | None = None,
+        use_cache: bool = False,
     ) -> None:
         self.disabled = {d.strip() for d in disable if d.strip()}
         if use_env:
@@ -222,11 +230,21 @@ class Registry:
                 d.strip() for d in os.environ.get("QUADRIGA_DISABLE", "").split(",") if d.strip()
             }
         self._extra = dict(plugins or {})
-        self.pm = pluggy.PluginManager("quadriga")
-        self.pm.add_hookspecs(hookspecs)
+        self._pm = pluggy.PluginManager("quadriga")
+        self._pm.add_hookspecs(hookspecs)
         self._table: dict[tuple[str, str], list[Spec]] = {}
         self.plugins: dict[str, PluginStatus] = {}
         self._loaded = False
+        self._use_cache, self._restored = use_cache, False
+
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        """The pluggy plugin manager, with every enabled plugin registered."""
+        if self._restored:  # filled from the cache: import and register the plugins now
+            self._restored, self._loaded, self._use_cache = False, False, False
+            self._table, self.plugins = {}, {}
+            self.load()
+        return self._pm
 
     # ----------------------------------------------------------------- loading
     def load(self) -> Registry:
@@ -234,6 +252,22 @@ class Registry:
         if self._loaded:
             return self
         self._loaded = True
+        if self._use_cache and not self._extra:
+            from quadriga import registry_cache
+
+            if registry_cache.enabled() and registry_cache.restore(self):
+                self._restored = True
+                return self
+        self._discover()
+        if self._use_cache and not self._extra:
+            from quadriga import registry_cache
+
+            if registry_cache.enabled():
+                registry_cache.store(self)
+        return self
+
+    def _discover(self) -> None:
+        pm = self._pm
         for ep in md.entry_points(group=ENTRY_POINT_GROUP):
             if ep.name in self.plugins:  # the same name twice on sys.path: keep the first
                 continue
@@ -243,7 +277,7 @@ class Registry:
             )
             self.plugins[ep.name] = status
             if ep.name in self.disabled or dist in self.disabled:
-                self.pm.set_blocked(ep.name)
+                pm.set_blocked(ep.name)
                 status.status = "disabled"
                 continue
             try:
@@ -252,7 +286,7 @@ class Registry:
                 self._record_broken(status, "import", exc)
                 continue
             try:
-                self.pm.register(module, name=ep.name)
+                pm.register(module, name=ep.name)
             except Exception as exc:
                 self._record_broken(status, "register", exc)
         for name, obj in self._extra.items():
@@ -261,8 +295,8 @@ class Registry:
             if name in self.disabled:
                 status.status = "disabled"
                 continue
-            self.pm.register(obj, name=name)
-        for impl in self.pm.hook.quadriga_register.get_hookimpls():
+            pm.register(obj, name=name)
+        for impl in pm.hook.quadriga_register.get_hookimpls():
             name = impl.plugin_name
             status = self.plugins.get(name) or PluginStatus(name, name)
             try:
@@ -270,7 +304,6 @@ class Registry:
             except Exception as exc:
                 self._record_broken(status, "register", exc)
                 self._drop_plugin(name)
-        return self
 
     @staticmethod
     def _record_broken(status: PluginStatus, stage: str, exc: BaseException) -> None:
@@ -428,17 +461,19 @@ class Registry:
 _DEFAULT: Registry | None = None
 
 
-def get_registry(*, disable: Iterable[str] = ()) -> Registry:
+def get_registry(*, disable: Iterable[str] = (), cache: bool = False) -> Registry:
     """Return the process-wide registry, creating it on first use.
 
     Args:
         disable: plugins to disable (only applied when the registry is created,
             or when it differs from the current one's set).
+        cache: when the registry is created, let it reuse a stored discovery
+            (:mod:`quadriga.registry_cache`; the command line's default, off with ``--no-cache``).
     """
     global _DEFAULT
     disable = set(disable)
     if _DEFAULT is None or (disable and not disable <= _DEFAULT.disabled):
-        _DEFAULT = Registry(disable=disable)
+        _DEFAULT = Registry(disable=disable, use_cache=cache)
     return _DEFAULT
 
 
