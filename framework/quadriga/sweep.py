@@ -204,6 +204,26 @@ def cap_threads(threads: int) -> None:
         torch.set_num_threads(threads)
 
 
+def _worker_context() -> Any:
+    """Where workers start: a fork server that has imported torch once, else fresh interpreters.
+
+    Each worker of a ``spawn`` context imports torch and the core again before its first run (seconds
+    of CPU each on a loaded machine). The ``forkserver`` context (POSIX) preloads them once in a
+    clean single-threaded server process and forks every worker from it, so workers start with
+    them imported and without the parent's threads or state.
+    """
+    import importlib.util
+
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    preload = ["quadriga.api", "quadriga.sweep"]
+    if importlib.util.find_spec("torch") is not None:
+        preload.insert(0, "torch")
+    ctx.set_forkserver_preload(preload)
+    return ctx
+
+
 def _worker(conn: Any, threads: int = 0) -> None:
     if threads:
         cap_threads(threads)
@@ -223,7 +243,7 @@ def _worker(conn: Any, threads: int = 0) -> None:
 def _run_local(
     tasks: list[tuple[str, RunSpec, str]], workers: int, on_done: Callable[[dict[str, Any]], None]
 ) -> None:
-    ctx = mp.get_context("spawn")
+    ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
     pending = list(tasks)
     busy: dict[Any, tuple[Any, Any, tuple[str, RunSpec, str]]] = {}  # conn -> (process, conn, task)
