@@ -150,7 +150,7 @@ def test_verify_report_record_and_last_verdict(registry, tmp_path, monkeypatch):
     )
     spec = next(c for c in registry.claims() if c.name == "toy-claim")
     monkeypatch.setattr(registry, "load_claim", lambda s: claim)
-    monkeypatch.setattr(qc, "_record_path", lambda target: tmp_path / "claims_record.json")
+    monkeypatch.setattr(qc.record, "_record_path", lambda target: tmp_path / "claims_record.json")
     records, report = qc.verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "s")
     assert records[0]["status"] == "ran" and "ran" in report.read_text()
     records, report = qc.verify(registry, "toy-claim", scale="paper", out_dir=tmp_path / "p", record=True)
@@ -204,3 +204,179 @@ def test_verify_names_an_installed_distribution_without_claims():
         qc.select_claims(registry, "quadriga-toy")
     with pytest.raises(UnknownComponentError, match="no distribution or claim named"):
         qc.select_claims(registry, "quadriga-elsewhere")
+
+
+_TWO_ARMS = """
+[pipeline]
+name = "toy-two-arms"
+seed = 0
+
+[task.normal]
+use = "toy-normal"
+dimension = 3
+
+[stage.draw]
+use = "toy-iid"
+inputs = { target = "normal" }
+num_samples = 100
+
+[stage.draw2]
+use = "toy-iid"
+inputs = { target = "normal" }
+num_samples = 400
+
+[stage.check]
+use = "toy-mean"
+kind = "evaluator"
+inputs = { subject = ["draw", "draw2"], reference = "normal" }
+"""
+
+
+def _two_claims(path):
+    """Two claims on one pipeline reading different arms; both repeat both samplers."""
+    mean = Effect(quantity="|mean error|", statistic="mean", relation="less", value=0.5)
+    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    common = dict(pipeline=str(path), metric=("check", "mean_error"), scales=SCALES)
+    first = Claim(arms=("draw",), repeat_stages=("draw2",), effect=mean, **common)
+    second = Claim(arms=("draw2", "draw"), effect=diff, **common)
+    return first, second
+
+
+def test_claims_on_one_pipeline_and_scale_share_one_run(registry, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    import quadriga.api
+    from quadriga.claims import shared_runs, verify
+
+    path = tmp_path / "two.toml"
+    path.write_text(_TWO_ARMS)
+    first, second = _two_claims(path)
+    calls = []
+    real_run = quadriga.api.run
+    monkeypatch.setattr(quadriga.api, "run", lambda *a, **k: calls.append(k["out"]) or real_run(*a, **k))
+    # outside a shared block every claim runs its pipeline
+    apart = [
+        c.observations("smoke", tmp_path / f"apart-{i}", registry) for i, c in enumerate((first, second))
+    ]
+    assert len(calls) == 2
+    calls.clear()
+    with shared_runs() as cache:
+        together = [
+            c.observations("smoke", tmp_path / f"shared-{i}", registry) for i, c in enumerate((first, second))
+        ]
+        assert len(cache) == 1
+    assert len(calls) == 1 and calls[0] == tmp_path / "shared-0" / "run"
+    assert (tmp_path / "shared-1" / "shared-run.txt").read_text().strip() == str(
+        tmp_path / "shared-0" / "run"
+    )
+    assert not cache  # emptied when the block ends
+    # the shared run gives the numbers the separate runs gave (same pipeline, same seed)
+    assert together[0].values == apart[0].values and together[1].values == apart[1].values
+    assert len(together[1].values["draw2"]) == 3 and together[1].values["draw"] == together[0].values["draw"]
+    # 400 draws per replicate estimate the mean better than 100 (3 replicates: numbers only)
+    assert np.mean(together[1].values["draw2"]) < np.mean(together[1].values["draw"])
+
+    # verify opens the block around every claim it runs: two claims, one run
+    specs = [
+        SimpleNamespace(name=n, distribution="quadriga-toy", plugin="toy", summary=n, paper="", target="x:y")
+        for n in ("first", "second")
+    ]
+    targets = {"first": first, "second": second}
+    monkeypatch.setattr(registry, "claims", lambda: specs)
+    monkeypatch.setattr(registry, "load_claim", lambda spec: targets[spec.name])
+    calls.clear()
+    records, _ = verify(registry, "quadriga-toy", scale="smoke", out_dir=tmp_path / "v")
+    assert [r["status"] for r in records] == ["ran", "ran"] and len(calls) == 1
+    assert records[0]["observations"][""]["draw"] == apart[0].values["draw"]
+
+
+def test_claim_names_a_repeat_stage_that_is_not_in_the_pipeline(registry, tmp_path):
+    path = tmp_path / "two.toml"
+    path.write_text(_TWO_ARMS)
+    mean = Effect(quantity="|mean error|", statistic="mean", relation="less", value=0.5)
+    claim = Claim(
+        pipeline=str(path),
+        arms=("draw",),
+        repeat_stages=("draw3",),
+        metric=("check", "mean_error"),
+        effect=mean,
+        scales=SCALES,
+    )
+    with pytest.raises(ConfigError, match=r"repeat_stages names 'draw3'.*draw2"):
+        claim.observations("smoke", tmp_path, registry)
+
+
+def test_shared_computes_once_per_key_inside_the_block_only():
+    from quadriga.claims import shared, shared_runs
+
+    count = []
+    assert shared("k", lambda: count.append(1) or len(count)) == 1
+    assert shared("k", lambda: count.append(1) or len(count)) == 2  # no block: computed again
+    with shared_runs():
+        with shared_runs():  # a nested block reuses the outer cache
+            assert shared("k", lambda: count.append(1) or len(count)) == 3
+        assert shared("k", lambda: count.append(1) or len(count)) == 3
+        assert shared("other", lambda: 7) == 7
+    assert len(count) == 3
+
+
+def test_replicate_helpers_read_paired_values_and_name_what_is_missing():
+    from quadriga.claims import mean_intervals, replicate_values
+    from quadriga.stats import bootstrap_ci
+
+    values = {"a[0]/m": 1.0, "a[1]/m": 3.0, "a[2]/m": 2.0, "b[0]/m": 5.0, "b[2]/m": 4.0}
+    assert replicate_values(values, "a", "m") == [1.0, 3.0, 2.0]
+    assert replicate_values(values, "a", "m", 2) == [1.0, 3.0]
+    with pytest.raises(ConfigError, match=r"no value 'b\[1\]/m' in stage 'ev'"):
+        replicate_values(values, "b", "m", 3, stage="ev")
+    with pytest.raises(ConfigError, match=r"no value 'c\[0\]/m'"):
+        replicate_values(values, "c", "m")
+    numbers, table = mean_intervals({"a": {"m": [1.0, 3.0, 2.0, 4.0, 2.5]}})
+    ci = bootstrap_ci([1.0, 3.0, 2.0, 4.0, 2.5], "mean", resamples=2000, rng=0)
+    assert numbers["a/m"] == pytest.approx(2.5)
+    assert (numbers["a/m_low"], numbers["a/m_high"]) == (ci.low, ci.high) and ci.low < 2.5 < ci.high
+    assert "| a | m | 2.5 |" in table and table.endswith("| 5 |")
+
+
+def test_arms_may_be_matrix_points_of_one_table(registry, tmp_path):
+    path = tmp_path / "grid.toml"
+    path.write_text(
+        _TWO_ARMS.replace("num_samples = 100\n", "matrix = { num_samples = [100, 1600] }\n").replace(
+            '["draw", "draw2"]', '["draw[*]", "draw2"]'
+        )
+    )
+    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    claim = Claim(
+        pipeline=str(path),
+        arms=("draw[num_samples=1600]", "draw[num_samples=100]"),
+        metric=("check", "mean_error"),
+        effect=diff,
+        scales=SCALES,
+    )
+    obs = claim.observations("smoke", tmp_path / "c", registry)
+    big, small = obs.values["draw[num_samples=1600]"], obs.values["draw[num_samples=100]"]
+    assert len(big) == len(small) == 3
+    # the mean error of N(0, I_3) draws scales as 1/sqrt(n): 4x smaller at 16x the draws
+    assert np.mean(big) < np.mean(small) / 2
+    with pytest.raises(ConfigError, match="arms names 'drew'"):
+        Claim(
+            pipeline=str(path),
+            arms=("drew[num_samples=100]", "draw2"),
+            metric=("check", "m"),
+            effect=diff,
+            scales=SCALES,
+        ).observations("smoke", tmp_path / "d", registry)
+
+
+def test_markdown_table_formats_floats_and_checks_row_lengths():
+    from quadriga.claims import markdown_table
+
+    text = markdown_table(["method", "MMD", "n"], [["root KT", 0.0123456, 64], ["iid", 1.0, 64]])
+    assert text.splitlines() == [
+        "| method | MMD | n |",
+        "|---|---|---|",
+        "| root KT | 0.01235 | 64 |",
+        "| iid | 1 | 64 |",
+    ]
+    with pytest.raises(ValueError, match="2 cells, the header 3"):
+        markdown_table(["a", "b", "c"], [[1, 2]])

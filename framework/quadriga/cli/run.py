@@ -30,7 +30,7 @@ EPILOG = """\
 examples:
   quadriga run cartpole-minto                       a registered pipeline, by name
   quadriga run my-pipeline.toml --seed 3            a pipeline file
-  quadriga run srmc-vs-mala --set stage.sr1-gauss.alpha=2 --set pipeline.seed=1
+  quadriga run srmc-vs-mala --set stage.mala-gauss.step_size=0.1 --set pipeline.seed=1
   quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
   quadriga run cartpole-minto --resume runs/cartpole-minto/20260101T000000Z
 
@@ -73,7 +73,7 @@ def add_parser(sub: Subparsers) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a key, e.g. stage.sr1-gauss.alpha=2 (value parsed as TOML); repeatable",
+        help="override a key, e.g. stage.mala-gauss.step_size=0.1 (value parsed as TOML); repeatable",
     )
     p.add_argument("--seed", type=int, help="root seed (replaces [pipeline] seed)")
     p.add_argument("--out", type=Path, help="run directory (default runs/<pipeline>/<timestamp>)")

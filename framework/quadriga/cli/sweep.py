@@ -18,7 +18,7 @@ __all__ = ["EPILOG", "add_parser", "cmd_sweep", "print_summary"]
 EPILOG = """\
 examples:
   quadriga sweep gmm-mcmc-baselines --seeds 0:10
-  quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.sr1-gauss.alpha=0.5,1,2 --workers 2
+  quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.mala-gauss.step_size=0.02,0.05,0.1 --workers 2
   quadriga sweep cartpole-minto --seeds 0:10 --backend ray --address auto
 Running the same command again skips the runs that finished (resume).
 """

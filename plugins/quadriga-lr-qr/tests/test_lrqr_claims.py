@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from quadriga_lr_qr.claims import ARMS, synthetic_shift_claim
+from quadriga_lr_qr.claims import ARMS, WEIGHTED_EXACT, synthetic_shift_claim
 
 from quadriga.claims import evaluate_claim
 from quadriga.registry import Registry
@@ -17,7 +17,7 @@ def test_synthetic_claim_smoke(tmp_path):
     assert len(set(obs.values["lrqr"])) == 3  # a fresh dataset per replicate
     rec = evaluate_claim(synthetic_shift_claim, obs, "smoke")
     assert rec["status"] == "ran" and rec["comparisons"][0]["n"] == 3
-    ratio = rec["numbers"]["width_ratio_lrqr_over_weighted_exact"]
+    ratio = rec["numbers"][f"width_ratio_lrqr_over_{WEIGHTED_EXACT}"]
     assert math.isfinite(ratio) and ratio > 0
-    assert rec["numbers"]["width_ratio_lrqr_over_weighted_exact_low"] <= ratio
+    assert rec["numbers"][f"width_ratio_lrqr_over_{WEIGHTED_EXACT}_low"] <= ratio
     assert "| width ratio | lrqr / split |" in rec["table"]

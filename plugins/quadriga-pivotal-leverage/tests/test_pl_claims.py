@@ -117,7 +117,6 @@ def test_claims_are_claim_objects_on_the_registered_pipeline():
 
 
 def test_smoke_verify_runs_the_grid_once_and_reports_numbers(tmp_path):
-    claims._RUNS.clear()
     records, report = verify(get_registry(), "quadriga-pivotal-leverage", scale="smoke", out_dir=tmp_path)
     by_name = {r["name"]: r for r in records}
     assert set(by_name) == {"pivotal-excess-risk", "pivotal-fewer-samples", "pivotal-linear-growth"}

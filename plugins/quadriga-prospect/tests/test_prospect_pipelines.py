@@ -93,6 +93,7 @@ def test_claims_of_one_pipeline_share_one_run(tmp_path, monkeypatch):
     from quadriga_prospect import claims
 
     from quadriga import api
+    from quadriga.claims import shared_runs
 
     calls = []
     real = api.run
@@ -102,10 +103,10 @@ def test_claims_of_one_pipeline_share_one_run(tmp_path, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(api, "run", counting)
-    monkeypatch.setattr(claims, "_RUNS", type(claims._RUNS)())
-    rate = claims.LINEAR_RATE.observations("smoke", tmp_path / "a")
-    curvature = claims.LINEAR_CURVATURE.observations("smoke", tmp_path / "b")
-    passes = claims.PASSES_DIABETES.observations("smoke", tmp_path / "c")
+    with shared_runs():  # as verify does around the claims it runs
+        rate = claims.LINEAR_RATE.observations("smoke", tmp_path / "a")
+        curvature = claims.LINEAR_CURVATURE.observations("smoke", tmp_path / "b")
+        passes = claims.PASSES_DIABETES.observations("smoke", tmp_path / "c")
     assert calls == ["prospect-diabetes"]  # three claims, one run
     assert rate.numbers["run"] == curvature.numbers["run"] == passes.numbers["run"]
     assert len(rate.values["prospect"]) == 2 and len(passes.values["saddle-saga"]) == 2

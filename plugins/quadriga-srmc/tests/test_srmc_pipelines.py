@@ -23,7 +23,8 @@ def test_srmc_vs_mala_pipeline_checks(tmp_path):
     pipeline = pytest.importorskip("quadriga.pipeline")
     registry = pytest.importorskip("quadriga.registry").get_registry()
     p = pipeline.load_pipeline("srmc-vs-mala", registry)
-    assert {"mala-gauss", "sr05-gauss", "sr5-gmm", "mse-gauss", "coverage-gmm"} <= set(p.stages)
+    stages = {"mala-gauss", "srmc-gauss[alpha=0.5]", "srmc-gmm[alpha=5.0]", "mse-gauss", "coverage-gmm"}
+    assert stages <= set(p.stages)
 
 
 def test_srmc_vs_mala_mixture_part_has_equal_score_evaluations(tmp_path):
@@ -34,23 +35,21 @@ def test_srmc_vs_mala_mixture_part_has_equal_score_evaluations(tmp_path):
     import tomllib
 
     spec = tomllib.loads(resources.files("quadriga_srmc").joinpath("pipelines/srmc-vs-mala.toml").read_text())
-    keep = {"mala-gmm", "sr1-gmm", "sr5-gmm", "mse-gmm", "coverage-gmm"}
+    keep = {"mala-gmm", "srmc-gmm", "mse-gmm", "coverage-gmm"}
     spec["task"] = {"gmm": spec["task"]["gmm"]}
     spec["stage"] = {k: v for k, v in spec["stage"].items() if k in keep}
-    mala, sr = spec["stage"]["mala-gmm"], spec["stage"]["sr1-gmm"]
+    mala, sr = spec["stage"]["mala-gmm"], spec["stage"]["srmc-gmm"]
     assert mala["num_samples"] + mala["burn_in"] == 3 * (sr["num_steps"] + sr["burn_in"])
     mala.update(num_samples=210, burn_in=90, num_chains=4)
-    for name in ("sr1-gmm", "sr5-gmm"):
-        spec["stage"][name].update(num_steps=70, burn_in=30, num_chains=4)
-    for name in ("mse-gmm", "coverage-gmm"):
-        spec["stage"][name]["inputs"]["subject"] = ["mala-gmm", "sr1-gmm", "sr5-gmm"]
+    sr.update(num_steps=70, burn_in=30, num_chains=4, matrix={"alpha": [1.0, 5.0]})
     res = api.run(spec, out=tmp_path)
     assert res.status != "failed"
-    evals = {k: res.artifacts[k].info["score_evals"] for k in ("mala-gmm", "sr1-gmm", "sr5-gmm")}
-    assert abs(evals["sr1-gmm"] / evals["mala-gmm"] - 1) < 0.02, evals
-    assert evals["sr5-gmm"] == evals["sr1-gmm"]
+    sr1, sr5 = "srmc-gmm[alpha=1.0]", "srmc-gmm[alpha=5.0]"
+    evals = {k: res.artifacts[k].info["score_evals"] for k in ("mala-gmm", sr1, sr5)}
+    assert abs(evals[sr1] / evals["mala-gmm"] - 1) < 0.02, evals
+    assert evals[sr5] == evals[sr1]
     cov = res.artifacts["coverage-gmm"].values
-    for k in ("mala-gmm", "sr1-gmm", "sr5-gmm"):
+    for k in ("mala-gmm", sr1, sr5):
         assert 0.0 <= cov[f"{k}/tv"] <= 1.0
         assert 1.0 <= cov[f"{k}/chain_modes_visited"] <= 4.0
 

@@ -185,3 +185,32 @@ def test_tensor_loss_equals_the_tensordict_loss_and_its_gradient():
         assert torch.equal(l_td, l_t)
         for a, b_ in zip(grads_td, grads_t, strict=True):
             assert torch.equal(a, b_)
+
+
+def test_a_variant_with_its_own_loss_forward_is_called_on_tensordicts():
+    """A loss subclass that replaces ``forward`` (another value head) gets every update's batch."""
+    from quadriga_std.learners.td_loss import TDTargetDQNLoss
+
+    calls = []
+
+    class CountingLoss(TDTargetDQNLoss):
+        def forward(self, tensordict):
+            calls.append(tensordict.batch_size[0])
+            return super().forward(tensordict)
+
+    class Variant(DQN):
+        def make_loss_module(self, actor, qnet):
+            return CountingLoss(
+                actor,
+                q_network=qnet,
+                td_target=self.td_target,
+                gamma=self.gamma,
+                needs_online=False,
+                needs_target=True,
+                loss_function=self.loss_function,
+            )
+
+    fit = Variant(
+        total_frames=300, learning_starts=100, frames_per_batch=10, num_updates_per_batch=3, batch_size=16
+    ).fit(GymEnv(env_id="CartPole-v1"), generator=torch.Generator().manual_seed(0), progress=StageProgress())
+    assert fit.info["updates"] == len(calls) == 3 * 21 and set(calls) == {16}

@@ -18,6 +18,9 @@ Reported alongside (numbers, not verdicts): every arm's mean train and test loss
 MSE, fraction of samples with loss <= eps, the multipliers' mean, the share of the total weight
 on the 10% largest multipliers, and the Spearman correlation of FL's multipliers with ERM's
 per-sample train losses (do the hard samples get the weight?), with the ``multipliers`` figure.
+
+The two claims on one pipeline repeat the same stages and task at the same scales, so inside
+``verify`` they share one run (:func:`quadriga.claims.shared_runs`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, replicate_values
 
 __all__ = ["ARMS", "DIABETES_MSE", "DIABETES_TAIL", "DIGITS_ACCURACY", "DIGITS_TAIL", "TAIL_METRICS"]
 
@@ -53,12 +56,15 @@ _TUNING = {
 }
 
 
+_SCALES = {
+    "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+    "paper": Scale(replicates=20),
+}
+
+
 def _per_replicate(values: dict[str, float], arm: str, metric: str) -> list[float]:
-    out, i = [], 0
-    while f"{arm}[{i}]/{metric}" in values:
-        out.append(float(values[f"{arm}[{i}]/{metric}"]))
-        i += 1
-    return out
+    """Replicates ``0, 1, ...`` of ``arm``'s ``metric`` (empty when the task does not report it)."""
+    return replicate_values(values, arm, metric) if f"{arm}[0]/{metric}" in values else []
 
 
 def observe_tail(result: Any) -> Observations:
@@ -97,72 +103,52 @@ _TAIL = Effect(
     value=0.0,
 )
 
-DIGITS_TAIL = Claim(
-    pipeline="feasible-learning-digits",
-    arms=ARMS,
-    observe=observe_tail,
-    repeat_tasks=("digits",),
-    effect=_TAIL,
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
-    tuning=_TUNING,
-)
+
+def _claim(task: str, effect: Effect, **read: Any) -> Claim:
+    """FL against ERM on ``feasible-learning-<task>`` with the task repeated; ``read``: observe or metric."""
+    return Claim(
+        pipeline=f"feasible-learning-{task}",
+        arms=ARMS,
+        repeat_tasks=(task,),
+        effect=effect,
+        scales=_SCALES,
+        tuning=_TUNING,
+        **read,
+    )
+
+
+_ALSO = ("test_mean", "train_mean")
+
+DIGITS_TAIL = _claim("digits", _TAIL, observe=observe_tail)
 """Digits (MLP 64-64, 60 epochs): FL's max, q95 and q99 per-sample cross-entropy (train, test) below ERM's."""
 
-DIGITS_ACCURACY = Claim(
-    pipeline="feasible-learning-digits",
-    arms=ARMS,
-    metric=("tail", "test_accuracy"),
-    also=("test_mean", "train_mean"),
-    repeat_tasks=("digits",),
-    effect=Effect(
+DIGITS_ACCURACY = _claim(
+    "digits",
+    Effect(
         quantity="test accuracy, FL - ERM (fraction; paired by replicate)",
         statistic="difference",
         relation="greater",
         value=0.0,
         tolerance=0.01,
     ),
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
-    tuning=_TUNING,
+    metric=("tail", "test_accuracy"),
+    also=_ALSO,
 )
 """Digits: FL's test accuracy is no more than 1 point below ERM's (non-inferiority)."""
 
-DIABETES_TAIL = Claim(
-    pipeline="feasible-learning-diabetes",
-    arms=ARMS,
-    observe=observe_tail,
-    repeat_tasks=("diabetes",),
-    effect=_TAIL,
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
-    tuning=_TUNING,
-)
+DIABETES_TAIL = _claim("diabetes", _TAIL, observe=observe_tail)
 """Diabetes (MLP 64-64, 200 epochs, eps = 0.25): FL's squared-error tail, train and test, below ERM's."""
 
-DIABETES_MSE = Claim(
-    pipeline="feasible-learning-diabetes",
-    arms=ARMS,
-    metric=("tail", "test_mse"),
-    also=("test_mean", "train_mean"),
-    repeat_tasks=("diabetes",),
-    effect=Effect(
+DIABETES_MSE = _claim(
+    "diabetes",
+    Effect(
         quantity="test MSE (squared standardized target units), FL / ERM (ratio of means)",
         statistic="ratio",
         relation="less",
         value=1.0,
         tolerance=0.05,
     ),
-    scales={
-        "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
-        "paper": Scale(replicates=20),
-    },
-    tuning=_TUNING,
+    metric=("tail", "test_mse"),
+    also=_ALSO,
 )
 """Diabetes: FL's test MSE is at most 5% above ERM's (non-inferiority)."""

@@ -3,7 +3,7 @@
 Each claim runs one registered pipeline once per scale through :func:`quadriga.api.run` with
 ``repeat = replicates`` on every sampler stage, so replicate ``i`` of every sampler (and every K)
 shares its seed (common random numbers: the arms are paired). Both claims on ``fkc-product-gmm``
-share one run per process.
+share one run inside ``verify`` (:func:`quadriga.claims.run_repeated`).
 
 - ``PRODUCT_BEATS_NAIVE``: energy distance to the exact product of two 2-D mixtures at the largest
   K (4096), ratio of means fkc / fkc-naive < 1.
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, run_repeated
 from quadriga.errors import ConfigError
 from quadriga.stats import loglog_slope
 
@@ -58,22 +58,6 @@ def table(result: Any, stage: str, metric: str) -> dict[str, dict[int, dict[int,
     return out
 
 
-_RUNS: dict[tuple[Any, ...], Any] = {}
-
-
-def _run(pipeline: str, samplers: tuple[str, ...], scale: Scale, out_dir: Path) -> Any:
-    """Run ``pipeline`` with every sampler stage repeated ``scale.replicates`` times (cached per process)."""
-    from quadriga import api
-
-    key = (pipeline, scale.overrides, scale.seed, scale.replicates)
-    if key not in _RUNS:
-        repeat = tuple(f"stage.{s}.repeat={scale.replicates}" for s in samplers)
-        _RUNS[key] = api.run(
-            pipeline, overrides=(*scale.overrides, *repeat), seed=scale.seed, out=Path(out_dir) / "run"
-        )
-    return _RUNS[key]
-
-
 def _paired(
     tab: dict[str, dict[int, dict[int, float]]], arms: tuple[str, str], k: int
 ) -> dict[str, list[float]]:
@@ -87,7 +71,7 @@ def _mean(values: dict[int, float]) -> float:
 
 def _product(observe: str) -> Callable[[Scale, Path], Observations]:
     def experiment(scale: Scale, out_dir: Path) -> Observations:
-        result = _run("fkc-product-gmm", ("fkc", "fkc-naive"), scale, out_dir)
+        result = run_repeated("fkc-product-gmm", scale, out_dir, stages=("fkc", "fkc-naive"))
         energy = table(result, "energy", "energy_distance")
         numbers: dict[str, Any] = {"run": str(result.dir)}
         for stage, metric in (("modes", "mode_weight_tv"), ("mmd", "mmd2"), ("energy", "energy_distance")):
@@ -115,14 +99,16 @@ def _product(observe: str) -> Callable[[Scale, Path], Observations]:
                 )
         return Observations(values={"fkc": slopes}, numbers=numbers)
 
-    experiment.__doc__ = f"Run fkc-product-gmm (cached) and return the per-replicate {observe} observations."
+    experiment.__doc__ = (
+        f"Run fkc-product-gmm (shared in verify) and return the per-replicate {observe} observations."
+    )
     return experiment
 
 
 def _anneal(scale: Scale, out_dir: Path) -> Observations:
     """Run fkc-anneal and return ``{task: {fkc: [...], fkc-naive: [...]}}`` energy distances."""
     samplers = tuple(f"{a}-{t}" for t in ANNEAL_TASKS for a in ("fkc", "naive"))
-    result = _run("fkc-anneal", samplers, scale, out_dir)
+    result = run_repeated("fkc-anneal", scale, out_dir, stages=samplers)
     values: dict[str, dict[str, list[float]]] = {}
     numbers: dict[str, Any] = {"run": str(result.dir)}
     for task in ANNEAL_TASKS:

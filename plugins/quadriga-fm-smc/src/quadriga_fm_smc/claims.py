@@ -3,7 +3,8 @@
 Each claim runs one registered pipeline (``fm-smc-gmm2d`` or ``fm-smc-gmm16d``) once per scale
 through :func:`quadriga.api.run`, with ``repeat = replicates`` on all three sampler stages (the arms
 and the third sampler, whose numbers are reported too), so replicate ``i`` of every sampler and
-every K shares its seed (common random numbers: the arms are paired). The observations are the
+every K shares its seed (common random numbers: the arms are paired); inside ``verify`` the claims on
+one pipeline share its run (:func:`quadriga.claims.run_repeated`). The observations are the
 per-replicate energy distances to the exact posterior of the ``energy`` stage, keyed
 ``"<sampler>[num_particles=K][i]/energy_distance"`` (names parsed with
 :func:`quadriga.expansion.replicate_base`); :mod:`quadriga.claims` computes the interval and the
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, run_repeated
 from quadriga.errors import ConfigError
 from quadriga.expansion import replicate_base
 from quadriga.stats import loglog_slope
@@ -135,37 +136,18 @@ def _at_largest_k(arms: tuple[str, str]) -> Callable[[Any], Observations]:
     return at_largest_k
 
 
-_RUNS: dict[tuple[Any, ...], Any] = {}
-
-
-def _run(pipeline: str, scale: Scale, out_dir: Path) -> Any:
-    """Run ``pipeline`` at ``scale`` with every sampler repeated ``scale.replicates`` times.
-
-    Runs are deterministic in (pipeline, overrides, seed, replicates), so two claims on one pipeline
-    in one process (``fm-smc-consistency`` and ``fm-smc-beats-guidance`` both read ``fm-smc-gmm2d``)
-    share the first claim's run instead of repeating it.
-    """
-    from quadriga import api
-
-    repeat = tuple(f"stage.{s}.repeat={scale.replicates}" for s in SAMPLERS)
-    key = (pipeline, scale.overrides, scale.seed, scale.replicates)
-    if key not in _RUNS:
-        _RUNS[key] = api.run(
-            pipeline, overrides=(*scale.overrides, *repeat), seed=scale.seed, out=Path(out_dir) / "run"
-        )
-    return _RUNS[key]
-
-
 def _experiment(
     pipeline: str, observe: Callable[[Any], Observations]
 ) -> Callable[[Scale, Path], Observations]:
     def experiment(scale: Scale, out_dir: Path) -> Observations:
-        obs = observe(_run(pipeline, scale, out_dir))
-        obs.numbers = {"run": str(_run(pipeline, scale, out_dir).dir), **obs.numbers}
+        result = run_repeated(pipeline, scale, out_dir, stages=SAMPLERS)
+        obs = observe(result)
+        obs.numbers = {"run": str(result.dir), **obs.numbers}
         return obs
 
     experiment.__doc__ = (
-        f"Run {pipeline} (:func:`_run`) and return {observe.__name__}(result), with the run directory."
+        f"Run {pipeline} with every sampler repeated (:func:`quadriga.claims.run_repeated`, one run "
+        f"shared by the claims on it) and return {observe.__name__}(result), with the run directory."
     )
     return experiment
 

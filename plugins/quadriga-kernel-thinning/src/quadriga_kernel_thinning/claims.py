@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from quadriga.artifacts import Samples
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, markdown_table
 from quadriga.seeding import derive_seed, make_generator
 
 __all__ = ["METHODS", "after_mcmc", "mmd_rate"]
@@ -42,14 +42,6 @@ def _thinners(bandwidth: float | None) -> dict[str, Any]:
         "KT+": KernelThinning(variant="kt+", bandwidth=bandwidth),
         "KT-Compress++": KernelThinning(variant="target", compress=True, g=4, bandwidth=bandwidth),
     }
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    fmt = [(f"{c:.4g}" if isinstance(c, float) else str(c)) for r in rows for c in r]
-    width = len(header)
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(fmt[i : i + width]) + " |" for i in range(0, len(fmt), width)]
-    return "\n".join(lines)
 
 
 def _rate_experiment(scale: Scale, out_dir: Path) -> Observations:
@@ -103,7 +95,7 @@ def _rate_experiment(scale: Scale, out_dir: Path) -> Observations:
         name = f"mmd_vs_n_d{d}.png"
         fig.savefig(out_dir / name, dpi=110)
         figures[f"mmd_vs_n_d{d}"] = str(out_dir / name)
-    table = _table(["d", "method", "slope", "95% interval"] + [f"MMD n={n}" for n in ns], rows)
+    table = markdown_table(["d", "method", "slope", "95% interval"] + [f"MMD n={n}" for n in ns], rows)
     return Observations(intervals=intervals, numbers=numbers, figures=figures, table=table)
 
 
@@ -181,7 +173,7 @@ def _after_mcmc_experiment(scale: Scale, out_dir: Path) -> Observations:
         .figures["coreset"]
     )
     fig.savefig(out_dir / "coresets.png", dpi=110)
-    table = _table(["points", "MMD to P (mean)", "sd", "integration error (sum of 3)"], rows)
+    table = markdown_table(["points", "MMD to P (mean)", "sd", "integration error (sum of 3)"], rows)
     return Observations(
         values={k: results[k] for k in ("root KT", "standard thinning")},
         numbers=numbers,

@@ -8,6 +8,8 @@ The tested quantity is LR-QR's mean target coverage over replicates, one-sided: 
 >= 1 - alpha - 0.02 with alpha = 0.1 (a BCa interval over replicates, which carries the
 within-replicate binomial error too). Coverage and mean width of every method, and the width
 ratios LR-QR / baseline with paired intervals, are reported alongside (numbers, not verdicts).
+The two weighted-conformal baselines are the two points of the pipelines' ``weighted`` stage
+(``matrix = { likelihood_ratio = ["given", "classifier"] }``), named as arms by their point.
 
 Source: Joshi et al. 2025, "Likelihood-ratio regularized quantile regression", arXiv
 2502.13030, sec. 5 (target coverage under covariate shift).
@@ -17,11 +19,23 @@ from __future__ import annotations
 
 from quadriga.claims import Claim, Effect, Scale, Tuning
 
-__all__ = ["ALPHA", "ARMS", "diabetes_shift_claim", "synthetic_shift_claim"]
+__all__ = [
+    "ALPHA",
+    "ARMS",
+    "WEIGHTED_CLASSIFIER",
+    "WEIGHTED_EXACT",
+    "diabetes_shift_claim",
+    "synthetic_shift_claim",
+]
 
 ALPHA = 0.1
+#: the two points of the pipelines' ``weighted`` stage (``matrix = { likelihood_ratio = [...] }``)
+WEIGHTED_EXACT, WEIGHTED_CLASSIFIER = (
+    "weighted[likelihood_ratio=given]",
+    "weighted[likelihood_ratio=classifier]",
+)
 #: arm 0 is LR-QR; the baselines only enter the reported width ratios and coverages
-ARMS = ("lrqr", "split", "weighted_exact", "weighted_classifier")
+ARMS = ("lrqr", "split", WEIGHTED_EXACT, WEIGHTED_CLASSIFIER)
 
 _COVERAGE = Effect(
     quantity=f"LR-QR mean target coverage over replicates (nominal {1 - ALPHA:.2f})",
@@ -35,47 +49,38 @@ _TUNING = {
         4, "lambda chosen among 4 values on a held-out part of the calibration data (paper's rule)"
     ),
     "split": Tuning(1, "no hyper-parameter"),
-    "weighted_exact": Tuning(1, "no hyper-parameter (exact likelihood ratio)"),
-    "weighted_classifier": Tuning(1, "scikit-learn logistic regression defaults"),
+    WEIGHTED_EXACT: Tuning(1, "no hyper-parameter (exact likelihood ratio)"),
+    WEIGHTED_CLASSIFIER: Tuning(1, "scikit-learn logistic regression defaults"),
 }
 
-synthetic_shift_claim = Claim(
-    pipeline="lrqr-synthetic-shift",
-    arms=ARMS,
-    metric=("coverage", "coverage"),
-    also=("coverage", "width"),
-    repeat_tasks=("shifted",),
-    effect=_COVERAGE,
-    scales={
-        "smoke": Scale(
-            replicates=3,
-            overrides=(
-                "task.shifted.dim=5",
-                "task.shifted.n_train=200",
-                "task.shifted.n_calibration=200",
-                "task.shifted.n_test=200",
-                "task.shifted.n_target_calibration=200",
-                "task.shifted.n_target_test=200",
-                "stage.lrqr.steps=50",
-            ),
-        ),
-        "paper": Scale(replicates=100),
-    },
-    tuning=_TUNING,
+
+def _coverage_claim(pipeline: str, smoke: tuple[str, ...]) -> Claim:
+    """LR-QR's target coverage on ``pipeline``, every baseline reported; ``smoke``: the smoke overrides."""
+    return Claim(
+        pipeline=pipeline,
+        arms=ARMS,
+        metric=("coverage", "coverage"),
+        also=("coverage", "width"),
+        repeat_tasks=("shifted",),
+        effect=_COVERAGE,
+        scales={"smoke": Scale(replicates=3, overrides=smoke), "paper": Scale(replicates=100)},
+        tuning=_TUNING,
+    )
+
+
+synthetic_shift_claim = _coverage_claim(
+    "lrqr-synthetic-shift",
+    (
+        "task.shifted.dim=5",
+        "task.shifted.n_train=200",
+        "task.shifted.n_calibration=200",
+        "task.shifted.n_test=200",
+        "task.shifted.n_target_calibration=200",
+        "task.shifted.n_target_test=200",
+        "stage.lrqr.steps=50",
+    ),
 )
 """50-d Gaussian mean shift, delta = 1 (where split conformal under-covers), n = 1000 per split."""
 
-diabetes_shift_claim = Claim(
-    pipeline="lrqr-diabetes-shift",
-    arms=ARMS,
-    metric=("coverage", "coverage"),
-    also=("coverage", "width"),
-    repeat_tasks=("shifted",),
-    effect=_COVERAGE,
-    scales={
-        "smoke": Scale(replicates=3, overrides=("stage.lrqr.steps=50",)),
-        "paper": Scale(replicates=100),
-    },
-    tuning=_TUNING,
-)
+diabetes_shift_claim = _coverage_claim("lrqr-diabetes-shift", ("stage.lrqr.steps=50",))
 """scikit-learn's diabetes data, target built by exponential tilting of 'bmi' (strength 1 per std)."""

@@ -20,19 +20,28 @@ statistic over replicates.
 Each experiment also reports, per arm, the mean over replicates (BCa interval) of accuracy, orbit
 accuracy, orbit variance and both consensus label accuracies (orbit consensus and model consensus).
 
-One run per pipeline and scale serves every claim that reads it (kept in-process, keyed by the
-pipeline and the scale); the experiment sets ``repeat`` exactly as the protocol's pipeline runner does.
+One run per pipeline and scale serves every claim that reads it inside ``verify``
+(:func:`quadriga.claims.run_repeated`, the core's shared runs); the per-replicate values are read
+with :func:`quadriga.claims.replicate_values` and the reported means with
+:func:`quadriga.claims.mean_intervals`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
-from quadriga.errors import ConfigError
+from quadriga.claims import (
+    Claim,
+    Effect,
+    Observations,
+    Scale,
+    Tuning,
+    mean_intervals,
+    replicate_values,
+    run_repeated,
+)
 
 __all__ = [
     "ACCURACY_OVERLAP",
@@ -79,32 +88,6 @@ _SCALES = {
     },
 }
 
-_RUNS: OrderedDict[tuple[Any, ...], tuple[dict[str, float], str]] = OrderedDict()
-
-
-def _run(pipeline: str, scale: Scale, out_dir: Path) -> tuple[dict[str, float], str]:
-    """The ``nero`` stage's values of one run of ``pipeline`` at ``scale`` (once per pipeline, scale)."""
-    key = (pipeline, scale.replicates, tuple(scale.overrides), scale.seed)
-    if key in _RUNS:
-        return _RUNS[key]
-    from quadriga import api
-    from quadriga.pipeline import read_source
-    from quadriga.registry import get_registry
-
-    registry = get_registry()
-    data, _ = read_source(pipeline, registry)
-    for arm in ARMS:
-        data["stage"][arm]["repeat"] = scale.replicates
-    data["task"][_TASK]["repeat"] = scale.replicates
-    result = api.run(
-        data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run", registry=registry
-    )
-    values = dict(result.results["stages"][_EVALUATOR]["values"])
-    _RUNS[key] = (values, str(result.dir))
-    while len(_RUNS) > 2:
-        _RUNS.popitem(last=False)
-    return _RUNS[key]
-
 
 def observe_run(
     scale: Scale, out_dir: Path, *, pipeline: str, arms: tuple[str, ...], metric: str
@@ -126,32 +109,16 @@ def observe_run(
     Raises:
         ConfigError: a replicate's value is missing from the run.
     """
-    from quadriga.stats import bootstrap_ci
-
-    values, run_dir = _run(pipeline, scale, out_dir)
+    result = run_repeated(pipeline, scale, out_dir, stages=ARMS, tasks=(_TASK,))
+    values = result.results["stages"][_EVALUATOR]["values"]
 
     def series(arm: str, name: str) -> list[float]:
-        keys = [f"{arm}[{i}]/{name}" for i in range(scale.replicates)]
-        missing = [k for k in keys if k not in values]
-        if missing:
-            raise ConfigError(
-                f"the run of '{pipeline}' has no value '{missing[0]}' in stage '{_EVALUATOR}'.", key="metric"
-            )
-        return [float(values[k]) for k in keys]
+        return replicate_values(values, arm, name, scale.replicates, stage=_EVALUATOR)
 
     out = {arm: series(arm, metric) for arm in arms}
-    numbers: dict[str, Any] = {"run": run_dir, "replicates": scale.replicates}
-    rows = ["| arm | metric | mean | 95% interval | n |", "|---|---|---|---|---|"]
-    for arm in ARMS:
-        for name in _REPORTED:
-            ci = bootstrap_ci(series(arm, name), "mean", resamples=2000, rng=0)
-            numbers[f"{arm}/{name}"], numbers[f"{arm}/{name}_low"], numbers[f"{arm}/{name}_high"] = (
-                ci.estimate,
-                ci.low,
-                ci.high,
-            )
-            rows.append(f"| {arm} | {name} | {ci.estimate:.4g} | [{ci.low:.4g}, {ci.high:.4g}] | {ci.n} |")
-    return Observations(values=out, numbers=numbers, table="\n".join(rows))
+    means, table = mean_intervals({arm: {name: series(arm, name) for name in _REPORTED} for arm in ARMS})
+    numbers: dict[str, Any] = {"run": str(result.dir), "replicates": scale.replicates, **means}
+    return Observations(values=out, numbers=numbers, table=table)
 
 
 def _experiment(pipeline: str, arms: tuple[str, ...], metric: str) -> Any:

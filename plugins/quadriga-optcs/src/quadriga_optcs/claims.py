@@ -16,21 +16,19 @@ interval the BCa bootstrap of :func:`quadriga.stats.bootstrap_ci` (through the v
   positive control that shows what the correction is for).
 
 The run is the ``experiment`` of each claim rather than ``pipeline + metric``: the three claims read
-the same replicates, so one run per scale (kept in-process, keyed by the scale) serves all three and
-the paper-scale run costs one pipeline run instead of three; the experiment sets ``repeat`` on the
-arms and the task exactly as the protocol's pipeline runner does and reads the same per-replicate
-keys ``values[f"{arm}[{i}]/{metric}"]``.
+the same replicates, so :func:`quadriga.claims.run_repeated` makes one run per scale inside
+``verify`` (the core's shared runs) and the paper-scale run costs one pipeline run instead of three;
+the per-replicate keys ``values[f"{arm}[{i}]/{metric}"]`` are read with
+:func:`quadriga.claims.replicate_values`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
-from quadriga.errors import ConfigError
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, replicate_values, run_repeated
 
 __all__ = ["ARMS", "FDR_CONTROL", "NAIVE_VIOLATION", "PIPELINE", "POWER", "observe_run"]
 
@@ -47,36 +45,6 @@ _SMOKE = Scale(
 _PAPER = Scale(replicates=500)
 _SCALES = {"smoke": _SMOKE, "paper": _PAPER}
 
-_RUNS: OrderedDict[tuple[Any, ...], tuple[dict[str, float], str]] = OrderedDict()
-
-
-def _run(scale: Scale, out_dir: Path) -> tuple[dict[str, float], str]:
-    """The ``fdr`` stage's values of one run of :data:`PIPELINE` at ``scale`` (run once per scale).
-
-    Returns:
-        ``(values, run directory)``.
-    """
-    key = (scale.replicates, tuple(scale.overrides), scale.seed)
-    if key in _RUNS:
-        return _RUNS[key]
-    from quadriga import api
-    from quadriga.pipeline import read_source
-    from quadriga.registry import get_registry
-
-    registry = get_registry()
-    data, _ = read_source(PIPELINE, registry)
-    for arm in ARMS:
-        data["stage"][arm]["repeat"] = scale.replicates
-    data["task"][_TASK]["repeat"] = scale.replicates
-    result = api.run(
-        data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run", registry=registry
-    )
-    values = dict(result.results["stages"][_EVALUATOR]["values"])
-    _RUNS[key] = (values, str(result.dir))
-    while len(_RUNS) > 2:
-        _RUNS.popitem(last=False)
-    return _RUNS[key]
-
 
 def observe_run(scale: Scale, out_dir: Path, *, arms: tuple[str, ...], metric: str) -> Observations:
     """Per-replicate ``metric`` of ``arms`` from the (shared) run of :data:`PIPELINE` at ``scale``.
@@ -84,7 +52,7 @@ def observe_run(scale: Scale, out_dir: Path, *, arms: tuple[str, ...], metric: s
     Args:
         scale: the claim's scale (replicates, overrides, root seed).
         out_dir: the claim's directory; the run is written under ``out_dir / "run"`` by the first
-            claim that needs it.
+            claim that needs it (inside ``verify`` the later claims share it).
         arms: stage base names among :data:`ARMS`.
         metric: a per-replicate metric of the ``fdr`` stage, ``"fdp_q0.1"`` or ``"power_q0.2"``.
 
@@ -95,19 +63,12 @@ def observe_run(scale: Scale, out_dir: Path, *, arms: tuple[str, ...], metric: s
     Raises:
         ConfigError: a replicate's value is missing from the run.
     """
-    values, run_dir = _run(scale, out_dir)
-    out: dict[str, list[float]] = {}
-    for arm in arms:
-        keys = [f"{arm}[{i}]/{metric}" for i in range(scale.replicates)]
-        missing = [k for k in keys if k not in values]
-        if missing:
-            raise ConfigError(
-                f"the run of '{PIPELINE}' has no value '{missing[0]}' in stage '{_EVALUATOR}'.", key="metric"
-            )
-        out[arm] = [float(values[k]) for k in keys]
+    result = run_repeated(PIPELINE, scale, out_dir, stages=ARMS, tasks=(_TASK,))
+    values = result.results["stages"][_EVALUATOR]["values"]
+    out = {arm: replicate_values(values, arm, metric, scale.replicates, stage=_EVALUATOR) for arm in arms}
     stat, level = metric.split("_", 1)
     pooled = "fdr" if stat == "fdp" else stat
-    numbers: dict[str, Any] = {"run": run_dir}
+    numbers: dict[str, Any] = {"run": str(result.dir)}
     for arm in arms:
         for name in (f"{arm}/{pooled}_{level}", f"{arm}/{pooled}_se_{level}"):
             if name in values:

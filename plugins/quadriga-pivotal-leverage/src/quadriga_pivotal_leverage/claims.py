@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, shared
 from quadriga_pivotal_leverage.observe import (
     Table,
     growth_rates,
@@ -69,17 +69,16 @@ _TUNING = {
     "leverage-iid": Tuning(settings_tried=1, rule="paper default (same marginals as pivotal)"),
 }
 
-_RUNS: dict[Any, tuple[Table, dict[str, Any]]] = {}
-
 
 def legendre_runs(scale: Scale, out_dir: Path) -> tuple[Table, dict[str, Any]]:
-    """Run ``pivotal-legendre`` for ``scale`` (once per process) and return its risk table.
+    """Run ``pivotal-legendre`` for ``scale`` (once per ``verify``) and return its risk table.
 
     Args:
         scale: ``replicates`` in all, ``options["replicates_per_run"]`` per run (default 4),
             ``overrides`` and the first root ``seed``.
-        out_dir: where the runs go (``run-0``, ``run-1``, ...); a later call with the same scale
-            reuses the first call's runs and writes ``shared-runs.txt`` naming their directory.
+        out_dir: where the runs go (``run-0``, ``run-1``, ...); inside ``verify`` a later claim with
+            the same scale reuses the first claim's runs (:func:`quadriga.claims.shared`) and writes
+            ``shared-runs.txt`` naming their directory.
 
     Returns:
         ``(table, numbers)``: ``{arm: {replicate: {d: {k: risk_ratio}}}}`` over replicates
@@ -88,18 +87,22 @@ def legendre_runs(scale: Scale, out_dir: Path) -> tuple[Table, dict[str, Any]]:
     Raises:
         ConfigError: a bad override or ``replicates_per_run < 1``; StageError: a failing stage.
     """
+    out_dir = Path(out_dir)
+    key = (PIPELINE, scale.replicates, scale.overrides, scale.seed, tuple(sorted(scale.options.items())))
+    table, numbers = shared(key, lambda: _legendre_runs(scale, out_dir))
+    if numbers["run_directory"] != str(out_dir):
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "shared-runs.txt").write_text(f"{numbers['run_directory']}\n")
+    return table, numbers
+
+
+def _legendre_runs(scale: Scale, out_dir: Path) -> tuple[Table, dict[str, Any]]:
+    """The runs of :func:`legendre_runs`, ``replicates_per_run`` replicates each, seeds ``seed + run``."""
     from quadriga import api
     from quadriga.errors import ConfigError
     from quadriga.pipeline import read_source
     from quadriga.registry import get_registry
 
-    out_dir = Path(out_dir)
-    key = (scale.replicates, scale.overrides, scale.seed, tuple(sorted(scale.options.items())))
-    if key in _RUNS:
-        table, numbers = _RUNS[key]
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "shared-runs.txt").write_text(f"{numbers['run_directory']}\n")
-        return table, numbers
     per = scale.options.get("replicates_per_run", 4)
     if not isinstance(per, int) or per < 1:
         raise ConfigError(
@@ -126,7 +129,6 @@ def legendre_runs(scale: Scale, out_dir: Path) -> tuple[Table, dict[str, Any]]:
             table[arm].update(part[arm])
         runs += 1
     numbers = {"runs": runs, "replicates_per_run": per, "run_directory": str(out_dir)}
-    _RUNS[key] = (table, numbers)
     return table, numbers
 
 
@@ -169,11 +171,16 @@ def _linear_growth(scale: Scale, out_dir: Path) -> Observations:
     return Observations(values=slopes, numbers={**numbers, **extra}, table="\n".join(rows))
 
 
-EXCESS_RISK = Claim(
-    pipeline=PIPELINE,
-    arms=_ARMS,
-    experiment=_excess_risk,
-    effect=Effect(
+def _claim(experiment: Any, effect: Effect) -> Claim:
+    """A claim on the shared runs of :data:`PIPELINE` (:func:`legendre_runs`) at :data:`_SCALES`."""
+    return Claim(
+        pipeline=PIPELINE, arms=_ARMS, experiment=experiment, effect=effect, scales=_SCALES, tuning=_TUNING
+    )
+
+
+EXCESS_RISK = _claim(
+    _excess_risk,
+    Effect(
         quantity="log risk ratio at k = 2d, pivotal - i.i.d. leverage (log of the geometric-mean "
         "ratio), per d = 10, 20, 40",
         statistic="difference",
@@ -181,15 +188,11 @@ EXCESS_RISK = Claim(
         value=0.0,
         tolerance=0.0,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
 )
 
-FEWER_SAMPLES = Claim(
-    pipeline=PIPELINE,
-    arms=_ARMS,
-    experiment=_fewer_samples,
-    effect=Effect(
+FEWER_SAMPLES = _claim(
+    _fewer_samples,
+    Effect(
         quantity="labels per feature k*/d to reach risk ratio 1.25, pivotal / i.i.d. leverage "
         "(ratio of means), per d = 10, 20, 40",
         statistic="ratio",
@@ -197,21 +200,15 @@ FEWER_SAMPLES = Claim(
         value=0.7,
         tolerance=0.0,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
 )
 
-LINEAR_GROWTH = Claim(
-    pipeline=PIPELINE,
-    arms=_ARMS,
-    experiment=_linear_growth,
-    effect=Effect(
+LINEAR_GROWTH = _claim(
+    _linear_growth,
+    Effect(
         quantity="log-log slope of k* (risk ratio 1.25) over d = 10, 20, 40, pivotal - i.i.d. leverage",
         statistic="difference",
         relation="less",
         value=0.0,
         tolerance=0.0,
     ),
-    scales=_SCALES,
-    tuning=_TUNING,
 )

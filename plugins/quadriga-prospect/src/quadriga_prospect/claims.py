@@ -14,11 +14,12 @@ the tuning budget is equal. Smoke scale shortens runs and grids (numbers, no ver
 
 The run is the ``experiment`` of each claim rather than ``pipeline + metric``: the claims on one
 pipeline read the same replicates (three on ``prospect-diabetes``, two on
-``prospect-classification``), so one run per pipeline and scale (kept in-process, keyed by both)
-serves all of them. The experiment sets ``repeat = replicates`` on **every** learner stage of the
-pipeline (replicate ``i`` of every method shares its index stream: common random numbers) and
-reads the per-replicate keys ``values[f"{arm}[{i}]/{metric}"]`` of the evaluator stage, as the
-protocol's pipeline runner does.
+``prospect-classification``), so one run per pipeline and scale serves all of them inside
+``verify`` (:func:`quadriga.claims.run_repeated`, the core's shared runs). The experiment sets
+``repeat = replicates`` on **every** learner stage of the pipeline (replicate ``i`` of every method
+shares its index stream: common random numbers) and reads the per-replicate keys
+``values[f"{arm}[{i}]/{metric}"]`` of the evaluator stage with
+:func:`quadriga.claims.replicate_values`.
 
 Source: Mehta, Roulet, Pillutla, Harchaoui, ICLR 2024, abstract, Theorem 1, sec. 5 and Fig. 2-3.
 """
@@ -27,12 +28,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
-from quadriga.errors import ConfigError
+from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, replicate_values, run_repeated
 from quadriga_prospect.learners import LR_GRID
 
 __all__ = [
@@ -42,10 +41,11 @@ __all__ = [
     "PASSES_BREAST_CANCER",
     "PASSES_DIABETES",
     "PASSES_WINE",
+    "learner_stages",
     "observe_run",
 ]
 
-#: the learner components of the pipelines; every stage using one is repeated
+#: the learner components of the pipelines; every stage using one (:func:`learner_stages`) is repeated
 LEARNERS = ("prospect", "saddle-saga", "lsvrg", "sgd-spectral", "srda")
 _METHODS = ("prospect", "saddle-saga", "lsvrg", "sgd", "srda")  # stage base names
 _RULE = (
@@ -55,41 +55,16 @@ _RULE = (
 _SMOKE = ("passes=12", "lr_grid=[0.01, 0.03]")
 _SUMMARY = ("passes_to_tol", "reached", "grad_passes_to_tol", "log10_rate", "lr")
 
-_RUNS: OrderedDict[tuple[Any, ...], tuple[dict[str, dict[str, Any]], str]] = OrderedDict()
+_SUFFIXES = {"prospect-diabetes": ("",), "prospect-classification": ("-bc", "-wine")}
+
+
+def learner_stages(pipeline: str) -> tuple[str, ...]:
+    """The learner stages of ``pipeline`` (those whose ``use`` is one of :data:`LEARNERS`)."""
+    return tuple(f"{m}{s}" for m in _METHODS for s in _SUFFIXES[pipeline])
 
 
 def _smoke(stages: list[str]) -> tuple[str, ...]:
     return tuple(f"stage.{s}.{o}" for s in stages for o in _SMOKE)
-
-
-def _run(pipeline: str, scale: Scale, out_dir: Path) -> tuple[dict[str, dict[str, Any]], str]:
-    """The evaluator values of one run of ``pipeline`` at ``scale`` (run once per pipeline and scale).
-
-    Every stage whose ``use`` is one of :data:`LEARNERS` gets ``repeat = scale.replicates``.
-
-    Returns:
-        ``({stage: values}, run directory)``.
-    """
-    key = (pipeline, scale.replicates, tuple(scale.overrides), scale.seed)
-    if key in _RUNS:
-        return _RUNS[key]
-    from quadriga import api
-    from quadriga.pipeline import read_source
-    from quadriga.registry import get_registry
-
-    registry = get_registry()
-    data, _ = read_source(pipeline, registry)
-    for table in data["stage"].values():
-        if table.get("use") in LEARNERS:
-            table["repeat"] = scale.replicates
-    result = api.run(
-        data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run", registry=registry
-    )
-    stages = {name: dict(s.get("values", {})) for name, s in result.results["stages"].items()}
-    _RUNS[key] = (stages, str(result.dir))
-    while len(_RUNS) > 4:
-        _RUNS.popitem(last=False)
-    return _RUNS[key]
 
 
 def _mean(xs: list[float]) -> float:
@@ -128,21 +103,15 @@ def observe_run(
     Raises:
         ConfigError: a replicate's value is missing from the run.
     """
-    stages, run_dir = _run(pipeline, scale, out_dir)
-    values = stages.get(evaluator, {})
+    result = run_repeated(pipeline, scale, out_dir, stages=learner_stages(pipeline))
+    values = result.results["stages"].get(evaluator, {}).get("values", {})
     n = scale.replicates
 
     def column(arm: str, name: str) -> list[float]:
-        keys = [f"{arm}[{i}]/{name}" for i in range(n)]
-        missing = [k for k in keys if k not in values]
-        if missing:
-            raise ConfigError(
-                f"the run of '{pipeline}' has no value '{missing[0]}' in stage '{evaluator}'.", key="metric"
-            )
-        return [float(values[k]) for k in keys]
+        return replicate_values(values, arm, name, n, stage=evaluator)
 
     out = {arm: column(arm, metric) for arm in arms}
-    numbers: dict[str, Any] = {"run": run_dir, "optimum": float(values.get("optimum", math.nan))}
+    numbers: dict[str, Any] = {"run": str(result.dir), "optimum": float(values.get("optimum", math.nan))}
     rows = [
         f"| method ({n} replicates) | passes to 1e-6 | reached | gradient evals / n | slope / pass | lr |",
         "|---|---|---|---|---|---|",
@@ -163,8 +132,7 @@ def _tuning(*arms: str) -> dict[str, Tuning]:
 
 
 def _claim(pipeline: str, suffix: str, arms: tuple[str, ...], metric: str, effect: Effect) -> Claim:
-    suffixes = ("",) if pipeline == "prospect-diabetes" else ("-bc", "-wine")
-    stages = [f"{m}{s}" for m in _METHODS for s in suffixes]
+    stages = list(learner_stages(pipeline))
     experiment = functools.partial(
         observe_run,
         pipeline=pipeline,

@@ -60,6 +60,13 @@ COMPONENTS = [
     ),
     ("environment", "gym-env", "tasks.gym:GymEnv", "A gymnasium environment by id (usable from torchrl)", ""),
     (
+        "environment",
+        "reward-wrapped-gym-env",
+        "tasks.reward_wrappers:RewardWrappedGymEnv",
+        "A gymnasium environment with Gaussian reward noise and a reward scale",
+        "Farebrother et al. 2024 (arXiv 2403.03950)",
+    ),
+    (
         "sampler",
         "rwm",
         "samplers.mcmc:RWM",

@@ -14,11 +14,11 @@ verdicts (Holm over the presets and k).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
+from quadriga.stats import mean_se
 
 __all__ = ["beats_subsample", "flat_in_n", "trial"]
 
@@ -74,14 +74,11 @@ def _trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str,
 
 
 def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs)
+    return mean_se(xs)[0]
 
 
 def _se(xs: list[float]) -> float:
-    if len(xs) < 2:
-        return 0.0
-    m = _mean(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1) / len(xs))
+    return mean_se(xs)[1]
 
 
 def _figure(summary: list[dict[str, Any]], path: Path) -> None:

@@ -9,7 +9,8 @@ tensors. The schedule is the one of torchrl's ``Collector`` + ``EGreedyModule`` 
 until ``learning_starts``, epsilon annealed per collected step). Only the TD target is computed
 here, by :meth:`DQN.td_target`: torchrl's value estimators see the target network alone, while
 online bootstrapping and MINTO need both networks' next-state values. A variant is a subclass
-that overrides ``td_target`` (and says which networks it reads).
+that overrides ``td_target`` (and says which networks it reads), or ``make_q_network`` and
+``make_loss_module`` for another value head and loss.
 """
 
 from __future__ import annotations
@@ -168,6 +169,46 @@ class DQN(Learner):
         """
         return reward + gamma * (1.0 - done) * next_q_target.max(dim=-1).values
 
+    def make_q_network(self, obs_dim: int, num_actions: int) -> Any:
+        """The Q-network: a ReLU MLP ``Tensor[..., obs_dim] -> Tensor[..., num_actions]`` (``hidden_sizes``).
+
+        A variant with another value head (e.g. a categorical distribution over value bins whose mean
+        is Q) overrides this together with :meth:`make_loss_module`; the module's ``forward`` must
+        still return Q-values, which acting, bootstrapping and the evaluators read.
+        """
+        import torch
+        from torchrl.modules import MLP
+
+        return MLP(
+            in_features=obs_dim,
+            out_features=num_actions,
+            num_cells=list(self.hidden_sizes),
+            activation_class=torch.nn.ReLU,
+        )
+
+    def make_loss_module(self, actor: Any, qnet: Any) -> Any:
+        """The loss: :class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss` with :meth:`td_target`.
+
+        Args:
+            actor: the ``QValueActor`` around ``qnet``.
+            qnet: the module from :meth:`make_q_network`.
+
+        Returns:
+            A torchrl loss module returning ``"loss"`` and ``"q_taken"`` (a subclass of
+            ``TDTargetDQNLoss``, so that the target-network updaters apply).
+        """
+        from quadriga_std.learners.td_loss import TDTargetDQNLoss
+
+        return TDTargetDQNLoss(
+            actor,
+            q_network=qnet,
+            td_target=self.td_target,
+            gamma=self.gamma,
+            needs_online=self.needs_next_q_online,
+            needs_target=self.needs_next_q_target,
+            loss_function=self.loss_function,
+        )
+
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
         """Train on ``task`` (see the class docstring for the artifact).
 
@@ -233,33 +274,25 @@ class DQN(Learner):
         import torch
         from tensordict import TensorDict
         from torchrl.data import Categorical
-        from torchrl.modules import MLP, QValueActor
+        from torchrl.modules import QValueActor
         from torchrl.objectives import SoftUpdate
 
         from quadriga_std.learners.td_loss import TDTargetDQNLoss
 
-        qnet = MLP(
-            in_features=obs_dim,
-            out_features=num_actions,
-            num_cells=list(self.hidden_sizes),
-            activation_class=torch.nn.ReLU,
-        )
+        qnet = self.make_q_network(obs_dim, num_actions)
         actor = QValueActor(qnet, in_keys=["observation"], spec=Categorical(num_actions))
-        loss_module = TDTargetDQNLoss(
-            actor,
-            q_network=qnet,
-            td_target=self.td_target,
-            gamma=self.gamma,
-            needs_online=self.needs_next_q_online,
-            needs_target=self.needs_next_q_target,
-            loss_function=self.loss_function,
-        )
+        loss_module = self.make_loss_module(actor, qnet)
         updater = (
             SoftUpdate(loss_module, tau=self.tau)
             if self.tau > 0
             else periodic_hard_update(loss_module, self.target_update_period)
         )
         params = list(loss_module.parameters())
+        # the loss on plain tensors unless a variant replaced TDTargetDQNLoss.forward
+        tensor_path = isinstance(loss_module, TDTargetDQNLoss) and (
+            type(loss_module).forward is TDTargetDQNLoss.forward
+        )
+        act_q = loss_module.q_online if isinstance(loss_module, TDTargetDQNLoss) else qnet
         optimizer = torch.optim.Adam(params, lr=self.lr)
         fpb, k, bsz = self.frames_per_batch, self.num_updates_per_batch, self.batch_size
         # one draw per round serves its k updates: k * batch_size rows, uniform with replacement
@@ -295,7 +328,7 @@ class DQN(Learner):
                         if random_round or rng.random() < eps:
                             action = int(rng.integers(num_actions))
                         else:
-                            action = int(loss_module.q_online(torch.from_numpy(obs_b[i])).argmax())
+                            action = int(act_q(torch.from_numpy(obs_b[i])).argmax())
                         next_obs, reward, terminated, truncated, _ = env.step(action)
                         act_b[i], rew_b[i, 0] = action, reward
                         next_b[i], term_b[i, 0], trunc_b[i, 0] = next_obs, terminated, truncated
@@ -338,9 +371,13 @@ class DQN(Learner):
                     done_s = batch.get(("next", "terminated")).reshape(-1).float()
                     for u in range(k):
                         rows = slice(u * bsz, (u + 1) * bsz)
-                        loss, q_taken, _ = loss_module.loss_terms(
-                            obs_s[rows], act_s[rows], next_s[rows], rew_s[rows], done_s[rows]
-                        )
+                        if tensor_path:
+                            loss, q_taken, _ = loss_module.loss_terms(
+                                obs_s[rows], act_s[rows], next_s[rows], rew_s[rows], done_s[rows]
+                            )
+                        else:  # a loss of its own (another value head): torchrl's TensorDict call
+                            out = loss_module(batch[rows])
+                            loss, q_taken = out["loss"], out["q_taken"]
                         optimizer.zero_grad(set_to_none=True)
                         loss.backward()
                         if self.max_grad_norm > 0:

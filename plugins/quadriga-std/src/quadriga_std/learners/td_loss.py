@@ -144,6 +144,39 @@ class TDTargetDQNLoss(DQNLoss):
         with params.to_module(self.value_network, preserve_module_state=False):
             return self._q_network(obs)
 
+    def targets(self, next_obs: torch.Tensor, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+        """TD targets ``y`` from the ``td_target`` rule on plain tensors, without gradient.
+
+        Args:
+            next_obs: ``Tensor[B, obs_dim]`` next observations s'.
+            reward: ``Tensor[B]`` float rewards (reward units).
+            done: ``Tensor[B]`` float termination flags.
+
+        Returns:
+            ``Tensor[B]`` targets (return units).
+        """
+        with torch.no_grad():
+            q_next_online = self.q_online(next_obs) if self._needs_online else None
+            q_next_target = self.q_target(next_obs) if self._needs_target else None
+            return self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+
+    def td_targets(self, tensordict: Any) -> torch.Tensor:
+        """The TD targets ``y`` of a replay-buffer batch, from the ``td_target`` rule, without gradient.
+
+        Args:
+            tensordict: ``B`` transitions with ``("next", "observation")``, ``("next", "reward")``
+                ``Tensor[B, 1]`` and ``("next", "terminated")`` ``Tensor[B, 1]`` (bool).
+
+        Returns:
+            ``Tensor[B]`` targets (return units). A subclass that replaces the regression loss
+            (e.g. a cross-entropy over value bins) calls this for the target.
+        """
+        return self.targets(
+            tensordict.get(("next", "observation")),
+            tensordict.get(("next", "reward")).reshape(-1).float(),
+            tensordict.get(("next", "terminated")).reshape(-1).float(),
+        )
+
     def loss_terms(
         self,
         obs: torch.Tensor,
@@ -172,10 +205,7 @@ class TDTargetDQNLoss(DQNLoss):
         """
         q = self.q_online(obs)
         q_taken = q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
-        with torch.no_grad():
-            q_next_online = self.q_online(next_obs) if self._needs_online else None
-            q_next_target = self.q_target(next_obs) if self._needs_target else None
-            target = self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+        target = self.targets(next_obs, reward, done)
         if target.shape != q_taken.shape:
             raise RuntimeError(
                 f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}"

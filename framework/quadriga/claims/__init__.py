@@ -1,0 +1,105 @@
+"""Paper claims as statistical tests, and ``quadriga verify``.
+
+A plugin declares each headline claim of its paper as a :class:`Claim`::
+
+    EXCESS_RISK = Claim(
+        pipeline="pivotal-legendre",
+        arms=("pivotal-leverage", "leverage-iid"),        # arm[0] is the method
+        metric=("excess-risk", "excess_risk"),            # (evaluator stage, metric)
+        effect=Effect(quantity="excess risk ratio", statistic="ratio", relation="less", value=1.0),
+        scales={"smoke": Scale(replicates=3, overrides=("task.legendre.n=500",)),
+                "paper": Scale(replicates=100)},
+        tuning={"pivotal-leverage": Tuning(1, "paper default"), "leverage-iid": Tuning(1, "paper default")},
+    )
+    registry.add_claim("pivotal-excess-risk", "quadriga_pivotal_leverage.claims:EXCESS_RISK", ...)
+
+:func:`verify` runs the registered pipeline through :func:`quadriga.api.run` with
+``repeat = replicates`` on every arm stage (and on ``repeat_tasks``), so replicate ``i`` of
+every arm shares its seed (common random numbers); reads the per-replicate observations
+``values[f"{arm}[{i}]/{metric}"]`` of the evaluator stage (or calls ``observe(result)``);
+computes the effect with a bootstrap interval (:mod:`quadriga.stats`) and applies one verdict
+policy (:func:`decide`):
+
+- **passed**: the interval lies on the claimed side of ``value -/+ tolerance`` (inside the
+  band ``value +- tolerance`` for ``within``);
+- **refuted**: it lies entirely on the other side (outside the band);
+- **inconclusive**: it straddles; the record gives the minimum detectable effect at this number
+  of replicates and the replicates that would detect the observed distance (power 0.8);
+- **ran**: every smoke-scale result (numbers, never a verdict);
+- **error**: the claim raised.
+
+A claim with several comparisons (arm 0 against several baselines, or several groups such as
+tasks returned by ``observe``) decides each with Holm-adjusted one-sided p-values; it passes
+only when every comparison passes, and is refuted when any is refuted.
+
+Before the pipelines speak ``repeat`` (older cores), replicate ``i`` is a separate run with root
+seed ``Scale.seed + i`` and the observations are read as ``values[f"{arm}/{metric}"]``.
+
+The last paper-scale verdict of each claim is kept, when ``verify --record`` is given, in
+``claims_record.json`` inside the plugin's package (next to its ``claims.py``); ``quadriga
+list`` shows it with its date and the plugin's version (:func:`last_verdict`).
+
+Legacy claims (a function ``fn(scale, *, out_dir) -> ClaimResult``) still run: at smoke scale
+they report "ran"; at paper scale "passed" or "failed" under their own rule, marked legacy.
+
+The package: :mod:`~quadriga.claims.model` (effect, scale, tuning, observations),
+:mod:`~quadriga.claims.claim` (the claim and how it runs), :mod:`~quadriga.claims.run` (repeat on
+the arms, shared runs, reading replicates), :mod:`~quadriga.claims.verdict` (the policy),
+:mod:`~quadriga.claims.report` (``verify`` and its report) and :mod:`~quadriga.claims.record`
+(recorded verdicts).
+"""
+
+from __future__ import annotations
+
+from quadriga.claims.claim import Claim
+from quadriga.claims.model import (
+    RECORD_FILE,
+    SCALES,
+    STATUSES,
+    ClaimResult,
+    Effect,
+    Observations,
+    Scale,
+    Tuning,
+)
+from quadriga.claims.record import last_verdict, record_verdicts, verdict_text
+from quadriga.claims.report import select_claims, verify
+from quadriga.claims.run import (
+    markdown_table,
+    mean_intervals,
+    read_replicates,
+    replicate_values,
+    run_pipeline,
+    run_repeated,
+    shared,
+    shared_runs,
+)
+from quadriga.claims.verdict import decide, decide_interval, evaluate_claim
+
+__all__ = [
+    "RECORD_FILE",
+    "SCALES",
+    "STATUSES",
+    "Claim",
+    "ClaimResult",
+    "Effect",
+    "Observations",
+    "Scale",
+    "Tuning",
+    "decide",
+    "decide_interval",
+    "evaluate_claim",
+    "last_verdict",
+    "markdown_table",
+    "mean_intervals",
+    "read_replicates",
+    "record_verdicts",
+    "replicate_values",
+    "run_pipeline",
+    "run_repeated",
+    "select_claims",
+    "shared",
+    "shared_runs",
+    "verdict_text",
+    "verify",
+]

@@ -1,0 +1,216 @@
+"""``quadriga verify``: selecting claims, running them, and writing ``report.md`` and ``report.json``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from quadriga.claims import record as _record
+from quadriga.claims.claim import Claim
+from quadriga.claims.model import SCALES, ClaimResult
+from quadriga.claims.run import shared_runs
+from quadriga.claims.verdict import _fmt, evaluate_claim
+from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
+
+__all__ = ["select_claims", "verify"]
+
+
+def select_claims(registry: Any, what: str) -> list[Any]:
+    """Claims of a distribution (``quadriga-srmc``), a plugin name, or one claim by name.
+
+    Raises:
+        UnknownComponentError: nothing matches; close matches are suggested.
+    """
+    claims = registry.claims()
+    chosen = [c for c in claims if what in (c.distribution, c.plugin, c.name)]
+    if not chosen:
+        installed = {getattr(st, "distribution", "") for st in getattr(registry, "plugins", {}).values()}
+        if what in installed or what in getattr(registry, "plugins", {}):
+            raise UnknownComponentError(
+                f"'{what}' is installed but registers no claims. Run `quadriga list --kind claim` "
+                "to see the claims installed."
+            )
+        names = {c.name for c in claims} | {c.distribution for c in claims}
+        hint = suggest(what, names) or " Run `quadriga list --kind claim` to see the claims installed."
+        raise UnknownComponentError(f"no distribution or claim named '{what}'.{hint}")
+    return chosen
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def _run_legacy(fn: Any, scale: str, claim_dir: Path) -> dict[str, Any]:
+    result = fn(scale, out_dir=claim_dir)
+    if not isinstance(result, ClaimResult):
+        raise TypeError(f"claim returned {type(result).__name__}, expected ClaimResult or a Claim")
+    figures = {}
+    for key, path in result.figures.items():
+        p = Path(path)
+        figures[key] = str(p if p.is_absolute() else claim_dir / p)
+    status = "ran" if scale != "paper" else ("passed" if result.passed else "failed")
+    return dict(
+        status=status,
+        summary=result.summary + ("" if scale != "paper" else " (legacy rule, not the claims protocol)"),
+        numbers=dict(result.numbers),
+        figures=figures,
+        table=result.table,
+        comparisons=[],
+        legacy=True,
+    )
+
+
+def verify(
+    registry: Any,
+    what: str,
+    *,
+    scale: str = "smoke",
+    out_dir: Path,
+    record: bool = False,
+    on_start: Any = None,
+    on_end: Any = None,
+) -> tuple[list[dict[str, Any]], Path]:
+    """Run the claims selected by ``what`` and write ``report.md`` and ``report.json`` into ``out_dir``.
+
+    Args:
+        registry: the :class:`~quadriga.registry.Registry`.
+        what: a distribution, plugin or claim name.
+        scale: ``"smoke"`` or ``"paper"``.
+        out_dir: where each claim gets a sub-directory and the report is written.
+        record: at paper scale, keep each verdict in the plugin's ``claims_record.json``.
+        on_start: optional callback ``(spec)`` called before each claim runs (progress display).
+        on_end: optional callback ``(spec, record)`` called after each claim (progress display).
+
+    Claims that run the same pipeline at the same scale (same arms and stages repeated, same
+    overrides and seed) share one run (:func:`~quadriga.claims.run.shared_runs`).
+
+    Returns:
+        ``(records, report_path)``: one record per claim with ``name``, ``status`` (one of
+        :data:`STATUSES`), ``summary``, ``comparisons``, ``numbers``, ``figures``, ``seconds``, ``date``.
+
+    Raises:
+        QuadrigaError: for an unknown scale, or ``record`` at smoke scale; UnknownComponentError
+            for an unknown name.
+    """
+    if scale not in SCALES:
+        raise QuadrigaError(f"unknown scale '{scale}'; use one of {', '.join(SCALES)}.")
+    if record and scale != "paper":
+        raise QuadrigaError("--record keeps paper-scale verdicts only; add --scale paper.")
+    chosen = select_claims(registry, what)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records = []
+    with shared_runs():  # claims on one pipeline and scale share one run
+        for spec in chosen:
+            if on_start:
+                on_start(spec)
+            claim_dir = out_dir / spec.name
+            claim_dir.mkdir(parents=True, exist_ok=True)
+            start = time.perf_counter()
+            rec: dict[str, Any] = {
+                "name": spec.name,
+                "distribution": spec.distribution,
+                "claim": spec.summary,
+                "paper": spec.paper,
+                "scale": scale,
+                "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+                "version": _record._version(spec.distribution),
+            }
+            try:
+                target = registry.load_claim(spec)
+                if isinstance(target, Claim):
+                    obs = target.observations(scale, claim_dir, registry)
+                    rec.update(evaluate_claim(target, obs, scale))
+                else:
+                    rec.update(_run_legacy(target, scale, claim_dir))
+            except Exception as exc:
+                rec.update(
+                    status="error",
+                    summary=f"{type(exc).__name__}: {exc}",
+                    numbers={},
+                    figures={},
+                    table="",
+                    comparisons=[],
+                    traceback=traceback.format_exc(),
+                )
+            rec["seconds"] = round(time.perf_counter() - start, 2)
+            rec = _jsonable(rec)
+            records.append(rec)
+            if on_end:
+                on_end(spec, rec)
+    report = out_dir / "report.md"
+    _write_report(report, records, what, scale)
+    from quadriga.runs import atomic_write_text
+
+    atomic_write_text(out_dir / "report.json", json.dumps(records, indent=2, default=str))
+    if record:
+        _record.record_verdicts(
+            registry, [r for r in records if r["status"] in ("passed", "refuted", "inconclusive")]
+        )
+    return records, report
+
+
+def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: str) -> None:
+    from quadriga.runs import atomic_write_text
+
+    lines = [f"# quadriga verify {what} (scale: {scale})", ""]
+    if scale != "paper":
+        lines += ["Smoke scale: the numbers below are not verdicts (status **ran**).", ""]
+    lines += ["| claim | status | summary | seconds |", "|---|---|---|---|"]
+    for r in records:
+        summary = str(r["summary"]).replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r['name']} | {r['status']} | {summary} | {r['seconds']} |")
+    for r in records:
+        lines += ["", f"## {r['name']}", "", f"*{r['claim']}*", ""]
+        if r.get("paper"):
+            lines += [f"Source: {r['paper']}", ""]
+        lines += [f"**{r['status']}** - {r['summary']}", ""]
+        if r.get("effect"):
+            lines += [f"Effect: {r['effect']['quantity']}; claimed {r['effect']['claimed']}.", ""]
+        if r.get("comparisons"):
+            lines += [
+                "| group | arm | baseline | estimate | interval | n | method | verdict | p (claim) | MDE "
+                "| n needed |",
+                "|---|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            for c in r["comparisons"]:
+                p = c.get("p_claim_holm", c["p_claim"])
+                lines.append(
+                    f"| {c['group']} | {c['arm']} | {c['baseline'] or ''} | {_fmt(c['estimate'])} | "
+                    f"[{_fmt(c['low'])}, {_fmt(c['high'])}] | {c['n']} | {c['method']} | "
+                    f"{c['verdict'] if scale == 'paper' else 'ran'} | {_fmt(p)} | {_fmt(c['mde'])} | "
+                    f"{c['replicates_needed'] or ''} |"
+                )
+            lines.append("")
+            if r.get("holm"):
+                lines += ["p-values are Holm-adjusted over the comparisons of this claim.", ""]
+        for flag in r.get("tuning_flags", []):
+            lines += [f"> {flag}", ""]
+        if r.get("numbers"):
+            lines += ["| number | value |", "|---|---|"]
+            lines += [f"| {k} | {_fmt(v)} |" for k, v in r["numbers"].items()]
+            lines.append("")
+        if r.get("table"):
+            lines += [r["table"], ""]
+        for key, fig in r.get("figures", {}).items():
+            try:
+                rel = Path(fig).relative_to(path.parent)
+            except ValueError:
+                rel = Path(fig)
+            lines += [f"![{key}]({rel.as_posix()})", ""]
+        if r.get("traceback"):
+            lines += ["```", r["traceback"], "```", ""]
+    atomic_write_text(path, "\n".join(lines) + "\n")

@@ -1,0 +1,363 @@
+"""Running a claim's pipeline and reading its per-replicate observations.
+
+``repeat`` goes on the arms (and ``repeat_stages``, ``repeat_tasks``), the rest of the pipeline
+follows (:func:`_propagate_repeat`), and replicate ``i`` of an arm is read from the evaluator's
+values (:func:`replicate_values`, :func:`read_replicates`).
+
+Claims on one pipeline and scale share one run: inside :func:`shared_runs` (which
+:func:`~quadriga.claims.verify` opens around all the claims it runs), :func:`run_pipeline` runs a
+given (expanded pipeline, overrides, seed, registry) once and hands the same
+:class:`~quadriga.runs.RunResult` to every later claim; :func:`shared` does the same for any
+computation an ``experiment`` keys itself (several runs, a direct component run). Outside the
+block nothing is kept, so no run outlives the ``verify`` call that made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from quadriga.claims.model import Observations
+from quadriga.errors import ConfigError, suggest
+
+__all__ = [
+    "arm_table",
+    "check_names",
+    "markdown_table",
+    "mean_intervals",
+    "read_replicates",
+    "replicate_values",
+    "run_pipeline",
+    "run_repeated",
+    "shared",
+    "shared_runs",
+]
+
+T = TypeVar("T")
+#: the caches of the open :func:`shared_runs` blocks, innermost last
+_ACTIVE: list[dict[Any, Any]] = []
+SHARED_NOTE = "shared-run.txt"
+
+
+@contextlib.contextmanager
+def shared_runs() -> Iterator[dict[Any, Any]]:
+    """A block inside which :func:`shared` and :func:`run_pipeline` compute each key once.
+
+    A nested block reuses the outer one's cache. The cache is emptied when the outermost block
+    ends, so run results (and their artifacts) are released.
+
+    Yields:
+        The cache ``{key: value}`` (for inspection).
+    """
+    if _ACTIVE:
+        yield _ACTIVE[-1]
+        return
+    cache: dict[Any, Any] = {}
+    _ACTIVE.append(cache)
+    try:
+        yield cache
+    finally:
+        _ACTIVE.pop()
+        cache.clear()
+
+
+def shared(key: Any, compute: Callable[[], T]) -> T:
+    """``compute()`` once per hashable ``key`` inside :func:`shared_runs`; every time outside it.
+
+    For experiments whose claims read one computation (a set of pipeline runs, a direct component
+    run): key it by everything it depends on (pipeline, ``Scale`` fields, options).
+    """
+    if not _ACTIVE:
+        return compute()
+    cache = _ACTIVE[-1]
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def run_pipeline(
+    data: Mapping[str, Any], *, overrides: Sequence[str] = (), seed: int = 0, out: Path, registry: Any = None
+) -> Any:
+    """Run a pipeline dict through :func:`quadriga.api.run`, once per block of :func:`shared_runs`.
+
+    The key is the pipeline dict itself (after ``repeat`` was set), the overrides, the root seed
+    and the registry, so two claims that make the same pipeline share its run. A claim that
+    reuses a run writes ``shared-run.txt`` next to ``out`` naming the run's directory.
+
+    Args:
+        data: the pipeline (TOML structure), already carrying the claim's ``repeat`` settings.
+        overrides: ``--set`` strings.
+        seed: the root seed.
+        out: the run directory of the first claim that runs it.
+        registry: the registry (defaults to the process-wide one).
+
+    Returns:
+        The :class:`~quadriga.runs.RunResult`.
+
+    Raises:
+        ConfigError, StageError: as :func:`quadriga.api.run`.
+    """
+    from quadriga import api
+
+    key = ("run", json.dumps(data, sort_keys=True, default=str), tuple(overrides), seed, id(registry))
+    out = Path(out)
+    result = shared(
+        key, lambda: api.run(dict(data), overrides=tuple(overrides), seed=seed, out=out, registry=registry)
+    )
+    if Path(result.dir).resolve() != out.resolve():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        (out.parent / SHARED_NOTE).write_text(f"{result.dir}\n")
+    return result
+
+
+def arm_table(arm: str) -> str:
+    """The stage table of an arm: ``"weighted[likelihood_ratio=given]"`` -> ``"weighted"``.
+
+    An arm is a stage table or one point of its ``matrix``; the claim repeats the table (every
+    point) and reads the point's replicates ``values[f"{arm}[{i}]/{metric}"]``.
+    """
+    return arm.split("[", 1)[0]
+
+
+def check_names(data: Mapping[str, Any], pipeline: str, file: Any = None, **names: Sequence[str]) -> None:
+    """Refuse names that are not stages (``arms``, ``stages``, ``repeat_stages``) or tasks (``*tasks``).
+
+    Raises:
+        ConfigError: naming the argument, the missing name and the closest match.
+    """
+    for key, given in names.items():
+        table = "task" if key.endswith("tasks") else "stage"
+        for name in given:
+            if name not in data.get(table, {}):
+                raise ConfigError(
+                    f"{key} names '{name}', which is not a {table} of pipeline '{pipeline}'."
+                    f"{suggest(name, data.get(table, {}))}",
+                    file=file,
+                    key=key,
+                )
+
+
+def run_repeated(
+    pipeline: str,
+    scale: Any,
+    out_dir: Path,
+    *,
+    stages: Sequence[str],
+    tasks: Sequence[str] = (),
+    registry: Any = None,
+) -> Any:
+    """Run a registered pipeline with ``repeat = scale.replicates`` on ``stages`` and ``tasks``.
+
+    What an ``experiment`` needs when its claims read one run of a pipeline: replicate ``i`` of
+    every repeated stage shares its seed (common random numbers), the rest of the pipeline is left
+    as written (an evaluator whose ``subjects`` name the repeated stages sees every replicate), and
+    inside :func:`shared_runs` every claim asking for the same run gets the first one
+    (:func:`run_pipeline`).
+
+    Args:
+        pipeline: a registered pipeline name (or a TOML path).
+        scale: the claim's :class:`~quadriga.claims.Scale` (``replicates``, ``overrides``, ``seed``).
+        out_dir: the claim's directory; the run goes to ``out_dir / "run"``.
+        stages: stages repeated (the arms, and the other stages the claims read).
+        tasks: tasks repeated (fresh data per replicate, bound replicate-wise).
+        registry: defaults to the process-wide one.
+
+    Returns:
+        The :class:`~quadriga.runs.RunResult`.
+
+    Raises:
+        ConfigError: a stage or task not in the pipeline, or as :func:`quadriga.api.run`.
+    """
+    from quadriga.pipeline import read_source
+    from quadriga.registry import get_registry
+
+    registry = registry or get_registry()
+    data, file = read_source(pipeline, registry)
+    check_names(data, pipeline, file, stages=stages, tasks=tasks)
+    for name in stages:
+        data["stage"][name]["repeat"] = scale.replicates
+    for name in tasks:
+        data["task"][name]["repeat"] = scale.replicates
+    return run_pipeline(
+        data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run", registry=registry
+    )
+
+
+def replicate_values(
+    values: Mapping[str, Any], arm: str, metric: str, replicates: int | None = None, *, stage: str = ""
+) -> list[float]:
+    """``[values[f"{arm}[{i}]/{metric}"] for i in range(replicates)]``: one arm's per-replicate values.
+
+    Args:
+        values: an evaluator stage's ``values``.
+        arm: the stage base name (``"optcs"``, or a matrix point ``"fm-smc[num_particles=64]"``).
+        metric: the metric name.
+        replicates: how many; ``None`` reads ``i = 0, 1, ...`` while present.
+        stage: the stage's name, for the error message.
+
+    Returns:
+        The values as floats, replicate ``i`` at index ``i``.
+
+    Raises:
+        ConfigError: a replicate is missing (or none is present when ``replicates`` is None).
+    """
+    if replicates is None:
+        replicates = 0
+        while f"{arm}[{replicates}]/{metric}" in values:
+            replicates += 1
+    missing = [f"{arm}[{i}]/{metric}" for i in range(replicates) if f"{arm}[{i}]/{metric}" not in values]
+    if missing or not replicates:
+        have = ", ".join(sorted(values)[:8]) or "nothing"
+        where = f" in stage '{stage}'" if stage else ""
+        name = missing[0] if missing else f"{arm}[0]/{metric}"
+        raise ConfigError(f"no value '{name}'{where} (has {have}).", key="metric")
+    return [float(values[f"{arm}[{i}]/{metric}"]) for i in range(replicates)]
+
+
+def read_replicates(
+    result: Any, stage: str, arms: Sequence[str], metric: str, replicates: int | None = None
+) -> dict[str, list[float]]:
+    """Paired per-replicate observations ``{arm: [replicate 0, 1, ...]}`` of ``metric`` in ``stage``.
+
+    What an ``observe`` callable returns (or puts into :class:`Observations`); replicate ``i`` of
+    every arm shares its seed.
+
+    Raises:
+        ConfigError: no such stage, or a replicate missing (see :func:`replicate_values`).
+    """
+    values = _stage_values(result, stage)
+    return {arm: replicate_values(values, arm, metric, replicates, stage=stage) for arm in arms}
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A markdown table for a claim's report: floats as ``.4g``, anything else as ``str``.
+
+    Raises:
+        ValueError: a row whose length differs from the header's.
+    """
+    lines = ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"row {list(row)} has {len(row)} cells, the header {len(header)}")
+        lines.append("| " + " | ".join(f"{c:.4g}" if isinstance(c, float) else str(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def mean_intervals(
+    series: Mapping[str, Mapping[str, Sequence[float]]], *, resamples: int = 2000, rng: Any = 0
+) -> tuple[dict[str, float], str]:
+    """Means over replicates with BCa intervals: report numbers, never part of a verdict.
+
+    Args:
+        series: ``{arm: {metric: [per-replicate values]}}``.
+        resamples: bootstrap resamples.
+        rng: the bootstrap seed.
+
+    Returns:
+        ``(numbers, table)``: ``numbers["<arm>/<metric>"]``, ``"..._low"``, ``"..._high"`` and a
+        markdown table ``| arm | metric | mean | 95% interval | n |``.
+
+    Source: :func:`quadriga.stats.bootstrap_ci` (scipy.stats.bootstrap, BCa).
+    """
+    from quadriga.stats import bootstrap_ci
+
+    numbers: dict[str, float] = {}
+    rows = ["| arm | metric | mean | 95% interval | n |", "|---|---|---|---|---|"]
+    for arm, metrics in series.items():
+        for name, vals in metrics.items():
+            ci = bootstrap_ci(list(vals), "mean", resamples=resamples, rng=rng)
+            numbers[f"{arm}/{name}"], numbers[f"{arm}/{name}_low"] = ci.estimate, ci.low
+            numbers[f"{arm}/{name}_high"] = ci.high
+            rows.append(f"| {arm} | {name} | {ci.estimate:.4g} | [{ci.low:.4g}, {ci.high:.4g}] | {ci.n} |")
+    return numbers, "\n".join(rows)
+
+
+def _expand(value: Any, repeated: set[str]) -> Any:
+    """Inputs of a stage that is not repeated: a repeated node ``x`` becomes ``"x[*]"`` (every replicate)."""
+    if isinstance(value, str):
+        return [f"{value}[*]"] if value in repeated else value
+    if isinstance(value, list):
+        return [f"{v}[*]" if isinstance(v, str) and v in repeated else v for v in value]
+    return value
+
+
+def _pipelines_repeat() -> bool:
+    """Whether the pipeline language of this core has ``repeat`` (``quadriga.expansion``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("quadriga.expansion") is not None
+
+
+def _propagate_repeat(data: dict[str, Any], repeated: set[str], replicates: int) -> None:
+    """Make the rest of the pipeline follow the repeated arms and tasks.
+
+    A stage with a single-node input (``reference = "data"``) on a repeated node is repeated too
+    and binds replicate-wise (``check[i]`` gets ``data[i]``); otherwise its list inputs on repeated
+    nodes select every replicate (``"arm[*]"``). Stages are visited in file order until nothing
+    changes, so chains of stages follow.
+    """
+    stages = data.get("stage", {})
+    changed = True
+    while changed:
+        changed = False
+        for name, table in stages.items():
+            inputs = table.get("inputs")
+            if name in repeated or not isinstance(inputs, dict):
+                continue
+            if any(isinstance(v, str) and v in repeated for v in inputs.values()):
+                table["repeat"] = replicates
+                repeated.add(name)
+                changed = True
+    for name, table in stages.items():
+        if name not in repeated and isinstance(table.get("inputs"), dict):
+            table["inputs"] = {k: _expand(v, repeated) for k, v in table["inputs"].items()}
+
+
+def _as_observations(value: Any) -> Observations:
+    if isinstance(value, Observations):
+        return value
+    if isinstance(value, Mapping):
+        return Observations(values=dict(value))
+    raise TypeError(f"observe/experiment returned {type(value).__name__}; return a dict or Observations")
+
+
+def _stage_values(result: Any, stage: str) -> dict[str, Any]:
+    stages = result.results.get("stages", {})
+    if stage not in stages:
+        raise ConfigError(
+            f"stage '{stage}' has no results in this run.{suggest(stage, stages)}", key="metric"
+        )
+    return stages[stage].get("values", {})
+
+
+def _read_repeat(result: Any, arm: str, metric: tuple[str, str], replicates: int) -> list[float]:
+    stage, name = metric
+    stages = result.results.get("stages", {})
+    out = []
+    for i in range(replicates):
+        keys = [f"{arm}[{i}]/{name}"]
+        pools = [stages.get(stage, {}).get("values", {}), stages.get(f"{stage}[{i}]", {}).get("values", {})]
+        found = next((p[k] for p in pools for k in keys if k in p), None)
+        if found is None:
+            available = sorted(k for p in pools for k in p)[:8]
+            raise ConfigError(
+                f"no value '{arm}[{i}]/{name}' in stage '{stage}' (has {', '.join(available) or 'nothing'}).",
+                key="metric",
+            )
+        out.append(float(found))
+    return out
+
+
+def _read_single(result: Any, arm: str, metric: tuple[str, str]) -> float:
+    stage, name = metric
+    values = _stage_values(result, stage)
+    for key in (f"{arm}/{name}", name):
+        if key in values:
+            return float(values[key])
+    raise ConfigError(
+        f"no value '{arm}/{name}' in stage '{stage}' (has {', '.join(sorted(values)[:8]) or 'nothing'}).",
+        key="metric",
+    )
