@@ -106,8 +106,10 @@ def test_disable_by_flag_and_environment(plugin_path):
     proc = run_cli(["list", "--json", "--disable", "quadriga-toy"], site=plugin_path)
     names = {c["name"] for c in json.loads(proc.stdout)["components"]}
     assert "toy-iid" not in names
-    proc = run_cli(["list", "--json"], site=plugin_path, env={"QUADRIGA_DISABLE": "other,toy"})
+    proc = run_cli(["list", "--json"], site=plugin_path, env={"QUADRIGA_DISABLE": "Quadriga_Toy"})
     assert "toy-iid" not in {c["name"] for c in json.loads(proc.stdout)["components"]}
+    proc = run_cli(["list", "--json"], site=plugin_path, env={"QUADRIGA_DISABLE": "other,toy"})
+    assert proc.returncode == 2 and "'other'" in proc.stderr and "QUADRIGA_DISABLE" in proc.stderr
     proc = run_cli(["list", "--json"], site=plugin_path)
     assert "toy-iid" in {c["name"] for c in json.loads(proc.stdout)["components"]}
 

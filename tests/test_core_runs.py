@@ -183,7 +183,7 @@ def test_overrides_are_parsed_as_toml_and_applied(registry):
         and p.seed == 3
         and p.tasks["normal"].component.mean == -1
     )
-    with pytest.raises(ConfigError, match=r"--set, \[stage.drwa\].*Did you mean .draw."):
+    with pytest.raises(ConfigError, match=r"\(--set/--grid\), \[stage.drwa\].*Did you mean .draw."):
         check(pipeline(), registry=registry, overrides=["stage.drwa.num_samples=1"])
     with pytest.raises(ConfigError, match=r"validator|must be >= 1"):
         check(pipeline(), registry=registry, overrides=["stage.draw.num_samples=0"])

@@ -36,6 +36,11 @@ _LAZY = {
     "current_progress": "quadriga.progress",
     "QuadrigaError": "quadriga.errors",
     "ConfigError": "quadriga.errors",
+    "build": "quadriga.notebook",
+    "register": "quadriga.notebook",
+    "load_run": "quadriga.notebook",
+    "to_pandas": "quadriga.notebook",
+    "api": "quadriga.api",
 }
 
 __all__ = ["__version__", "hookimpl", *_LAZY]
@@ -46,7 +51,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'quadriga' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    value = imported if module == f"quadriga.{name}" else getattr(imported, name)
     globals()[name] = value
     return value
 

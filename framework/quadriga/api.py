@@ -2,6 +2,9 @@
 
 ``quadriga.api.run("srmc-vs-mala", overrides=["stage.srmc.alpha=2"], seed=3)``
 does what ``quadriga run`` does, without a terminal display by default.
+:func:`build`, :func:`register`, :func:`load_run` and :func:`to_pandas` (from :mod:`quadriga.notebook`,
+also ``quadriga.build`` and so on) build a component by name, register a class defined in a
+notebook, and read a saved run back with its artifacts and a tidy table.
 """
 
 from __future__ import annotations
@@ -10,11 +13,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from quadriga.notebook import LoadedRun, build, load_run, register, to_pandas
 from quadriga.pipeline import Pipeline, load_pipeline
 from quadriga.registry import Registry, get_registry
 from quadriga.runs import RunResult, execute
 
-__all__ = ["check", "load_resumed", "run"]
+__all__ = ["LoadedRun", "build", "check", "load_resumed", "load_run", "register", "run", "to_pandas"]
 
 
 def load_resumed(

@@ -14,8 +14,14 @@ from __future__ import annotations
 
 import contextvars
 import re
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 import attrs
 import cattrs
@@ -53,6 +59,17 @@ def valid_params_text(cls: type) -> str:
     return "valid parameters: " + ", ".join(f"{r['name']}: {r['type']} = {r['default']}" for r in rows)
 
 
+def _parses_as(text: str, tp: type) -> bool:
+    """Whether ``text`` written without quotes would be a TOML value of type ``tp``."""
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        return False
+    if tp is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, tp) and not (tp is int and isinstance(value, bool))
+
+
 def _strict(tp: type) -> Any:
     def hook(value: Any, _: Any) -> Any:
         ok = {
@@ -63,7 +80,7 @@ def _strict(tp: type) -> Any:
         }[tp]
         if not ok:
             hint = ""
-            if isinstance(value, str) and tp in (int, float, bool):
+            if isinstance(value, str) and tp in (int, float, bool) and _parses_as(value, tp):
                 hint = " (write it without quotes)"
             raise TypeError(f"expected {tp.__name__}, got {type(value).__name__} {value!r}{hint}")
         return float(value) if tp is float else value

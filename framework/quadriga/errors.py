@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "ConfigError",
+    "DivergenceError",
     "DuplicateComponentError",
     "NonFiniteError",
     "QuadrigaError",
@@ -60,7 +61,8 @@ class ConfigError(QuadrigaError):
         message: what is wrong and how to fix it.
         file: the pipeline file (or ``"--set"`` for a command-line override).
         table: the TOML table at fault, e.g. ``"stage.srmc"``.
-        key: the key at fault within the table, e.g. ``"alpha"``.
+        key: the key at fault within the table, e.g. ``"alpha"``; a command-line flag such as
+            ``"--seeds"`` is shown as ``option --seeds``.
     """
 
     def __init__(
@@ -72,7 +74,9 @@ class ConfigError(QuadrigaError):
             where.append(str(file))
         if table:
             where.append(f"[{table}]")
-        if key:
+        if key and key.startswith("--"):
+            where.append(f"option {key}")  # a command-line flag, not a TOML key
+        elif key:
             where.append(f"key '{key}'")
         prefix = (", ".join(where) + ": ") if where else ""
         super().__init__(prefix + message)
@@ -84,6 +88,15 @@ class UnknownComponentError(ConfigError):
 
 class DuplicateComponentError(QuadrigaError):
     """Two distributions registered the same kind and name; the message names both."""
+
+
+class DivergenceError(QuadrigaError):
+    """A sampler's or learner's iterates blew up (overflow): its output is refused, not handed on.
+
+    Raised by a component while it runs; the runner reports it as the failure of its stage (exit 1).
+    """
+
+    exit_code = 1
 
 
 class StageError(QuadrigaError):

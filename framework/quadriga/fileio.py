@@ -18,13 +18,100 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, QuadrigaError
+
+#: the lock file of a run or sweep run directory (see :func:`lock_dir`)
+LOCK = ".lock"
+#: the locks this process holds: resolved directory -> [file descriptor, depth]
+_HELD: dict[str, list[int]] = {}
+
+
+class DirectoryLocked(QuadrigaError):
+    """Another process holds the lock of a run directory (it is running there)."""
+
+
+@contextlib.contextmanager
+def lock_dir(directory: Path, *, wait: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock on ``directory`` (``fcntl.flock`` on ``directory/.lock``) while in the block.
+
+    Re-entrant within a process (a sweep worker holds it around the run, which takes it again).
+    The lock dies with its process, so a killed run never leaves a stale lock.
+
+    Args:
+        directory: an existing run directory.
+        wait: block until the other holder is done, instead of raising.
+
+    Raises:
+        DirectoryLocked: another process holds it and ``wait`` is false.
+        ConfigError: ``directory/.lock`` is a symbolic link.
+    """
+    import fcntl
+
+    key = os.path.realpath(directory)
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield
+        finally:
+            _HELD[key][1] -= 1
+        return
+    path = Path(directory) / LOCK
+    refuse_symlinks(path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise DirectoryLocked(
+                f"'{directory}' is in use by another quadriga process (it is running there). Wait for it "
+                "to finish, or use another directory."
+            ) from None
+        _HELD[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def held_here(directory: Path) -> bool:
+    """Whether this process holds the lock of ``directory`` (see :func:`lock_dir`)."""
+    return os.path.realpath(directory) in _HELD
+
+
+def held_elsewhere(directory: Path) -> bool:
+    """Whether another process holds the lock of ``directory`` right now (see :func:`lock_dir`)."""
+    import fcntl
+
+    if os.path.realpath(directory) in _HELD:
+        return False
+    path = Path(directory) / LOCK
+    if not path.is_file() or path.is_symlink():
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
 
 __all__ = [
+    "LOCK",
+    "DirectoryLocked",
     "append_jsonl",
     "atomic_path",
     "atomic_write_json",
     "atomic_write_text",
+    "held_elsewhere",
+    "held_here",
+    "lock_dir",
     "refuse_symlinks",
     "safe_name",
     "stage_dir_name",

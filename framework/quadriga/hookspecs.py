@@ -76,6 +76,20 @@ def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> N
 
 
 @hookspec
+def quadriga_step_metrics(run: Any, stage: str, record: dict[str, Any]) -> None:
+    """Called with each record a stage streams to ``metrics.jsonl`` (``progress.log(step, loss=...)``).
+
+    Called after the record is written, in the stage's own thread, so it must be quick (queue or
+    batch remote calls). Exceptions are reported as warnings at the end of the run.
+
+    Args:
+        run: the :class:`quadriga.runs.Run`.
+        stage: the stage name.
+        record: ``{"stage": name, "step": int (when given), metric: number, ...}``.
+    """
+
+
+@hookspec
 def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None:
     """Called once when a run ends, whatever the outcome.
 
@@ -85,6 +99,31 @@ def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None
         run: the :class:`quadriga.runs.Run`.
         status: ``"finished"``, ``"failed"`` or ``"interrupted"``.
         error: the exception that ended the run, or ``None``.
+    """
+
+
+@hookspec
+def quadriga_sweep_start(sweep: dict[str, Any]) -> None:
+    """Called once before a sweep's runs start, when the sweep chose a tracker (``--with``).
+
+    Environment variables set here reach the runs of the local backend (its worker processes
+    start afterwards), e.g. the parent-run id a tracker nests the runs under. Exceptions are
+    reported as warnings.
+
+    Args:
+        sweep: ``{"source": pipeline name or path, "seeds": [int], "grid": {key: [values]},
+            "dir": None}``.
+    """
+
+
+@hookspec
+def quadriga_sweep_end(sweep: dict[str, Any], status: str) -> None:
+    """Called once after a sweep's runs ended and its summary was written (``--with`` given).
+
+    Args:
+        sweep: as for :func:`quadriga_sweep_start`, with ``"dir"`` the sweep directory (holding
+            ``summary.csv``, ``summary.png`` and ``results.parquet``).
+        status: ``"finished"`` when every run finished, else ``"failed"``.
     """
 
 

@@ -203,7 +203,7 @@ def load_pipeline(
         ConfigError: anything wrong, naming the file, table and key.
     """
     data, file = read_source(source, registry)
-    touched = apply_overrides(data, overrides)
+    touched = apply_overrides(data, overrides, registry)
 
     origin: dict[str, tuple[str, str]] = {}
     varied: dict[str, set[str]] = {}

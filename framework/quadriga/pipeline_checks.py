@@ -12,8 +12,24 @@ from quadriga.interfaces import TASK_KINDS, accepted_types
 __all__ = ["check_inputs", "topological_order"]
 
 
+def _takes_many(node: Any, param: Any) -> bool:
+    """Whether an input may name several nodes (a list).
+
+    Every input of an evaluator may, and elsewhere inputs annotated as a mapping or sequence
+    (``subject: Mapping[str, Samples]``).
+    """
+    if node.kind == "evaluator" or param is None:
+        return True
+    text = str(param.annotation)
+    return any(word in text for word in ("Mapping", "dict", "Dict", "Sequence", "list"))
+
+
 def check_inputs(node: Any, nodes: dict[str, Any], err: Any) -> None:
     """Check a stage's inputs: names known, accepted by the method, of accepted classes, none missing.
+
+    A list of nodes is accepted only where the method takes several (:func:`_takes_many`). Inputs
+    listed in the component's ``required_inputs`` class attribute (a tuple of names) are required
+    even when the method gives them a default (an evaluator's ``reference = None``).
 
     Raises:
         ConfigError: (through ``err``) naming the table and ``inputs.ARG``.
@@ -27,7 +43,15 @@ def check_inputs(node: Any, nodes: dict[str, Any], err: Any) -> None:
     }
     takes_kwargs = any(p.kind == p.VAR_KEYWORD for p in signature.parameters.values())
     required = [n for n, p in params.items() if p.default is inspect.Parameter.empty]
+    required += [n for n in getattr(type(node.component), "required_inputs", ()) if n not in required]
     for arg, ref in node.inputs.items():
+        if isinstance(ref, list) and not _takes_many(node, params.get(arg)):
+            raise err(
+                f"input '{arg}' of {node.kind} '{node.use}' takes one task or stage, got the list {ref!r}; "
+                f'write {arg} = "{ref[0] if ref else "NAME"}".',
+                table=node.table,
+                key=f"inputs.{arg}",
+            )
         if arg not in params and not takes_kwargs:
             raise err(
                 f"{node.kind} '{node.use}' has no input '{arg}'.{suggest(arg, params)} "

@@ -15,9 +15,118 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["TOP", "apply_overrides", "parse_override", "read_source"]
+__all__ = [
+    "INT64",
+    "MAX_DEPTH",
+    "ORIGIN",
+    "TOP",
+    "apply_overrides",
+    "check_values",
+    "parse_override",
+    "read_source",
+]
 
 TOP = ("pipeline", "task", "stage")
+#: how ``--set`` and ``--grid`` values are named in error messages
+ORIGIN = "command line (--set/--grid)"
+#: the deepest nesting of tables and arrays a pipeline may use (components inside components included)
+MAX_DEPTH = 32
+#: the integers a pipeline value may hold: those of a signed 64-bit integer (what torch and numpy take)
+INT64 = (-(2**63), 2**63 - 1)
+
+
+def _where(path: list[str]) -> tuple[str | None, str | None]:
+    """``["stage", "draw", "inner", "x"]`` -> ``("stage.draw", "inner.x")``."""
+    if not path:
+        return None, None
+    if path[0] == "pipeline" or len(path) < 2:
+        return path[0], ".".join(path[1:]) or None
+    return f"{path[0]}.{path[1]}", ".".join(path[2:]) or None
+
+
+def check_values(value: Any, file: str, path: list[str] | None = None, depth: int = 0) -> None:
+    """Refuse values no component can take: nesting deeper than :data:`MAX_DEPTH`, integers beyond int64.
+
+    Args:
+        value: a parsed TOML value (or the whole document).
+        file: the origin named in errors (a file, or :data:`ORIGIN`).
+        path: the keys leading to ``value`` (``["stage", "draw", "num_samples"]``).
+        depth: how deep ``value`` lies (the document is 0).
+
+    Raises:
+        ConfigError: naming the file, table and key.
+    """
+    path = path or []
+    if depth > MAX_DEPTH:
+        table, key = _where(path)
+        raise ConfigError(
+            f"tables, arrays or components are nested more than {MAX_DEPTH} deep; no pipeline needs "
+            "that many levels. Flatten the value.",
+            file=file,
+            table=table,
+            key=key,
+        )
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+        table, key = _where(path)
+        raise ConfigError(
+            f"the integer {value} does not fit in a signed 64-bit integer "
+            f"([{INT64[0]}, {INT64[1]}]); use a smaller value.",
+            file=file,
+            table=table,
+            key=key,
+        )
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            check_values(v, file, [*path, str(k)], depth + 1)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            sub = [*path[:-1], f"{path[-1]}[{i}]"] if path else [f"[{i}]"]
+            check_values(v, file, sub, depth + 1)
+
+
+def _check_structure(data: dict[str, Any], file: str) -> None:
+    """The top-level shape: a ``[pipeline]`` table with a string description, tables of tables."""
+    if "pipeline" not in data:
+        raise ConfigError(
+            'there is no [pipeline] table. Start the file with [pipeline] and name = "..." '
+            "(see `quadriga run --help` for an example).",
+            file=file,
+        )
+    meta = data["pipeline"]
+    if not isinstance(meta, dict):
+        raise ConfigError(
+            f"'pipeline' must be a table ([pipeline] with name, seed, ...), got {meta!r}.",
+            file=file,
+            table="pipeline",
+        )
+    _check_description(meta.get("description", ""), file)
+    for section in ("task", "stage"):
+        tables = data.get(section, {})
+        if not isinstance(tables, dict):
+            raise ConfigError(
+                f"'{section}' must hold tables such as [{section}.NAME], got {tables!r}.",
+                file=file,
+                table=section,
+            )
+        for name, table in tables.items():
+            if not isinstance(table, dict):
+                raise ConfigError(
+                    f"must be a table with 'use = \"name\"', got {table!r}.",
+                    file=file,
+                    table=f"{section}.{name}",
+                )
+
+
+def _check_description(value: Any, file: str) -> None:
+    if not isinstance(value, str):
+        raise ConfigError(
+            f"the description must be a string (text in quotes), got {value!r}.",
+            file=file,
+            table="pipeline",
+            key="description",
+        )
 
 
 def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[dict[str, Any], str]:
@@ -27,17 +136,37 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
         ``(data, file)`` where ``file`` names the origin for error messages.
 
     Raises:
-        ConfigError: bad TOML (with line and column), an empty file.
+        ConfigError: an unreadable file, bytes that are not UTF-8, bad TOML (with line and column),
+            nesting deeper than :data:`MAX_DEPTH`, an integer beyond int64, an empty file, no
+            ``[pipeline]`` table, a non-string description, ``task``/``stage`` entries that are not tables.
         UnknownComponentError: neither a file nor a registered pipeline (close matches suggested).
     """
     if isinstance(source, Mapping):
-        return _copy(source), "<dict>"
+        data = _copy(source)
+        check_values(data, "<dict>")
+        return data, "<dict>"
     text: str
     path = Path(source)
     if path.suffix == ".toml" or path.exists() or "/" in str(source):
+        if path.is_dir():
+            raise ConfigError(
+                f"'{source}' is a directory, not a file; give the path of a pipeline .toml file."
+            )
         if not path.is_file():
             raise ConfigError(f"pipeline file '{source}' does not exist.")
-        text, file = path.read_text(encoding="utf-8"), str(path)
+        file = str(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the file: {exc.strerror or exc}.", file=file) from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            raise ConfigError(
+                f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}). Save it as UTF-8.",
+                file=file,
+            ) from None
     else:
         spec = registry.get_pipeline(str(source))
         text, file = spec.read_text(), f"{spec.name} (from {spec.distribution})"
@@ -48,7 +177,12 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
             file=file,
         )
     try:
-        return tomllib.loads(text), file
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(
+            f"tables or arrays are nested too deeply to read (more than {MAX_DEPTH} levels are refused).",
+            file=file,
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         dup = re.search(r"Cannot (?:declare|overwrite).*?\('(\w+)', '([^']+)'\)", msg)
@@ -61,6 +195,9 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
         raise ConfigError(
             f"invalid TOML: {msg}. Check quoting, '=' and brackets on that line.", file=file
         ) from None
+    check_values(data, file)
+    _check_structure(data, file)
+    return data, file
 
 
 def _copy(data: Any) -> Any:
@@ -78,24 +215,97 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     ``{ use = "mala" }``, ``"text"``); a bare word that is not valid TOML is taken as a string.
 
     Raises:
-        ConfigError: no ``=``, or an empty key.
+        ConfigError: no ``=``, an empty key, a value nested too deeply or an integer beyond int64
+            (attributed to :data:`ORIGIN`).
     """
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
-        raise ConfigError(f"'{text}' is not KEY=VALUE (e.g. --set stage.srmc.alpha=2).", file="--set")
+        raise ConfigError(f"'{text}' is not KEY=VALUE (e.g. --set stage.srmc.alpha=2).", file=ORIGIN)
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except RecursionError:
+        raise ConfigError(f"the value of '{key}' is nested too deeply.", file=ORIGIN) from None
     except tomllib.TOMLDecodeError:
         value = raw.strip()
-    return key.split("."), value
+    path = key.split(".")
+    check_values(value, ORIGIN, path)
+    return path, value
 
 
-def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple[str, str]]:
-    """Apply ``--set`` strings to the raw tables in place; return the ``(table, key)`` pairs touched.
+def _table_name(section: dict[str, Any], parts: list[str], top: str) -> int:
+    """How many of ``parts`` name the table: the one prefix joined by dots that is a table name.
+
+    Table names may hold dots (``[stage."a.b"]``, expanded names like ``mala[step_size=0.1]``):
+    ``stage.a.b.x`` sets ``x`` of ``[stage."a.b"]`` when that table exists.
 
     Raises:
-        ConfigError: a key outside ``pipeline.``/``task.``/``stage.``, or a table that does not exist.
+        ConfigError: no prefix names a table, or two do (``a`` and ``a.b`` both exist).
+    """
+    found = [n for n in range(1, len(parts)) if ".".join(parts[:n]) in section]
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        names = " and ".join(f"[{top}.{'.'.join(parts[:n])}]" for n in found)
+        raise ConfigError(
+            f"'{top}.{'.'.join(parts)}' could address {names}; rename one of those tables so that "
+            "no table name is another's prefix followed by a dot.",
+            file=ORIGIN,
+            table=f"{top}.{parts[0]}",
+        )
+    raise ConfigError(
+        f"there is no [{top}.{parts[0]}] in this pipeline.{suggest(parts[0], section)} "
+        f"Tables: {', '.join(f'{top}.{n}' for n in section) or 'none'}.",
+        file=ORIGIN,
+        table=f"{top}.{parts[0]}",
+    )
+
+
+def _default_component(
+    registry: Any, table: dict[str, Any], cls: Any, part: str
+) -> tuple[dict[str, Any], Any]:
+    """The table of a nested component left at its default, for ``--set stage.x.base_kernel.step_size=...``.
+
+    Returns:
+        ``({"use": registered name}, its class)`` when ``part`` is a parameter of ``cls`` whose
+        default is a registered component, else ``({}, None)``.
+    """
+    import attrs
+
+    if registry is None:
+        return {}, None
+    try:
+        if cls is None:
+            kind = table.get("kind")
+            spec = registry.get(table["use"], kinds=(kind,) if kind else None)
+            cls = registry.load_class(spec)
+        field = attrs.fields_dict(cls).get(part) if attrs.has(cls) else None
+        if field is None:
+            return {}, None
+        default: Any = field.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            default = default.factory(*([None] if default.takes_self else []))
+        target = f"{type(default).__module__}:{type(default).__qualname__}"
+        for spec in registry.components():
+            if spec.target == target:
+                return {"use": spec.name}, type(default)
+    except Exception:  # an unknown component is reported when the pipeline is built
+        return {}, None
+    return {}, None
+
+
+def apply_overrides(
+    data: dict[str, Any], overrides: Iterable[str], registry: Any = None
+) -> set[tuple[str, str]]:
+    """Apply ``--set`` strings to the raw tables in place; return the ``(table, key)`` pairs touched.
+
+    ``stage.NAME.KEY=VALUE`` sets a parameter; ``stage.NAME.P.KEY=VALUE`` sets ``KEY`` of the nested
+    component ``P`` (its default component when the table does not name one, given ``registry``);
+    ``pipeline.KEY=VALUE`` sets ``[pipeline] KEY``. Every error is attributed to :data:`ORIGIN`.
+
+    Raises:
+        ConfigError: a key outside ``pipeline.``/``task.``/``stage.``, a table that does not exist,
+            a key inside a value that is not a table, a non-string description.
     """
     touched: set[tuple[str, str]] = set()
     for text in overrides:
@@ -103,28 +313,53 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> set[tuple
         if path[0] not in TOP:
             raise ConfigError(
                 f"'{'.'.join(path)}' must start with pipeline., task. or stage.{suggest(path[0], TOP)}",
-                file="--set",
+                file=ORIGIN,
+            )
+        top = data.get(path[0], {})
+        if not isinstance(top, dict):
+            raise ConfigError(
+                f"'{path[0]}' in the pipeline is {top!r}, not a table, so --set {'.'.join(path)} cannot "
+                f"set a key in it. Make it a table ([{path[0]}] or [{path[0]}.NAME]).",
+                file=ORIGIN,
+                table=path[0],
             )
         if path[0] == "pipeline":
             if len(path) != 2:
-                raise ConfigError("use --set pipeline.KEY=VALUE (e.g. pipeline.seed=3).", file="--set")
+                raise ConfigError("use --set pipeline.KEY=VALUE (e.g. pipeline.seed=3).", file=ORIGIN)
+            if path[1] == "description":
+                _check_description(value, ORIGIN)
             data.setdefault("pipeline", {})[path[1]] = value
+            touched.add(("pipeline", path[1]))
             continue
         if len(path) < 3:
-            raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file="--set")
-        section = data.get(path[0], {})
-        if path[1] not in section:
-            raise ConfigError(
-                f"there is no [{path[0]}.{path[1]}] in this pipeline.{suggest(path[1], section)} "
-                f"Tables: {', '.join(f'{path[0]}.{n}' for n in section) or 'none'}.",
-                file="--set",
-                table=f"{path[0]}.{path[1]}",
-            )
-        node = section[path[1]]
-        for part in path[2:-1]:
-            if not isinstance(node.get(part), dict):
-                node[part] = {} if part not in node else {"use": node[part]}
+            raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file=ORIGIN)
+        n = _table_name(top, path[1:], path[0])
+        name, keys = ".".join(path[1 : 1 + n]), path[1 + n :]
+        where = f"{path[0]}.{name}"
+        node = top[name]
+        if not isinstance(node, dict):
+            raise ConfigError(f"[{where}] is {node!r}, not a table.", file=ORIGIN, table=where)
+        cls: Any = None
+        for i, part in enumerate(keys[:-1]):
+            current = node.get(part)
+            if isinstance(current, str) and part != "inputs":
+                node[part] = {"use": current}  # a nested component given by name
+                cls = None
+            elif current is None and part != "inputs":
+                node[part], cls = _default_component(registry, node, cls, part)
+            elif not isinstance(current, dict):
+                raise ConfigError(
+                    f"'{'.'.join(keys[: i + 1])}' is {current!r}, a value and not a table, so "
+                    f"--set {'.'.join(path)} cannot set a key inside it.",
+                    file=ORIGIN,
+                    table=where,
+                    key=".".join(keys[: i + 1]),
+                )
+            else:
+                cls = None
             node = node[part]
-        node[path[-1]] = value
-        touched.add((f"{path[0]}.{path[1]}", path[2]))
+        node[keys[-1]] = value
+        touched.add((where, keys[0]))
+        if keys[0] == "inputs" and len(keys) > 1:
+            touched.add((where, ".".join(keys[:2])))
     return touched

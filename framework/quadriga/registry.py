@@ -23,7 +23,13 @@ import attrs
 import pluggy
 
 from quadriga import hookspecs
-from quadriga.errors import DuplicateComponentError, QuadrigaError, UnknownComponentError, suggest
+from quadriga.errors import (
+    ConfigError,
+    DuplicateComponentError,
+    QuadrigaError,
+    UnknownComponentError,
+    suggest,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -39,6 +45,7 @@ __all__ = [
     "Registry",
     "Spec",
     "get_registry",
+    "normalize_name",
     "reset_registry",
 ]
 
@@ -204,8 +211,12 @@ class Registry:
     plugin holds all their specs, and using it is an error (:attr:`conflicts`).
 
     Args:
-        disable: plugin (entry-point) names or distribution names not to load;
-            ``QUADRIGA_DISABLE=a,b`` adds to them when ``use_env`` is true.
+        disable: plugin (entry-point) names or distribution names not to load, in any spelling
+            (``quadriga_std``, ``Quadriga-Std``); ``QUADRIGA_DISABLE=a,b`` adds to them when
+            ``use_env`` is true. A name no installed plugin has makes every query raise a
+            :class:`~quadriga.errors.ConfigError` (a typo would otherwise disable nothing).
+        Two distributions declaring the same entry-point name are both reported as broken
+        (stage ``"discovery"``) and neither is loaded.
         use_env: read ``QUADRIGA_DISABLE``.
         plugins: extra ``{name: module_or_object}`` registered as if found by
             entry point (for notebooks and tests).
@@ -224,11 +235,16 @@ class Registry:
         plugins: dict[str, object] | None = None,
         use_cache: bool = False,
     ) -> None:
-        self.disabled = {d.strip() for d in disable if d.strip()}
+        given = [(d.strip(), "--disable") for d in disable if d.strip()]
         if use_env:
-            self.disabled |= {
-                d.strip() for d in os.environ.get("QUADRIGA_DISABLE", "").split(",") if d.strip()
-            }
+            given += [
+                (d.strip(), "QUADRIGA_DISABLE")
+                for d in os.environ.get("QUADRIGA_DISABLE", "").split(",")
+                if d.strip()
+            ]
+        self.disabled = {normalize_name(d) for d, _ in given}
+        self._disable_given = given
+        self._unknown_disabled: ConfigError | None = None
         self._extra = dict(plugins or {})
         self._pm = pluggy.PluginManager("quadriga")
         self._pm.add_hookspecs(hookspecs)
@@ -250,6 +266,8 @@ class Registry:
     def load(self) -> Registry:
         """Discover and register every enabled plugin (idempotent). Returns ``self``."""
         if self._loaded:
+            if self._unknown_disabled is not None:
+                raise self._unknown_disabled
             return self
         self._loaded = True
         if self._use_cache and not self._extra:
@@ -268,15 +286,23 @@ class Registry:
 
     def _discover(self) -> None:
         pm = self._pm
+        by_name: dict[str, list[Any]] = {}
         for ep in md.entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name in self.plugins:  # the same name twice on sys.path: keep the first
-                continue
+            same = by_name.setdefault(ep.name, [])
             dist = ep.dist.name if ep.dist is not None else "?"
+            if all((normalize_name(_dist_of(e)), e.value) != (normalize_name(dist), ep.value) for e in same):
+                same.append(ep)  # the same distribution found twice on sys.path is one plugin
+        for name, eps in by_name.items():
+            if len(eps) > 1:
+                self._record_duplicate(name, eps)
+                continue
+            ep = eps[0]
+            dist = _dist_of(ep)
             status = PluginStatus(
                 ep.name, dist, version=ep.dist.version if ep.dist is not None else "?", entry_point=ep.value
             )
             self.plugins[ep.name] = status
-            if ep.name in self.disabled or dist in self.disabled:
+            if normalize_name(ep.name) in self.disabled or normalize_name(dist) in self.disabled:
                 pm.set_blocked(ep.name)
                 status.status = "disabled"
                 continue
@@ -292,7 +318,7 @@ class Registry:
         for name, obj in self._extra.items():
             status = PluginStatus(name, name, entry_point=repr(obj))
             self.plugins[name] = status
-            if name in self.disabled:
+            if normalize_name(name) in self.disabled:
                 status.status = "disabled"
                 continue
             pm.register(obj, name=name)
@@ -304,6 +330,37 @@ class Registry:
             except Exception as exc:
                 self._record_broken(status, "register", exc)
                 self._drop_plugin(name)
+        known = {normalize_name(n) for n in self.plugins} | {
+            normalize_name(s.distribution) for s in self.plugins.values()
+        }
+        for given, origin in self._disable_given:
+            if normalize_name(given) not in known:
+                names = sorted({s.distribution for s in self.plugins.values()} | set(self.plugins))
+                dists = sorted({s.distribution for s in self.plugins.values()})
+                self._unknown_disabled = ConfigError(
+                    f"no plugin or distribution named '{given}' is installed, so it cannot be disabled "
+                    f"(from {origin}).{suggest(normalize_name(given), names)} "
+                    f"Installed distributions: {', '.join(dists)} (`quadriga doctor` lists them).",
+                    key="--disable" if origin == "--disable" else None,
+                    file=None if origin == "--disable" else "QUADRIGA_DISABLE",
+                )
+                raise self._unknown_disabled
+
+    def _record_duplicate(self, name: str, eps: list[Any]) -> None:
+        """Two distributions declare the entry point ``name``: neither is loaded, both are reported."""
+        who = " and ".join(f"'{_dist_of(e)}' ({e.value})" for e in eps)
+        for i, ep in enumerate(eps):
+            status = PluginStatus(
+                name if i == 0 else f"{name} ({_dist_of(ep)})",
+                _dist_of(ep),
+                version=ep.dist.version if ep.dist is not None else "?",
+                entry_point=ep.value,
+                status="broken",
+                stage="discovery",
+                error=f"the entry-point name '{name}' is declared by {who}; neither is loaded. "
+                "Uninstall one of them, or rename its entry point",
+            )
+            self.plugins[status.plugin] = status
 
     @staticmethod
     def _record_broken(status: PluginStatus, stage: str, exc: BaseException) -> None:
@@ -369,9 +426,18 @@ class Registry:
 
     def _broken_note(self, what: str) -> str:
         broken = [b.plugin for b in self.broken]
-        if not broken:
-            return ""
-        return f" Note: plugin(s) {', '.join(broken)} failed to load{what} (see `quadriga doctor`)."
+        disabled = sorted({s.distribution for s in self.plugins.values() if s.status == "disabled"})
+        note = (
+            f" Note: plugin(s) {', '.join(broken)} failed to load{what} (see `quadriga doctor`)."
+            if broken
+            else ""
+        )
+        if disabled:
+            note += (
+                f" Disabled (--disable or QUADRIGA_DISABLE): {', '.join(disabled)}; the name may come "
+                "from one of them."
+            )
+        return note
 
     def get(self, name: str, kinds: Iterable[str] | str | None = None) -> Spec:
         """Find a component by name among ``kinds`` (all component kinds when ``None``).
@@ -458,26 +524,39 @@ class Registry:
         return warnings
 
 
+def normalize_name(name: str) -> str:
+    """A plugin or distribution name as PEP 503 compares them: ``Quadriga_Std`` -> ``quadriga-std``."""
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
+def _dist_of(ep: Any) -> str:
+    return ep.dist.name if ep.dist is not None else "?"
+
+
 _DEFAULT: Registry | None = None
+_DEFAULT_KEY: tuple[frozenset[str], str] | None = None
 
 
 def get_registry(*, disable: Iterable[str] = (), cache: bool = False) -> Registry:
     """Return the process-wide registry, creating it on first use.
 
     Args:
-        disable: plugins to disable (only applied when the registry is created,
-            or when it differs from the current one's set).
+        disable: plugins to disable (names in any spelling, :func:`normalize_name`); a registry is
+            made anew whenever this set or ``QUADRIGA_DISABLE`` differs from the current one's.
         cache: when the registry is created, let it reuse a stored discovery
             (:mod:`quadriga.registry_cache`; the command line's default, off with ``--no-cache``).
+
+    Raises:
+        ConfigError: (on first use) a disabled name that no installed plugin has.
     """
-    global _DEFAULT
-    disable = set(disable)
-    if _DEFAULT is None or (disable and not disable <= _DEFAULT.disabled):
-        _DEFAULT = Registry(disable=disable, use_cache=cache)
+    global _DEFAULT, _DEFAULT_KEY
+    key = (frozenset(normalize_name(d) for d in disable if d.strip()), os.environ.get("QUADRIGA_DISABLE", ""))
+    if _DEFAULT is None or key != _DEFAULT_KEY:
+        _DEFAULT, _DEFAULT_KEY = Registry(disable=disable, use_cache=cache), key
     return _DEFAULT
 
 
 def reset_registry() -> None:
     """Forget the process-wide registry (the next :func:`get_registry` rediscovers plugins)."""
-    global _DEFAULT
-    _DEFAULT = None
+    global _DEFAULT, _DEFAULT_KEY
+    _DEFAULT, _DEFAULT_KEY = None, None

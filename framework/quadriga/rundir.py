@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,10 +39,13 @@ import attrs
 
 from quadriga.errors import ConfigError, QuadrigaError
 from quadriga.fileio import (
+    LOCK,
     append_jsonl,
     atomic_path,
     atomic_write_json,
     atomic_write_text,
+    held_elsewhere,
+    held_here,
     refuse_symlinks,
     safe_name,
     stage_dir_name,
@@ -50,7 +54,7 @@ from quadriga.fileio import (
 if TYPE_CHECKING:
     from quadriga.artifacts import Artifact
 
-__all__ = ["SYNC_SECONDS", "ResumePlan", "RunDir", "RunStatus", "StageStatus", "new_run_dir"]
+__all__ = ["SYNC_SECONDS", "ResumePlan", "RunDir", "RunStatus", "StageStatus", "make_dir", "new_run_dir"]
 
 STATES = ("running", "finished", "failed", "interrupted")
 
@@ -151,11 +155,60 @@ class ResumePlan:
         return iter((self.reloaded, self.rerun))
 
 
+def _status_problem(data: Any) -> str:
+    """What is wrong with the content of a ``status.json`` (``""`` when nothing)."""
+    if not isinstance(data, dict):
+        return f"holds {type(data).__name__}, not an object"
+    if data.get("status", "running") not in STATES:
+        return f"has status {data.get('status')!r}, not one of {', '.join(STATES)}"
+    stages = data.get("stages", {})
+    if not isinstance(stages, dict):
+        return f"has 'stages' of type {type(stages).__name__}, not an object"
+    for name, stage in stages.items():
+        if not isinstance(stage, dict) or not isinstance(stage.get("status"), str):
+            return f"has stage '{name}' = {stage!r}, not an object with a status"
+    return ""
+
+
+def _results_problem(data: Any) -> str:
+    """What is wrong with the content of a ``results.json`` (``""`` when nothing)."""
+    if not isinstance(data, dict):
+        return f"holds {type(data).__name__}, not an object"
+    stages = data.get("stages", {})
+    if not isinstance(stages, dict) or not all(isinstance(v, dict) for v in stages.values()):
+        return "has 'stages' that is not an object of objects"
+    return ""
+
+
+def make_dir(path: Path, flag: str | None = None) -> None:
+    """Create the directory ``path`` (and its parents), or say in one sentence why it cannot be.
+
+    Raises:
+        ConfigError: ``path`` or a parent is a file, or the directory cannot be created or written
+            (permissions, read-only file system); ``flag`` (``"--out"``) names the option at fault.
+    """
+    path = Path(path)
+    for p in [path, *path.parents]:
+        if p.exists() and not p.is_dir():
+            what = "is a file" if p == path else f"lies below '{p}', which is a file"
+            raise ConfigError(f"'{path}' {what}; give a directory.", key=flag)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create the directory '{path}': {exc.strerror or exc}. Choose a writable place.",
+            key=flag,
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"the directory '{path}' is not writable. Choose a writable place.", key=flag)
+
+
 def new_run_dir(root: Path, pipeline_name: str) -> Path:
     """Create ``root/<pipeline>/<UTC timestamp>`` (a suffix is added if it exists) and return it."""
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     base = Path(root) / safe_name(pipeline_name)
     refuse_symlinks(base)
+    make_dir(base)
     for i in range(1000):
         candidate = base / (stamp if i == 0 else f"{stamp}-{i}")
         try:
@@ -194,7 +247,7 @@ class RunDir:
                 "--out directory.",
                 key="--out",
             )
-        path.mkdir(parents=True, exist_ok=True)
+        make_dir(path, "--out")
         return cls(path)
 
     @classmethod
@@ -202,12 +255,28 @@ class RunDir:
         """An earlier run directory, checked to be one (and of ``pipeline_name`` when given).
 
         Raises:
-            ConfigError: no ``status.json``, a run of another pipeline, or a symbolic link.
+            ConfigError: no ``status.json``, a damaged ``status.json`` or ``results.json``, a run of
+                another pipeline, a run another process is running, or a symbolic link anywhere in it.
         """
         rd = cls(path)
         refuse_symlinks(rd.path)
         if not (rd.path / "status.json").is_file():
             raise ConfigError(f"'{rd.path}' is not a run directory (no status.json).", key="--resume")
+        if held_elsewhere(rd.path):
+            raise ConfigError(
+                f"'{rd.path}' is being run by another quadriga process; wait for it to finish before "
+                "resuming it.",
+                key="--resume",
+            )
+        rd.check_files()
+        for root, dirs, files in os.walk(rd.path):
+            for name in dirs + files:
+                if os.path.islink(os.path.join(root, name)):
+                    raise ConfigError(
+                        f"'{os.path.join(root, name)}' is a symbolic link; quadriga does not write through "
+                        "links inside a run directory. Replace it with a real directory or file.",
+                        key="--resume",
+                    )
         saved = rd.read_manifest().get("pipeline")
         if pipeline_name is not None and saved is not None and saved != pipeline_name:
             raise ConfigError(
@@ -216,6 +285,29 @@ class RunDir:
                 key="--resume",
             )
         return rd
+
+    def check_files(self) -> None:
+        """Check that ``status.json`` and ``results.json`` (when present) are readable and well-formed.
+
+        Raises:
+            ConfigError: naming the file, what is wrong, and what to do (``--resume`` at fault).
+        """
+        for name, check in (("status.json", _status_problem), ("results.json", _results_problem)):
+            path = self.path / name
+            if not path.is_file():
+                continue
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                problem = f"cannot be read as JSON ({type(exc).__name__}: {exc})"
+            else:
+                problem = check(data)
+            if problem:
+                raise ConfigError(
+                    f"'{path}' {problem}. The run directory is damaged; start a new run (the artifacts "
+                    "of finished stages are in its stages/ folder).",
+                    key="--resume",
+                )
 
     # ---- files
     def _file(self, name: str) -> Path:
@@ -253,7 +345,17 @@ class RunDir:
         Stages whose ``record.json`` says finished but ``status.json`` does not (it lags by up to
         :data:`SYNC_SECONDS` after a hard kill) are read from their record.
         """
-        status = RunStatus.from_json(self._read_json("status.json"))
+        data = self._read_json("status.json")
+        status = RunStatus.from_json(data if isinstance(data, dict) and not _status_problem(data) else {})
+        lock = self.path / LOCK
+        if (
+            status.status == "running"
+            and lock.exists()
+            and not held_here(self.path)
+            and not held_elsewhere(self.path)
+        ):
+            status.mark_running_as("interrupted")  # its process is gone: it was killed
+            status.status = "interrupted"
         for rec in self._records():
             known = status.stages.get(rec["stage"])
             if known is None or known.status != "finished":
@@ -271,6 +373,8 @@ class RunDir:
         ``record.json``.
         """
         results = self._read_json("results.json")
+        if not isinstance(results, dict) or _results_problem(results):
+            results = {}
         records = self._records()
         if records:
             stages = results.setdefault("stages", {})
@@ -318,8 +422,9 @@ class RunDir:
         path.unlink(missing_ok=True)
 
     def read_manifest(self) -> dict[str, Any]:
-        """``manifest.json`` as a dict (empty when there is none)."""
-        return self._read_json("manifest.json")
+        """``manifest.json`` as a dict (empty when there is none or it is not an object)."""
+        data = self._read_json("manifest.json")
+        return data if isinstance(data, dict) else {}
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomically write ``manifest.json``."""

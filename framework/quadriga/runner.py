@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from quadriga.artifacts import is_timing, jsonable
-from quadriga.errors import NonFiniteError, QuadrigaError, StageError
+from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, StageError
+from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
 from quadriga.rundir import RunDir, RunStatus, StageStatus
 from quadriga.seeding import make_generator, seed_everything
+from quadriga.versions import version_of
 
 if TYPE_CHECKING:
     from quadriga.artifacts import Artifact
@@ -37,7 +39,10 @@ if TYPE_CHECKING:
     from quadriga.pipeline import Node, Pipeline
     from quadriga.registry import Registry
 
-__all__ = ["Run", "RunResult", "execute", "manifest", "run_stage"]
+__all__ = ["MANIFEST_LIBRARIES", "Run", "RunResult", "execute", "manifest", "run_stage"]
+
+#: the libraries whose installed versions every manifest records
+MANIFEST_LIBRARIES = ("torch", "numpy", "gymnasium", "torchrl", "POT", "goodpoints", "scipy")
 
 
 @attrs.define(eq=False)
@@ -89,17 +94,21 @@ class RunResult:
 
 
 def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> dict[str, Any]:
-    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line."""
+    """The provenance of a run: interpreter, libraries, plugins, root and derived seeds, command line.
+
+    Also (:func:`quadriga.provenance.provenance`) which distribution supplied each component, the
+    git commit and dirty flag of editable plugins and every installed distribution.
+    """
     import quadriga
+    from quadriga.provenance import provenance
 
     versions: dict[str, Any] = {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "quadriga": quadriga.__version__,
     }
-    for lib in ("torch", "numpy"):
-        mod = sys.modules.get(lib)
-        versions[lib] = getattr(mod, "__version__", None) if mod else None
+    for lib in MANIFEST_LIBRARIES:  # installed versions, whether or not this pipeline imported them
+        versions[lib] = version_of(lib) or None
     plugins = {
         name: {"distribution": info.distribution, "version": info.version, "status": info.status}
         for name, info in registry.plugins.items()
@@ -114,6 +123,7 @@ def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> 
         "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions,
         "plugins": plugins,
+        **provenance(pipeline, registry),
     }
 
 
@@ -149,8 +159,18 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
         bad = artifact.non_finite()
         if bad:
             raise NonFiniteError(node.name, bad[0])
-    except (QuadrigaError, KeyboardInterrupt):
+    except StageError:
         raise
+    except QuadrigaError as exc:
+        if exc.exit_code == 1:  # a run-time failure of the component (e.g. DivergenceError): name the stage
+            raise StageError(node.name, str(exc)) from exc
+        raise
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:  # a component must not end the process: the run is recorded as failed
+        error = StageError(node.name, f"the component called sys.exit({exc.code!r}) (exit code {exc.code!r})")
+        error.details = traceback.format_exc()  # type: ignore[attr-defined]
+        raise error from exc
     except Exception as exc:
         error = StageError(node.name, f"{type(exc).__name__}: {exc}")
         error.details = traceback.format_exc()  # type: ignore[attr-defined]
@@ -158,10 +178,42 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
     return artifact
 
 
+def _final_sync(
+    rd: RunDir, record: RunStatus, results: dict[str, Any], warnings: list[str]
+) -> OSError | None:
+    """Write the final ``status.json`` and ``results.json``; a full disk becomes a warning.
+
+    When even this fails, ``status.json`` keeps its last content (``running``); the run directory's
+    lock is gone with this process, so :meth:`RunDir.read_status` reads such a run as interrupted.
+
+    Returns:
+        The error, or ``None`` when both files were written.
+    """
+    try:
+        rd.sync(record, results, force=True)
+    except OSError as exc:
+        warnings.append(
+            f"could not write status.json and results.json in {rd.path}: {exc.strerror or exc}; "
+            "the stage records in stages/ are complete up to the last finished stage"
+        )
+        return exc
+    return None
+
+
 def _timings(artifact: Any) -> dict[str, Any]:
     out = {k: jsonable(v) for k, v in (getattr(artifact, "info", None) or {}).items() if is_timing(k)}
     out.update({k: jsonable(v) for k, v in (getattr(artifact, "values", None) or {}).items() if is_timing(k)})
     return out
+
+
+def _streamer(rd: RunDir, registry: Registry, run: Run, stage: str, warnings: list[str]) -> Callable:
+    """``on_log`` of a stage: append the record to ``metrics.jsonl``, then call ``quadriga_step_metrics``."""
+
+    def on_log(record: dict[str, Any]) -> None:
+        rd.append_metrics(record)
+        warnings.extend(registry.call_hook("quadriga_step_metrics", run=run, stage=stage, record=record))
+
+    return on_log
 
 
 def execute(
@@ -192,18 +244,37 @@ def execute(
 
     Raises:
         KeyboardInterrupt: after marking the run ``interrupted`` and saving what finished.
-        ConfigError: ``out`` holds a run, ``resume`` is not a run of this pipeline, a symlink in the way.
+        ConfigError: ``out`` holds a run, ``resume`` is not a run of this pipeline (or is damaged, or
+            another process is running it), a symlink in the way.
     """
     if resume is not None:
         rd = RunDir.open(resume, pipeline.name)
+    else:
+        rd = RunDir.create(out, runs_root, pipeline.name)
+    try:
+        with lock_dir(rd.path):
+            return _execute(pipeline, registry, rd, resume is not None, argv, display)
+    except DirectoryLocked as exc:
+        raise ConfigError(str(exc), key="--resume" if resume is not None else "--out") from None
+
+
+def _execute(
+    pipeline: Pipeline,
+    registry: Registry,
+    rd: RunDir,
+    resuming: bool,
+    argv: list[str] | None,
+    display: Callable[[str], Any] | None,
+) -> RunResult:
+    """The body of :func:`execute`, with the run directory made (or opened) and locked."""
+    if resuming:
         previous, old = rd.read_status(), rd.read_results()
         reload = set(rd.resume_plan().reloaded)
     else:
-        rd = RunDir.create(out, runs_root, pipeline.name)
         previous, old, reload = RunStatus(), {}, set()
     rd.write_pipeline(pipeline.resolved())
     record = manifest(pipeline, registry, argv)
-    if resume is not None:
+    if resuming:
         # keep the provenance of the first attempt; each resume is appended to it
         first = rd.read_manifest()
         if first:
@@ -211,6 +282,13 @@ def execute(
             record = {**first, "resumes": resumes}
     rd.write_manifest(record)
     run = Run(rd.path, pipeline, pipeline.seed)
+    # the finished stages of an earlier attempt stay recorded until they are reloaded or re-run,
+    # so a resume that crashes early loses nothing
+    run.record.stages = {
+        n: previous.stages[n]
+        for n in pipeline.stages
+        if n in previous.stages and previous.stages[n].status == "finished"
+    }
     results: dict[str, Any] = {
         "pipeline": pipeline.name,
         "seed": pipeline.seed,
@@ -238,7 +316,9 @@ def execute(
             rd.sync(run.record, results)
             start = time.perf_counter()
             with display(name) if display is not None else contextlib.nullcontext() as on_update:
-                progress = StageProgress(name, on_log=rd.append_metrics, on_update=on_update)
+                progress = StageProgress(
+                    name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
+                )
                 artifact = run_stage(node, pipeline, values, progress=progress)
             seconds = time.perf_counter() - start
             values[name] = artifacts[name] = artifact
@@ -260,17 +340,28 @@ def execute(
         exc.run_dir = rd.path  # type: ignore[attr-defined]
         run.record.mark_running_as("interrupted")
         results["status"] = run.status
-        rd.sync(run.record, results, force=True)
+        _final_sync(rd, run.record, results, warnings)
         warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=exc)
         raise
     except (QuadrigaError, Exception) as exc:
         run.record.status, error = "failed", exc
         run.record.error = f"{type(exc).__name__}: {exc}"
         run.record.mark_running_as("failed", exc)
-        rd.write_error(getattr(exc, "details", None) or traceback.format_exc())
+        try:
+            rd.write_error(getattr(exc, "details", None) or traceback.format_exc())
+        except OSError as write_exc:  # disk full: the status below still says failed, if it can
+            warnings.append(f"could not write error.txt: {write_exc.strerror or write_exc}")
+    except BaseException as exc:  # SystemExit and the like outside a stage: recorded, then passed on
+        run.record.status, run.record.error = "failed", f"{type(exc).__name__}: {exc}"
+        run.record.mark_running_as("failed", exc)
+        results["status"] = run.status
+        _final_sync(rd, run.record, results, warnings)
+        raise
     order = {n: i for i, n in enumerate(pipeline.stages)}  # pipeline order, also for merged records
     results["stages"] = dict(sorted(results["stages"].items(), key=lambda kv: order.get(kv[0], len(order))))
     results["status"] = run.status
-    rd.sync(run.record, results, force=True)
+    sync_error = _final_sync(rd, run.record, results, warnings)
+    if sync_error is not None and error is None:  # finished, but its record could not be written
+        run.record.status, error = "failed", sync_error
     warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
     return RunResult(rd.path, run.status, artifacts, results, error, warnings)

@@ -240,7 +240,11 @@ def plot_summary(
 ) -> Path | None:
     """One panel per metric: the metric against the first swept parameter, one line per subject.
 
-    A band shows the bootstrap 95% interval; bars with interval whiskers when nothing numeric was swept.
+    The line is the mean over seeds and the band its 95% interval (the summary's ``ci_method``,
+    BCa bootstrap); the figure's title says so and gives ``n``. A point with ``n < 2`` has no band.
+    Ticks are the swept values (a log axis when they span a factor of 10 or more). Bars with
+    interval whiskers when nothing numeric was swept. At most ``max_panels`` metrics are drawn;
+    the title says how many were left out (all are in ``summary.csv``).
     """
     from matplotlib.figure import Figure
 
@@ -254,7 +258,25 @@ def plot_summary(
     x_key = next((k for k in keys if _numeric([e.get(k) for e in summary])), None)
     cols = min(3, len(names))
     rows = math.ceil(len(names) / cols)
-    fig = Figure(figsize=(4.5 * cols, 3.4 * rows), layout="constrained")
+    fig = Figure(figsize=(4.5 * cols, 3.4 * rows + 0.4), layout="constrained")
+    ns = sorted({int(e["n"]) for e in summary})
+    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+    methods = sorted(
+        {str(e.get("ci_method", "")).split(" (")[0] for e in summary if int(e["n"]) >= 2}
+        - {"none", "", "not recorded"}
+    )
+    shape = "band" if x_key is not None else "whiskers"
+    band = f"{shape}: 95% {' / '.join(methods) or 'bootstrap'} interval of the mean"
+    what = "bar" if x_key is None else "line"
+    cut = (
+        f"; first {len(names)} of {len(metrics)} metrics (all in summary.csv)"
+        if len(metrics) > len(names)
+        else ""
+    )
+    fig.suptitle(
+        f"{what}: mean over seeds ({n_text} per point); {band if ns[-1] >= 2 else 'no interval'}{cut}",
+        fontsize=10,
+    )
     for i, name in enumerate(names):
         ax = fig.add_subplot(rows, cols, i + 1)
         lines: dict[str, list[dict[str, Any]]] = {}
@@ -264,24 +286,39 @@ def plot_summary(
             label = " ".join([subject, *others])
             lines.setdefault(label, []).append(e)
         if x_key is not None:
+            values = sorted({float(e[x_key]) for e in metrics[name]})
             for label, entries in lines.items():
                 entries.sort(key=lambda e: e[x_key])
                 xs = [e[x_key] for e in entries]
                 ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label)
                 ax.fill_between(
-                    xs, [e["ci_low"] for e in entries], [e["ci_high"] for e in entries], alpha=0.2
+                    xs,
+                    [e["ci_low"] if int(e["n"]) >= 2 else math.nan for e in entries],
+                    [e["ci_high"] if int(e["n"]) >= 2 else math.nan for e in entries],
+                    alpha=0.2,
                 )
-            ax.set_xlabel(x_key)
+            if values[0] > 0 and values[-1] / values[0] >= 10:
+                ax.set_xscale("log")
+            ax.set_xticks(values, [f"{v:g}" for v in values])
+            ax.minorticks_off()
+            ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})")
         else:
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
             err = [
-                [m - lines[lb][0]["ci_low"] for lb, m in zip(labels, means, strict=False)],
-                [lines[lb][0]["ci_high"] - m for lb, m in zip(labels, means, strict=False)],
+                [
+                    m - lines[lb][0]["ci_low"] if lines[lb][0]["n"] >= 2 else 0.0
+                    for lb, m in zip(labels, means, strict=False)
+                ],
+                [
+                    lines[lb][0]["ci_high"] - m if lines[lb][0]["n"] >= 2 else 0.0
+                    for lb, m in zip(labels, means, strict=False)
+                ],
             ]
             ax.bar(range(len(labels)), means, yerr=err, capsize=3)
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-        ax.set_title(name)
+        ax.set_title(name.replace("_", " "))
+        ax.set_ylabel(f"mean {name.replace('_', ' ')}")
         if x_key is not None and len(lines) > 1:
             ax.legend(fontsize=7)
     with atomic_path(path, suffix=".png") as tmp:

@@ -34,7 +34,9 @@ from typing import Any
 import attrs
 
 from quadriga.errors import ConfigError
+from quadriga.fileio import LOCK, atomic_write_text, lock_dir, refuse_symlinks
 from quadriga.pipeline import parse_override
+from quadriga.rundir import make_dir
 from quadriga.runs import atomic_write_json, safe_name
 
 __all__ = ["RunSpec", "SweepResult", "execute_one", "parse_grid", "parse_seeds", "plan", "run_sweep"]
@@ -57,25 +59,48 @@ class RunSpec:
     overrides: tuple[str, ...]
 
 
+#: the most seeds one sweep may run
+MAX_SEEDS = 10_000
+#: the most runs (grid points times seeds) one sweep may hold
+MAX_RUNS = 100_000
+
+
 def parse_seeds(text: str) -> list[int]:
     """``"0:10"`` -> 0..9, ``"3"`` -> [3], ``"1,4,9"`` -> [1, 4, 9].
 
     Raises:
-        ConfigError: anything else.
+        ConfigError: anything else, more than :data:`MAX_SEEDS` seeds, or a seed beyond int64
+            (checked before the list is built).
     """
+    from quadriga.pipeline_source import INT64
+
+    short = text if len(text) <= 40 else text[:37] + "..."
     try:
         if ":" in text:
-            lo, hi = text.split(":", 1)
-            seeds = list(range(int(lo), int(hi)))
+            lo, hi = (int(v) for v in text.split(":", 1))
+            count = max(hi - lo, 0)
+            ends = (lo, hi - 1)
         else:
-            seeds = [int(s) for s in text.split(",") if s.strip()]
+            values = [int(s) for s in text.split(",") if s.strip()]
+            count, ends = len(values), (min(values, default=0), max(values, default=0))
     except ValueError:
         raise ConfigError(
-            f"--seeds '{text}' is not START:STOP or a comma-separated list of integers (e.g. --seeds 0:10).",
+            f"'{short}' is not START:STOP or a comma-separated list of integers (e.g. --seeds 0:10).",
             key="--seeds",
         ) from None
+    if count > MAX_SEEDS:
+        raise ConfigError(
+            f"'{short}' selects {count} seeds; a sweep takes at most {MAX_SEEDS}. "
+            "Split it into several sweeps.",
+            key="--seeds",
+        )
+    if count and not (INT64[0] <= ends[0] and ends[1] <= INT64[1]):
+        raise ConfigError(
+            f"'{short}' holds a seed that does not fit in a signed 64-bit integer.", key="--seeds"
+        )
+    seeds = list(range(lo, hi)) if ":" in text else values
     if not seeds:
-        raise ConfigError(f"--seeds '{text}' selects no seed.", key="--seeds")
+        raise ConfigError(f"'{short}' selects no seed (STOP must be larger than START).", key="--seeds")
     return seeds
 
 
@@ -102,11 +127,11 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
         ConfigError: no ``=`` or no value.
     """
     key, sep, raw = text.partition("=")
+    if not sep:
+        raise ConfigError(f"'{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid")
     values = [parse_override(f"x={v}")[1] for v in _split_top(raw)]
     if not sep or not key.strip() or not values:
-        raise ConfigError(
-            f"--grid '{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid"
-        )
+        raise ConfigError(f"'{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid")
     return key.strip(), values
 
 
@@ -134,38 +159,61 @@ def plan(
 def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
     """Run one sweep point in this process, logging to ``run_dir/log.txt``; never raises.
 
-    A directory left by an earlier attempt that failed or was killed is resumed (its finished
-    stages are kept) when it holds the saved configuration, and started afresh otherwise.
+    The run directory is locked while it runs (:func:`~quadriga.fileio.lock_dir`), so two identical
+    sweeps started at once do not run it twice: the second waits, then finds it finished and skips
+    it. A directory left by an earlier attempt that failed, was interrupted or was killed is resumed
+    (its finished stages are kept) when it holds the saved configuration, and started afresh
+    otherwise. Whatever happens, the status left on disk keeps the finished stages and is never
+    ``running``.
 
     Returns:
-        ``{"run_id", "status", "error", "seconds"}``.
+        ``{"run_id", "status", "error", "seconds"}`` (and ``"skipped": True`` for a run another
+        sweep finished meanwhile).
     """
     os.environ.setdefault("MPLBACKEND", "Agg")
     start = time.perf_counter()
     directory = Path(run_dir)
-    resumable = (directory / "pipeline.toml").is_file() and (directory / "manifest.json").is_file()
-    if directory.exists() and not resumable:
-        shutil.rmtree(directory)  # an attempt that died before saving its configuration: start afresh
-    directory.mkdir(parents=True, exist_ok=True)
     log = io.StringIO()
     status, error = "failed", None
     try:
-        with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-            from quadriga.api import run
+        directory.mkdir(parents=True, exist_ok=True)
+        with lock_dir(directory, wait=True):
+            if _status_of(directory) == "finished":  # another sweep ran it while this one waited
+                return {"run_id": spec.run_id, "status": "finished", "error": None, "skipped": True}
+            resumable = (directory / "pipeline.toml").is_file() and (directory / "manifest.json").is_file()
+            if not resumable:  # an attempt that died before saving its configuration: start afresh
+                for entry in directory.iterdir():
+                    if entry.name == LOCK:
+                        continue
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry)
+                    else:
+                        entry.unlink()
+            try:
+                with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                    from quadriga.api import run
 
-            if resumable:  # an earlier attempt failed or was killed: keep its finished stages
-                result = run(source, resume=directory, raise_on_failure=False)
-            else:
-                result = run(
-                    source, overrides=spec.overrides, seed=spec.seed, out=directory, raise_on_failure=False
-                )
-            status = result.status
-            error = None if result.error is None else f"{type(result.error).__name__}: {result.error}"
+                    if resumable:  # an earlier attempt failed or was killed: keep its finished stages
+                        result = run(source, resume=directory, raise_on_failure=False)
+                    else:
+                        result = run(
+                            source,
+                            overrides=spec.overrides,
+                            seed=spec.seed,
+                            out=directory,
+                            raise_on_failure=False,
+                        )
+                    status = result.status
+                    error = None if result.error is None else f"{type(result.error).__name__}: {result.error}"
+            except BaseException as exc:  # Ctrl-C included: record it, keep what finished
+                status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+                error = f"{type(exc).__name__}: {exc}"
+                log.write(traceback.format_exc())
+                _mark_failed(run_dir, error, status)
+            with contextlib.suppress(OSError):
+                atomic_write_text(directory / "log.txt", log.getvalue())
     except BaseException as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        log.write(traceback.format_exc())
-        atomic_write_json(Path(run_dir) / "status.json", {"status": "failed", "stages": {}, "error": error})
-    Path(run_dir, "log.txt").write_text(log.getvalue(), encoding="utf-8")
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
     return {"run_id": spec.run_id, "status": status, "error": error, "seconds": time.perf_counter() - start}
 
 
@@ -222,6 +270,15 @@ def _worker_context() -> Any:
         preload.insert(0, "torch")
     ctx.set_forkserver_preload(preload)
     return ctx
+
+
+def _status_of(directory: Path) -> str | None:
+    """The ``status`` in ``directory/status.json``, ``None`` when there is none or it cannot be read."""
+    try:
+        data = json.loads((directory / "status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("status") if isinstance(data, dict) else None
 
 
 def _worker(conn: Any, threads: int = 0) -> None:
@@ -301,17 +358,26 @@ def _run_local(
                 proc.kill()
 
 
-def _mark_failed(run_dir: str, error: str) -> None:
+def _mark_failed(run_dir: str, error: str, state: str = "failed") -> None:
+    """Record a run that ended abnormally: the finished stages are kept, none stays ``running``.
+
+    A status the run wrote itself on the way out (``failed``, ``interrupted``) is kept as it is.
+    """
     path = Path(run_dir) / "status.json"
     status: dict[str, Any] = {"stages": {}}
     if path.is_file():
         with contextlib.suppress(Exception):
-            status = json.loads(path.read_text())
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(loaded, dict) and isinstance(loaded.get("stages", {}), dict):
+                status = loaded
+    if status.get("status") in ("failed", "interrupted", "finished"):
+        return
     for stage in status.get("stages", {}).values():
-        if stage.get("status") == "running":
-            stage["status"] = "failed"
-    status.update(status="failed", error=error)
-    atomic_write_json(path, status)
+        if isinstance(stage, dict) and stage.get("status") == "running":
+            stage["status"] = state
+    status.update(status=state, error=error)
+    with contextlib.suppress(OSError):
+        atomic_write_json(path, status)
 
 
 def _run_ray(
@@ -425,12 +491,29 @@ def run_sweep(
     seeds = list(seeds)
     if backend not in ("local", "ray"):
         raise ConfigError(f"unknown backend '{backend}'; use local or ray.", key="--backend")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(
+            f"the number of parallel runs must be an integer >= 1, got {workers!r} (omit it for one per "
+            "CPU core).",
+            key="--workers",
+        )
+    total = len(seeds)
+    for _, values in grids:
+        total *= len(values)
+    if total > MAX_RUNS:
+        raise ConfigError(
+            f"the grid times the seeds makes {total} runs; a sweep holds at most {MAX_RUNS}. "
+            "Use fewer values or seeds.",
+            key="--grid",
+        )
     specs = plan(seeds, grids, fixed)
     source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
     for spec in {s.overrides: s for s in specs}.values():
         check(source, overrides=spec.overrides, seed=spec.seed)  # every grid point, before anything runs
     sweep_dir = Path(out) if out is not None else default_sweep_dir(source, seeds, grids, fixed)
-    sweep_dir.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(sweep_dir)
+    make_dir(sweep_dir, "--out")
+    refuse_symlinks(sweep_dir / "runs", sweep_dir)
     atomic_write_json(
         sweep_dir / "sweep.json",
         {
@@ -447,8 +530,8 @@ def run_sweep(
     tasks = []
     for spec in specs:
         run_dir = sweep_dir / "runs" / spec.run_id
-        status_file = run_dir / "status.json"
-        if status_file.is_file() and json.loads(status_file.read_text()).get("status") == "finished":
+        refuse_symlinks(run_dir, sweep_dir)
+        if _status_of(run_dir) == "finished":
             outcomes[spec.run_id] = {
                 "run_id": spec.run_id,
                 "status": "finished",

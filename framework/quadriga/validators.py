@@ -62,7 +62,7 @@ def number_in(
         if not ok:
             left, right = "(" if low_open else "[", ")" if high_open or high == math.inf else "]"
             raise ConfigError(
-                f"{attribute.name} must be a number in {left}{low:g}, {high:g}{right}, got {value!r}",
+                f"{attribute.name} must be a finite number in {left}{low:g}, {high:g}{right}, got {value!r}",
                 key=attribute.name,
             )
 

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 
 from rich.markup import escape
 
-from quadriga.cli import compare, doctor, info, listing, new, run, sweep, verify
+from quadriga.cli import compare, doctor, info, listing, new, report, run, sweep, verify
 from quadriga.cli._common import Formatter, add_common_options, console
 from quadriga.errors import QuadrigaError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: the subcommands, in the order ``quadriga --help`` lists them
-COMMANDS = (listing, info, run, verify, doctor, sweep, compare, new)
+COMMANDS = (listing, info, run, verify, doctor, sweep, compare, report, new)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     debug = getattr(args, "debug", False)
     try:
+        if args.command != "new":  # a bad --disable or QUADRIGA_DISABLE is refused before anything else
+            from quadriga.cli._common import registry_for
+
+            registry_for(args).load()
         return int(args.func(args))
     except QuadrigaError as exc:
         if debug:
@@ -72,6 +76,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and the like
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # disk full, a read-only file system, permissions: not a bug of quadriga
+        if debug:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        console(stderr=True).print(
+            f"[red]error:[/] {escape(f'cannot write or read a file{where}: {exc.strerror or exc}')}. "
+            "Free disk space or fix the permissions, then run again (finished stages are kept; "
+            "`quadriga run --resume RUN_DIR` continues a run).",
+            highlight=False,
+        )
+        return 1
+    except RecursionError:
+        if debug:
+            raise
+        console(stderr=True).print(
+            "[red]error:[/] the input is nested too deeply to process (more than 32 levels of tables, "
+            "arrays or components are refused).",
+            highlight=False,
+        )
+        return 2
     except Exception as exc:
         if debug:
             raise

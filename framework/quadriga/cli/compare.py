@@ -7,10 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from quadriga.cli._common import Formatter, Subparsers, add_common_options
-from quadriga.cli.sweep import print_summary
+from quadriga.cli._common import console as make_console
+from quadriga.cli.output import print_json, print_summary
 
 __all__ = ["add_parser", "cmd_compare"]
 
@@ -29,6 +28,9 @@ def add_parser(sub: Subparsers) -> None:
         "--out", type=Path, default=Path("compare"), help="where to write the summary (default ./compare)"
     )
     p.add_argument("--metric", help="only metrics containing this text")
+    p.add_argument(
+        "--json", action="store_true", help="print the summary rows as JSON (files are still written)"
+    )
     add_common_options(p)
     p.set_defaults(func=cmd_compare)
 
@@ -46,7 +48,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from quadriga.summary import aggregate, load_rows, write_outputs
 
     os.environ.setdefault("MPLBACKEND", "Agg")
-    console = Console(highlight=False)
+    console = make_console()
     all_rows: list[dict[str, Any]] = []
     keys: list[str] = []
     for d in args.dirs:
@@ -74,11 +76,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.metric:
         all_rows = [r for r in all_rows if args.metric in r["metric"]]
     if not all_rows:
-        console.print("no finished results in these directories.")
+        if args.json:
+            print_json({"summary": [], "keys": keys})
+        else:
+            console.print("no finished results in these directories.")
         return 1
     summary = aggregate(all_rows, keys)
-    print_summary(console, summary, keys)
     args.out.mkdir(parents=True, exist_ok=True)
     table, figure = write_outputs(args.out, all_rows, summary, keys)
+    if args.json:
+        print_json({"keys": keys, "summary": summary, "table": str(table), "figure": str(figure)})
+        return 0
+    print_summary(console, summary, keys)
     console.print(f"table: {table}  figure: {figure}")
     return 0

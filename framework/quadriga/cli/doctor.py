@@ -20,10 +20,65 @@ from quadriga.cli._common import (
 from quadriga.errors import QuadrigaError
 from quadriga.versions import version_of
 
-__all__ = ["add_parser", "cmd_doctor"]
+__all__ = ["CHECKED", "LIBRARIES", "add_parser", "cmd_doctor", "requirement_problems"]
 
 #: libraries whose versions the report shows
-LIBRARIES = ("torch", "numpy", "pluggy", "attrs", "cattrs", "rich")
+LIBRARIES = (
+    "torch",
+    "numpy",
+    "gymnasium",
+    "torchrl",
+    "POT",
+    "goodpoints",
+    "pluggy",
+    "attrs",
+    "cattrs",
+    "rich",
+)
+#: libraries whose version requirements (of the plugins, and of each other) are checked
+CHECKED = ("torch", "numpy", "gymnasium", "torchrl", "pot", "goodpoints")
+
+
+def requirement_problems(distributions: list[str]) -> list[str]:
+    """Requirements on :data:`CHECKED` libraries that the installed versions do not meet.
+
+    Reads ``Requires-Dist`` of each distribution (and of the checked libraries themselves, e.g.
+    torchrl's ``torch>=...``) from its metadata, ignoring optional extras, and compares with
+    :class:`packaging.specifiers.SpecifierSet` (``importlib.metadata``; nothing is imported).
+
+    Args:
+        distributions: distribution names, e.g. the plugins' (``"quadriga-std"``).
+
+    Returns:
+        One sentence per unmet requirement, naming who requires what and what is installed.
+    """
+    import importlib.metadata as md
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from quadriga.registry import normalize_name
+
+    problems = []
+    for dist in dict.fromkeys([*distributions, *CHECKED]):
+        try:
+            requires = md.requires(dist) or []
+        except md.PackageNotFoundError:
+            continue
+        for text in requires:
+            try:
+                req = Requirement(text)
+            except InvalidRequirement:
+                continue
+            if normalize_name(req.name) not in CHECKED:
+                continue
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue  # an optional extra, or another platform
+            installed = version_of(req.name)
+            if not installed:
+                problems.append(f"'{dist}' requires {req} but {req.name} is not installed")
+            elif req.specifier and not req.specifier.contains(installed, prereleases=True):
+                problems.append(f"'{dist}' requires {req} but {req.name} {installed} is installed")
+    return problems
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -45,7 +100,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     Imports every component (slower than ``list``, but finds bad ``module:attr`` paths).
 
     Returns:
-        0 when every plugin loads and every component imports, else 1.
+        0 when every plugin loads, every component imports and every version requirement on
+        :data:`CHECKED` is met (:func:`requirement_problems`), else 1.
     """
     reg = registry_for(args).load()
     con = console()
@@ -80,6 +136,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             con.print(b.traceback, markup=False)
     if reg.conflicts:
         print_problems(con, reg)
+    mismatches = requirement_problems(sorted({s.distribution for s in reg.plugins.values()}))
+    for m in mismatches:
+        con.print(
+            f"[red]version mismatch[/]: {escape(m)}. Install a matching version "
+            "(pip install -c constraints.txt ...) before running its pipelines."
+        )
     unresolved = []
     for spec in reg.components():
         try:
@@ -87,6 +149,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         except QuadrigaError as exc:
             unresolved.append(spec)
             con.print(f"[red]{spec.kind} '{escape(spec.name)}' cannot be imported[/]: {escape(str(exc))}")
-    if not reg.broken and not reg.conflicts and not unresolved:
-        con.print(f"[green]all plugins load and all {len(reg.components())} components import[/]")
-    return 1 if reg.broken or reg.conflicts or unresolved else 0
+    if not reg.broken and not reg.conflicts and not unresolved and not mismatches:
+        con.print(
+            f"[green]all plugins load, all {len(reg.components())} components import and the versions "
+            "they require are installed[/]"
+        )
+    return 1 if reg.broken or reg.conflicts or unresolved or mismatches else 0

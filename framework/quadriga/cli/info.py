@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import inspect
+import re
+import sys
 from typing import Any
 
 from rich.markup import escape
-from rich.table import Table
+from rich.padding import Padding
+from rich.text import Text
 
 from quadriga.cli._common import (
     Formatter,
@@ -16,9 +20,10 @@ from quadriga.cli._common import (
     name_completer,
     registry_for,
 )
+from quadriga.cli.output import print_json
 from quadriga.registry import KINDS
 
-__all__ = ["add_parser", "cmd_info"]
+__all__ = ["add_parser", "cmd_info", "doc_paragraphs", "parameters", "render_doc", "toml_value"]
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -32,6 +37,9 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("name").completer = name_completer(*KINDS, "pipeline", "claim")
     p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="when the name has several kinds")
+    p.add_argument(
+        "--json", action="store_true", help="machine-readable output (a list, one entry per match)"
+    )
     add_common_options(p)
     p.set_defaults(func=cmd_info)
 
@@ -40,60 +48,204 @@ def _type_names(types: Any) -> str:
     return " | ".join(t if isinstance(t, str) else t.__name__ for t in types)
 
 
+_ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+_HEADER = re.compile(r"^[A-Z][A-Za-z ]*:( |$)")
+
+
+def doc_paragraphs(doc: str) -> list[tuple[int, str]]:
+    """A docstring as ``(indent, text)`` logical lines, dedented (:func:`inspect.cleandoc`).
+
+    The hard-wrapped lines of one paragraph are joined so that the console wraps them at its width.
+
+    A line starts a new logical line when it is blank, indented differently from the one before,
+    a section header (``Raises:``), a list item (``-``/``*``), or follows a line ending in ``:``.
+    """
+    out: list[tuple[int, str]] = []
+    previous_indent = -1
+    for raw in inspect.cleandoc(doc).splitlines():
+        text = raw.strip()
+        indent = len(raw) - len(raw.lstrip())
+        if not text:
+            out.append((0, ""))
+            previous_indent = -1
+            continue
+        joins = (
+            out
+            and out[-1][1]
+            and indent == previous_indent
+            and not _HEADER.match(text)
+            and not text.startswith(("- ", "* "))
+            and not out[-1][1].endswith(":")
+        )
+        if joins:
+            out[-1] = (out[-1][0], f"{out[-1][1]} {text}")
+        else:
+            out.append((indent, text))
+        previous_indent = indent
+    return out
+
+
+def render_doc(text: str) -> str:
+    """One logical docstring line as rich markup.
+
+    Sphinx roles and literals (``:class:`~a.B```, ````x````) are shown as their text in cyan;
+    everything else is escaped.
+    """
+    text = escape(text)
+    text = _ROLE.sub(lambda m: f"[cyan]{m.group(1).rsplit('.', 1)[-1]}[/]", text)
+    return _LITERAL.sub(lambda m: f"[cyan]{m.group(1)}[/]", text)
+
+
+def toml_value(value: Any) -> str:
+    """``value`` as it is written in a pipeline file (``0.1``, ``"4-mode-2d"``, ``[1, 2]``).
+
+    ``None`` is ``unset``: TOML has no null, the key is left out.
+    """
+    import tomli_w
+
+    if value is None:
+        return "unset"
+    try:
+        return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def parameters(cls: type) -> list[dict[str, Any]]:
+    """``[{"name", "type", "default", "doc", "required"}]`` of a component class; defaults in TOML."""
+    import attrs
+
+    from quadriga.params import describe_params
+
+    fields = {f.name: f for f in attrs.fields(cls)}
+    rows = []
+    for row in describe_params(cls):
+        f = fields[row["name"]]
+        if f.default is attrs.NOTHING:
+            default = "required"
+        elif isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
+            try:
+                default = toml_value(f.default.factory())
+            except Exception:
+                default = "(computed)"
+        else:
+            default = toml_value(f.default)
+        type_name = row["type"].replace("typing.", "")
+        rows.append(
+            {
+                "name": row["name"],
+                "type": "any" if type_name == "Any" else type_name,
+                "default": default,
+                "doc": row["doc"],
+                "required": default == "required",
+            }
+        )
+    return rows
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """``quadriga info NAME``: a component's parameters, inputs, output and paper.
+
+    A pipeline is printed as its TOML file (with a ``#`` comment header), so that
+    ``quadriga info NAME > my.toml`` gives a file to edit.
 
     Raises:
         UnknownComponentError: nothing of that name (and kind) is registered.
     """
     from quadriga.errors import UnknownComponentError, suggest
-    from quadriga.params import describe_params
 
     reg = registry_for(args)
     con = console()
     name, kind = args.name, args.kind
-    shown = False
+    found: list[dict[str, Any]] = []
     for p in reg.pipelines() if kind in (None, "pipeline") else []:
         if p.name == name:
-            con.print(f"[bold]pipeline {p.name}[/] from {p.distribution}: {p.summary}\n")
-            con.print(p.read_text(), markup=False)
-            shown = True
+            text = p.read_text()
+            found.append(dict(kind="pipeline", name=p.name, distribution=p.distribution, toml=text))
+            if not args.json:
+                head = f"# pipeline {p.name} from {p.distribution}: {p.summary}"
+                sys.stdout.write(f"{head}\n# run it: quadriga run {p.name}\n\n{text}")
+                if not text.endswith("\n"):
+                    sys.stdout.write("\n")
     for c in reg.claims() if kind in (None, "claim") else []:
         if c.name == name:
-            con.print(
-                f"[bold]claim {c.name}[/] from {c.distribution}: {c.summary}\nsource: {c.paper}\n"
-                f"run it: quadriga verify {c.name} [--scale paper]"
+            found.append(
+                dict(kind="claim", name=c.name, distribution=c.distribution, summary=c.summary, paper=c.paper)
             )
-            shown = True
-    for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)]:
+            if not args.json:
+                con.print(
+                    f"[bold]claim {escape(c.name)}[/] from {c.distribution}: {escape(c.summary)}\n"
+                    f"source: {escape(c.paper)}\nrun it: quadriga verify {c.name} [--scale paper]"
+                )
+    colliding = [s for (k, n), v in reg.conflicts.items() if n == name and kind in (None, k) for s in v]
+    for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)] + colliding:
+        if spec in colliding and not args.json:
+            who = " and ".join(f"'{s.distribution}'" for s in colliding if s.kind == spec.kind)
+            con.print(
+                f"[red]name collision[/]: {spec.kind} '{escape(spec.name)}' is registered by {who}; "
+                "using it is an error until one is disabled (--disable PLUGIN). This one:"
+            )
         cls = reg.load_class(spec)
         status = reg.plugins.get(spec.plugin)
         version = status.version if status is not None else ""
-        con.print(f"[bold]{spec.kind} {spec.name}[/]  ({spec.distribution} {version}, {spec.target})")
+        params = parameters(cls)
+        inputs = {k: _type_names(v) for k, v in getattr(cls, "input_types", {}).items()}
+        output = getattr(cls, "output_type", None)
+        out_name = None if output is None else output if isinstance(output, str) else output.__name__
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        found.append(
+            dict(
+                kind=spec.kind,
+                name=spec.name,
+                distribution=spec.distribution,
+                version=version,
+                target=spec.target,
+                summary=spec.summary,
+                paper=spec.paper,
+                doc=doc,
+                parameters=params,
+                inputs=inputs,
+                output=out_name,
+                collision=spec in colliding,
+            )
+        )
+        if args.json:
+            continue
+        con.print(f"[bold]{spec.kind} {escape(spec.name)}[/]  ({spec.distribution} {version})")
+        con.print(f"class: {spec.target}")
         if spec.summary:
-            con.print(spec.summary)
+            con.print(escape(spec.summary))
         if spec.paper:
-            con.print(f"paper: {spec.paper}")
-        doc = (cls.__doc__ or "").strip()
+            con.print(f"paper: {escape(spec.paper)}")
         if doc:
             con.print()
-            con.print(doc, markup=False)
-        table = Table(title="parameters")
-        for col in ("name", "type", "default", "doc"):
-            table.add_column(col, overflow="fold")
-        for row in describe_params(cls):
-            table.add_row(row["name"], escape(row["type"]), escape(row["default"]), escape(row["doc"]))
-        con.print(table)
-        inputs = getattr(cls, "input_types", {})
+            for indent, line in doc_paragraphs(doc):
+                con.print(Padding(Text.from_markup(render_doc(line)), (0, 0, 0, indent)))
+        con.print()
+        if params:
+            con.print(
+                "[bold]parameters[/] (set them in the stage's table or with --set stage.NAME.KEY=VALUE):"
+            )
+            for row in params:
+                con.print(
+                    f"  [bold]{escape(row['name'])}[/]: {escape(row['type'])} = {escape(row['default'])}"
+                )
+                if row["doc"]:
+                    con.print(Padding(Text(row["doc"]), (0, 0, 0, 6)))
+        else:
+            con.print("no parameters")
         if inputs:
-            con.print("inputs: " + ", ".join(f"{k} ({_type_names(v)})" for k, v in inputs.items()))
-        output = getattr(cls, "output_type", None)
-        if output is not None:
-            con.print(f"output: {output if isinstance(output, str) else output.__name__}")
-        shown = True
-    if not shown:
+            con.print("[bold]inputs[/]: " + escape(", ".join(f"{k} ({v})" for k, v in inputs.items())))
+        if out_name is not None:
+            con.print(f"[bold]output[/]: {out_name}")
+    if not found:
         known = [s.name for s in reg.specs()]
         raise UnknownComponentError(
             f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
         )
+    if args.json:
+        print_json(found)
     return 0

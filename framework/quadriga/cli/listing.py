@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-
-from rich.markup import escape
-from rich.table import Table
 
 from quadriga.cli._common import (
     Formatter,
@@ -16,6 +12,7 @@ from quadriga.cli._common import (
     print_problems,
     registry_for,
 )
+from quadriga.cli.output import print_json, print_table
 from quadriga.registry import KINDS
 
 __all__ = ["add_parser", "cmd_list"]
@@ -30,6 +27,9 @@ def add_parser(sub: Subparsers) -> None:
         formatter_class=Formatter,
     )
     p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="only this kind")
+    p.add_argument(
+        "--full", action="store_true", help="print whole summaries (wrapped) instead of one line per entry"
+    )
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_common_options(p)
     p.set_defaults(func=cmd_list)
@@ -42,6 +42,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     reg = registry_for(args)
     kind = args.kind
     comps = [c for c in reg.components() if kind in (None, c.kind)]
+    for (k, _), specs in reg.conflicts.items():  # every registration of a colliding name, flagged
+        import attrs
+
+        if k in KINDS and kind in (None, k):
+            others = " and ".join(s.distribution for s in specs)
+            comps += [attrs.evolve(s, summary=f"NAME COLLISION ({others}): {s.summary}") for s in specs]
+    comps.sort(key=lambda c: (c.kind, c.name))
     pipes = reg.pipelines() if kind in (None, "pipeline") else []
     claims = reg.claims() if kind in (None, "claim") else []
     if args.json:
@@ -66,38 +73,34 @@ def cmd_list(args: argparse.Namespace) -> int:
                 for (k, n), specs in reg.conflicts.items()
             ],
         }
-        print(json.dumps(data, indent=2))
+        print_json(data)
         return 0
     con = console()
-    sections: list[tuple[str, tuple[str, ...], list[tuple[str, ...]]]] = [
-        (
-            "components",
-            ("kind", "name", "summary", "distribution"),
-            [(c.kind, c.name, c.summary, c.distribution) for c in comps],
-        ),
-        (
-            "pipelines (quadriga run NAME)",
-            ("name", "summary", "distribution"),
-            [(p.name, p.summary, p.distribution) for p in pipes],
-        ),
-        (
-            "claims (quadriga verify NAME)",
-            ("name", "claim", "distribution", "last paper-scale verdict"),
-            [(c.name, c.summary, c.distribution, verdict_text(c)) for c in claims],
-        ),
-    ]
-    for title, columns, rows in sections:
-        if not rows:
-            continue
-        table = Table(title=title)
-        for col in columns:
-            table.add_column(col, overflow="fold")
-        name_col = columns.index("name")
-        for row in rows:
-            cells = [escape(str(v)) for v in row]
-            cells[name_col] = f"[bold]{cells[name_col]}[/]"
-            table.add_row(*cells)
-        con.print(table)
+    by_dist: dict[str, list[list[str]]] = {}
+    for c in comps:
+        by_dist.setdefault(c.distribution, []).append([c.kind, c.name, c.summary])
+    for p in pipes:
+        by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, p.summary])
+    for c in claims:
+        by_dist.setdefault(c.distribution, []).append(["claim", c.name, f"({verdict_text(c)}) {c.summary}"])
+    versions = {s.distribution: s.version for s in reg.plugins.values()}
+    for dist in sorted(by_dist):
+        title = f"{dist} {versions.get(dist, '')}".strip()
+        print_table(
+            con,
+            ["kind", "name", "summary"],
+            by_dist[dist],
+            title=f"[bold]{title}[/]",
+            key_columns=2,
+            wrap="summary",
+            one_line=not args.full,
+        )
+    if comps or pipes or claims:
+        con.print(
+            "pipelines: `quadriga run NAME`; claims (with the last paper-scale verdict): "
+            "`quadriga verify NAME`; details: `quadriga info NAME`"
+            + ("." if args.full else "; whole summaries: `quadriga list --full`.")
+        )
     if not (comps or pipes or claims):
         con.print(
             "nothing registered"

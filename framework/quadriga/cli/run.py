@@ -6,13 +6,12 @@ import argparse
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from quadriga.cli._common import (
     Formatter,
@@ -22,6 +21,7 @@ from quadriga.cli._common import (
     name_completer,
     registry_for,
 )
+from quadriga.cli.output import print_json, print_results, print_table, results_payload
 from quadriga.errors import QuadrigaError
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]
@@ -32,7 +32,7 @@ examples:
   quadriga run my-pipeline.toml --seed 3            a pipeline file
   quadriga run srmc-vs-mala --set stage.mala-gauss.step_size=0.1 --set pipeline.seed=1
   quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
-  quadriga run cartpole-minto --resume runs/cartpole-minto/20260101T000000Z
+  quadriga run --resume runs/cartpole-minto/20260101T000000Z
 
 a pipeline file:
   [pipeline]
@@ -65,7 +65,10 @@ def add_parser(sub: Subparsers) -> None:
         epilog=EPILOG,
     )
     p.add_argument(
-        "pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file"
+        "pipeline",
+        metavar="NAME_OR_PATH",
+        nargs="?",
+        help="a registered pipeline name or a TOML file (optional with --resume: the run knows it)",
     ).completer = name_completer("pipeline")
     p.add_argument(
         "--set",
@@ -82,6 +85,15 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--check", action="store_true", help="check the pipeline and print it; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print only the results, as JSON (implies --quiet)")
+    p.add_argument(
+        "--with",
+        dest="trackers",
+        action="append",
+        default=[],
+        metavar="TRACKER",
+        help="also log this run with an installed tracker plugin, e.g. mlflow (quadriga-mlflow); repeatable",
+    )
     add_common_options(p)
     p.set_defaults(func=cmd_run)
 
@@ -121,6 +133,7 @@ def rich_progress(
     @contextlib.contextmanager
     def display(stage: str) -> Iterator[OnUpdate]:
         task = progress.add_task(stage, total=None)
+        start = time.perf_counter()
 
         def on_update(completed: float, total: float | None, description: str | None) -> None:
             label = stage if not description or description == stage else f"{stage}: {description}"
@@ -139,7 +152,7 @@ def rich_progress(
         elif t is not None:
             progress.update(task, completed=t.total)
         if not enabled:
-            con.print(f"  stage [bold]{escape(stage)}[/] done")
+            con.print(f"  stage [bold]{escape(stage)}[/] done in {time.perf_counter() - start:.1f} s")
 
     with progress:
         yield display
@@ -155,104 +168,76 @@ def cmd_run(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: the pipeline is invalid (before anything runs).
     """
+    from quadriga.errors import ConfigError
     from quadriga.pipeline import load_pipeline
+    from quadriga.pipeline_source import INT64
     from quadriga.runs import execute
+    from quadriga.tracking import check as check_trackers
+    from quadriga.tracking import using
 
+    if args.pipeline is None and args.resume is None:
+        raise ConfigError(
+            "quadriga run needs NAME_OR_PATH: a registered pipeline name or a TOML file "
+            "(or --resume RUN_DIR to continue a run)."
+        )
+    if args.seed is not None and not INT64[0] <= args.seed <= INT64[1]:
+        raise ConfigError(f"the seed {args.seed} does not fit in a signed 64-bit integer.", key="--seed")
     reg = registry_for(args)
-    con = console()
+    trackers = check_trackers(args.trackers, reg)
+    con = console(stderr=args.json)  # with --json, stdout carries the JSON alone
     if args.resume is not None:
         from quadriga.api import load_resumed
         from quadriga.runs import resume_plan
 
+        if args.pipeline is None:
+            args.pipeline = str(Path(args.resume) / "pipeline.toml")
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
         reloaded, rerun = resume_plan(args.resume)
         con.print(
-            f"resuming {args.resume}: reloading {', '.join(reloaded) or 'no stage'}"
-            + (f"; re-running {', '.join(rerun)} (trained models are not reloaded)" if rerun else "")
+            f"resuming {escape(str(args.resume))}: reloading {escape(', '.join(reloaded)) or 'no stage'}"
+            + (f"; re-running {escape(', '.join(rerun))} (trained models are not reloaded)" if rerun else "")
         )
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
-    table = Table(title=f"pipeline {pipeline.name} (seed {pipeline.seed})")
-    for col in ("table", "component", "kind", "inputs"):
-        table.add_column(col, overflow="fold")
-    for row in pipeline.describe():
-        table.add_row(*(escape(c) for c in row))
-    con.print(table)
+    print_table(
+        con,
+        ["table", "component", "kind", "inputs"],
+        pipeline.describe(),
+        title=f"pipeline {pipeline.name} (seed {pipeline.seed})",
+        wrap="inputs",
+    )
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")
         return 0
     os.environ.setdefault("MPLBACKEND", "Agg")
-    show = not args.quiet and con.is_terminal
+    show = not (args.quiet or args.json) and con.is_terminal
     try:
-        with rich_progress(con, show) as display:
+        with rich_progress(con, show) as display, using(*trackers):
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
     except KeyboardInterrupt as exc:
         run_dir = getattr(exc, "run_dir", "RUN_DIR")
         con.print(
-            f"[yellow]interrupted[/]: finished stages are saved in {run_dir}; continue with "
-            f"`quadriga run {args.pipeline} --resume {run_dir}`."
+            f"[yellow]interrupted[/]: finished stages are saved in {escape(str(run_dir))}; continue with "
+            f"`quadriga run --resume {escape(str(run_dir))}`."
         )
         return 130
     for w in result.warnings:
         con.print(f"[yellow]warning[/]: {escape(w)}")
-    print_results(con, result.results)
-    con.print(f"run directory: [bold]{result.dir}[/]")
+    if args.json:
+        print_json(results_payload(result.results, result.dir, result.status))
+    else:
+        print_results(con, result.results)
+    con.print(f"run directory: [bold]{escape(str(result.dir))}[/]")
     if result.status != "finished":
         err = result.error
         debug = getattr(args, "debug", False)
         con.print(
-            f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved; after a fix, "
-            f"`quadriga run {args.pipeline} --resume {result.dir}` re-runs only the rest."
-            + ("" if debug else " (details: error.txt in the run directory)")
+            f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved. If the fix is "
+            "outside the pipeline (data, code, environment), "
+            f"`quadriga run --resume {escape(str(result.dir))}` re-runs only the rest; a changed "
+            "setting needs a new run." + ("" if debug else " (details: error.txt in the run directory)")
         )
         if debug and err is not None:
             raise err
         return err.exit_code if isinstance(err, QuadrigaError) else 1
     return 0
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def print_results(con: Console, results: dict[str, Any]) -> None:
-    """Print a run's ``results.json`` dict as one table (at most 12 metrics per stage)."""
-    table = Table(title="results")
-    for col in ("stage", "metric", "value"):
-        table.add_column(col, overflow="fold")
-    for stage, res in results.get("stages", {}).items():
-        if res.get("type") == "Metrics":
-            items = list(res.get("values", {}).items())
-            grouped = [
-                (k, v) for k, v in items if "/" in k and k.split("/")[0] not in results.get("stages", {})
-            ]
-            shown = grouped if grouped and len(items) > 12 else items  # summaries per component first
-            for key, value in shown[:12]:
-                table.add_row(stage, escape(key), _fmt(value))
-            if len(items) > len(shown[:12]):
-                table.add_row(stage, f"... {len(items) - len(shown[:12])} more", "see results.json")
-        elif res.get("type") == "Estimate":
-            err = res.get("stderr")
-            table.add_row(
-                stage, "estimate", _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else "")
-            )
-        elif res.get("type") == "Samples":
-            acc = res.get("info", {}).get("acceptance_rate")
-            table.add_row(
-                stage,
-                "samples",
-                f"{res.get('num_samples')} x {res.get('dim')}"
-                + (f", acceptance {_fmt(acc)}" if acc is not None else ""),
-            )
-        elif res.get("type") == "Fitted":
-            table.add_row(
-                stage,
-                "fitted",
-                ", ".join(f"{k}={_fmt(v)}" for k, v in list(res.get("final", {}).items())[:3]),
-            )
-        for fig in res.get("figures", []):
-            table.add_row(stage, "figure", fig)
-    if table.row_count:
-        con.print(table)

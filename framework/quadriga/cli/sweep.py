@@ -9,7 +9,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from quadriga.cli._common import Formatter, Subparsers, add_common_options, name_completer
 
@@ -36,7 +35,7 @@ def add_parser(sub: Subparsers) -> None:
         "summary.csv and summary.png.",
     )
     p.add_argument("pipeline", metavar="NAME_OR_PATH").completer = name_completer("pipeline")
-    p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3)")
+    p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3; at most 10000 seeds)")
     p.add_argument(
         "--grid",
         action="append",
@@ -53,9 +52,18 @@ def add_parser(sub: Subparsers) -> None:
         help="override applied to every run; repeatable",
     )
     p.add_argument("--backend", choices=["local", "ray"], default="local")
-    p.add_argument("--workers", type=int, help="parallel runs (default: number of CPU cores)")
+    p.add_argument("--workers", type=int, help="parallel runs, >= 1 (default: number of CPU cores)")
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
     p.add_argument("--out", type=Path, help="sweep directory (default sweeps/<pipeline>-<hash>)")
+    p.add_argument(
+        "--with",
+        dest="trackers",
+        action="append",
+        default=[],
+        metavar="TRACKER",
+        help="log every run with an installed tracker plugin, e.g. mlflow (one parent run, nested runs); "
+        "local backend",
+    )
     add_common_options(p)
     p.set_defaults(func=cmd_sweep)
 
@@ -75,24 +83,9 @@ def print_summary(
         keys: the grid keys (one column each, named by the key's last part).
         metric: only rows whose metric name contains this text.
     """
-    table = Table(title="summary (per row: n values over seeds, their mean, standard error and interval)")
-    grid = [k.split(".")[-1] for k in keys]
-    for col in [*grid, "stage", "metric", "n", "mean", "s.e.", "interval", "method"]:
-        table.add_column(col, overflow="fold")
-    for e in summary:
-        if metric and metric not in e["metric"]:
-            continue
-        table.add_row(
-            *[escape(str(e.get(k))) for k in keys],
-            escape(e["stage"]),
-            escape(e["metric"]),
-            str(e["n"]),
-            f"{e['mean']:.4g}",
-            f"{e['stderr']:.2g}",
-            f"[{e['ci_low']:.4g}, {e['ci_high']:.4g}]",
-            escape(str(e.get("ci_method", "not recorded"))),
-        )
-    console.print(table)
+    from quadriga.cli.output import print_summary as show
+
+    show(console, [e for e in summary if not metric or metric in e["metric"]], keys)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -103,8 +96,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+    from quadriga.cli._common import registry_for
     from quadriga.sweep import parse_grid, parse_seeds, run_sweep
+    from quadriga.tracking import check as check_trackers
+    from quadriga.tracking import using
 
+    reg = registry_for(args)
+    trackers = check_trackers(args.trackers, reg)
     os.environ.setdefault("MPLBACKEND", "Agg")
     console = Console(highlight=False)
     seeds = parse_seeds(args.seeds)
@@ -136,7 +134,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
         progress.advance(tasks[-1])
 
-    with progress:
+    sweep = {"source": str(args.pipeline), "seeds": seeds, "grid": dict(grids), "dir": None}
+    with progress, using(*trackers):
+        hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []
         result = run_sweep(
             args.pipeline,
             seeds=seeds,
@@ -149,10 +149,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             on_start=on_start,
             on_done=on_done,
         )
+        if trackers:
+            status = "finished" if all(r["status"] == "finished" for r in result.runs) else "failed"
+            hook_warnings += reg.call_hook(
+                "quadriga_sweep_end", sweep={**sweep, "dir": str(result.dir)}, status=status
+            )
+    for w in hook_warnings:
+        console.print(f"[yellow]warning[/]: {escape(w)}")
     print_summary(console, result.summary, [k for k, _ in grids])
     failed = [r for r in result.runs if r["status"] != "finished"]
     console.print(
-        f"sweep directory: [bold]{result.dir}[/]  table: {result.table_path}  figure: {result.figure_path}"
+        f"sweep directory: [bold]{escape(str(result.dir))}[/]  table: {escape(str(result.table_path))}  "
+        f"figure: {escape(str(result.figure_path))}"
     )
     if failed:
         console.print(

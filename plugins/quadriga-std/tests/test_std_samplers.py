@@ -133,8 +133,10 @@ def test_transition_contract_on_duck_typed_target(kernel):
 def test_init_target_needs_exact_sampler():
     with pytest.raises(ConfigError, match="init"):
         MALA(init="target", num_samples=2).sample(DoubleWell(), generator=_gen())
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="step_size must be a finite number"):
         MALA(step_size=-1.0)
+    with pytest.raises(ConfigError, match="step_size must be a finite number"):
+        MALA(step_size=float("inf"))
     with pytest.raises(ValueError):
         RWM(init="uniform")
 

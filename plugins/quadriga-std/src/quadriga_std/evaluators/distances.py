@@ -16,6 +16,7 @@ weights ``w`` is compared).
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from typing import Any, ClassVar
 
@@ -91,6 +92,8 @@ class _SampleDistance(Evaluator):
         "subject": (Samples,),
         "reference": (Samples, Target),
     }
+    #: checked before anything runs (the method's ``reference = None`` default is the interface's)
+    required_inputs: ClassVar[tuple[str, ...]] = ("subject", "reference")
 
     num_reference_samples: int = param(
         2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
@@ -145,6 +148,7 @@ class _SampleDistance(Evaluator):
         b = _weights(ref)
         values: dict[str, float] = {}
         rows = []
+        counts: dict[str, int] = {}
         notes: list[str] = []
         for name, value in named(subject).items():
             s = _as_samples(value, "subject")
@@ -159,28 +163,52 @@ class _SampleDistance(Evaluator):
             res = self._compute(x, _weights(s), y, b)
             notes += [f"{name}: {n}" for n in self._notes]
             rows.append({"subject": name, **res})
+            counts[name] = int(s.num_samples)
             values.update({f"{name}/{k}": float(v) for k, v in res.items()})
         return Metrics(
             values=values,
             tables={"summary": rows},
-            figures={"distances": _bar_figure(rows, type(self).__name__)},
+            figures={"distances": _bar_figure(rows, type(self).__name__, counts)},
             info={"notes": notes} if notes else {},
         )
 
 
-def _bar_figure(rows: list[dict[str, Any]], title: str) -> Any:
-    """One bar panel per metric, one bar per subject (matplotlib object API)."""
+def _words(name: str) -> str:
+    """A class or metric name in words: ``"EnergyDistance"`` -> ``"energy distance"``.
+
+    ``"energy_distance_sqrt"`` -> ``"energy distance sqrt"``; acronyms (``MMD``) are kept.
+    """
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ")
+    return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in spaced.split())
+
+
+def _bar_figure(rows: list[dict[str, Any]], title: str, counts: dict[str, int] | None = None) -> Any:
+    """One bar panel per metric, one bar per subject (matplotlib object API).
+
+    Each bar is one estimate from one run (no interval is drawn: there is nothing to draw it
+    from); tick labels give the subject and its number of samples ``n``.
+    """
     from matplotlib.figure import Figure
 
     metrics = [k for k in rows[0] if k != "subject"] if rows else []
-    fig = Figure(figsize=(3.2 * max(len(metrics), 1), 3.0), layout="constrained")
+    fig = Figure(figsize=(3.4 * max(len(metrics), 1), 3.2), layout="constrained")
     axes = fig.subplots(1, max(len(metrics), 1), squeeze=False)[0]
-    names = [r["subject"] for r in rows]
+    counts = counts or {}
+    names = [
+        f"{r['subject']}\n(n = {counts[r['subject']]})" if r["subject"] in counts else r["subject"]
+        for r in rows
+    ]
     for ax, metric in zip(axes, metrics, strict=False):
         ax.bar(range(len(rows)), [r[metric] for r in rows], color="tab:blue")
-        ax.set_xticks(range(len(rows)), names, rotation=30, ha="right")
-        ax.set_title(metric)
-    fig.suptitle(title)
+        ax.set_xticks(
+            range(len(rows)),
+            names,
+            rotation=30 if len(rows) > 3 else 0,
+            ha="right" if len(rows) > 3 else "center",
+        )
+        ax.set_ylabel(_words(metric))
+        ax.set_title(_words(metric))
+    fig.suptitle(f"{_words(title)} to the reference (one estimate per sampler, no interval)", fontsize=10)
     return fig
 
 

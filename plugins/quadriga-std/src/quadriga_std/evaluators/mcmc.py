@@ -179,14 +179,18 @@ class ModeCoverage(Evaluator):
         )
         X, Y = torch.meshgrid(gx, gy, indexing="xy")
         Z = reference.log_prob(torch.stack([X.reshape(-1), Y.reshape(-1)], -1).double()).reshape(X.shape)
-        fig = Figure(figsize=(3.2 * len(subs), 3.2), layout="constrained")
+        fig = Figure(figsize=(3.2 * len(subs), 3.4), layout="constrained")
+        fig.suptitle("samples over the target density (grey contours)", fontsize=10)
         axes = fig.subplots(1, len(subs), squeeze=False)[0]
         for ax, (name, s) in zip(axes, subs.items(), strict=True):
             ax.contour(X.numpy(), Y.numpy(), Z.exp().numpy(), levels=8, colors="0.6", linewidths=0.7)
             x = torch.as_tensor(s.x, dtype=torch.float64)
             step = max(1, x.shape[0] // self.max_points_plotted)
             ax.scatter(x[::step, 0].numpy(), x[::step, 1].numpy(), s=3, alpha=0.5)
-            ax.set_title(name)
+            shown = f", every {step}th shown" if step > 1 else ""
+            ax.set_title(f"{name} (n = {x.shape[0]}{shown})", fontsize=9)
+            ax.set_xlabel("x1")
+            ax.set_ylabel("x2")
             ax.set_xlim(float(lo[0]), float(hi[0]))
             ax.set_ylim(float(lo[1]), float(hi[1]))
             ax.set_aspect("equal")

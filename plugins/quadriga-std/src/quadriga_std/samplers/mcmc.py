@@ -21,13 +21,14 @@ import torch
 import quadriga
 from quadriga import param
 from quadriga.artifacts import Samples
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, DivergenceError
 from quadriga.interfaces import Sampler
+from quadriga.validators import number_in
 
 __all__ = ["HMC", "MALA", "RWM", "ULA", "ChainState", "MCMCKernel", "initial_points", "mh_accept"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
-_pos = attrs.validators.gt(0)
+_pos = number_in(0.0, low_open=True)  # finite and > 0: an infinite step rejects every proposal
 _nonneg_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0))
 _pos_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
 
@@ -164,12 +165,55 @@ class MCMCKernel(Sampler):
         """
         raise NotImplementedError
 
+    #: how many times starting points where ``log_prob`` is not finite are drawn again
+    max_init_redraws: ClassVar[int] = 100
+    _init_redraws: int = attrs.field(default=0, init=False, repr=False, eq=False)
+
     def initial_state(self, target: Any, generator: torch.Generator) -> ChainState:
-        """Draw starting points (see :func:`initial_points`) and evaluate the target there."""
+        """Draw starting points (see :func:`initial_points`) and evaluate the target there.
+
+        Chains whose starting point has a non-finite ``log_prob`` (outside the target's support:
+        such a chain would never move) are drawn again, up to :attr:`max_init_redraws` times; the
+        number of points drawn again is reported as ``info['init_redraws']``.
+
+        Raises:
+            ConfigError: some chain still starts where ``log_prob`` is not finite.
+        """
         x = initial_points(
             target, self.num_chains, self.init, self.init_scale, _DTYPES[self.dtype], generator
         )
-        return self.init_state(target, x)
+        state = self.init_state(target, x)
+        self._init_redraws = 0
+        for _ in range(self.max_init_redraws):
+            bad = ~torch.isfinite(state.log_prob)
+            if not bool(bad.any()):
+                return state
+            fresh = initial_points(
+                target, int(bad.sum()), self.init, self.init_scale, _DTYPES[self.dtype], generator
+            )
+            x = state.x.clone()
+            x[bad] = fresh.to(x.device)
+            self._init_redraws += int(bad.sum())
+            state = self.init_state(target, x)
+        bad = ~torch.isfinite(state.log_prob)
+        if bool(bad.any()):
+            raise ConfigError(
+                f"{int(bad.sum())} of {self.num_chains} chains start where log_prob is not finite (outside "
+                f"the target's support) after {self.max_init_redraws} fresh draws of the '{self.init}' "
+                "starting points; such chains never move. Use init = 'target' or an init_scale that "
+                "reaches the support.",
+                key="init",
+            )
+        return state
+
+    def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
+        """Raise when the chains cannot be trusted; Metropolis-adjusted kernels always can.
+
+        Args:
+            counts: the totals of ``transition``'s counters.
+            transitions: chain transitions run (``num_chains`` times steps).
+            kept: the kept draws, ``Tensor[c, n, d]``.
+        """
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
         """Run the chains; see the class docstring for the output."""
@@ -193,9 +237,11 @@ class MCMCKernel(Sampler):
                 kept[:, k] = state.x
                 k += 1
             progress.advance(1)
+        self.check_divergence(counts, total * c, kept)
         info = {
             "acceptance_rate": accepted_total / (total * c) if total else float("nan"),
             **counts,
+            "init_redraws": self._init_redraws,
             "seconds": time.perf_counter() - t0,
             "num_chains": c,
             "transitions": total,
@@ -255,6 +301,30 @@ class ULA(MCMCKernel):
     metropolis_adjusted: ClassVar[bool] = False
 
     step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
+
+    #: a kept draw beyond this magnitude (units of x) can only come from a blown-up discretisation
+    blow_up: ClassVar[float] = 1e100
+
+    def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
+        """ULA has no accept step: a non-finite proposal, or a draw beyond :attr:`blow_up`, means
+        the chains diverged (the step size is beyond the stability limit of the discretisation).
+
+        Raises:
+            DivergenceError: naming how many proposals overflowed (or the largest draw) and the fix;
+                the samples are not returned.
+        """
+        bad = counts.get("rejected_nonfinite", 0)
+        largest = float(kept.abs().max()) if kept.numel() else 0.0
+        if bad or largest > self.blow_up:
+            what = (
+                f"{bad} of {transitions} proposals ({bad / transitions:.1%}) overflowed to NaN or inf"
+                if bad
+                else f"the chains reached |x| = {largest:.3g}"
+            )
+            raise DivergenceError(
+                f"ULA diverged: {what}, so the chains blew up and their samples are meaningless. "
+                f"Lower step_size (now {self.step_size:g}) and start a new run."
+            )
 
     def transition(self, state, target, generator):
         """One ULA step for all chains (see :meth:`MCMCKernel.transition`)."""

@@ -9,7 +9,7 @@ import attrs
 from quadriga import Environment, param
 from quadriga.errors import ConfigError, suggest
 
-__all__ = ["GymEnv", "check_discrete_actions", "check_env_id"]
+__all__ = ["GymEnv", "check_discrete_actions", "check_env_id", "check_env_kwargs"]
 
 
 def check_env_id(env_id: str) -> None:
@@ -39,6 +39,54 @@ def check_env_id(env_id: str) -> None:
         "See gymnasium.pprint_registry() for the registered ids.",
         key="env_id",
     )
+
+
+def check_env_kwargs(env_id: str, kwargs: Any) -> None:
+    """Check ``kwargs`` against what ``gymnasium.make(env_id, **kwargs)`` accepts, before anything runs.
+
+    Accepted: the parameters of ``gymnasium.make`` itself, the registered spec's ``kwargs`` and the
+    parameters of the environment's constructor (its entry point). A constructor taking
+    ``**kwargs`` accepts anything, and nothing more is checked.
+
+    Args:
+        env_id: a registered gymnasium id (checked by :func:`check_env_id`).
+        kwargs: the ``kwargs`` table of the task.
+
+    Raises:
+        ConfigError: ``kwargs`` is not a table, or names an argument the environment does not take
+            (close matches suggested, the accepted names listed).
+
+    Source: gymnasium ``envs/registration.py`` (``make`` passes ``spec.kwargs`` updated with
+    ``kwargs`` to the entry point).
+    """
+    import inspect
+
+    import gymnasium
+    from gymnasium.envs.registration import load_env_creator
+
+    if not isinstance(kwargs, dict):
+        raise ConfigError(f"kwargs must be a table of keyword arguments, got {kwargs!r}.", key="kwargs")
+    if not kwargs:
+        return
+    spec = gymnasium.spec(env_id)
+    make_params = {n for n in inspect.signature(gymnasium.make).parameters if n not in ("id", "kwargs")}
+    try:
+        creator = (
+            load_env_creator(spec.entry_point) if isinstance(spec.entry_point, str) else spec.entry_point
+        )
+        params = inspect.signature(creator).parameters
+    except Exception:  # an entry point that cannot be inspected: gymnasium.make reports it
+        return
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return
+    accepted = make_params | set(spec.kwargs) | {n for n in params if n != "self"}
+    for key in kwargs:
+        if key not in accepted:
+            raise ConfigError(
+                f"'{env_id}' takes no keyword argument '{key}'.{suggest(key, accepted)} "
+                f"It accepts: {', '.join(sorted(accepted))}.",
+                key=f"kwargs.{key}",
+            )
 
 
 def check_discrete_actions(env: Any, who: str) -> int:
@@ -86,7 +134,8 @@ class GymEnv(Environment):
     unknown id fails before any stage runs.
 
     Raises:
-        ConfigError: unknown ``env_id`` (close matches suggested), non-positive ``max_episode_steps``.
+        ConfigError: unknown ``env_id`` (close matches suggested), non-positive ``max_episode_steps``,
+            a ``kwargs`` key the environment does not take (:func:`check_env_kwargs`).
 
     Source: Towers et al. 2024, Gymnasium; torchrl ``envs.libs.gym.GymWrapper``.
     """
@@ -105,6 +154,7 @@ class GymEnv(Environment):
                 key="max_episode_steps",
             )
         check_env_id(self.env_id)
+        check_env_kwargs(self.env_id, self.kwargs)
 
     def prepare(self, *, generator: Any) -> None:
         """Check the id again (it may have been changed after building); draws nothing.

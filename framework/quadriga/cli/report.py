@@ -1,0 +1,63 @@
+"""``quadriga report``: one self-contained HTML page for runs, sweeps and claim verdicts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, console
+from quadriga.cli.output import print_json
+
+__all__ = ["add_parser", "cmd_report"]
+
+EPILOG = """\
+examples:
+  quadriga report runs/gmm-mcmc-baselines/20261201T122438Z
+  quadriga report runs/gmm-mcmc-baselines/* --out gmm.html
+  quadriga report sweeps/my-sweep --verify verify/srmc-alpha-scaling --out srmc.html
+"""
+
+
+def add_parser(sub: Subparsers) -> None:
+    """Add ``report`` to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser(
+        "report",
+        help="write one self-contained HTML page for runs, sweeps and claim verdicts",
+        description="Write one HTML file holding the figures (embedded), the results tables, the "
+        "resolved pipeline and the manifest of each run or sweep, and the verdicts with intervals of "
+        "`quadriga verify` outputs. Open it in a browser or send it as it is.",
+        formatter_class=Formatter,
+        epilog=EPILOG,
+    )
+    p.add_argument("dirs", nargs="*", type=Path, metavar="RUN_OR_SWEEP_DIR")
+    p.add_argument(
+        "--verify",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="a `quadriga verify` output directory (its report.json verdicts are shown); repeatable",
+    )
+    p.add_argument(
+        "--out", type=Path, default=Path("report.html"), help="the page to write (default ./report.html)"
+    )
+    p.add_argument("--title", help="the page title (default: what is reported)")
+    p.add_argument("--json", action="store_true", help="print {report: PATH} as JSON")
+    add_common_options(p)
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``quadriga report``: write the page and print where it is.
+
+    Raises:
+        ConfigError: a path is not a run, sweep or verify directory, or nothing was given.
+    """
+    from quadriga.report import write_report
+
+    out = write_report(args.dirs, args.out, verify=args.verify, title=args.title)
+    if args.json:
+        print_json({"report": str(out)})
+    else:
+        console().print(f"report: [bold]{out}[/] (self-contained: figures and tables embedded)")
+    return 0

@@ -1,0 +1,183 @@
+"""Where a run's code came from, for ``manifest.json``: components, plugin sources, the environment.
+
+- ``components``: for every task and stage table (and every component nested in a parameter, e.g.
+  ``base_kernel = { use = "mala" }``), the registered name, kind, the distribution that supplied it,
+  its version and the ``module:Class`` target;
+- ``plugin_sources``: for every plugin distribution, whether it is an editable install
+  (PEP 610 ``direct_url.json``), its directory and, when that directory is in a git work tree, the
+  commit and whether the plugin's files differ from it (``dirty``, from ``git status --porcelain``);
+- ``environment``: every installed distribution and its version (``importlib.metadata``).
+
+Git is asked once per work tree and manifest (all plugins of this repository share one
+``git status``); no git, or a directory outside a work tree, gives ``commit = None``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
+
+if TYPE_CHECKING:
+    from quadriga.pipeline import Pipeline
+    from quadriga.registry import Registry
+
+__all__ = ["component_sources", "distribution_source", "environment", "plugin_sources", "provenance"]
+
+
+def environment() -> dict[str, str]:
+    """``{distribution: version}`` of every installed distribution, sorted by name."""
+    found: dict[str, str] = {}
+    for dist in md.distributions():
+        name = dist.metadata["Name"] if dist.metadata is not None else None
+        if name and name not in found:
+            found[name] = dist.version
+    return dict(sorted(found.items(), key=lambda kv: kv[0].lower()))
+
+
+def _git(directory: str) -> tuple[str | None, str | None, frozenset[str]]:
+    """``(work tree root, HEAD commit, changed paths relative to the root)`` of ``directory``."""
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(
+                ["git", "-C", directory, *args], capture_output=True, text=True, timeout=20, check=True
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout
+
+    root = git("rev-parse", "--show-toplevel")
+    if root is None:
+        return None, None, frozenset()
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=normal") or ""
+    changed = frozenset(line[3:].strip().strip('"').split(" -> ")[-1] for line in status.splitlines() if line)
+    return root.strip(), commit.strip() if commit else None, changed
+
+
+def _toplevel(directory: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", directory, "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def distribution_source(name: str, _trees: dict[str, Any] | None = None) -> dict[str, Any]:
+    """How distribution ``name`` is installed: ``{"editable", "path", "commit", "dirty"}``.
+
+    ``path`` is the local directory of an editable or local-directory install (else ``None``);
+    ``commit`` and ``dirty`` are given when that directory is in a git work tree.
+    """
+    out: dict[str, Any] = {"editable": False, "path": None, "commit": None, "dirty": None}
+    try:
+        text = md.distribution(name).read_text("direct_url.json")
+    except md.PackageNotFoundError:
+        return out
+    if not text:
+        return out
+    try:
+        direct = json.loads(text)
+    except json.JSONDecodeError:
+        return out
+    out["editable"] = bool(direct.get("dir_info", {}).get("editable", False))
+    url = urlparse(direct.get("url", ""))
+    if url.scheme != "file":
+        return out
+    path = Path(unquote(url.path))
+    out["path"] = str(path)
+    if path.is_dir():
+        trees = {} if _trees is None else _trees
+        top = _toplevel(str(path))
+        if top is not None and top not in trees:
+            trees[top] = _git(top)
+        root, commit, changed = trees[top] if top is not None else (None, None, frozenset())
+        if root is not None:
+            prefix = path.resolve().relative_to(Path(root).resolve()).as_posix()
+            prefix = "" if prefix == "." else prefix + "/"
+            out["commit"] = commit
+            out["dirty"] = any(c.startswith(prefix) for c in changed)
+    return out
+
+
+def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
+    """:func:`distribution_source` of the core and of every plugin distribution, with its version."""
+    registry.load()
+    names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
+    out = {}
+    trees: dict[str, Any] = {}  # one git status per work tree
+    for name in sorted(names):
+        try:
+            version = md.version(name)
+        except md.PackageNotFoundError:  # a plugin object registered from Python (a notebook)
+            continue
+        out[name] = {"version": version, **distribution_source(name, trees)}
+    return out
+
+
+def _nested_uses(config: Any) -> Iterator[tuple[str, str]]:
+    """``(parameter path, name)`` of every ``{"use": name, ...}`` table inside a component's config."""
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            if isinstance(value, Mapping) and isinstance(value.get("use"), str):
+                yield str(key), value["use"]
+                yield from ((f"{key}.{p}", n) for p, n in _nested_uses(value))
+            elif isinstance(value, (Mapping, list)):
+                yield from ((f"{key}.{p}", n) for p, n in _nested_uses(value))
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            if isinstance(value, Mapping) and isinstance(value.get("use"), str):
+                yield str(i), value["use"]
+            yield from ((f"{i}.{p}", n) for p, n in _nested_uses(value))
+
+
+def _describe(registry: Registry, name: str, kind: str | None) -> dict[str, Any]:
+    from quadriga.errors import QuadrigaError
+
+    try:
+        spec = registry.get(name, kind)
+    except QuadrigaError:
+        return {"use": name, "kind": kind, "distribution": None, "version": None, "target": None}
+    status = registry.plugins.get(spec.plugin)
+    return {
+        "use": name,
+        "kind": spec.kind,
+        "distribution": spec.distribution,
+        "version": status.version if status is not None else None,
+        "target": spec.target,
+    }
+
+
+def component_sources(pipeline: Pipeline, registry: Registry) -> dict[str, dict[str, Any]]:
+    """Which distribution supplied each component of ``pipeline``.
+
+    Returns:
+        ``{"stage.mala": {"use", "kind", "distribution", "version", "target"}, ...}`` for every
+        table and every component nested in a parameter (``"stage.srmc.base_kernel"``).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for node in [*pipeline.tasks.values(), *pipeline.stages.values()]:
+        out[node.table] = _describe(registry, node.use, node.kind)
+        for path, name in _nested_uses(node.config):
+            out[f"{node.table}.{path}"] = _describe(registry, name, None)
+    return out
+
+
+def provenance(pipeline: Pipeline, registry: Registry) -> dict[str, Any]:
+    """The manifest's ``components``, ``plugin_sources`` and ``environment`` entries."""
+    return {
+        "components": component_sources(pipeline, registry),
+        "plugin_sources": plugin_sources(registry),
+        "environment": environment(),
+    }

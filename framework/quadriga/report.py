@@ -1,0 +1,363 @@
+"""One self-contained HTML page for runs, sweeps and claim verdicts (``quadriga report``).
+
+The page holds everything a reader needs without the run directories: each figure embedded as a
+base64 PNG, the results as tables (one subject x metric table per evaluator, a summary table with
+``n``, mean, standard error and interval per sweep), the resolved ``pipeline.toml``, the
+``manifest.json`` (versions, seeds, command line) and, given ``quadriga verify`` output, each
+claim's verdict with its estimate, interval, ``n`` and how the interval was computed. The page is
+rendered by a Jinja2 template (``report_templates/report.html.j2``, autoescaped), so no value read
+from a run can inject markup.
+
+Example::
+
+    quadriga report runs/gmm-mcmc-baselines/20261201T122438Z --out report.html
+    quadriga report sweeps/my-sweep --verify verify/srmc-alpha-scaling --out srmc.html
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from quadriga.errors import ConfigError
+
+__all__ = ["build_report", "collect_claims", "collect_run", "collect_sweep", "render_report", "write_report"]
+
+
+def _fmt(value: Any) -> str:
+    from quadriga.cli.output import format_value
+
+    return format_value(value)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _figure(path: Path, caption: str) -> dict[str, str]:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return {"name": path.name, "caption": caption, "src": f"data:image/png;base64,{data}"}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text in ("-", "")
+    return True
+
+
+def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """A table for the template: cells as text, ``numeric[i]`` true for columns of numbers (right-aligned)."""
+    cells = [[_fmt(c) for c in row] for row in rows]
+    numeric = [
+        i > 0
+        and bool(cells)
+        and all(_is_number(r[i]) for r in cells)
+        and any(r[i] not in ("-", "") for r in cells)
+        for i in range(len(columns))
+    ]
+    return {"title": title, "columns": list(columns), "rows": cells, "numeric": numeric}
+
+
+def _metrics_table(stage: str, res: Mapping[str, Any]) -> dict[str, Any]:
+    from quadriga.cli.output import pivot
+
+    subjects, metrics, cells = pivot(res.get("values", {}))
+    return _table(
+        f"{stage} ({res.get('component', 'evaluator')})",
+        ["subject", *metrics],
+        [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects],
+    )
+
+
+def collect_run(run_dir: Path) -> dict[str, Any]:
+    """The report section of one run directory (``results.json``, ``pipeline.toml``, ``manifest.json``).
+
+    Returns:
+        ``{"kind": "run", "title", "dir", "status", "facts", "tables", "figures", "pipeline", "manifest"}``.
+
+    Raises:
+        ConfigError: ``run_dir`` has no ``results.json``.
+    """
+    run_dir = Path(run_dir)
+    results = _read_json(run_dir / "results.json")
+    if not isinstance(results, dict):
+        raise ConfigError(f"'{run_dir}' is not a run directory (no readable results.json).", key="report")
+    manifest = _read_json(run_dir / "manifest.json") or {}
+    status = _read_json(run_dir / "status.json") or {}
+    stages: Mapping[str, Any] = results.get("stages", {})
+    seconds = {n: s.get("seconds") for n, s in status.get("stages", {}).items()}
+    overview = []
+    tables = []
+    figures = []
+    for stage, res in stages.items():
+        kind = res.get("type")
+        if kind == "Samples":
+            acc = res.get("info", {}).get("acceptance_rate")
+            detail = f"{res.get('num_samples')} x {res.get('dim')} samples"
+            overview.append([stage, res.get("component", ""), detail, _fmt(acc), _fmt(seconds.get(stage))])
+        elif kind == "Estimate":
+            err = res.get("stderr")
+            detail = _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else "")
+            overview.append([stage, res.get("component", ""), detail, "-", _fmt(seconds.get(stage))])
+        elif kind == "Fitted":
+            final = ", ".join(f"{k} = {_fmt(v)}" for k, v in res.get("final", {}).items())
+            overview.append(
+                [stage, res.get("component", ""), final or "fitted", "-", _fmt(seconds.get(stage))]
+            )
+        elif kind == "Metrics":
+            overview.append(
+                [stage, res.get("component", ""), "metrics (table below)", "-", _fmt(seconds.get(stage))]
+            )
+            if res.get("values"):
+                tables.append(_metrics_table(stage, res))
+        for name in res.get("figures", []):
+            path = run_dir / name
+            if path.is_file():
+                figures.append(_figure(path, f"stage {stage} ({res.get('component', '')})"))
+    if overview:
+        tables.insert(
+            0, _table("stages", ["stage", "component", "result", "acceptance", "seconds"], overview)
+        )
+    pipeline_toml = run_dir / "pipeline.toml"
+    return {
+        "kind": "run",
+        "title": f"run of {results.get('pipeline')}",
+        "dir": str(run_dir),
+        "status": results.get("status", status.get("status", "unknown")),
+        "facts": [
+            ("pipeline", results.get("pipeline")),
+            ("root seed", results.get("seed")),
+            ("started (UTC)", manifest.get("started_utc", "-")),
+            ("command", " ".join(manifest.get("command", [])) or "-"),
+        ],
+        "tables": tables,
+        "figures": figures,
+        "pipeline": pipeline_toml.read_text(encoding="utf-8") if pipeline_toml.is_file() else "",
+        "manifest": json.dumps(manifest, indent=2),
+    }
+
+
+def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
+    """The report section of a sweep directory: the summary over seeds and the sweep's figures.
+
+    Each summary row gives ``n`` (values pooled, one per seed), the mean, its standard error and the
+    interval with its method (:func:`quadriga.summary.aggregate`); rows with ``n < 2`` have none.
+
+    Raises:
+        ConfigError: ``sweep_dir`` has no ``sweep.json``.
+    """
+    from quadriga.summary import aggregate, load_rows
+
+    sweep_dir = Path(sweep_dir)
+    sweep = _read_json(sweep_dir / "sweep.json")
+    if not isinstance(sweep, dict):
+        raise ConfigError(f"'{sweep_dir}' is not a sweep directory (no readable sweep.json).", key="report")
+    rows, keys = load_rows(sweep_dir)
+    summary = aggregate(rows, keys)
+    runs = _read_json(sweep_dir / "runs.json") or []
+    grid = [k.split(".")[-1] for k in keys]
+    table_rows = []
+    for e in summary:
+        subject, _, metric = str(e["metric"]).rpartition("/")
+        small = int(e["n"]) < 2
+        table_rows.append(
+            [
+                *(_fmt(e.get(k)) for k in keys),
+                e["stage"],
+                subject or "-",
+                metric,
+                e["n"],
+                _fmt(e["mean"]),
+                "-" if small else f"{e['stderr']:.2g}",
+                "-" if small else f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
+                "-" if small else e.get("ci_method", ""),
+            ]
+        )
+    figures = [_figure(p, "summary over seeds") for p in sorted(sweep_dir.glob("*.png"))]
+    finished = sum(r.get("status") == "finished" for r in runs)
+    return {
+        "kind": "sweep",
+        "title": f"sweep of {sweep.get('source')}",
+        "dir": str(sweep_dir),
+        "status": f"{finished} of {len(runs)} runs finished",
+        "facts": [
+            ("source", sweep.get("source")),
+            ("seeds", ", ".join(map(str, sweep.get("seeds", [])))),
+            ("grid", "; ".join(f"{k} = {v}" for k, v in sweep.get("grid", {}).items()) or "-"),
+        ],
+        "tables": [
+            _table(
+                "summary over seeds",
+                [*grid, "stage", "subject", "metric", "n", "mean", "s.e.", "interval", "method"],
+                table_rows,
+            )
+        ],
+        "figures": figures,
+        "pipeline": "",
+        "manifest": json.dumps(sweep, indent=2),
+    }
+
+
+def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
+    """Claim verdicts from ``quadriga verify`` output: every ``report.json`` under ``verify_dir``.
+
+    Returns:
+        One dict per claim record with ``name``, ``claim``, ``paper``, ``scale``, ``status``,
+        ``claimed`` (the tested relation), ``rows`` (estimate, interval, n, method, verdict, MDE and
+        replicates needed per comparison) and the figures found next to the report.
+
+    Raises:
+        ConfigError: no ``report.json`` under ``verify_dir``.
+    """
+    verify_dir = Path(verify_dir)
+    reports = sorted(verify_dir.rglob("report.json")) if verify_dir.is_dir() else []
+    if verify_dir.is_file() and verify_dir.name.endswith(".json"):
+        reports = [verify_dir]
+    if not reports:
+        raise ConfigError(
+            f"no report.json under '{verify_dir}'. Pass the output directory of `quadriga verify`.",
+            key="--verify",
+        )
+    claims = []
+    for report in reports:
+        records = _read_json(report)
+        if isinstance(records, dict):
+            records = [records]
+        for rec in records or []:
+            effect = rec.get("effect") or {}
+            verdicts = rec.get("status") not in ("ran", "error")  # smoke scale: numbers, not verdicts
+            rows = [
+                [
+                    c.get("arm") or "-",
+                    c.get("baseline") or "-",
+                    _fmt(c.get("estimate")),
+                    f"[{_fmt(c.get('low'))}, {_fmt(c.get('high'))}]",
+                    c.get("n"),
+                    c.get("method", "-"),
+                    c.get("verdict", "-") if verdicts else "(smoke: none)",
+                    _fmt(c.get("mde")),
+                    _fmt(c.get("replicates_needed")),
+                ]
+                for c in rec.get("comparisons", [])
+            ]
+            figures = [_figure(p, f"claim {rec.get('name')}") for p in sorted(report.parent.glob("*.png"))]
+            claims.append(
+                {
+                    "name": rec.get("name"),
+                    "claim": rec.get("claim", ""),
+                    "paper": rec.get("paper", ""),
+                    "scale": rec.get("scale", ""),
+                    "status": rec.get("status", "unknown"),
+                    "claimed": effect.get("claimed", ""),
+                    "quantity": effect.get("quantity", ""),
+                    "level": effect.get("level"),
+                    "source": str(report),
+                    "table": _table(
+                        "comparisons",
+                        [
+                            "arm",
+                            "baseline",
+                            "estimate",
+                            "interval",
+                            "n",
+                            "method",
+                            "verdict",
+                            "MDE",
+                            "replicates needed",
+                        ],
+                        rows,
+                    ),
+                    "figures": figures,
+                }
+            )
+    return claims
+
+
+def render_report(
+    sections: Sequence[Mapping[str, Any]], claims: Sequence[Mapping[str, Any]], title: str
+) -> str:
+    """Render the page from collected sections and claims with the package's Jinja2 template."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("quadriga", "report_templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    from quadriga import __version__
+
+    return env.get_template("report.html.j2").render(
+        title=title,
+        sections=sections,
+        claims=claims,
+        generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        version=__version__,
+    )
+
+
+def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: str | None = None) -> str:
+    """The HTML page for run and sweep directories and ``quadriga verify`` outputs.
+
+    Args:
+        dirs: run directories (``results.json``) and sweep directories (``sweep.json``), in page order.
+        verify: ``quadriga verify`` output directories whose ``report.json`` verdicts are shown.
+        title: the page title (default: the names of what is reported).
+
+    Returns:
+        The page, one string of HTML with every figure embedded.
+
+    Raises:
+        ConfigError: a path is neither a run nor a sweep directory (a folder of runs names the fix),
+            or a verify directory has no ``report.json``; nothing at all to report.
+    """
+    sections = []
+    for d in map(Path, dirs):
+        if (d / "sweep.json").is_file():
+            sections.append(collect_sweep(d))
+        elif (d / "results.json").is_file():
+            sections.append(collect_run(d))
+        elif d.is_dir() and any((c / "results.json").is_file() for c in d.iterdir()):
+            raise ConfigError(
+                f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga report {d}/*`.",
+                key="report",
+            )
+        else:
+            raise ConfigError(
+                f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json).",
+                key="report",
+            )
+    claims = [c for v in verify for c in collect_claims(Path(v))]
+    if not sections and not claims:
+        raise ConfigError("nothing to report: give run or sweep directories, or --verify DIR.", key="report")
+    if title is None:
+        names = [s["title"] for s in sections] + [f"claim {c['name']}" for c in claims]
+        title = "quadriga report: " + ", ".join(dict.fromkeys(names))
+    return render_report(sections, claims, title)
+
+
+def write_report(
+    dirs: Sequence[Path], out: Path, *, verify: Sequence[Path] = (), title: str | None = None
+) -> Path:
+    """Write :func:`build_report`'s page to ``out`` (atomically) and return the path.
+
+    Raises:
+        ConfigError: as :func:`build_report`.
+    """
+    from quadriga.fileio import atomic_write_text
+
+    html = build_report(dirs, verify=verify, title=title)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, html)
+    return out

@@ -1,0 +1,230 @@
+"""Logging one quadriga run as one MLflow run, through :class:`mlflow.MlflowClient`.
+
+Where: ``MLFLOW_TRACKING_URI`` (e.g. ``sqlite:////abs/path/mlflow.db``, ``http://host:5000``, or
+a file store ``file:///abs/path/mlruns``, which MLflow 3 accepts only with
+``MLFLOW_ALLOW_FILE_STORE=true``); when it is not set, :data:`DEFAULT_URI`, an SQLite database
+``mlflow.db`` in the working directory (artifacts under ``./mlruns``), MLflow's recommended local
+store. The experiment is the pipeline's name unless ``QUADRIGA_MLFLOW_EXPERIMENT`` names another;
+it is created when missing.
+
+What is logged:
+
+- parameters: every key of the resolved pipeline (``pipeline.toml``), flattened with dots
+  (``stage.mala.step_size = 0.1``, ``pipeline.seed = 0``), values as TOML writes them;
+- metrics: each evaluator value as ``<stage>/<subject>/<metric>``, sampler diagnostics as
+  ``<stage>/acceptance_rate`` and so on, an estimate and its standard error, and
+  ``<stage>/seconds``; MLflow's key rules allow no ``[``/``]``, so ``mala[0]`` becomes ``mala.0``;
+- per-step metrics: every ``progress.log(step, loss=...)`` record as ``<stage>/<key>`` at its step;
+- artifacts: the run's figures under ``figures/``, and ``manifest.json``, ``pipeline.toml``,
+  ``results.json`` and ``status.json``;
+- tags: ``quadriga.run_dir``, ``quadriga.pipeline``, ``quadriga.version``; status FINISHED,
+  FAILED or KILLED (interrupted) as the run ended.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "DEFAULT_URI",
+    "PARENT_ENV",
+    "MlflowTracker",
+    "SweepTracker",
+    "flatten_params",
+    "metric_key",
+    "tracking_uri",
+]
+
+#: set during a sweep to the parent run's id; the sweep's runs are created as its children
+PARENT_ENV = "QUADRIGA_MLFLOW_PARENT_RUN"
+#: the experiment of every run (default: the pipeline's name)
+EXPERIMENT_ENV = "QUADRIGA_MLFLOW_EXPERIMENT"
+
+#: the store used when ``MLFLOW_TRACKING_URI`` is not set
+DEFAULT_URI = "sqlite:///mlflow.db"
+
+_BAD = re.compile(r"[^A-Za-z0-9_\-. /:]")
+
+
+def metric_key(*parts: str) -> str:
+    """An MLflow metric or parameter key from parts joined by ``/`` (``mala[0]`` -> ``mala.0``)."""
+    key = "/".join(p for p in parts if p)
+    key = re.sub(r"\[(\d+)\]", r".\1", key)
+    return _BAD.sub("_", key)
+
+
+def flatten_params(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    """``{"stage": {"mala": {"step_size": 0.1}}}`` -> ``{"stage.mala.step_size": "0.1"}`` (values in TOML)."""
+    import tomli_w
+
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        name = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            out.update(flatten_params(value, name))
+            continue
+        try:
+            text = tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
+        except (TypeError, ValueError):
+            text = str(value)
+        out[metric_key(*name.split("/"))] = text
+    return out
+
+
+def tracking_uri() -> str:
+    """``MLFLOW_TRACKING_URI`` when set, else :data:`DEFAULT_URI`."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_URI
+
+
+def _experiment(client: Any, name: str) -> str:
+    """The id of experiment ``name``, created when missing."""
+    experiment = client.get_experiment_by_name(name)
+    return experiment.experiment_id if experiment is not None else client.create_experiment(name)
+
+
+def _numbers(values: dict[str, Any]) -> dict[str, float]:
+    return {
+        k: float(v)
+        for k, v in values.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+    }
+
+
+@attrs.define(eq=False)
+class MlflowTracker:
+    """One open MLflow run mirroring a quadriga run (built by :meth:`start`)."""
+
+    client: Any
+    run_id: str
+    run_dir: Path
+    _t0: float = attrs.field(factory=time.time)
+
+    @classmethod
+    def start(cls, run: Any) -> MlflowTracker:
+        """Create (or find) the experiment, open the MLflow run, log parameters and tags."""
+        import mlflow
+        from mlflow.entities import Param
+
+        import quadriga
+
+        client = mlflow.MlflowClient(tracking_uri=tracking_uri())
+        experiment_id = _experiment(client, os.environ.get(EXPERIMENT_ENV) or run.pipeline.name)
+        tags = {
+            "quadriga.run_dir": str(Path(run.dir).resolve()),
+            "quadriga.pipeline": run.pipeline.name,
+            "quadriga.version": quadriga.__version__,
+            "mlflow.source.name": "quadriga",
+        }
+        if os.environ.get(PARENT_ENV):
+            tags["mlflow.parentRunId"] = os.environ[PARENT_ENV]
+        created = client.create_run(
+            experiment_id, run_name=f"{run.pipeline.name} {Path(run.dir).name}", tags=tags
+        )
+        tracker = cls(client, created.info.run_id, Path(run.dir))
+        params = [Param(k, v[:6000]) for k, v in flatten_params(run.pipeline.resolved()).items()]
+        for i in range(0, len(params), 100):  # MLflow takes at most 100 parameters per batch
+            client.log_batch(tracker.run_id, params=params[i : i + 100])
+        return tracker
+
+    def _log(self, values: dict[str, float], step: int = 0) -> None:
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        metrics = [Metric(k, v, now, step) for k, v in values.items()]
+        for i in range(0, len(metrics), 1000):
+            self.client.log_batch(self.run_id, metrics=metrics[i : i + 1000])
+
+    def log_step(self, stage: str, record: dict[str, Any]) -> None:
+        """One streamed record: its numbers as ``<stage>/<key>`` at ``record["step"]``."""
+        step = int(record.get("step", 0))
+        values = {k: v for k, v in record.items() if k not in ("stage", "step")}
+        self._log({metric_key(stage, k): v for k, v in _numbers(values).items()}, step)
+
+    def log_stage(self, stage: str, artifact: Any, seconds: float) -> None:
+        """A finished stage: its summary numbers and its seconds."""
+        summary = artifact.summary()
+        kind = summary.get("type")
+        values: dict[str, Any] = {"seconds": seconds}
+        if kind == "Metrics":
+            values.update(summary.get("values", {}))
+        elif kind == "Samples":
+            values.update(summary.get("info", {}))
+            values.update(num_samples=summary.get("num_samples"), dim=summary.get("dim"))
+        elif kind == "Estimate":
+            values.update(estimate=summary.get("value"), estimate_stderr=summary.get("stderr"))
+        elif kind == "Fitted":
+            values.update(summary.get("final", {}))
+        self._log({metric_key(stage, *k.split("/")): v for k, v in _numbers(values).items()})
+
+    def end(self, status: str, error: BaseException | None) -> None:
+        """Log figures and records as artifacts, then close the run with its status."""
+        for path in sorted(self.run_dir.glob("*.png")):
+            self.client.log_artifact(self.run_id, str(path), artifact_path="figures")
+        for name in ("manifest.json", "pipeline.toml", "results.json", "status.json", "error.txt"):
+            path = self.run_dir / name
+            if path.is_file():
+                self.client.log_artifact(self.run_id, str(path))
+        if error is not None:
+            self.client.set_tag(self.run_id, "quadriga.error", f"{type(error).__name__}: {error}"[:5000])
+        mlflow_status = {"finished": "FINISHED", "interrupted": "KILLED"}.get(status, "FAILED")
+        self.client.set_terminated(self.run_id, status=mlflow_status)
+
+
+@attrs.define(eq=False)
+class SweepTracker:
+    """The parent MLflow run of a sweep; its runs find its id in :data:`PARENT_ENV`.
+
+    The parent's parameters are the seeds and the grid; at the end it gets the sweep's
+    ``summary.csv``, ``summary.png`` and tidy table as artifacts.
+    """
+
+    client: Any
+    run_id: str
+    saved_env: dict[str, str | None]
+
+    @classmethod
+    def start(cls, sweep: dict[str, Any]) -> SweepTracker:
+        """Open the parent run in the pipeline's experiment and export its id to the sweep's workers."""
+        import mlflow
+        from mlflow.entities import Param
+
+        from quadriga.api import check
+
+        client = mlflow.MlflowClient(tracking_uri=tracking_uri())
+        name = os.environ.get(EXPERIMENT_ENV) or check(sweep["source"]).name
+        created = client.create_run(
+            _experiment(client, name),
+            run_name=f"sweep {name}",
+            tags={"quadriga.sweep": sweep["source"], "mlflow.source.name": "quadriga"},
+        )
+        params = {"sweep.seeds": json.dumps(sweep["seeds"])}
+        params.update({metric_key(f"sweep.grid.{k}"): json.dumps(v) for k, v in sweep["grid"].items()})
+        client.log_batch(created.info.run_id, params=[Param(k, v[:6000]) for k, v in params.items()])
+        saved = {k: os.environ.get(k) for k in (PARENT_ENV, EXPERIMENT_ENV)}
+        os.environ[PARENT_ENV], os.environ[EXPERIMENT_ENV] = created.info.run_id, name
+        return cls(client, created.info.run_id, saved)
+
+    def end(self, sweep: dict[str, Any], status: str) -> None:
+        """Log the summary files, close the parent run, restore the environment."""
+        try:
+            directory = Path(sweep["dir"]) if sweep.get("dir") else None
+            for name in ("summary.csv", "summary.png", "results.parquet", "results.csv", "sweep.json"):
+                if directory is not None and (directory / name).is_file():
+                    self.client.log_artifact(self.run_id, str(directory / name))
+            if directory is not None:
+                self.client.set_tag(self.run_id, "quadriga.sweep_dir", str(directory.resolve()))
+            self.client.set_terminated(self.run_id, status="FINISHED" if status == "finished" else "FAILED")
+        finally:
+            for key, value in self.saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value

@@ -1,0 +1,229 @@
+"""quadriga-mlflow against real local MLflow stores (SQLite and file), read back with MlflowClient."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+import pytest
+from quadriga_mlflow.tracker import flatten_params, metric_key
+
+import quadriga
+from quadriga import tracking
+
+mlflow = pytest.importorskip("mlflow")
+
+
+@attrs.define(kw_only=True)
+class CountDown(quadriga.Learner):
+    """Streams ``loss = 1 / (step + 1)`` for ``num_steps`` steps (closed-form per-step metrics)."""
+
+    num_steps: int = quadriga.param(20, doc="steps")
+
+    def fit(self, task, *, generator, progress):
+        """Log ``loss`` at steps 0..num_steps-1."""
+        progress.start(self.num_steps)
+        for step in range(self.num_steps):
+            progress.log(step, loss=1.0 / (step + 1))
+            progress.advance()
+        return quadriga.Fitted(model=None, history={}, info={"steps": self.num_steps})
+
+
+@attrs.define(kw_only=True)
+class Broken(quadriga.Sampler):
+    """Raises, for the failed-run case."""
+
+    def sample(self, target, *, generator):
+        """Always raises RuntimeError."""
+        raise RuntimeError("asked to fail")
+
+
+PIPELINE = {
+    "pipeline": {"name": "mlflow-demo", "seed": 0},
+    "task": {"normal": {"use": "gaussian", "dim": 2}},
+    "stage": {
+        "count": {"use": "count-down", "inputs": {"task": "normal"}, "num_steps": 20},
+        "mala": {"use": "mala", "inputs": {"target": "normal"}, "num_samples": 100, "burn_in": 50},
+        "rwm": {"use": "rwm", "inputs": {"target": "normal"}, "num_samples": 100, "burn_in": 50},
+        "energy": {"use": "energy-distance", "inputs": {"subject": ["mala", "rwm"], "reference": "normal"}},
+    },
+}
+
+
+@pytest.fixture
+def registry():
+    from quadriga.registry import Registry
+
+    reg = Registry(use_env=False)
+    quadriga.register("learner", "count-down", CountDown, registry=reg)
+    quadriga.register("sampler", "broken", Broken, registry=reg)
+    return reg
+
+
+@pytest.fixture(params=["sqlite", "file"])
+def store(request, tmp_path, monkeypatch):
+    """A fresh local MLflow store: SQLite (the default backend) or a file store."""
+    monkeypatch.chdir(tmp_path)  # artifacts of the SQLite store go to ./mlruns
+    if request.param == "sqlite":
+        uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    else:
+        uri = (tmp_path / "mlruns-files").as_uri()
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.delenv(tracking.ENV, raising=False)
+    return mlflow.MlflowClient(tracking_uri=uri)
+
+
+def test_keys_follow_mlflow_rules():
+    assert metric_key("energy", "mala[0]", "energy_distance") == "energy/mala.0/energy_distance"
+    assert metric_key("s", "a+b") == "s/a_b"
+    flat = flatten_params({"stage": {"m": {"step_size": 0.1, "init": "normal", "inputs": {"target": "t"}}}})
+    assert flat == {"stage.m.step_size": "0.1", "stage.m.init": '"normal"', "stage.m.inputs.target": '"t"'}
+
+
+def test_a_run_is_logged_only_when_chosen(registry, store, tmp_path):
+    from quadriga.api import run
+
+    run(PIPELINE, out=tmp_path / "quiet", registry=registry)
+    assert store.get_experiment_by_name("mlflow-demo") is None  # installed, not chosen: nothing logged
+    with tracking.using("mlflow"):
+        result = run(PIPELINE, out=tmp_path / "tracked", registry=registry)
+    assert result.warnings == []
+    experiment = store.get_experiment_by_name("mlflow-demo")
+    (logged,) = store.search_runs([experiment.experiment_id])  # one MLflow run per quadriga run
+    assert logged.info.status == "FINISHED"
+    assert logged.data.tags["quadriga.run_dir"] == str((tmp_path / "tracked").resolve())
+    # parameters: the resolved pipeline, flattened, as TOML writes the values
+    import tomllib
+
+    resolved = tomllib.loads((tmp_path / "tracked" / "pipeline.toml").read_text())
+    assert logged.data.params == flatten_params(resolved)
+    assert logged.data.params["stage.mala.step_size"] == str(resolved["stage"]["mala"]["step_size"])
+    # metrics: every evaluator value and sampler diagnostic, as in results.json
+    saved = json.loads((tmp_path / "tracked" / "results.json").read_text())["stages"]
+    for subject in ("mala", "rwm"):
+        key = f"{subject}/energy_distance"
+        assert logged.data.metrics[f"energy/{key}"] == pytest.approx(
+            saved["energy"]["values"][key], rel=1e-12
+        )
+    acc = saved["mala"]["info"]["acceptance_rate"]
+    assert logged.data.metrics["mala/acceptance_rate"] == pytest.approx(acc, rel=1e-12)
+    # per-step metrics: the whole streamed history, step by step
+    history = store.get_metric_history(logged.info.run_id, "count/loss")
+    assert sorted((m.step, m.value) for m in history) == [(s, 1.0 / (s + 1)) for s in range(20)]
+    # artifacts: figures and the manifest, byte for byte
+    names = {a.path for a in store.list_artifacts(logged.info.run_id)}
+    assert {"manifest.json", "pipeline.toml", "results.json", "figures"} <= names
+    figures = [a.path for a in store.list_artifacts(logged.info.run_id, "figures")]
+    assert figures == [f"figures/{f}" for f in saved["energy"]["figures"]]
+    local = mlflow.artifacts.download_artifacts(
+        run_id=logged.info.run_id,
+        artifact_path="manifest.json",
+        dst_path=str(tmp_path / "dl"),
+        tracking_uri=store.tracking_uri,
+    )
+    with open(local) as fh:
+        assert json.load(fh) == json.loads((tmp_path / "tracked" / "manifest.json").read_text())
+
+
+def test_a_failed_run_is_marked_failed(registry, store, tmp_path):
+    from quadriga.api import run
+
+    bad = {**PIPELINE, "stage": {"b": {"use": "broken", "inputs": {"target": "normal"}}}}
+    bad["pipeline"] = {"name": "mlflow-broken", "seed": 0}
+    with tracking.using("mlflow"):
+        result = run(bad, out=tmp_path / "bad", registry=registry, raise_on_failure=False)
+    assert result.status == "failed"
+    (logged,) = store.search_runs([store.get_experiment_by_name("mlflow-broken").experiment_id])
+    assert logged.info.status == "FAILED" and "asked to fail" in logged.data.tags["quadriga.error"]
+
+
+def test_the_command_line_chooses_trackers_by_name(capsys):
+    from quadriga.cli import main
+
+    assert main(["run", "gmm-mcmc-baselines", "--with", "mlfow", "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "'mlfow' is not an installed tracker" in err and "Did you mean 'mlflow'" in err
+    assert main(["run", "gmm-mcmc-baselines", "--with", "quadriga-mlflow", "--check"]) == 0
+
+
+def test_listing_imports_neither_mlflow_nor_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from quadriga.registry import Registry; r = Registry(use_env=False); r.load(); "
+        "assert r.plugins['mlflow'].status == 'ok'; print(sorted({'mlflow', 'torch'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+SWEEP_TOML = """
+[pipeline]
+name = "mlflow-sweep"
+seed = 0
+
+[task.normal]
+use = "gaussian"
+dim = 2
+
+[stage.mala]
+use = "mala"
+inputs = { target = "normal" }
+num_samples = 100
+burn_in = 50
+
+[stage.energy]
+use = "energy-distance"
+inputs = { subject = ["mala"], reference = "normal" }
+"""
+
+
+@pytest.mark.slow
+def test_a_sweep_is_one_parent_run_with_the_runs_nested(tmp_path, monkeypatch):
+    import os
+    import subprocess
+    import sys
+
+    pipeline = tmp_path / "sweep.toml"
+    pipeline.write_text(SWEEP_TOML)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", tracking.ENV)}
+    env["MLFLOW_TRACKING_URI"] = uri
+    args = [
+        "sweep",
+        str(pipeline),
+        "--seeds",
+        "0:2",
+        "--grid",
+        "stage.mala.step_size=0.1,0.5",
+        "--workers",
+        "1",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "quadriga", *args, "--out", str(tmp_path / "sw"), "--with", "mlflow"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "warning" not in proc.stdout
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    experiment = client.get_experiment_by_name("mlflow-sweep")
+    runs = client.search_runs([experiment.experiment_id])
+    (parent,) = [r for r in runs if "quadriga.sweep" in r.data.tags]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(runs) == 5 and len(children) == 4  # 2 seeds x 2 step sizes, all nested
+    assert parent.info.status == "FINISHED" and json.loads(parent.data.params["sweep.seeds"]) == [0, 1]
+    assert {a.path for a in client.list_artifacts(parent.info.run_id)} >= {"summary.csv", "summary.png"}
+    for child in children:
+        run_dir = child.data.tags["quadriga.run_dir"]
+        with open(os.path.join(run_dir, "results.json")) as fh:
+            values = json.load(fh)["stages"]["energy"]["values"]
+        assert child.data.metrics["energy/mala/energy_distance"] == pytest.approx(
+            values["mala/energy_distance"]
+        )
+    assert {c.data.params["stage.mala.step_size"] for c in children} == {"0.1", "0.5"}

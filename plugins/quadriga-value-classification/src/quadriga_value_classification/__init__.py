@@ -1,0 +1,1 @@
+"""quadriga-value-classification: DQN value functions trained by classification (HL-Gauss, two-hot)."""

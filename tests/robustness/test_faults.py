@@ -1,0 +1,418 @@
+"""Faults during a run: each recorded (exit code != 0, a status of failed or interrupted, never
+running), nothing finished lost, nothing written outside the run directory."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from robust_helpers import GOOD, assert_clean
+
+#: three stages: draw (fast), slow (sleeps or misbehaves), check
+THREE = GOOD.replace(
+    "[stage.check]",
+    '[stage.slow]\nuse = "toy-iid"\ninputs = { target = "normal" }\nnum_samples = 10\n{slow}\n\n'
+    "[stage.check]",
+)
+
+
+def pipeline(tmp_path: Path, slow: str = "", text: str = THREE) -> str:
+    (tmp_path / "p.toml").write_text(text.replace("{slow}", slow))
+    return "p.toml"
+
+
+def status(run: Path) -> dict:
+    """The raw status.json (not merged with the stage records)."""
+    return json.loads((run / "status.json").read_text())
+
+
+def states(run: Path) -> dict[str, str]:
+    return {n: s["status"] for n, s in status(run)["stages"].items()}
+
+
+def assert_never_running(root: Path) -> None:
+    for path in root.rglob("status.json"):
+        data = json.loads(path.read_text())
+        assert data["status"] != "running", (path, data)
+        assert all(s["status"] != "running" for s in data["stages"].values()), (path, data)
+
+
+def assert_nothing_outside(tmp_path: Path, allowed: set[str]) -> None:
+    assert {p.name for p in tmp_path.iterdir()} <= allowed | {"p.toml", "runs", "sweeps", "outside"}
+
+
+# ---------------------------------------------------------------- in-process faults
+#: (id, parameters of the failing stage, exit code, what the message and status.json error must hold)
+STAGE_FAULTS = [
+    ("raises", "fail = true", 1, "RuntimeError: asked to fail"),
+    ("nan-artifact", "nan = true", 1, "non-finite"),
+]
+
+
+@pytest.mark.parametrize(
+    ("slow", "rc", "needle"), [c[1:] for c in STAGE_FAULTS], ids=[c[0] for c in STAGE_FAULTS]
+)
+def test_stage_fault_is_recorded_and_earlier_stages_kept(cli, tmp_path, slow, rc, needle):
+    o = cli("run", pipeline(tmp_path, slow), "--out", "r", "--quiet")
+    assert_clean(o, rc, needle, "stage 'slow' failed")
+    run = tmp_path / "r"
+    assert status(run)["status"] == "failed" and needle in status(run)["error"]
+    assert states(run) == {"draw": "finished", "slow": "failed"}
+    assert (run / "error.txt").is_file() and (run / "stages" / "draw" / "artifact.pt").is_file()
+    assert_never_running(tmp_path)
+
+
+@pytest.mark.parametrize("code", [3, 0, 1])
+def test_sys_exit_in_a_component_is_a_failed_stage(cli, tmp_path, code):
+    text = THREE.replace(
+        'use = "toy-iid"\ninputs = { target = "normal" }\nnum_samples = 10',
+        f'use = "exits"\ninputs = {{ target = "normal" }}\ncode = {json.dumps(code)}',
+    )
+    o = cli("run", pipeline(tmp_path, text=text), "--out", "r", "--quiet")
+    assert_clean(o, 1, "sys.exit", "stage 'slow' failed")
+    assert (
+        status(tmp_path / "r")["status"] == "failed"
+        and f"sys.exit({code!r})" in status(tmp_path / "r")["error"]
+    )
+    assert states(tmp_path / "r")["draw"] == "finished"
+
+
+def _raise_in(monkeypatch, stage: str, exc: BaseException) -> None:  # a monkeypatch.context()
+    """Make ``run_stage`` raise ``exc`` for ``stage``."""
+    import quadriga.runner as runner
+
+    real = runner.run_stage
+
+    def fake(node, *a, **k):
+        if node.name == stage:
+            raise exc
+        return real(node, *a, **k)
+
+    monkeypatch.setattr(runner, "run_stage", fake)
+
+
+def test_ctrl_c_in_a_stage_keeps_finished_stages_and_resume_completes(cli, tmp_path, monkeypatch):
+    with monkeypatch.context() as m:
+        _raise_in(m, "slow", KeyboardInterrupt())
+        o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    assert_clean(o, 130, "interrupted", "--resume r")
+    assert status(tmp_path / "r")["status"] == "interrupted"
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
+    o = cli("run", "--resume", "r", "--quiet")
+    assert_clean(o, 0, "reloading draw")
+    assert status(tmp_path / "r")["status"] == "finished"
+
+
+@pytest.mark.parametrize(
+    "exc", [KeyboardInterrupt(), SystemExit(9), RuntimeError("boom")], ids=["ctrl-c", "exit", "crash"]
+)
+def test_crash_during_resume_keeps_the_record_of_finished_stages(cli, tmp_path, monkeypatch, exc):
+    """The resume dies in its first re-run stage: status.json itself still lists draw as finished."""
+    marker = tmp_path / "marker"
+    o = cli("run", pipeline(tmp_path, f'fail_once = "{marker}"'), "--out", "r", "--quiet")
+    assert o.rc == 1 and states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
+    with monkeypatch.context() as m:
+        _raise_in(m, "slow", exc)
+        o = cli("run", "--resume", "r", "--quiet")
+    assert o.rc != 0 and "Traceback" not in o.text
+    assert states(tmp_path / "r")["draw"] == "finished", status(tmp_path / "r")
+    assert status(tmp_path / "r")["status"] in ("failed", "interrupted")
+    assert_never_running(tmp_path)
+    o = cli("run", "--resume", "r", "--quiet")
+    assert_clean(o, 0, "reloading draw")
+
+
+def _disk_full_after(monkeypatch, module, name: str, allowed: int) -> list[int]:
+    """Let ``module.name`` succeed ``allowed`` times, then raise OSError(ENOSPC)."""
+    real = getattr(module, name)
+    calls = [0]
+
+    def fake(*a, **k):
+        calls[0] += 1
+        if calls[0] > allowed:
+            raise OSError(errno.ENOSPC, "No space left on device", str(a[0]) if a else None)
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, name, fake)
+    return calls
+
+
+def test_disk_full_saving_an_artifact(cli, tmp_path, monkeypatch):
+    from quadriga.rundir import RunDir
+
+    _disk_full_after(monkeypatch, RunDir, "save_artifact", 1)
+    o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    assert_clean(o, 1, "No space left on device")
+    assert status(tmp_path / "r")["status"] == "failed"
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
+
+
+def test_disk_full_everywhere_including_the_error_handler(cli, tmp_path, monkeypatch):
+    """After the first stage nothing can be written: no crash, exit 1, the status is not left running."""
+    import quadriga.fileio as fileio
+
+    with monkeypatch.context() as m:
+        _disk_full_after(m, fileio, "atomic_write_text", 6)
+        o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    assert o.rc == 1 and "Traceback" not in o.text and "internal error" not in o.text, o.text
+    assert "No space left on device" in o.text
+    assert not [p for p in (tmp_path / "r").rglob(".*tmp")], "temporary files left behind"
+    from quadriga.rundir import RunDir
+
+    assert RunDir(tmp_path / "r").read_status().status in ("failed", "interrupted")
+    o = cli("run", "--resume", "r", "--quiet")
+    assert_clean(o, 0)
+    assert status(tmp_path / "r")["status"] == "finished"
+
+
+def test_disk_full_in_the_error_handler_only(cli, tmp_path, monkeypatch):
+    from quadriga.rundir import RunDir
+
+    def no_space(self, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RunDir, "write_error", no_space)
+    o = cli("run", pipeline(tmp_path, "fail = true"), "--out", "r", "--quiet")
+    assert_clean(o, 1, "asked to fail", "could not write error.txt")
+    assert status(tmp_path / "r")["status"] == "failed"
+
+
+def test_disk_full_before_the_run_starts(cli, tmp_path, monkeypatch):
+    import quadriga.fileio as fileio
+
+    _disk_full_after(monkeypatch, fileio, "atomic_write_text", 0)
+    o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    assert o.rc == 1 and "Traceback" not in o.text and "internal error" not in o.text, o.text
+    assert "No space left on device" in o.err and "\n\n" not in o.err.strip()
+
+
+def test_disk_full_streaming_metrics(cli, tmp_path, monkeypatch):
+    import quadriga.rundir as rundir
+
+    _disk_full_after(monkeypatch, rundir, "append_jsonl", 2)
+    text = GOOD.replace(
+        "[stage.check]", '[stage.learn]\nuse = "toy-counter"\ninputs = { task = "normal" }\n\n[stage.check]'
+    )
+    o = cli("run", pipeline(tmp_path, text=text), "--out", "r", "--quiet")
+    assert_clean(o, 1, "No space left on device", "stage 'learn' failed")
+    assert states(tmp_path / "r") == {"draw": "finished", "learn": "failed"}
+
+
+@pytest.mark.parametrize("link", ["stages", "metrics.jsonl", "stages/draw"])
+def test_symlink_inside_a_run_directory_is_refused_on_resume(cli, tmp_path, link):
+    marker = tmp_path / "marker"
+    cli("run", pipeline(tmp_path, f'fail_once = "{marker}"'), "--out", "r", "--quiet")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = tmp_path / "r" / link
+    if target.is_dir():
+        import shutil
+
+        shutil.rmtree(target)
+    else:
+        target.unlink(missing_ok=True)
+    target.symlink_to(outside, target_is_directory=True)
+    o = cli("run", "--resume", "r", "--quiet")
+    assert o.rc in (1, 2) and "symbolic link" in o.text and "Traceback" not in o.text, o.text
+    assert list(outside.iterdir()) == [], "nothing may be written through the link"
+
+
+def test_symlink_as_the_runs_folder_of_a_sweep_is_refused(cli, tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "runs").symlink_to(tmp_path / "outside", target_is_directory=True)
+    o = cli("sweep", pipeline(tmp_path), "--seeds", "0:1", "--out", "s", "--workers", "1")
+    assert_clean(o, 2, "symbolic link")
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
+def test_resume_while_another_process_runs_it_is_refused(cli, tmp_path):
+    from quadriga.fileio import lock_dir
+
+    marker = tmp_path / "marker"
+    cli("run", pipeline(tmp_path, f'fail_once = "{marker}"'), "--out", "r", "--quiet")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl,os,sys,time; fd=os.open(sys.argv[1], os.O_RDWR|os.O_CREAT); "
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)",
+            str(tmp_path / "r" / ".lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert_clean(cli("run", "--resume", "r", "--quiet"), 2, "another quadriga process")
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert_clean(cli("run", "--resume", "r", "--quiet"), 0)
+    with lock_dir(tmp_path / "r"):
+        pass
+
+
+# ---------------------------------------------------------------- faults that need a real process
+def _spawn(args, env, cwd):
+    return subprocess.Popen(
+        [sys.executable, "-m", "quadriga", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _wait_for(predicate, timeout=60.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_sigkill_leaves_no_running_status_behind(tmp_path, subprocess_env):
+    """A hard kill cannot write anything: the next reader sees the run as interrupted, --resume works."""
+    pipeline(tmp_path, "sleep = 30")
+    proc = _spawn(["run", "p.toml", "--out", "r", "--quiet"], subprocess_env, tmp_path)
+    try:
+        assert _wait_for(lambda: (tmp_path / "r" / "stages" / "draw" / "record.json").is_file())
+        time.sleep(0.3)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    from quadriga.rundir import RunDir
+
+    rec = RunDir(tmp_path / "r").read_status()
+    assert rec.status == "interrupted" and rec.stages["draw"].status == "finished"
+    assert all(s.status != "running" for s in rec.stages.values())
+
+
+def test_ctrl_c_on_a_sweep_keeps_the_run_s_finished_stages(tmp_path, subprocess_env):
+    """A real Ctrl-C (SIGINT to the process group: the sweep and its worker)."""
+    pipeline(tmp_path, "sleep = 30")
+    proc = _spawn(
+        ["sweep", "p.toml", "--seeds", "0:1", "--workers", "1", "--out", "s"], subprocess_env, tmp_path
+    )
+    try:
+        found = _wait_for(
+            lambda: bool(list((tmp_path / "s" / "runs").glob("*/stages/draw/record.json"))), 120
+        )
+        assert found
+        time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, (out, err)
+    (run,) = (tmp_path / "s" / "runs").iterdir()
+    data = status(run)
+    assert data["status"] == "interrupted" and data["stages"]["draw"]["status"] == "finished", data
+    assert_never_running(tmp_path / "s")
+
+
+def _one_sweep_run(tmp_path: Path, text: str):
+    from quadriga.sweep import plan
+
+    (tmp_path / "p.toml").write_text(text)
+    (spec,) = plan([0], [])
+    return str(tmp_path / "p.toml"), spec, str(tmp_path / "s" / "runs" / spec.run_id)
+
+
+@pytest.mark.parametrize(
+    "exc", [KeyboardInterrupt(), SystemExit(4), MemoryError()], ids=["ctrl-c", "exit", "memory"]
+)
+def test_sweep_run_interrupted_in_a_stage_keeps_its_finished_stages(site, tmp_path, monkeypatch, exc):
+    """What a worker records when its run is stopped: the finished stages stay, none is running."""
+    from quadriga.sweep import execute_one
+
+    source, spec, run_dir = _one_sweep_run(tmp_path, THREE.replace("{slow}", ""))
+    with monkeypatch.context() as m:
+        _raise_in(m, "slow", exc)
+        outcome = execute_one(source, spec, run_dir)
+    want = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+    assert outcome["status"] == want
+    data = status(Path(run_dir))
+    assert data["status"] == want and data["stages"]["draw"]["status"] == "finished", data
+    assert_never_running(tmp_path)
+    again = execute_one(source, spec, run_dir)  # the next sweep resumes: draw is reloaded
+    assert again["status"] == "finished" and status(Path(run_dir))["stages"]["draw"].get("resumed")
+
+
+def _execute_in_child(args):
+    from quadriga.sweep import execute_one
+
+    return execute_one(*args)
+
+
+def test_two_identical_sweeps_at_once_run_each_run_once(site, tmp_path):
+    """Two processes run the same sweep runs at once: the lock makes each run execute exactly once."""
+    import multiprocessing as mp
+
+    from quadriga.sweep import plan
+
+    tally = tmp_path / "tally.txt"
+    text = GOOD.replace(
+        'use = "toy-iid"\ninputs = { target = "normal" }\nnum_samples = 50',
+        f'use = "tally"\ninputs = {{ target = "normal" }}\ntally = "{tally}"\nsleep = 0.5',
+    )
+    (tmp_path / "p.toml").write_text(text)
+    specs = plan([0, 1, 2], [])
+    tasks = [(str(tmp_path / "p.toml"), s, str(tmp_path / "s" / "runs" / s.run_id)) for s in specs]
+    with mp.get_context("fork").Pool(2) as pool:
+        first = pool.map_async(_execute_in_child, tasks)
+        second = pool.map_async(_execute_in_child, tasks[::-1])
+        outcomes = first.get(120) + second.get(120)
+    assert all(o["status"] == "finished" for o in outcomes), outcomes
+    assert tally.read_text().count("ran") == 3, "every run must run exactly once"
+    assert sum(bool(o.get("skipped")) for o in outcomes) == 3
+    assert_never_running(tmp_path / "s")
+
+
+def test_sweep_worker_that_dies_is_recorded_and_retried(cli, tmp_path):
+    marker = tmp_path / "died"
+    pipeline(tmp_path, f'die_once = "{marker}"')
+    o = cli("sweep", "p.toml", "--seeds", "0:2", "--workers", "1", "--out", "s")
+    assert_clean(o, 1, "worker process died", "1 of 2 runs failed")
+    statuses = sorted(status(r)["status"] for r in (tmp_path / "s" / "runs").iterdir())
+    assert statuses == ["failed", "finished"], statuses
+    assert_never_running(tmp_path / "s")
+    from quadriga.sweep import execute_one, plan
+
+    failed = next(r for r in (tmp_path / "s" / "runs").iterdir() if status(r)["status"] == "failed")
+    spec = next(sp for sp in plan([0, 1], []) if sp.run_id == failed.name)
+    assert (
+        execute_one(str(tmp_path / "p.toml"), spec, str(failed))["status"] == "finished"
+    )  # what a re-run does
+    assert status(failed)["stages"]["draw"].get("resumed"), "the retry keeps the finished stage"
+
+
+def test_sigint_on_a_run_saves_and_says_how_to_resume(tmp_path, subprocess_env):
+    pipeline(tmp_path, "sleep = 30")
+    proc = _spawn(["run", "p.toml", "--out", "r", "--quiet"], subprocess_env, tmp_path)
+    try:
+        assert _wait_for(lambda: (tmp_path / "r" / "stages" / "draw" / "record.json").is_file())
+        time.sleep(0.3)
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "--resume r" in out and "Traceback" not in err, (out, err)
+    assert status(tmp_path / "r")["status"] == "interrupted"
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
+
+
+def test_corpus_size():
+    import inspect
+
+    tests = [n for n, f in globals().items() if n.startswith("test_") and inspect.isfunction(f)]
+    assert len(tests) + 1 + 2 + 2 + 2 + 2 >= 15

@@ -1,0 +1,188 @@
+"""Malformed run directories and flags of ``run --resume`` and ``sweep``: exit 2, one paragraph, the
+file or flag named, the run directory left as it was; and inputs that must be accepted."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from robust_helpers import GOOD, assert_clean
+
+
+@pytest.fixture
+def finished(cli, tmp_path):
+    """A finished run of the good pipeline in ``tmp_path/r1``."""
+    (tmp_path / "p.toml").write_text(GOOD)
+    o = cli("run", "p.toml", "--out", "r1", "--quiet")
+    assert o.rc == 0, o.text
+    return tmp_path / "r1"
+
+
+#: (id, file in the run directory, its new content, text the message must contain)
+CORRUPT = [
+    ("status-empty", "status.json", "", ["status.json", "option --resume"]),
+    ("status-truncated", "status.json", '{"status": "fin', ["status.json", "option --resume"]),
+    ("status-list", "status.json", "[1, 2]", ["status.json", "option --resume"]),
+    ("status-stages-list", "status.json", '{"status": "finished", "stages": [1]}', ["status.json"]),
+    (
+        "status-stage-not-object",
+        "status.json",
+        '{"status": "finished", "stages": {"draw": 5}}',
+        ["status.json"],
+    ),
+    ("status-bad-state", "status.json", '{"status": 7, "stages": {}}', ["status.json"]),
+    ("status-not-utf8", "status.json", b"\xff\xfe", ["status.json"]),
+    ("results-truncated", "results.json", '{"stages": {', ["results.json", "option --resume"]),
+    ("results-list", "results.json", "[]", ["results.json"]),
+    ("results-stages-int", "results.json", '{"stages": 5}', ["results.json"]),
+    ("pipeline-toml-corrupt", "pipeline.toml", "[pipeline\n", ["pipeline.toml"]),
+    ("pipeline-toml-not-utf8", "pipeline.toml", b"\xff", ["pipeline.toml", "UTF-8"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "needles"), [c[1:] for c in CORRUPT], ids=[c[0] for c in CORRUPT]
+)
+def test_corrupt_run_directory_on_resume(cli, finished, name, content, needles):
+    path = finished / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    before = {p.name: p.read_bytes() for p in finished.iterdir() if p.is_file()}
+    o = cli("run", "--resume", "r1")
+    assert_clean(o, 2, *needles)
+    after = {p.name: p.read_bytes() for p in finished.iterdir() if p.is_file()}
+    assert after == before, "a refused resume must not touch the run directory"
+
+
+#: (id, argv after ``sweep p.toml``, text the message must contain)
+SWEEP = [
+    ("workers-negative", ["--workers", "-1"], ["option --workers", "-1"]),
+    ("workers-zero", ["--workers", "0"], ["option --workers"]),
+    ("workers-text", ["--workers", "x"], ["--workers"]),
+    ("seeds-huge-range", ["--seeds", "0:100000000"], ["option --seeds", "100000000"]),
+    ("seeds-empty-range", ["--seeds", "5:2"], ["option --seeds"]),
+    ("seeds-text", ["--seeds", "a:b"], ["option --seeds"]),
+    ("seeds-huge-value", ["--seeds", str(2**70)], ["option --seeds", "64-bit"]),
+    ("seeds-many-listed", ["--seeds", ",".join(map(str, range(20000)))], ["option --seeds"]),
+    ("grid-no-equals", ["--grid", "stage.draw.num_samples"], ["option --grid"]),
+    (
+        "grid-bad-value",
+        ["--grid", "stage.draw.num_samples=abc,2"],
+        ["command line (--set/--grid)", "num_samples"],
+    ),
+    ("grid-unknown-table", ["--grid", "stage.nope.x=1,2"], ["command line (--set/--grid)", "stage.nope"]),
+    (
+        "grid-too-large",
+        ["--grid", "stage.draw.num_samples=" + ",".join(map(str, range(1, 2001))), "--seeds", "0:100"],
+        ["option --grid", "runs"],
+    ),
+    ("out-is-file", ["--out", "afile"], ["option --out", "afile"]),
+    ("out-below-file", ["--out", "afile/s"], ["option --out", "afile"]),
+    ("backend-unknown", ["--backend", "dask"], ["--backend"]),
+]
+
+
+@pytest.mark.parametrize(("argv", "needles"), [c[1:] for c in SWEEP], ids=[c[0] for c in SWEEP])
+def test_bad_sweep_flags(cli, tmp_path, argv, needles):
+    (tmp_path / "p.toml").write_text(GOOD)
+    (tmp_path / "afile").write_text("x")
+    o = cli("sweep", "p.toml", *argv)
+    assert_clean(o, 2, *needles)
+    assert not (tmp_path / "sweeps").exists()
+    assert (tmp_path / "afile").read_text() == "x"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_out_in_read_only_directory(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(GOOD)
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o555)
+    assert_clean(cli("run", "p.toml", "--out", "ro/run"), 2, "option --out", "ro/run")
+
+
+def test_out_in_read_only_directory_simulated(cli, tmp_path, monkeypatch):
+    """As root cannot be refused by permissions, a read-only file system is simulated."""
+    import errno
+    from pathlib import Path
+
+    real = Path.mkdir
+
+    def mkdir(self, *a, **k):
+        if "ro" in self.parts:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+    (tmp_path / "p.toml").write_text(GOOD)
+    assert_clean(cli("run", "p.toml", "--out", "ro/run"), 2, "option --out", "Read-only file system")
+    assert_clean(cli("sweep", "p.toml", "--out", "ro/s"), 2, "option --out", "Read-only file system")
+
+
+@pytest.mark.parametrize("out", ["out[bold]", "[red]x[/red]", "a]b[", "[link=x]y"])
+def test_out_with_markup_characters_is_printed_as_written(cli, tmp_path, out):
+    (tmp_path / "p.toml").write_text(GOOD)
+    o = cli("run", "p.toml", "--out", out, "--quiet")
+    assert_clean(o, 0, out)
+    assert json.loads((tmp_path / out / "status.json").read_text())["status"] == "finished"
+
+
+def test_resume_without_name(cli, finished):
+    o = cli("run", "--resume", "r1")
+    assert_clean(o, 0, "reloading draw, check")
+    assert json.loads((finished / "status.json").read_text())["status"] == "finished"
+
+
+def test_no_name_and_no_resume(cli):
+    assert_clean(cli("run"), 2, "NAME_OR_PATH")
+
+
+def test_resume_with_another_name_is_refused(cli, finished):
+    assert_clean(cli("run", "toy-pipeline", "--resume", "r1"), 2, "option --resume", "'good'")
+
+
+def test_dotted_stage_name_can_be_overridden(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(
+        GOOD.replace("[stage.draw]", '[stage."dr.aw"]').replace('["draw"]', '["dr.aw"]')
+    )
+    o = cli("run", "p.toml", "--set", "stage.dr.aw.num_samples=7", "--out", "r", "--quiet")
+    assert_clean(o, 0)
+    assert json.loads((tmp_path / "r" / "results.json").read_text())["stages"]["dr.aw"]["num_samples"] == 7
+
+
+def test_ambiguous_dotted_override_is_refused(cli, tmp_path):
+    text = GOOD + '\n[stage."draw.inner"]\nuse = "toy-iid"\ninputs = { target = "normal" }\n'
+    (tmp_path / "p.toml").write_text(text)
+    assert_clean(
+        cli("run", "p.toml", "--set", "stage.draw.inner.num_samples=7"),
+        2,
+        "[stage.draw.inner]",
+        "[stage.draw]",
+    )
+
+
+def test_set_reaches_a_parameter_of_a_default_nested_component(cli, tmp_path):
+    """``toy-wrap``'s ``inner`` has no default; srmc's ``base_kernel`` does: set its step size."""
+    text = """
+[pipeline]
+name = "nested"
+[task.gauss]
+use = "gaussian"
+dim = 2
+[stage.srmc]
+use = "srmc"
+inputs = { target = "gauss" }
+"""
+    (tmp_path / "p.toml").write_text(text)
+    o = cli("run", "p.toml", "--set", "stage.srmc.base_kernel.step_size=0.123", "--check")
+    assert_clean(o, 0)
+    from quadriga.pipeline import load_pipeline
+    from quadriga.registry import get_registry
+
+    p = load_pipeline(
+        tmp_path / "p.toml", get_registry(), overrides=["stage.srmc.base_kernel.step_size=0.123"]
+    )
+    assert p.stages["srmc"].config["base_kernel"]["step_size"] == 0.123
+
+
+def test_corpus_size():
+    assert len(CORRUPT) + len(SWEEP) + 4 + 4 >= 30

@@ -1,0 +1,145 @@
+"""The Python path: quadriga.build, quadriga.register, quadriga.load_run and the tidy frame."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import attrs
+import pytest
+import torch
+
+import quadriga
+from quadriga.errors import ConfigError
+
+
+def test_import_and_the_new_names_stay_light():
+    code = (
+        "import sys, quadriga; quadriga.build; quadriga.load_run; quadriga.register; quadriga.to_pandas; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_build_checks_parameters_as_a_pipeline_does(registry):
+    normal = quadriga.build("target", "toy-normal", mean=2.0, scale=0.5, dimension=3, registry=registry)
+    assert (normal.mean, normal.scale, normal.dim) == (2.0, 0.5, 3)
+    draws = quadriga.build("sampler", "toy-iid", num_samples=4000, registry=registry)
+    samples = draws.sample(normal, generator=torch.Generator().manual_seed(0))
+    mean = float(samples.x[:, 0].mean())
+    assert abs(mean - 2.0) < 4 * 0.5 / math.sqrt(4000)  # 4 standard errors of the mean
+    with pytest.raises(ConfigError, match=r"unknown parameter 'num_sample'.*Did you mean 'num_samples'"):
+        quadriga.build("sampler", "toy-iid", num_sample=10, registry=registry)
+    with pytest.raises(ConfigError, match=r"key 'scale'"):
+        quadriga.build("target", "toy-normal", scale=-1.0, registry=registry)
+    with pytest.raises(ConfigError, match=r"unknown kind 'smapler'.*Did you mean 'sampler'"):
+        quadriga.build("smapler", "toy-iid", registry=registry)
+
+
+@attrs.define(kw_only=True)
+class Shifted(quadriga.Sampler):
+    """Exact draws of a toy-normal target moved by ``shift`` (a component written in a notebook)."""
+
+    shift: float = quadriga.param(1.0, doc="added to every coordinate")
+    num_samples: int = quadriga.param(1000, doc="number of draws")
+
+    def sample(self, target, *, generator):
+        """``num_samples`` draws of ``target`` plus ``shift``."""
+        return quadriga.Samples(x=target.sample(self.num_samples, generator=generator) + self.shift)
+
+
+def test_a_registered_notebook_class_runs_in_a_pipeline(registry, tmp_path):
+    from quadriga.api import run
+
+    quadriga.register("sampler", "shifted", Shifted, summary="moved draws", registry=registry)
+    quadriga.register(
+        "sampler", "shifted", Shifted, summary="moved draws", registry=registry
+    )  # a re-run cell
+    assert [s.summary for s in registry.components("sampler") if s.name == "shifted"] == ["moved draws"]
+    pipeline = {
+        "pipeline": {"name": "notebook-demo", "seed": 0},
+        "task": {"normal": {"use": "toy-normal", "dimension": 2}},
+        "stage": {
+            "moved": {"use": "shifted", "inputs": {"target": "normal"}, "shift": 0.75, "num_samples": 2000},
+            "err": {
+                "use": "toy-mean",
+                "kind": "evaluator",
+                "inputs": {"subject": ["moved"], "reference": "normal"},
+            },
+        },
+    }
+    result = run(pipeline, out=tmp_path / "nb", registry=registry)
+    err = result.results["stages"]["err"]["values"]["moved/mean_error"]
+    x0 = result.artifacts["moved"].x[:, 0]
+    assert err == pytest.approx(abs(float(x0.mean())))  # closed form: |mean of coordinate 0 - 0|
+    assert abs(err - 0.75) < 4 / math.sqrt(2000)
+    with pytest.raises(ConfigError, match="attrs class"):
+        quadriga.register("sampler", "plain", object, registry=registry)
+    with pytest.raises(ConfigError, match=r"quadriga\.Estimator"):
+        quadriga.register("estimator", "wrong-kind", Shifted, registry=registry)
+
+
+def test_load_run_gives_artifacts_a_compact_repr_and_a_tidy_frame(registry, tmp_path):
+    from quadriga.api import run
+
+    result = run("toy-pipeline", out=tmp_path / "r", registry=registry)
+    loaded = quadriga.load_run(tmp_path / "r")
+    text = repr(loaded)
+    assert len(text) < 600 and "tensor(" not in text and "draw: Samples from toy-iid (500 x 3)" in text
+    assert loaded.pipeline["stage"]["draw"]["num_samples"] == 500 and loaded.manifest["seed"] == 0
+    x = loaded.artifacts["draw"].x
+    assert torch.equal(x, result.artifacts["draw"].x)
+    from quadriga.notebook import compact_repr
+
+    assert compact_repr(loaded.artifacts["draw"]).startswith("Samples(x=Tensor[500, 3] float64")
+    df = loaded.to_pandas()
+    assert list(df.columns[:9]) == [
+        "pipeline",
+        "run_id",
+        "seed",
+        "stage",
+        "component",
+        "type",
+        "subject",
+        "metric",
+        "value",
+    ]
+    err = df[(df.stage == "check") & (df.metric == "mean_error")]
+    assert err.subject.tolist() == ["draw"]
+    assert err.value.iloc[0] == pytest.approx(abs(float(x[:, 0].mean())))
+    est = df[(df.stage == "est") & (df.metric == "estimate")].value.iloc[0]
+    assert est == pytest.approx(float(x[:, 0].mean()))
+    assert df.equals(quadriga.to_pandas(result)) and df.equals(quadriga.to_pandas(tmp_path / "r"))
+    with pytest.raises(ConfigError, match="holds runs"):
+        quadriga.load_run(tmp_path)
+    with pytest.raises(KeyError, match="no stage 'nope'"):
+        loaded.artifacts["nope"]
+
+
+def test_to_pandas_of_a_sweep_has_the_grid_as_columns(plugin_path, tmp_path):
+    from qtest_helpers import run_cli
+
+    out = tmp_path / "sw"
+    proc = run_cli(
+        [
+            "sweep",
+            "toy-pipeline",
+            "--seeds",
+            "0:2",
+            "--grid",
+            "stage.draw.num_samples=50,400",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
+        site=plugin_path,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    df = quadriga.to_pandas(out)
+    err = df[df.metric == "mean_error"]
+    assert len(err) == 4 and sorted(err["stage.draw.num_samples"].unique()) == [50, 400]
+    assert sorted(err.seed.unique()) == [0, 1]

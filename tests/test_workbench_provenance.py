@@ -1,0 +1,84 @@
+"""manifest.json says which distribution supplied each component and the git state of editable plugins."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from qtest_helpers import make_dist
+
+from quadriga.provenance import distribution_source, environment
+
+GIT = shutil.which("git")
+
+
+def test_the_manifest_names_the_distribution_of_every_component(registry, tmp_path):
+    from quadriga.api import run
+
+    pipeline = {
+        "pipeline": {"name": "prov", "seed": 0},
+        "task": {"normal": {"use": "toy-normal"}},
+        "stage": {
+            "wrapped": {
+                "use": "toy-wrap",
+                "inputs": {"target": "normal"},
+                "inner": {"use": "toy-iid", "num_samples": 10},
+            },
+        },
+    }
+    result = run(pipeline, out=tmp_path / "r", registry=registry)
+    manifest = json.loads((result.dir / "manifest.json").read_text())
+    comps = manifest["components"]
+    assert comps["task.normal"] == {
+        "use": "toy-normal",
+        "kind": "target",
+        "distribution": "quadriga-toy",
+        "version": "1.0",
+        "target": "quadriga_toy.components:ToyNormal",
+    }
+    assert comps["stage.wrapped"]["target"] == "quadriga_toy.components:ToyWrap"
+    assert comps["stage.wrapped.inner"]["use"] == "toy-iid"  # a component nested in a parameter
+    assert manifest["plugin_sources"]["quadriga-toy"]["editable"] is False  # no direct_url.json
+    import importlib.metadata as md
+
+    assert manifest["environment"]["pluggy"] == md.version("pluggy") == environment()["pluggy"]
+
+
+@pytest.mark.skipif(GIT is None, reason="needs git")
+def test_an_editable_plugin_records_its_commit_and_whether_it_is_dirty(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    plugin = repo / "plugins" / "quadriga-gitty"
+    plugin.mkdir(parents=True)
+    (plugin / "code.py").write_text("x = 1\n")
+    (repo / "other.txt").write_text("elsewhere\n")
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+        ).stdout
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = git("rev-parse", "HEAD").strip()
+    site = tmp_path / "site"
+    make_dist(site, "quadriga-gitty", {})
+    info = next(site.glob("quadriga_gitty-*.dist-info"))
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": plugin.as_uri(), "dir_info": {"editable": True}})
+    )
+    monkeypatch.syspath_prepend(str(site))
+    clean = distribution_source("quadriga-gitty")
+    assert clean == {"editable": True, "path": str(plugin), "commit": head, "dirty": False}
+    (repo / "other.txt").write_text("changed outside the plugin\n")
+    assert distribution_source("quadriga-gitty")["dirty"] is False
+    (plugin / "code.py").write_text("x = 2\n")
+    assert distribution_source("quadriga-gitty")["dirty"] is True
+    assert distribution_source("no-such-distribution") == {
+        "editable": False,
+        "path": None,
+        "commit": None,
+        "dirty": None,
+    }

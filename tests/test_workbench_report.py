@@ -1,0 +1,193 @@
+"""``quadriga report``: one self-contained page, checked by parsing it and by rendering it in Chromium."""
+
+from __future__ import annotations
+
+import base64
+import html
+import html.parser
+import io
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from quadriga.claims import Effect, decide
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+class Page(html.parser.HTMLParser):
+    """The parts of the page the tests look at: images, tables (as lists of rows), headings."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[str] = []
+        self.tables: list[list[list[str]]] = []
+        self.headings: list[str] = []
+        self.links: list[str] = []
+        self._cell: list[str] | None = None
+        self._heading: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.images.append(a.get("src", ""))
+        elif tag in ("link", "script") and (a.get("href") or a.get("src")):
+            self.links.append(a.get("href") or a.get("src"))
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag in ("h2", "h3"):
+            self._heading = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append("".join(self._cell).strip())
+            self._cell = None
+        elif tag in ("h2", "h3") and self._heading is not None:
+            self.headings.append(" ".join("".join(self._heading).split()))
+            self._heading = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._heading is not None:
+            self._heading.append(data)
+
+
+@pytest.fixture
+def reported(registry, tmp_path):
+    """A toy run with a figure, a claim record with a real interval, and the page written for both."""
+    from quadriga.api import run
+    from quadriga.report import write_report
+
+    result = run("toy-pipeline", overrides=["stage.check.plot=true"], out=tmp_path / "run", registry=registry)
+    rng = np.random.default_rng(0)
+    base = rng.normal(10.0, 2.0, 40)
+    x, y = base + 1.0 + rng.normal(0, 0.5, 40), base  # paired arms, the method 1 unit higher
+    effect = Effect(quantity="return difference", statistic="difference", relation="greater", value=0.0)
+    comparison = {**decide(effect, x, y), "arm": "method", "baseline": "baseline"}
+    verify_dir = tmp_path / "verify" / "20260101T000000Z"
+    verify_dir.mkdir(parents=True)
+    record = {
+        "name": "toy-difference",
+        "claim": "the method's return exceeds the baseline's",
+        "paper": "Toy 2026, Thm. 1",
+        "scale": "paper",
+        "status": comparison["verdict"],
+        "effect": {"quantity": effect.quantity, "claimed": "difference > 0", "level": 0.95},
+        "comparisons": [comparison],
+    }
+    (verify_dir / "report.json").write_text(json.dumps([record]))
+    out = write_report([result.dir], tmp_path / "page" / "report.html", verify=[tmp_path / "verify"])
+    return result, comparison, out
+
+
+def test_the_page_holds_figures_tables_pipeline_and_verdicts(reported):
+    result, comparison, out = reported
+    text = out.read_text()
+    page = Page()
+    page.feed(text)
+    assert not page.links  # self-contained: no stylesheet, script or image fetched from elsewhere
+    (figure,) = page.images
+    assert figure.startswith("data:image/png;base64,")
+    png = base64.b64decode(figure.split(",", 1)[1])
+    assert png == (result.dir / result.results["stages"]["check"]["figures"][0]).read_bytes()
+    tables = {t[0][0] + ":" + t[0][1]: t for t in page.tables}
+    metrics = tables["subject:mean_error"]
+    value = result.results["stages"]["check"]["values"]["draw/mean_error"]
+    assert metrics[1][:2] == ["draw", f"{value:.4g}"]
+    stages = tables["stage:component"]
+    assert [r[0] for r in stages[1:]] == ["draw", "est", "check"]
+    claims = tables["arm:baseline"]
+    row = dict(zip(claims[0], claims[1], strict=True))
+    assert row["verdict"] == "passed" == comparison["verdict"] and row["n"] == "40"
+    assert row["interval"] == f"[{comparison['low']:.4g}, {comparison['high']:.4g}]"
+    assert 0 < comparison["low"] < 1.0 < comparison["high"]  # the interval covers the true shift of 1
+    assert "[stage.draw]" in text and "toy-pipeline" in text  # the resolved pipeline.toml
+    assert '"seeds"' in html.unescape(text)  # the manifest
+    assert any(h.startswith("toy-difference passed") for h in page.headings)
+
+
+def test_values_from_a_run_cannot_inject_markup(tmp_path):
+    from quadriga.report import build_report
+
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    bad = "<script>alert(1)</script>"
+    (run_dir / "results.json").write_text(
+        json.dumps(
+            {"pipeline": bad, "seed": 0, "stages": {"e": {"type": "Metrics", "values": {f"{bad}/m": 1.0}}}}
+        )
+    )
+    page = build_report([run_dir])
+    assert bad not in page and "&lt;script&gt;" in page
+
+
+def test_report_errors_name_the_fix(tmp_path, capsys):
+    from quadriga.cli import main
+
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / "results.json").write_text("{}")
+    assert main(["report", str(tmp_path / "runs")]) == 2
+    assert "quadriga report" in capsys.readouterr().err
+    assert main(["report", str(tmp_path), "--verify", str(tmp_path / "nothing")]) == 2
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs a Chromium browser (Debian package `chromium`)")
+def test_the_page_renders_in_chromium_with_its_figure(reported, tmp_path):
+    from PIL import Image
+
+    _, _, out = reported
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1200,1800",
+            f"--screenshot={shot}",
+            out.resolve().as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    image = np.asarray(Image.open(io.BytesIO(shot.read_bytes())).convert("RGB")).astype(int)
+    assert image.shape[:2] == (1800, 1200)
+    ink = (image.sum(axis=2) < 600).mean()  # pixels clearly darker than white
+    assert 0.01 < ink < 0.5, ink
+    # the matplotlib figure: rows whose colours vary a lot (bars, axes, text), in the page's upper part
+    colourful = (np.abs(np.diff(image, axis=2)).sum(axis=2) > 60).mean(axis=1)  # saturated pixels per row
+    assert colourful.max() > 0.02, colourful.max()
+
+
+def test_a_sweep_section_gives_n_mean_and_interval_per_grid_point(plugin_path, tmp_path):
+    from qtest_helpers import run_cli
+
+    from quadriga.report import build_report
+    from quadriga.summary import aggregate, load_rows
+
+    out = tmp_path / "sw"
+    proc = run_cli(
+        ["sweep", "toy-pipeline", "--seeds", "0:3", "--workers", "1", "--out", str(out)],
+        site=plugin_path,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    page = Page()
+    page.feed(build_report([out]))
+    summary = next(t for t in page.tables if t[0][:4] == ["stage", "subject", "metric", "n"])
+    row = next(dict(zip(summary[0], r, strict=True)) for r in summary[1:] if r[2] == "mean_error")
+    rows, keys = load_rows(out)
+    (expected,) = [e for e in aggregate(rows, keys) if e["metric"] == "draw/mean_error"]
+    assert row["n"] == "3" == str(expected["n"]) and row["mean"] == f"{expected['mean']:.4g}"
+    assert row["interval"] == f"[{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]"
+    assert "BCa" in row["method"] and page.images  # the sweep's summary figure is embedded
