@@ -3,7 +3,7 @@
 40 runs of a pipeline that takes about one second (the core's toy sampler sleeping
 ``--seconds``) on 2 local workers, against the same 40 runs executed one after the
 other in this process through ``quadriga.api.run``. Both are timed in the same run;
-the ratio sweep / sequential is reported (target <= 0.6, the 2x parallel limit being 0.5).
+the ratio sweep / sequential is reported (target <= 0.55, never above 1; the 2x parallel limit being 0.5).
 Usage::
 
     python benchmarks/bench_sweep.py [--runs 40] [--seconds 1.0] [--workers 2]
@@ -54,7 +54,7 @@ def main() -> dict[str, float]:
     ratio = swept / sequential
     print(f"{args.runs} sequential direct runs: {sequential:.1f} s")
     print(f"sweep on {args.workers} workers:      {swept:.1f} s (worker start-up included)")
-    print(f"ratio: {ratio:.2f} (target <= 0.6; ideal {1 / args.workers:.2f})")
+    print(f"ratio: {ratio:.2f} (target <= 0.55; ideal {1 / args.workers:.2f})")
     return {"sequential_s": sequential, "sweep_s": swept, "ratio": ratio}
 
 

@@ -1,34 +1,397 @@
-"""Run every benchmark of the repository (core and plugins), one after the other.
+"""Every performance ratio of the repository in one run: each against a baseline measured alongside it.
 
-Each benchmark prints its own ratios against a baseline measured in the same run.
-Usage: ``python benchmarks/run_all.py [--only SUBSTRING]``.
+Usage::
+
+    python benchmarks/run_all.py [--quick] [--only SUBSTRING] [--no-write] [--scripts]
+
+Each benchmark times a method arm (A) and a baseline arm (B) ``repeats`` times, alternating the
+order (A B, B A, A B, ...) so that other load on a shared machine hits both arms alike; the
+ratio is computed per repeat and the table reports its median, the range over repeats and n.
+In-process arms are timed in CPU seconds of this process (``time.process_time``; torch on one
+thread), subprocess arms in CPU seconds of the child (``resource.getrusage``), the sweep in wall
+seconds (its work is sleeping). ``--quick`` shrinks every budget for a fast check (numbers only).
+The table is printed and written to ``benchmarks/RESULTS.md``. ``--scripts`` also runs every
+``benchmarks/bench_*.py`` and ``plugins/*/benchmarks/bench_*.py`` script as it is.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
+import importlib.util
+import os
+import resource
+import statistics
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "RESULTS.md"
+
+
+def _script(path: str) -> Any:
+    """Import a benchmark script by path (they are scripts, not packages)."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@attrs.define
+class Bench:
+    """One row of the table.
+
+    Attributes:
+        name: what is compared.
+        method: ``() -> float``, the measured cost of the method arm (seconds or MiB).
+        baseline: ``() -> float``, the baseline arm.
+        target: ``(ratio, ratios) -> bool`` and its text.
+        inverse: the ratio is ``baseline / method`` (a throughput ratio) instead of ``method / baseline``.
+        repeats: repeats (full, quick).
+        setup: called once before the repeats (warm-up, imports).
+    """
+
+    name: str
+    method: Callable[[], float]
+    baseline: Callable[[], float]
+    target_text: str
+    target: Callable[[float, list[float]], bool]
+    inverse: bool = False
+    repeats: tuple[int, int] = (3, 2)
+    setup: Callable[[], None] | None = None
+
+
+def _cpu(fn: Callable[[], Any]) -> float:
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
+def _child_cpu(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, capture_output=True, check=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+_TOY: list[Path] = []
+
+
+def _toy_site() -> Path:
+    """A temporary site directory with the core's toy plugin installed (tests/toy); made once."""
+    if _TOY:
+        return _TOY[0]
+    tmp = Path(tempfile.mkdtemp(prefix="quadriga-bench-"))
+    _TOY.append(tmp)
+    sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "toy"), str(tmp)]
+    from qtest_helpers import make_dist
+
+    make_dist(tmp, "quadriga-toy", {"toy": "quadriga_toy.plugin"})
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "tests" / "toy"), str(tmp), os.environ.get("PYTHONPATH", "")]
+    )
+    return tmp
+
+
+def benches(quick: bool) -> list[Bench]:
+    """The table's rows, with budgets for ``quick`` or full runs."""
+    import torch
+
+    torch.set_num_threads(1)
+    out: list[Bench] = []
+
+    # --- RL: dqn against a CleanRL-style loop, minto against dqn (steps per CPU second)
+    rl = _script("plugins/quadriga-std/benchmarks/bench_dqn_speed.py")
+    frames = 1500 if quick else 4000
+    seed = iter(range(10_000))
+
+    def learner(name: str) -> Callable[[], float]:
+        return lambda: rl.cpu_seconds_per_step(
+            lambda f, s: rl.quadriga_learner(name, f, s), frames, next(seed)
+        )
+
+    out.append(
+        Bench(
+            "DQN env steps/s / CleanRL-style PyTorch loop (CartPole-v1)",
+            learner("dqn"),
+            lambda: rl.cpu_seconds_per_step(rl.cleanrl_loop, frames, next(seed)),
+            ">= 0.8",
+            lambda r, rs: r >= 0.8,
+            inverse=True,
+            repeats=(5, 2),
+            setup=lambda: rl.cpu_seconds_per_step(lambda f, s: rl.quadriga_learner("dqn", f, s), 600, 0),
+        )
+    )
+    if importlib.util.find_spec("quadriga_minto") is not None:
+        out.append(
+            Bench(
+                "MINTO env steps/s / DQN (CartPole-v1)",
+                learner("minto"),
+                learner("dqn"),
+                ">= 0.95",
+                lambda r, rs: r >= 0.95,
+                inverse=True,
+                repeats=(5, 2),
+            )
+        )
+
+    # --- listing: `quadriga list` against importing pluggy and importlib.metadata (child CPU seconds)
+    py = sys.executable
+    out.append(
+        Bench(
+            '`quadriga list` / `python -c "import pluggy, importlib.metadata"` (child CPU s)',
+            lambda: _child_cpu([py, "-m", "quadriga", "list"], env={**os.environ, "COLUMNS": "200"}),
+            lambda: _child_cpu([py, "-c", "import pluggy, importlib.metadata"]),
+            "<= 2.0",
+            lambda r, rs: r <= 2.0,
+            repeats=(7, 3),
+            setup=lambda: _child_cpu([py, "-m", "quadriga", "list"]),  # fills the registry cache
+        )
+    )
+
+    # --- SR-MALA (shifted drift) against MALA, per transition
+    if importlib.util.find_spec("quadriga_srmc") is not None:
+        from quadriga_srmc.sampler import SRMC
+        from quadriga_std.samplers.mcmc import MALA
+        from quadriga_std.targets.gaussian import Gaussian
+
+        steps = 100 if quick else 400
+        for d in (20, 1000):
+            target = Gaussian(dim=d, equicorrelation=0.9)
+            h = 0.05 if d <= 20 else 0.01
+            mala = MALA(step_size=h, num_chains=16, num_samples=steps, burn_in=0, init="target")
+            sr = SRMC(
+                base_kernel=MALA(step_size=h, init="target"),
+                alpha=1.0,
+                drift="shifted",
+                num_chains=16,
+                num_steps=steps,
+                burn_in=0,
+            )
+
+            def arm(s: Any, t: Any = target) -> Callable[[], float]:
+                return lambda: _cpu(lambda: s.sample(t, generator=torch.Generator().manual_seed(0)))
+
+            out.append(
+                Bench(
+                    f"SR-MALA (shifted drift) / MALA per iteration, d = {d}",
+                    arm(sr),
+                    arm(mala),
+                    "<= 1.25",
+                    lambda r, rs: r <= 1.25,
+                    repeats=(5, 2),
+                    setup=lambda s=sr, m=mala: (arm(s)(), arm(m)()) and None,
+                )
+            )
+
+    # --- DDPM sampler against a direct loop of the same update
+    if importlib.util.find_spec("quadriga_ddpm") is not None:
+        dd = _script("plugins/quadriga-ddpm/benchmarks/bench_ddpm_speed.py")
+        n, steps_t = (1000, 50) if quick else (5000, 200)
+        target = dd.SphereMixture(dim=256, num_components=16, scale=1.0)
+        target.prepare(generator=torch.Generator().manual_seed(0))
+        sampler = dd.DDPM(num_steps=steps_t, num_samples=n, dtype="float32")
+        betas = dd.theory_betas(steps_t)
+        out.append(
+            Bench(
+                f"DDPM sampler / direct loop (d = 256, K = 16, T = {steps_t}, n = {n})",
+                lambda: _cpu(lambda: sampler.sample(target, generator=torch.Generator().manual_seed(0))),
+                lambda: _cpu(
+                    lambda: dd.direct_loop(
+                        target.component_means, 1.0, betas, n, torch.Generator().manual_seed(0)
+                    )
+                ),
+                "<= 1.05 (every repeat <= 1.10)",
+                lambda r, rs: r <= 1.05 and max(rs) <= 1.10,
+                repeats=(5, 3),
+            )
+        )
+
+    # --- sweep: 2 workers against the same runs one after the other (wall seconds)
+    runs, seconds = (8, 0.25) if quick else (40, 1.0)
+    state: dict[str, Any] = {}
+
+    def sweep_setup() -> None:
+        state["tmp"] = _toy_site()
+        from quadriga.api import run
+
+        run("toy-pipeline", overrides=[f"stage.draw.sleep={seconds}"], out=state["tmp"] / "warm")
+
+    def sequential() -> float:
+        from quadriga.api import run
+
+        tag = time.perf_counter_ns()
+        start = time.perf_counter()
+        for s in range(runs):
+            run(
+                "toy-pipeline",
+                overrides=[f"stage.draw.sleep={seconds}"],
+                seed=s,
+                out=state["tmp"] / f"seq{tag}" / str(s),
+            )
+        return time.perf_counter() - start
+
+    def swept() -> float:
+        from quadriga.sweep import run_sweep
+
+        start = time.perf_counter()
+        result = run_sweep(
+            "toy-pipeline",
+            seeds=range(runs),
+            fixed=[f"stage.draw.sleep={seconds}"],
+            workers=2,
+            out=state["tmp"] / f"sweep{time.perf_counter_ns()}",
+        )
+        assert all(r["status"] == "finished" for r in result.runs)
+        return time.perf_counter() - start
+
+    out.append(
+        Bench(
+            f"sweep {runs} x {seconds:g} s on 2 workers / sequential (wall s)",
+            swept,
+            sequential,
+            "<= 0.55, every repeat <= 1.0",
+            lambda r, rs: r <= 0.55 and max(rs) <= 1.0,
+            repeats=(2, 2),
+            setup=sweep_setup,
+        )
+    )
+
+    # --- peak memory of a run with many evaluator stages that make figures
+    many, few = (30, 3) if quick else (100, 10)
+    child = (
+        "import resource, sys, tempfile\n"
+        "from quadriga.api import run\n"
+        "n = int(sys.argv[1])\n"
+        "p = {'pipeline': {'name': 'bench-memory', 'seed': 0},\n"
+        "     'task': {'normal': {'use': 'toy-normal', 'dimension': 2}},\n"
+        "     'stage': {'draw': {'use': 'toy-iid', 'inputs': {'target': 'normal'}, 'num_samples': 200},\n"
+        "               'check': {'use': 'toy-mean', 'kind': 'evaluator', 'plot': True, 'repeat': n,\n"
+        "                         'inputs': {'subject': ['draw'], 'reference': 'normal'}}}}\n"
+        "r = run(p, out=tempfile.mkdtemp())\n"
+        "assert r.status == 'finished', r.status\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+
+    def peak(n: int) -> float:
+        res = subprocess.run([py, "-c", child, str(n)], capture_output=True, text=True, check=True)
+        return int(res.stdout.split()[-1]) / 1024  # MiB
+
+    out.append(
+        Bench(
+            f"peak RSS of a run with {many} / {few} evaluator stages with figures",
+            lambda: peak(many),
+            lambda: peak(few),
+            "<= 1.10 (flat in stages)",
+            lambda r, rs: r <= 1.10,
+            repeats=(2, 1),
+            setup=lambda: _toy_site() and None,
+        )
+    )
+    return out
+
+
+def measure(bench: Bench, quick: bool) -> dict[str, Any]:
+    """Run one benchmark's repeats (alternating the arms' order); return its row."""
+    if bench.setup is not None:
+        bench.setup()
+    n = bench.repeats[1] if quick else bench.repeats[0]
+    ratios, a_all, b_all = [], [], []
+    for rep in range(n):
+        if rep % 2 == 0:
+            a, b = bench.method(), bench.baseline()
+        else:
+            b, a = bench.baseline(), bench.method()
+        a_all.append(a)
+        b_all.append(b)
+        ratios.append(b / a if bench.inverse else a / b)
+    ratio = statistics.median(ratios)
+    return {
+        "name": bench.name,
+        "ratio": ratio,
+        "low": min(ratios),
+        "high": max(ratios),
+        "n": n,
+        "target": bench.target_text,
+        "met": bench.target(ratio, ratios),
+        "method": statistics.median(a_all),
+        "baseline": statistics.median(b_all),
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table."""
+    lines = [
+        "| benchmark | ratio (median) | range over repeats | n | method / baseline (medians) "
+        "| target | met? |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['name']} | {r['ratio']:.3f} | [{r['low']:.3f}, {r['high']:.3f}] | {r['n']} | "
+            f"{r['method']:.4g} / {r['baseline']:.4g} | {r['target']} | {'yes' if r['met'] else 'NO'} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> int:
-    """Run the benchmarks; return the number that failed."""
+    """Measure, print the table, write RESULTS.md; returns the number of targets not met."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="run only scripts whose path contains this")
+    parser.add_argument("--quick", action="store_true", help="small budgets (a fast check, numbers only)")
+    parser.add_argument("--only", help="run only benchmarks whose name contains this")
+    parser.add_argument("--no-write", action="store_true", help="do not write benchmarks/RESULTS.md")
+    parser.add_argument("--scripts", action="store_true", help="also run every bench_*.py script as it is")
     args = parser.parse_args()
-    scripts = sorted(ROOT.glob("benchmarks/bench_*.py")) + sorted(
-        ROOT.glob("plugins/*/benchmarks/bench_*.py")
-    )
-    failed = 0
-    for script in scripts:
-        if args.only and args.only not in str(script):
+    os.environ.setdefault("RL_WARNINGS", "False")
+    started = time.perf_counter()
+    rows = []
+    for bench in benches(args.quick):
+        if args.only and args.only.lower() not in bench.name.lower():
             continue
-        print(f"\n=== {script.relative_to(ROOT)}", flush=True)
-        failed += subprocess.run([sys.executable, str(script)], cwd=ROOT).returncode != 0
-    return failed
+        t0 = time.perf_counter()
+        row = measure(bench, args.quick)
+        rows.append(row)
+        print(
+            f"{row['name']}: {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}] n={row['n']} "
+            f"target {row['target']} -> {'met' if row['met'] else 'NOT met'} "
+            f"({time.perf_counter() - t0:.0f} s)",
+            flush=True,
+        )
+    text = table(rows)
+    print()
+    print(text)
+    if not args.no_write:
+        load = os.getloadavg()
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        RESULTS.write_text(
+            "# Benchmark results\n\n"
+            f"`python benchmarks/run_all.py{' --quick' if args.quick else ''}`, "
+            f"{_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {cores} cores, load average "
+            f"{load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (shared machine), "
+            f"{time.perf_counter() - started:.0f} s in all.\n\n"
+            "Each ratio is the median over n repeats of (method / baseline) measured in the same run, "
+            "arms alternating order each repeat (A B, B A, ...); throughput ratios (steps per second) "
+            "are baseline time / method time. CPU seconds for in-process and subprocess arms, wall "
+            "seconds for the sweep, peak RSS (MiB) for memory.\n\n" + text + "\n",
+            encoding="utf-8",
+        )
+        print(f"\nwritten to {RESULTS.relative_to(ROOT)}")
+    if args.scripts:
+        scripts = sorted(ROOT.glob("benchmarks/bench_*.py")) + sorted(
+            ROOT.glob("plugins/*/benchmarks/bench_*.py")
+        )
+        for script in scripts:
+            print(f"\n=== {script.relative_to(ROOT)}", flush=True)
+            subprocess.run([sys.executable, str(script)], cwd=ROOT)
+    return sum(not r["met"] for r in rows)
 
 
 if __name__ == "__main__":

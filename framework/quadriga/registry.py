@@ -220,12 +220,20 @@ class Registry:
         use_env: read ``QUADRIGA_DISABLE``.
         plugins: extra ``{name: module_or_object}`` registered as if found by
             entry point (for notebooks and tests).
+        use_cache: reuse a stored discovery while the installed distributions and plugin files are
+            unchanged (:mod:`quadriga.registry_cache`); the plugin modules are then imported only
+            when a hook is called or ``pm`` is used.
 
     Loading is lazy: the first query discovers and registers the plugins.
     """
 
     def __init__(
-        self, *, disable: Iterable[str] = (), use_env: bool = True, plugins: dict[str, object] | None = None
+        self,
+        *,
+        disable: Iterable[str] = (),
+        use_env: bool = True,
+        plugins: dict[str, object] | None = None,
+        use_cache: bool = False,
     ) -> None:
         given = [(d.strip(), "--disable") for d in disable if d.strip()]
         if use_env:
@@ -238,11 +246,21 @@ class Registry:
         self._disable_given = given
         self._unknown_disabled: ConfigError | None = None
         self._extra = dict(plugins or {})
-        self.pm = pluggy.PluginManager("quadriga")
-        self.pm.add_hookspecs(hookspecs)
+        self._pm = pluggy.PluginManager("quadriga")
+        self._pm.add_hookspecs(hookspecs)
         self._table: dict[tuple[str, str], list[Spec]] = {}
         self.plugins: dict[str, PluginStatus] = {}
         self._loaded = False
+        self._use_cache, self._restored = use_cache, False
+
+    @property
+    def pm(self) -> pluggy.PluginManager:
+        """The pluggy plugin manager, with every enabled plugin registered."""
+        if self._restored:  # filled from the cache: import and register the plugins now
+            self._restored, self._loaded, self._use_cache = False, False, False
+            self._table, self.plugins = {}, {}
+            self.load()
+        return self._pm
 
     # ----------------------------------------------------------------- loading
     def load(self) -> Registry:
@@ -252,6 +270,22 @@ class Registry:
                 raise self._unknown_disabled
             return self
         self._loaded = True
+        if self._use_cache and not self._extra:
+            from quadriga import registry_cache
+
+            if registry_cache.enabled() and registry_cache.restore(self):
+                self._restored = True
+                return self
+        self._discover()
+        if self._use_cache and not self._extra:
+            from quadriga import registry_cache
+
+            if registry_cache.enabled():
+                registry_cache.store(self)
+        return self
+
+    def _discover(self) -> None:
+        pm = self._pm
         by_name: dict[str, list[Any]] = {}
         for ep in md.entry_points(group=ENTRY_POINT_GROUP):
             same = by_name.setdefault(ep.name, [])
@@ -269,7 +303,7 @@ class Registry:
             )
             self.plugins[ep.name] = status
             if normalize_name(ep.name) in self.disabled or normalize_name(dist) in self.disabled:
-                self.pm.set_blocked(ep.name)
+                pm.set_blocked(ep.name)
                 status.status = "disabled"
                 continue
             try:
@@ -278,7 +312,7 @@ class Registry:
                 self._record_broken(status, "import", exc)
                 continue
             try:
-                self.pm.register(module, name=ep.name)
+                pm.register(module, name=ep.name)
             except Exception as exc:
                 self._record_broken(status, "register", exc)
         for name, obj in self._extra.items():
@@ -287,8 +321,8 @@ class Registry:
             if normalize_name(name) in self.disabled:
                 status.status = "disabled"
                 continue
-            self.pm.register(obj, name=name)
-        for impl in self.pm.hook.quadriga_register.get_hookimpls():
+            pm.register(obj, name=name)
+        for impl in pm.hook.quadriga_register.get_hookimpls():
             name = impl.plugin_name
             status = self.plugins.get(name) or PluginStatus(name, name)
             try:
@@ -311,7 +345,6 @@ class Registry:
                     file=None if origin == "--disable" else "QUADRIGA_DISABLE",
                 )
                 raise self._unknown_disabled
-        return self
 
     def _record_duplicate(self, name: str, eps: list[Any]) -> None:
         """Two distributions declare the entry point ``name``: neither is loaded, both are reported."""
@@ -504,12 +537,14 @@ _DEFAULT: Registry | None = None
 _DEFAULT_KEY: tuple[frozenset[str], str] | None = None
 
 
-def get_registry(*, disable: Iterable[str] = ()) -> Registry:
+def get_registry(*, disable: Iterable[str] = (), cache: bool = False) -> Registry:
     """Return the process-wide registry, creating it on first use.
 
     Args:
         disable: plugins to disable (names in any spelling, :func:`normalize_name`); a registry is
             made anew whenever this set or ``QUADRIGA_DISABLE`` differs from the current one's.
+        cache: when the registry is created, let it reuse a stored discovery
+            (:mod:`quadriga.registry_cache`; the command line's default, off with ``--no-cache``).
 
     Raises:
         ConfigError: (on first use) a disabled name that no installed plugin has.
@@ -517,7 +552,7 @@ def get_registry(*, disable: Iterable[str] = ()) -> Registry:
     global _DEFAULT, _DEFAULT_KEY
     key = (frozenset(normalize_name(d) for d in disable if d.strip()), os.environ.get("QUADRIGA_DISABLE", ""))
     if _DEFAULT is None or key != _DEFAULT_KEY:
-        _DEFAULT, _DEFAULT_KEY = Registry(disable=disable), key
+        _DEFAULT, _DEFAULT_KEY = Registry(disable=disable, use_cache=cache), key
     return _DEFAULT
 
 

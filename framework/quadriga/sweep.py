@@ -217,6 +217,61 @@ def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
     return {"run_id": spec.run_id, "status": status, "error": error, "seconds": time.perf_counter() - start}
 
 
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+def worker_threads(workers: int) -> int:
+    """Threads per worker process so that ``workers * threads <= cores`` (at least 1).
+
+    Cores are those this process may run on (``os.sched_getaffinity``), else ``os.cpu_count()``.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, workers))
+
+
+def cap_threads(threads: int) -> None:
+    """Cap the BLAS/OpenMP pools and torch's intra-op threads of this process at ``threads``.
+
+    The environment variables cover libraries loaded later (a fresh worker has not imported
+    numpy or torch yet); ``threadpoolctl.threadpool_limits`` covers the ones already loaded;
+    ``torch.set_num_threads`` is called when torch is imported. A smaller value already set in
+    the environment is kept.
+    """
+    for var in _THREAD_VARS:
+        current = os.environ.get(var, "")
+        if not (current.isdigit() and 0 < int(current) <= threads):
+            os.environ[var] = str(threads)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() > threads:
+        torch.set_num_threads(threads)
+
+
+def _worker_context() -> Any:
+    """Where workers start: a fork server that has imported torch once, else fresh interpreters.
+
+    Each worker of a ``spawn`` context imports torch and the core again before its first run (seconds
+    of CPU each on a loaded machine). The ``forkserver`` context (POSIX) preloads them once in a
+    clean single-threaded server process and forks every worker from it, so workers start with
+    them imported and without the parent's threads or state.
+    """
+    import importlib.util
+
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    preload = ["quadriga.api", "quadriga.sweep"]
+    if importlib.util.find_spec("torch") is not None:
+        preload.insert(0, "torch")
+    ctx.set_forkserver_preload(preload)
+    return ctx
+
+
 def _status_of(directory: Path) -> str | None:
     """The ``status`` in ``directory/status.json``, ``None`` when there is none or it cannot be read."""
     try:
@@ -226,7 +281,9 @@ def _status_of(directory: Path) -> str | None:
     return data.get("status") if isinstance(data, dict) else None
 
 
-def _worker(conn: Any) -> None:
+def _worker(conn: Any, threads: int = 0) -> None:
+    if threads:
+        cap_threads(threads)
     while True:
         try:
             task = conn.recv()
@@ -235,20 +292,23 @@ def _worker(conn: Any) -> None:
         if task is None:
             return
         source, spec, run_dir = task
+        if threads:  # a run may have loaded torch or another BLAS since the last call
+            cap_threads(threads)
         conn.send(execute_one(source, spec, run_dir))
 
 
 def _run_local(
     tasks: list[tuple[str, RunSpec, str]], workers: int, on_done: Callable[[dict[str, Any]], None]
 ) -> None:
-    ctx = mp.get_context("spawn")
+    ctx = _worker_context()
+    threads = worker_threads(workers)  # workers x threads <= cores
     pending = list(tasks)
     busy: dict[Any, tuple[Any, Any, tuple[str, RunSpec, str]]] = {}  # conn -> (process, conn, task)
     idle: list[tuple[Any, Any]] = []
 
     def start() -> tuple[Any, Any]:
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+        proc = ctx.Process(target=_worker, args=(child, threads), daemon=True)
         proc.start()
         child.close()
         return proc, parent

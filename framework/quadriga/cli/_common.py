@@ -43,7 +43,7 @@ def console(stderr: bool = False) -> Console:
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--debug`` and ``--disable PLUGIN`` to ``parser``.
+    """Add ``--debug``, ``--disable PLUGIN`` and ``--no-cache`` to ``parser``.
 
     Both use ``argparse.SUPPRESS`` defaults, so that the options can be given before or
     after the subcommand without the subparser's default overwriting the main parser's value.
@@ -59,13 +59,22 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         help="do not load this plugin (entry-point or distribution name); repeatable; "
         "QUADRIGA_DISABLE=a,b does the same",
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="discover the plugins afresh instead of reusing the registry cache "
+        "(QUADRIGA_NO_CACHE=1 does the same)",
+    )
 
 
 def registry_for(args: argparse.Namespace) -> Registry:
-    """The process-wide registry, without the plugins named by ``--disable``."""
+    """The process-wide registry, without the plugins named by ``--disable``; cached unless ``--no-cache``."""
     from quadriga.registry import get_registry
 
-    return get_registry(disable=getattr(args, "disable", None) or ())
+    return get_registry(
+        disable=getattr(args, "disable", None) or (), cache=not getattr(args, "no_cache", False)
+    )
 
 
 def name_completer(*kinds: str) -> Callable[..., Iterable[str]]:

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+import torch
 from quadriga_std.learners.dqn import DQN
 
 from quadriga import Fitted
@@ -39,7 +40,7 @@ class MINTO(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = True
 
-    _binds: list[float] = attrs.field(init=False, factory=list, repr=False, eq=False)
+    _binds: list[Any] = attrs.field(init=False, factory=list, repr=False, eq=False)
 
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
         """Train as :meth:`quadriga_std.learners.dqn.DQN.fit` and add the binding diagnostic.
@@ -53,7 +54,7 @@ class MINTO(DQN):
         """
         self._binds.clear()
         fitted = super().fit(task, generator=generator, progress=progress)
-        fractions = np.asarray(self._binds, dtype=float)
+        fractions = torch.stack(self._binds).double().numpy() if self._binds else np.zeros(0)
         blocks = len(fitted.history.get("update_step", []))
         every = self.log_every
         fitted.history["min_binds"] = [
@@ -78,8 +79,8 @@ class MINTO(DQN):
             taken per action before the max (taking it after the max is a different operator).
             Appends the fraction of rows where the min binds to the diagnostic read by ``fit``.
         """
-        bootstrap = next_q_target.minimum(next_q_online.detach()).max(dim=-1).values
+        bootstrap = torch.minimum(next_q_target, next_q_online.detach()).amax(dim=-1)
         if bootstrap.numel():
-            binds = bootstrap < next_q_target.max(dim=-1).values
-            self._binds.append(float(binds.float().mean()))
+            # kept as a 0-d tensor (no synchronisation per update); fit() converts them once
+            self._binds.append(torch.lt(bootstrap, next_q_target.amax(dim=-1)).float().mean())
         return reward + gamma * (1.0 - done) * bootstrap

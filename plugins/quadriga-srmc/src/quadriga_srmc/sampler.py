@@ -224,8 +224,11 @@ class SRMC(Sampler):
             if kind == "discrete"
             else GradientTilt(target, theta, drift=self._drift(), counters=counters)
         )
+        # MALA and ULA move to their proposal or stay (new.x = where(accepted, y, x)): the proposal's
+        # cached values are then reused without comparing the points
+        selects = kind == "gradient" and type(kernel).__name__ in ("MALA", "ULA")
         if kind == "gradient":
-            tilt.prefetch = type(kernel).__name__ in ("MALA", "ULA")
+            tilt.prefetch = selects
         tracks_theta = self.alpha != 0.0
         lp, s = tilt.base(x, need_score=tracks_theta)
         total = self.burn_in + self.num_steps
@@ -256,7 +259,7 @@ class SRMC(Sampler):
             tilt.last_proposal = None
             new, accepted, step_counts = kernel.transition(state, tilt, generator)
             counters["rejected_nonfinite"] += int(step_counts.get("rejected_nonfinite", 0))
-            x, lp, s, accepted = self._resolve(tilt, x, lp, s, new.x, accepted, tracks_theta)
+            x, lp, s, accepted = self._resolve(tilt, x, lp, s, new.x, accepted, tracks_theta, selects)
             if tracks_theta:
                 gain = theta_gain(n, theta_step=self.theta_step, rho=self.rho)
                 theta = theta + gain * (s - theta)
@@ -268,8 +271,9 @@ class SRMC(Sampler):
                     accepted_sum += int(accepted.sum())
                     proposals += c
                 j = n - self.burn_in
-                running += x
-                if keep_draws and j % self.thin == 0:
+                if not keep_draws:
+                    running += x
+                elif j % self.thin == 0:
                     kept[:, k] = x
                     k += 1
             if n % every == 0:
@@ -289,14 +293,18 @@ class SRMC(Sampler):
         x_new: torch.Tensor,
         accepted: torch.Tensor,
         need_score: bool,
+        selects: bool = False,
     ) -> tuple[Any, Any, Any, torch.Tensor]:
-        """Base values at the new points, reusing the proposal's; non-finite moves are undone."""
+        """Base values at the new points, reusing the proposal's; non-finite moves are undone.
+
+        ``selects``: the kernel's new points are ``where(accepted, proposal, x)`` by construction
+        (MALA, ULA), so the check that they are is skipped.
+        """
         prop = tilt.last_proposal
         lp_new = s_new = None
         if prop is not None and prop[0].shape == x.shape:
             y, lp_y, s_y = prop
-            cand = torch.where(accepted[:, None], y, x)
-            if torch.equal(cand, x_new):
+            if selects or torch.equal(torch.where(accepted[:, None], y, x), x_new):
                 lp_new = torch.where(accepted, lp_y, lp)
                 if need_score and s_y is not None and s is not None:
                     s_new = torch.where(accepted[:, None], s_y, s)

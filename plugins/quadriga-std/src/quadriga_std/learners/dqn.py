@@ -1,14 +1,16 @@
 """Deep Q-networks on torchrl, with the TD-target rule as an overridable method.
 
-The learner composes torchrl's pieces: ``GymWrapper`` + ``RewardSum`` (environment and
-episode returns), ``QValueActor`` + ``EGreedyModule`` (greedy policy with annealed epsilon),
-``torchrl.collectors.Collector`` (environment steps), ``TensorDictReplayBuffer`` over
-``LazyTensorStorage`` (replay buffer), ``HardUpdate``/``SoftUpdate`` (target network) and a
-``DQNLoss`` subclass (:class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss`). Only the TD
-target is computed here, by :meth:`DQN.td_target`: torchrl's value estimators see the target
-network alone, while online bootstrapping and MINTO need both networks' next-state values.
-A variant is a subclass that overrides ``td_target`` (and says which networks it reads), or
-``make_q_network`` and ``make_loss_module`` for another value head and loss.
+The learner steps the gymnasium environment directly (acting greedily under
+``torch.inference_mode`` on a plain observation tensor) and composes torchrl's pieces for
+learning: ``TensorDictReplayBuffer`` over ``LazyTensorStorage`` (replay buffer, one ``extend``
+per round of ``frames_per_batch`` steps), ``HardUpdate``/``SoftUpdate`` (target network) and a
+``DQNLoss`` subclass (:class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss`) called on plain
+tensors. The schedule is the one of torchrl's ``Collector`` + ``EGreedyModule`` (random rounds
+until ``learning_starts``, epsilon annealed per collected step). Only the TD target is computed
+here, by :meth:`DQN.td_target`: torchrl's value estimators see the target network alone, while
+online bootstrapping and MINTO need both networks' next-state values. A variant is a subclass
+that overrides ``td_target`` (and says which networks it reads), or ``make_q_network`` and
+``make_loss_module`` for another value head and loss.
 """
 
 from __future__ import annotations
@@ -238,45 +240,70 @@ class DQN(Learner):
             torch.manual_seed(torch_seed)
             return self._train(task, obs_dim, num_actions, env_seed, progress)
 
-    def _train(self, task: Any, obs_dim: int, num_actions: int, env_seed: int, progress: Any) -> Fitted:
-        import torch
-        from tensordict.nn import TensorDictSequential
-        from torchrl.collectors import Collector
+    def epsilon(self, frames: int) -> float:
+        """Exploration epsilon after ``frames`` environment steps (linear decay, then constant).
+
+        ``eps_init - (eps_init - eps_end) frames / eps_anneal_frames``, floored at ``eps_end``: the
+        schedule of torchrl's ``EGreedyModule`` advanced by ``frames`` steps, in float64.
+        """
+        decayed = self.eps_init - (self.eps_init - self.eps_end) * frames / self.eps_anneal_frames
+        return max(self.eps_end, decayed)
+
+    def _replay_buffer(self, sample_size: int) -> Any:
+        """torchrl's ``TensorDictReplayBuffer`` over ``LazyTensorStorage(buffer_size)``.
+
+        Args:
+            sample_size: rows returned by each ``sample()`` (uniform, with replacement).
+        """
         from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
-        from torchrl.envs import RewardSum, TransformedEnv
-        from torchrl.modules import EGreedyModule, QValueActor
+
+        return TensorDictReplayBuffer(storage=LazyTensorStorage(self.buffer_size), batch_size=sample_size)
+
+    def _train(self, task: Any, obs_dim: int, num_actions: int, env_seed: int, progress: Any) -> Fitted:
+        """The DQN loop: gymnasium stepped directly, torchrl's replay buffer, loss and target updater.
+
+        Each round collects ``frames_per_batch`` steps (uniformly random actions while fewer than
+        ``learning_starts`` steps were taken before the round, else epsilon-greedy with the epsilon
+        of the steps taken before the round), stores them with one ``extend``, then, once
+        ``learning_starts`` steps are stored, makes ``num_updates_per_batch`` updates on
+        independent uniform minibatches (drawn as one sample of ``num_updates_per_batch *
+        batch_size`` rows with replacement, which has the same law). Episodes end on termination or
+        truncation; the stored ``("next", "observation")`` is the last observation of the episode.
+        """
+        import numpy as np
+        import torch
+        from tensordict import TensorDict
+        from torchrl.data import Categorical
+        from torchrl.modules import QValueActor
         from torchrl.objectives import SoftUpdate
 
-        env = TransformedEnv(task.make_torchrl(), RewardSum())
-        env.set_seed(env_seed)
+        from quadriga_std.learners.td_loss import TDTargetDQNLoss
+
         qnet = self.make_q_network(obs_dim, num_actions)
-        actor = QValueActor(qnet, in_keys=["observation"], spec=env.action_spec)
-        explore = EGreedyModule(
-            env.action_spec,
-            eps_init=self.eps_init,
-            eps_end=self.eps_end,
-            annealing_num_steps=self.eps_anneal_frames,
-        )
-        policy = TensorDictSequential(actor, explore)
+        actor = QValueActor(qnet, in_keys=["observation"], spec=Categorical(num_actions))
         loss_module = self.make_loss_module(actor, qnet)
         updater = (
             SoftUpdate(loss_module, tau=self.tau)
             if self.tau > 0
             else periodic_hard_update(loss_module, self.target_update_period)
         )
-        optimizer = torch.optim.Adam(loss_module.parameters(), lr=self.lr)
-        buffer = TensorDictReplayBuffer(
-            storage=LazyTensorStorage(self.buffer_size), batch_size=self.batch_size
+        params = list(loss_module.parameters())
+        # the loss on plain tensors unless a variant replaced TDTargetDQNLoss.forward
+        tensor_path = isinstance(loss_module, TDTargetDQNLoss) and (
+            type(loss_module).forward is TDTargetDQNLoss.forward
         )
-        collector = Collector(
-            env,
-            policy,
-            frames_per_batch=self.frames_per_batch,
-            total_frames=self.total_frames,
-            init_random_frames=self.learning_starts,
-            device="cpu",
-            auto_register_policy_transforms=False,
-        )
+        act_q = loss_module.q_online if isinstance(loss_module, TDTargetDQNLoss) else qnet
+        optimizer = torch.optim.Adam(params, lr=self.lr)
+        fpb, k, bsz = self.frames_per_batch, self.num_updates_per_batch, self.batch_size
+        # one draw per round serves its k updates: k * batch_size rows, uniform with replacement
+        buffer = self._replay_buffer(max(1, k) * bsz)
+        rng = np.random.default_rng(int(torch.randint(0, 2**62, ()).item()))  # exploration draws
+        obs_b = np.empty((fpb, obs_dim), np.float32)
+        next_b = np.empty((fpb, obs_dim), np.float32)
+        act_b = np.empty(fpb, np.int64)
+        rew_b = np.empty((fpb, 1), np.float32)
+        term_b = np.empty((fpb, 1), bool)
+        trunc_b = np.empty((fpb, 1), bool)
         history: dict[str, list] = {
             "env_step": [],
             "episode_return": [],
@@ -287,40 +314,85 @@ class DQN(Learner):
         progress.start(self.total_frames, description=type(self).__name__)
         frames = updates = 0
         start = time.perf_counter()
+        env = task.make()
         try:
-            for batch in collector:
-                batch = batch.reshape(-1)
-                n = batch.numel()
-                buffer.extend(batch)
-                done = batch.get(("next", "done")).reshape(-1)
-                if done.any():
-                    returns = batch.get(("next", "episode_reward")).reshape(-1)
-                    for i in done.nonzero().flatten().tolist():
-                        step, ret = frames + i + 1, float(returns[i])
-                        history["env_step"].append(step)
-                        history["episode_return"].append(ret)
-                        progress.log(step, episode_return=ret)
-                frames += n
-                explore.step(n)
-                if frames >= self.learning_starts:
-                    for _ in range(self.num_updates_per_batch):
-                        out = loss_module(buffer.sample())
+            obs, _ = env.reset(seed=env_seed)
+            episode_return = 0.0
+            while frames < self.total_frames:
+                random_round = frames < self.learning_starts
+                eps = self.epsilon(frames)
+                finished: list[tuple[int, float]] = []
+                with torch.inference_mode():
+                    for i in range(fpb):
+                        obs_b[i] = obs
+                        if random_round or rng.random() < eps:
+                            action = int(rng.integers(num_actions))
+                        else:
+                            action = int(act_q(torch.from_numpy(obs_b[i])).argmax())
+                        next_obs, reward, terminated, truncated, _ = env.step(action)
+                        act_b[i], rew_b[i, 0] = action, reward
+                        next_b[i], term_b[i, 0], trunc_b[i, 0] = next_obs, terminated, truncated
+                        episode_return += float(reward)
+                        if terminated or truncated:
+                            finished.append((frames + i + 1, episode_return))
+                            episode_return = 0.0
+                            obs, _ = env.reset()
+                        else:
+                            obs = next_obs
+                terminated_t = torch.from_numpy(term_b)
+                truncated_t = torch.from_numpy(trunc_b)
+                buffer.extend(
+                    TensorDict(
+                        {
+                            "observation": torch.from_numpy(obs_b),
+                            "action": torch.from_numpy(act_b),
+                            "next": {
+                                "observation": torch.from_numpy(next_b),
+                                "reward": torch.from_numpy(rew_b),
+                                "terminated": terminated_t,
+                                "truncated": truncated_t,
+                                "done": terminated_t | truncated_t,
+                            },
+                        },
+                        batch_size=[fpb],
+                    )
+                )
+                for step, ret in finished:
+                    history["env_step"].append(step)
+                    history["episode_return"].append(ret)
+                    progress.log(step, episode_return=ret)
+                frames += fpb
+                if frames >= self.learning_starts and k > 0:
+                    batch = buffer.sample()
+                    obs_s = batch.get("observation")
+                    act_s = batch.get("action")
+                    next_s = batch.get(("next", "observation"))
+                    rew_s = batch.get(("next", "reward")).reshape(-1)
+                    done_s = batch.get(("next", "terminated")).reshape(-1).float()
+                    for u in range(k):
+                        rows = slice(u * bsz, (u + 1) * bsz)
+                        if tensor_path:
+                            loss, q_taken, _ = loss_module.loss_terms(
+                                obs_s[rows], act_s[rows], next_s[rows], rew_s[rows], done_s[rows]
+                            )
+                        else:  # a loss of its own (another value head): torchrl's TensorDict call
+                            out = loss_module(batch[rows])
+                            loss, q_taken = out["loss"], out["q_taken"]
                         optimizer.zero_grad(set_to_none=True)
-                        out["loss"].backward()
+                        loss.backward()
                         if self.max_grad_norm > 0:
-                            torch.nn.utils.clip_grad_norm_(loss_module.parameters(), self.max_grad_norm)
+                            torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
                         optimizer.step()
                         updater.step()
                         updates += 1
                         if updates % self.log_every == 0:
-                            loss, q_mean = float(out["loss"].detach()), float(out["q_taken"])
+                            loss_v, q_mean = float(loss.detach()), float(q_taken.detach().mean())
                             history["update_step"].append(frames)
-                            history["loss"].append(loss)
+                            history["loss"].append(loss_v)
                             history["q_mean"].append(q_mean)
-                            progress.log(frames, loss=loss, q_mean=q_mean, epsilon=float(explore.eps))
-                progress.advance(n)
+                            progress.log(frames, loss=loss_v, q_mean=q_mean, epsilon=self.epsilon(frames))
+                progress.advance(fpb)
         finally:
-            collector.shutdown()
             env.close()
         qnet.eval()
         info = {

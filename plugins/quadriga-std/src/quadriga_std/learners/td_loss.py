@@ -66,12 +66,99 @@ class TDTargetDQNLoss(DQNLoss):
         self._td_target = td_target
         self._gamma = float(gamma)
         self._needs_online, self._needs_target = bool(needs_online), bool(needs_target)
+        self._plan: list[tuple[Any, int]] | None = None
+        self._online: list[torch.Tensor] = []
+        self._target: list[torch.Tensor] = []
+        self._bound = False  # bound on first use, once a target updater is associated
+
+    def _fast_plan(self) -> list[tuple[Any, int]] | None:
+        """Layers of a ``Sequential`` of ``Linear`` and parameter-free modules, or ``None`` otherwise.
+
+        Each entry is ``(module, index of its weight in the parameter lists)``, ``-1`` for a layer
+        without parameters.
+        """
+        net = self._q_network
+        if not isinstance(net, torch.nn.Sequential):
+            return None
+        plan, i = [], 0
+        for layer in net:
+            if type(layer) is torch.nn.Linear:
+                plan.append((layer, i))
+                i += 1 if layer.bias is None else 2
+            elif any(True for _ in layer.parameters()) or any(True for _ in layer.buffers()):
+                return None
+            else:
+                plan.append((layer, -1))
+        return plan
+
+    def _bind(self) -> None:
+        """Cache the online and target parameter lists in the order of ``q_network.parameters()``.
+
+        The online leaves of ``value_network_params`` are the Q-network's own parameters, and the
+        target updaters (``HardUpdate``, ``SoftUpdate``) write the target leaves in place, so the
+        cached lists stay valid for the life of the loss.
+        """
+        self._bound = True
+        online = self.value_network_params.flatten_keys(".")
+        target = self.target_value_network_params.flatten_keys(".")
+        key_of = {id(v): k for k, v in online.items()}
+        params = list(self._q_network.parameters())
+        if len(key_of) != len(params) or any(id(p) not in key_of for p in params):
+            self._plan = None
+            return
+        self._online = params
+        self._target = [target[key_of[id(p)]] for p in params]
+        self._plan = self._fast_plan()
+
+    def _run(self, params: list[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+        """The Q-network on ``x`` with ``params`` in place of its own (same numbers, no module swap)."""
+        assert self._plan is not None
+        for layer, i in self._plan:
+            if i < 0:
+                x = layer(x)
+            else:
+                x = torch.nn.functional.linear(
+                    x, params[i], params[i + 1] if layer.bias is not None else None
+                )
+        return x
+
+    def q_online(self, obs: torch.Tensor) -> torch.Tensor:
+        """Online Q-values ``Tensor[..., obs_dim] -> Tensor[..., num_actions]`` (with gradient if enabled)."""
+        if not self._bound:
+            self._bind()
+        if self._plan is None:
+            return self._q_values(self.value_network_params, obs)
+        return self._run(self._online, obs)
+
+    def q_target(self, obs: torch.Tensor) -> torch.Tensor:
+        """Target-network Q-values ``Tensor[..., obs_dim] -> Tensor[..., num_actions]``."""
+        if not self._bound:
+            self._bind()
+        if self._plan is None:
+            return self._q_values(self.target_value_network_params, obs)
+        return self._run(self._target, obs)
 
     def _q_values(self, params: Any, obs: torch.Tensor) -> torch.Tensor:
         # swap the (online or target) parameters into the actor and call its Q-network on the
         # observation tensor directly: same numbers as running the actor on a TensorDict, less overhead
         with params.to_module(self.value_network, preserve_module_state=False):
             return self._q_network(obs)
+
+    def targets(self, next_obs: torch.Tensor, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+        """TD targets ``y`` from the ``td_target`` rule on plain tensors, without gradient.
+
+        Args:
+            next_obs: ``Tensor[B, obs_dim]`` next observations s'.
+            reward: ``Tensor[B]`` float rewards (reward units).
+            done: ``Tensor[B]`` float termination flags.
+
+        Returns:
+            ``Tensor[B]`` targets (return units).
+        """
+        with torch.no_grad():
+            q_next_online = self.q_online(next_obs) if self._needs_online else None
+            q_next_target = self.q_target(next_obs) if self._needs_target else None
+            return self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
 
     def td_targets(self, tensordict: Any) -> torch.Tensor:
         """The TD targets ``y`` of a replay-buffer batch, from the ``td_target`` rule, without gradient.
@@ -84,17 +171,46 @@ class TDTargetDQNLoss(DQNLoss):
             ``Tensor[B]`` targets (return units). A subclass that replaces the regression loss
             (e.g. a cross-entropy over value bins) calls this for the target.
         """
-        next_obs = tensordict.get(("next", "observation"))
-        reward = tensordict.get(("next", "reward")).reshape(-1).float()
-        done = tensordict.get(("next", "terminated")).reshape(-1).float()
-        with torch.no_grad():
-            q_next_online = (
-                self._q_values(self.value_network_params.data, next_obs) if self._needs_online else None
+        return self.targets(
+            tensordict.get(("next", "observation")),
+            tensordict.get(("next", "reward")).reshape(-1).float(),
+            tensordict.get(("next", "terminated")).reshape(-1).float(),
+        )
+
+    def loss_terms(
+        self,
+        obs: torch.Tensor,
+        action: torch.Tensor,
+        next_obs: torch.Tensor,
+        reward: torch.Tensor,
+        done: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The loss on plain tensors (what :meth:`forward` computes, without the TensorDicts).
+
+        Args:
+            obs: ``Tensor[B, obs_dim]`` observations s.
+            action: ``Tensor[B]`` int64 actions a.
+            next_obs: ``Tensor[B, obs_dim]`` next observations s'.
+            reward: ``Tensor[B]`` float rewards r (reward units).
+            done: ``Tensor[B]`` float termination flags (1 where s' is terminal).
+
+        Returns:
+            ``(loss, q_taken, target)``: the scalar loss (with gradient), ``Tensor[B]`` Q(s, a)
+            (with gradient) and ``Tensor[B]`` TD targets y (no gradient).
+
+        Raises:
+            RuntimeError: ``td_target`` returned a tensor of the wrong shape.
+
+        Source: Mnih et al. 2015, Algorithm 1 (loss).
+        """
+        q = self.q_online(obs)
+        q_taken = q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
+        target = self.targets(next_obs, reward, done)
+        if target.shape != q_taken.shape:
+            raise RuntimeError(
+                f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}"
             )
-            q_next_target = (
-                self._q_values(self.target_value_network_params, next_obs) if self._needs_target else None
-            )
-            return self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+        return distance_loss(q_taken, target, self.loss_function).mean(), q_taken, target
 
     def forward(self, tensordict: Any) -> TensorDict:
         """Loss on a replay-buffer batch.
@@ -108,15 +224,12 @@ class TDTargetDQNLoss(DQNLoss):
             ``TensorDict`` with ``"loss"`` (scalar), ``"q_taken"`` (mean Q(s, a), detached) and
             ``"td_target"`` (mean y, detached); writes ``"td_error"`` (``Tensor[B, 1]``) into ``tensordict``.
         """
-        obs = tensordict.get("observation")
-        action = tensordict.get("action").long()
-        q = self._q_values(self.value_network_params, obs)
-        q_taken = q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
-        target = self.td_targets(tensordict)
-        if target.shape != q_taken.shape:
-            raise RuntimeError(
-                f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}"
-            )
-        loss = distance_loss(q_taken, target, self.loss_function).mean()
+        loss, q_taken, target = self.loss_terms(
+            tensordict.get("observation"),
+            tensordict.get("action").long(),
+            tensordict.get(("next", "observation")),
+            tensordict.get(("next", "reward")).reshape(-1).float(),
+            tensordict.get(("next", "terminated")).reshape(-1).float(),
+        )
         tensordict.set("td_error", (q_taken - target).detach().pow(2).unsqueeze(-1), inplace=True)
         return TensorDict(loss=loss, q_taken=q_taken.detach().mean(), td_target=target.mean())

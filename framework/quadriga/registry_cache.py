@@ -1,0 +1,163 @@
+"""A cache of the registry's discovery, so that ``quadriga list`` imports no plugin module.
+
+Discovery (entry points, plugin modules, their ``quadriga_register`` hooks) is stored as JSON
+under ``$QUADRIGA_CACHE_DIR`` (default ``$XDG_CACHE_HOME/quadriga`` or ``~/.cache/quadriga``),
+one file per interpreter. It is reused only when its key still matches. The key covers:
+
+* the interpreter (``sys.executable``, ``sys.version``), ``sys.path`` in order, and the
+  disabled plugins;
+* every installed distribution: the name and version in each ``*.dist-info`` / ``*.egg-info``
+  name on ``sys.path``, the directory's modification time and the modification time and size
+  of its ``entry_points.txt`` (install, uninstall, upgrade, reinstall, an edited entry point);
+* a zip archive on ``sys.path``: its modification time and size;
+* the modification time and size of each file of the plugin modules imported during discovery
+  (an editable plugin's ``plugin.py`` edited), checked when the cache is read;
+* the core's registry code itself.
+
+A discovery with a broken plugin is never stored (the next call retries it), nor one given extra
+plugin objects. ``quadriga --no-cache`` or ``QUADRIGA_NO_CACHE=1`` bypasses the cache. Any error
+reading or writing the cache falls back to normal discovery: the cache can make listing faster,
+never different.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from quadriga.registry import Registry
+
+__all__ = ["FORMAT", "cache_path", "enabled", "fingerprint", "restore", "store"]
+
+#: bump when the stored layout changes
+FORMAT = 1
+_META_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def enabled() -> bool:
+    """False when ``QUADRIGA_NO_CACHE`` is set to anything but ``""``/``"0"``."""
+    return os.environ.get("QUADRIGA_NO_CACHE", "") in ("", "0")
+
+
+def cache_path() -> Path:
+    """The cache file of this interpreter (``registry-<hash of sys.executable and prefix>.json``)."""
+    root = os.environ.get("QUADRIGA_CACHE_DIR")
+    if root:
+        base = Path(root)
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quadriga"
+    tag = hashlib.sha1(f"{sys.executable}\0{sys.prefix}".encode()).hexdigest()[:12]
+    return base / f"registry-{tag}.json"
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def fingerprint(disabled: set[str]) -> str:
+    """Hex digest of everything discovery depends on except the plugin modules' files (see module doc)."""
+    parts: list[Any] = [FORMAT, sys.executable, sys.version, sorted(disabled)]
+    here = Path(__file__).parent
+    parts += [_stat(str(here / "registry.py")), _stat(str(here / "hookspecs.py")), _stat(__file__)]
+    for entry in sys.path:
+        where = entry or os.getcwd()
+        parts.append(entry)
+        if os.path.isfile(where):  # a zip archive
+            parts.append(_stat(where))
+            continue
+        try:
+            with os.scandir(where) as it:
+                names = sorted(e.name for e in it if e.name.endswith(_META_SUFFIXES))
+        except OSError:  # a missing directory
+            continue
+        for name in names:
+            meta = os.path.join(where, name)
+            parts.append((name, _stat(meta), _stat(os.path.join(meta, "entry_points.txt"))))
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _module_files(registry: Registry) -> dict[str, list[int] | None]:
+    """Files of the plugin modules (and their parent packages) registered by ``registry``."""
+    files: dict[str, list[int] | None] = {}
+    for status in registry.plugins.values():
+        if status.status != "ok":
+            continue
+        module = status.entry_point.partition(":")[0]
+        parts = module.split(".")
+        for i in range(1, len(parts) + 1):
+            mod = sys.modules.get(".".join(parts[:i]))
+            path = getattr(mod, "__file__", None)
+            if path:
+                files[path] = _stat(path)
+    return files
+
+
+def store(registry: Registry) -> None:
+    """Write ``registry``'s discovery to :func:`cache_path` (silently skipped on any error).
+
+    Nothing is written when a plugin is broken or extra plugin objects were given.
+    """
+    if registry._extra or any(s.status == "broken" for s in registry.plugins.values()):
+        return
+    try:
+        data = {
+            "format": FORMAT,
+            "key": fingerprint(registry.disabled),
+            "files": _module_files(registry),
+            "plugins": [
+                {
+                    "plugin": s.plugin,
+                    "distribution": s.distribution,
+                    "version": s.version,
+                    "entry_point": s.entry_point,
+                    "status": s.status,
+                }
+                for s in registry.plugins.values()
+            ],
+            "specs": [
+                [s.kind, s.name, s.target, s.summary, s.paper, s.plugin, s.distribution]
+                for specs in registry._table.values()
+                for s in specs
+            ],
+        }
+        path = cache_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except Exception:  # a read-only home, a full disk: discovery still worked
+        return
+
+
+def restore(registry: Registry) -> bool:
+    """Fill ``registry`` from the cache when its key matches; return whether it did.
+
+    The registry's plugin manager is left empty: :class:`~quadriga.registry.Registry` discovers
+    the plugins for real the first time a hook is called or ``pm`` is used.
+    """
+    from quadriga.registry import PluginStatus, Spec
+
+    try:
+        data = json.loads(cache_path().read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT or data.get("key") != fingerprint(registry.disabled):
+            return False
+        if any(_stat(path) != stamp for path, stamp in data["files"].items()):
+            return False
+        plugins = {p["plugin"]: PluginStatus(**p) for p in data["plugins"]}
+        table: dict[tuple[str, str], list[Spec]] = {}
+        for row in data["specs"]:
+            spec = Spec(*row)
+            table.setdefault((spec.kind, spec.name), []).append(spec)
+    except Exception:
+        return False
+    registry.plugins, registry._table = plugins, table
+    return True
