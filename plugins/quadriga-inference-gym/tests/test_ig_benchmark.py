@@ -62,6 +62,6 @@ def test_a_small_benchmark_gives_the_table_and_no_verdict(tmp_path):
 
 
 def test_the_scales_set_budgets_and_replicates():
-    assert TABLE.scales["paper"] == Scale(replicates=6, options={"budget": 1500, "tuning": 300})
+    assert TABLE.scales["paper"] == Scale(replicates=10, options={"budget": 1500, "tuning": 300})
     assert TABLE.scales["smoke"].replicates == 2
     assert set(TABLE.tuning) == set(TABLE.arms)

@@ -144,7 +144,7 @@ TABLE = Claim(
     experiment=_experiment,
     scales={
         "smoke": Scale(replicates=2, options={"budget": 100, "tuning": 50}),
-        "paper": Scale(replicates=6, options={"budget": 1500, "tuning": 300}),
+        "paper": Scale(replicates=10, options={"budget": 1500, "tuning": 300}),
     },
     tuning={arm: Tuning(settings_tried=1, rule=_RULE) for arm in SAMPLERS},
 )
