@@ -66,6 +66,16 @@ def test_smoke_scale_never_passes_and_paper_does():
     assert paper["status"] == "passed" and "n=50" in paper["summary"]
 
 
+def test_a_claim_with_no_comparison_is_never_passed():
+    # a benchmark table (observations with numbers only): nothing to decide at any scale
+    claim = _claim(GREATER)
+    obs = Observations(values={}, numbers={"rms error": 0.12}, table="| a | b |")
+    for scale in ("smoke", "paper"):
+        record = evaluate_claim(claim, obs, scale)
+        assert record["status"] == "ran" and record["comparisons"] == []
+        assert "no verdict" in record["summary"] and "within" not in record["summary"]
+
+
 def test_holm_over_several_baselines_and_groups():
     x, y = _pair(1.0, 0.5)
     # method beats baseline clearly; against "equal" (same values + tiny noise) it cannot win

@@ -135,8 +135,8 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     Returns:
         ``{status, summary, comparisons: [...], holm: bool, tuning_flags: [...], effect: {...},
         observations: {group: {arm: [values]}}, numbers, table, figures}``. ``status`` is ``ran``
-        at smoke scale; otherwise passed (every comparison passed), refuted (any refuted) or
-        inconclusive.
+        at smoke scale and for a claim with no comparison (a benchmark table); otherwise passed
+        (every comparison passed), refuted (any refuted) or inconclusive.
 
     Raises:
         ConfigError: an arm missing from the observations, non-finite values.
@@ -177,7 +177,7 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
             c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
     numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
     verdicts = [c["verdict"] for c in comparisons]
-    if scale != "paper":
+    if scale != "paper" or not comparisons:  # no comparison (a benchmark table): nothing to decide
         status = "ran"
     elif all(v == "passed" for v in verdicts):
         status = "passed"
@@ -248,6 +248,8 @@ def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
         if scale == "paper" and c["verdict"] == "inconclusive":
             text += f"; MDE {_fmt(c['mde'])}, about {c['replicates_needed']} replicates needed"
         parts.append(text)
+    if not record["comparisons"]:
+        return "a table of measurements with no comparison to decide: numbers, no verdict"
     head = f"claim: {claim.effect.describe()}. "
     if record["holm"] and scale == "paper":
         k = sum(c["verdict"] == "passed" for c in record["comparisons"])
