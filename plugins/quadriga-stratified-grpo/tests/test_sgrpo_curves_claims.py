@@ -80,9 +80,16 @@ def test_unknown_baseline_and_bad_subject():
 def test_advantage_identity_claim_smoke(tmp_path):
     from quadriga_stratified_grpo.claims import advantage_identities
 
-    result = advantage_identities("smoke", out_dir=tmp_path)
-    assert result.passed, result.summary
-    assert result.numbers["strata_checked"] > 100
+    from quadriga.claims import evaluate_claim
+
+    obs = advantage_identities.observations("smoke", tmp_path)
+    worst = obs.values["identities"]
+    assert len(worst) == 200 and max(worst) < 1e-12  # float64 leaves about 1e-15
+    assert obs.numbers["strata_checked"] > 100
+    assert evaluate_claim(advantage_identities, obs, "smoke")["status"] == "ran"
+    # at paper scale the interval on the mean error lies far below the 1e-9 bound
+    paper = evaluate_claim(advantage_identities, obs, "paper")
+    assert paper["status"] == "passed" and paper["comparisons"][0]["high"] < 1e-12
 
 
 def test_learning_claim_smoke_runs_the_pipeline(tmp_path):
