@@ -67,7 +67,8 @@ def fingerprint(disabled: set[str]) -> str:
     """Hex digest of everything discovery depends on except the plugin modules' files (see module doc)."""
     parts: list[Any] = [FORMAT, sys.executable, sys.version, sorted(disabled)]
     here = Path(__file__).parent
-    parts += [_stat(str(here / "registry.py")), _stat(str(here / "hookspecs.py")), _stat(__file__)]
+    parts += [_stat(str(here / "registry" / name)) for name in ("__init__.py", "specs.py")]
+    parts += [_stat(str(here / "hookspecs.py")), _stat(__file__)]
     for entry in sys.path:
         where = entry or os.getcwd()
         parts.append(entry)

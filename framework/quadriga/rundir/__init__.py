@@ -23,21 +23,20 @@ records back in, so every finished stage is still on disk and ``--resume`` reloa
 
 Stage directories are named by :func:`~quadriga.fileio.stage_dir_name` (distinct names,
 distinct directories); nothing is written through a symbolic link inside the directory.
+
+Modules: :mod:`quadriga.rundir.records` (the status records), :mod:`quadriga.rundir.paths`
+(creating directories); :class:`RunDir` here reads and writes the files.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
-from quadriga.errors import ConfigError, QuadrigaError
+from quadriga.errors import ConfigError
 from quadriga.fileio import (
     LOCK,
     append_jsonl,
@@ -50,173 +49,24 @@ from quadriga.fileio import (
     safe_name,
     stage_dir_name,
 )
+from quadriga.rundir.paths import make_dir, new_run_dir
+from quadriga.rundir.records import (
+    ResumePlan,
+    RunStatus,
+    StageStatus,
+    _results_problem,
+    _status_problem,
+)
 
 if TYPE_CHECKING:
     from quadriga.artifacts import Artifact
 
 __all__ = ["SYNC_SECONDS", "ResumePlan", "RunDir", "RunStatus", "StageStatus", "make_dir", "new_run_dir"]
 
-STATES = ("running", "finished", "failed", "interrupted")
-
 #: the longest ``status.json`` and ``results.json`` lag behind the stages during a run (seconds)
 SYNC_SECONDS = 1.0
 #: the file beside a finished stage's artifact holding its status and summary
 RECORD = "record.json"
-
-
-@attrs.define
-class StageStatus:
-    """One stage's entry in ``status.json``.
-
-    Attributes:
-        status: ``running``, ``finished``, ``failed`` or ``interrupted``.
-        component: the registered name; kind: its registry kind.
-        seconds: wall-clock seconds of the stage (finished stages).
-        resumable: whether its artifact was saved for ``--resume``.
-        resumed: reloaded from an earlier attempt rather than run.
-        error: ``"Type: message"`` of a failed stage.
-        timings: wall-clock figures the component reported (info keys and metrics named as timings).
-    """
-
-    status: str
-    component: str = ""
-    kind: str = ""
-    seconds: float | None = None
-    resumable: bool = True
-    resumed: bool = False
-    error: str | None = None
-    timings: dict[str, Any] = attrs.field(factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object (unset optional fields left out)."""
-        out: dict[str, Any] = {"status": self.status, "component": self.component, "kind": self.kind}
-        if self.seconds is not None:
-            out.update(seconds=self.seconds, resumable=self.resumable, timings=self.timings)
-        if self.resumed:
-            out["resumed"] = True
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> StageStatus:
-        """Read one entry (unknown keys ignored)."""
-        names = {f.name for f in attrs.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@attrs.define
-class RunStatus:
-    """The content of ``status.json``: the run's state, each stage's :class:`StageStatus`, the error."""
-
-    status: str = "running"
-    stages: dict[str, StageStatus] = attrs.field(factory=dict)
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object."""
-        out: dict[str, Any] = {
-            "status": self.status,
-            "stages": {n: s.to_json() for n, s in self.stages.items()},
-        }
-        if self.error is not None:
-            out["error"] = self.error
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunStatus:
-        """Read ``status.json`` content."""
-        stages = {n: StageStatus.from_json(s) for n, s in data.get("stages", {}).items()}
-        return cls(data.get("status", "running"), stages, data.get("error"))
-
-    def mark_running_as(self, status: str, error: BaseException | None = None) -> None:
-        """Give every stage still ``running`` the final ``status`` (and the error)."""
-        for stage in self.stages.values():
-            if stage.status == "running":
-                stage.status = status
-                if error is not None:
-                    stage.error = f"{type(error).__name__}: {error}"
-
-
-@attrs.define
-class ResumePlan:
-    """What ``--resume`` does with an earlier run's finished stages.
-
-    Attributes:
-        reloaded: finished stages whose artifact was saved: reloaded, not run.
-        rerun: finished stages whose artifact cannot be reloaded (trained modules): run again.
-    """
-
-    reloaded: list[str]
-    rerun: list[str]
-
-    def __iter__(self) -> Iterator[list[str]]:
-        """Unpack as ``reloaded, rerun = result``."""
-        return iter((self.reloaded, self.rerun))
-
-
-def _status_problem(data: Any) -> str:
-    """What is wrong with the content of a ``status.json`` (``""`` when nothing)."""
-    if not isinstance(data, dict):
-        return f"holds {type(data).__name__}, not an object"
-    if data.get("status", "running") not in STATES:
-        return f"has status {data.get('status')!r}, not one of {', '.join(STATES)}"
-    stages = data.get("stages", {})
-    if not isinstance(stages, dict):
-        return f"has 'stages' of type {type(stages).__name__}, not an object"
-    for name, stage in stages.items():
-        if not isinstance(stage, dict) or not isinstance(stage.get("status"), str):
-            return f"has stage '{name}' = {stage!r}, not an object with a status"
-    return ""
-
-
-def _results_problem(data: Any) -> str:
-    """What is wrong with the content of a ``results.json`` (``""`` when nothing)."""
-    if not isinstance(data, dict):
-        return f"holds {type(data).__name__}, not an object"
-    stages = data.get("stages", {})
-    if not isinstance(stages, dict) or not all(isinstance(v, dict) for v in stages.values()):
-        return "has 'stages' that is not an object of objects"
-    return ""
-
-
-def make_dir(path: Path, flag: str | None = None) -> None:
-    """Create the directory ``path`` (and its parents), or say in one sentence why it cannot be.
-
-    Raises:
-        ConfigError: ``path`` or a parent is a file, or the directory cannot be created or written
-            (permissions, read-only file system); ``flag`` (``"--out"``) names the option at fault.
-    """
-    path = Path(path)
-    for p in [path, *path.parents]:
-        if p.exists() and not p.is_dir():
-            what = "is a file" if p == path else f"lies below '{p}', which is a file"
-            raise ConfigError(f"'{path}' {what}; give a directory.", key=flag)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot create the directory '{path}': {exc.strerror or exc}. Choose a writable place.",
-            key=flag,
-        ) from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(f"the directory '{path}' is not writable. Choose a writable place.", key=flag)
-
-
-def new_run_dir(root: Path, pipeline_name: str) -> Path:
-    """Create ``root/<pipeline>/<UTC timestamp>`` (a suffix is added if it exists) and return it."""
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    base = Path(root) / safe_name(pipeline_name)
-    refuse_symlinks(base)
-    make_dir(base)
-    for i in range(1000):
-        candidate = base / (stamp if i == 0 else f"{stamp}-{i}")
-        try:
-            candidate.mkdir(parents=True, exist_ok=False)
-            return candidate
-        except FileExistsError:
-            continue
-    raise QuadrigaError(f"could not create a run directory under {base}")
 
 
 class RunDir:

@@ -1,0 +1,181 @@
+"""The registry's records: names, kinds, :class:`Spec`, :class:`PluginStatus`, :class:`PluginRegistrar`.
+
+:class:`PluginRegistrar` is what a plugin's ``quadriga_register`` hook fills.
+
+Nothing here imports a plugin or reads entry points; discovery lives in :mod:`quadriga.registry`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from quadriga.errors import QuadrigaError, suggest
+
+if TYPE_CHECKING:
+    from quadriga.registry import Registry
+
+ENTRY_POINT_GROUP = "quadriga"
+#: the kinds of component (interfaces and tasks)
+KINDS = ("sampler", "learner", "estimator", "evaluator", "target", "dataset", "environment")
+#: every kind the registry holds: the components' kinds, ready pipelines and paper claims
+SPEC_KINDS = (*KINDS, "pipeline", "claim")
+#: a registered name: lowercase letters and digits in words joined by single dashes (``"mala"``, ``"lr-qr"``)
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+@attrs.frozen
+class Spec:
+    """A registered component, ready pipeline or claim, not yet imported.
+
+    Attributes:
+        kind: one of :data:`SPEC_KINDS`.
+        name: the name pipelines use (``use = "mala"``), or ``quadriga run NAME`` / ``quadriga verify NAME``.
+        target: ``"module:attr"`` of the component class or claim; for a pipeline
+            ``"package:relative/path.toml"`` inside the plugin's package.
+        summary: one line.
+        paper: the reference (authors, year, equation or algorithm number).
+        plugin: the entry-point name of the plugin that registered it.
+        distribution: that plugin's distribution name, e.g. ``"quadriga-std"``.
+    """
+
+    kind: str
+    name: str
+    target: str
+    summary: str = ""
+    paper: str = ""
+    plugin: str = ""
+    distribution: str = ""
+
+    @property
+    def resource(self) -> str:
+        """A pipeline's ``"package:path.toml"`` (the same string as :attr:`target`)."""
+        return self.target
+
+    def read_text(self) -> str:
+        """Return the TOML text of a pipeline spec (``importlib.resources``).
+
+        Raises:
+            QuadrigaError: the spec is not a pipeline.
+        """
+        import importlib.resources as resources
+
+        if self.kind != "pipeline":
+            raise QuadrigaError(f"{self.kind} '{self.name}' is not a pipeline; it has no TOML text.")
+        package, _, rel = self.target.partition(":")
+        node = resources.files(package)
+        for part in rel.split("/"):
+            node = node / part
+        return node.read_text(encoding="utf-8")
+
+
+#: the former names of :class:`Spec` (one type for every kind)
+ComponentSpec = PipelineSpec = ClaimSpec = Spec
+
+PluginState = Literal["ok", "broken", "disabled"]
+
+
+@attrs.define
+class PluginStatus:
+    """What the registry knows about one plugin (an entry point of the ``quadriga`` group).
+
+    Attributes:
+        plugin: the entry-point name.
+        distribution: the distribution name (``"?"`` when unknown).
+        version: the distribution's version (``""`` for plugins given as objects).
+        entry_point: the entry point's value (``"module"``), or the object's repr.
+        status: ``"ok"``, ``"broken"`` or ``"disabled"``.
+        stage: for a broken plugin, where it failed: ``"import"`` or ``"register"``.
+        error: for a broken plugin, ``"ExceptionType: message"``.
+        traceback: for a broken plugin, the formatted traceback.
+    """
+
+    plugin: str
+    distribution: str
+    version: str = ""
+    entry_point: str = ""
+    status: PluginState = "ok"
+    stage: str = ""
+    error: str = ""
+    traceback: str = ""
+
+
+#: a broken plugin is a :class:`PluginStatus` whose status is ``"broken"``
+BrokenPlugin = PluginStatus
+
+
+def _check_target(target: str, where: str) -> None:
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise QuadrigaError(f"{where}: target '{target}' must be 'package.module:attr'")
+
+
+class PluginRegistrar:
+    """What a plugin's ``quadriga_register`` hook receives: adds specs tagged with the plugin.
+
+    Args:
+        registry: the :class:`Registry` being filled.
+        plugin: the plugin's entry-point name.
+        distribution: the plugin's distribution name.
+    """
+
+    def __init__(self, registry: Registry, plugin: str, distribution: str) -> None:
+        self._registry, self.plugin, self.distribution = registry, plugin, distribution
+
+    def _spec(self, kind: str, name: str, target: str, summary: str, paper: str) -> None:
+        where = f"plugin '{self.plugin}' ({self.distribution})"
+        if not isinstance(name, str) or not NAME_PATTERN.match(name):
+            raise QuadrigaError(
+                f"{where}: {kind} name {name!r} is not valid; use lowercase letters and digits in words "
+                "joined by single dashes, starting with a letter (e.g. 'my-sampler')."
+            )
+        _check_target(target, f"{where}, {kind} '{name}'")
+        self._registry._add(Spec(kind, name, target, summary, paper, self.plugin, self.distribution))
+
+    def add(self, kind: str, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
+        """Register a component lazily.
+
+        Args:
+            kind: one of ``sampler, learner, estimator, evaluator, target, dataset, environment``.
+            name: lowercase words and digits joined by dashes, e.g. ``"mala"`` (:data:`NAME_PATTERN`).
+            target: ``"module:Class"``, imported only when the component is built.
+            summary: one line shown by ``quadriga list``.
+            paper: reference shown by ``quadriga info``.
+
+        Raises:
+            QuadrigaError: for an unknown kind, a malformed name or a malformed target; the message
+                names the plugin.
+        """
+        if kind not in KINDS:
+            raise QuadrigaError(
+                f"plugin '{self.plugin}': unknown kind '{kind}' for '{name}'; "
+                f"use one of {', '.join(KINDS)}.{suggest(kind, KINDS)}"
+            )
+        self._spec(kind, name, target, summary, paper)
+
+    def add_pipeline(self, name: str, resource: str, *, summary: str = "") -> None:
+        """Register a ready pipeline file ``"package:path/in/package.toml"`` by name.
+
+        Raises:
+            QuadrigaError: a malformed name or resource, naming the plugin.
+        """
+        self._spec("pipeline", name, resource, summary, "")
+
+    def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
+        """Register a paper claim: ``target`` is ``"module:attr"`` (see :mod:`quadriga.claims`).
+
+        Raises:
+            QuadrigaError: a malformed name or target, naming the plugin.
+        """
+        self._spec("claim", name, target, summary, paper)
+
+
+def normalize_name(name: str) -> str:
+    """A plugin or distribution name as PEP 503 compares them: ``Quadriga_Std`` -> ``quadriga-std``."""
+    return re.sub(r"[-_.]+", "-", name.strip()).lower()
+
+
+def _dist_of(ep: Any) -> str:
+    return ep.dist.name if ep.dist is not None else "?"

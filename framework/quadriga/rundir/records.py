@@ -1,0 +1,131 @@
+"""The status records of a run directory: ``status.json`` as :class:`RunStatus` and :class:`StageStatus`.
+
+Also :class:`ResumePlan` (what ``--resume`` reloads) and the checks that name what is wrong with a
+damaged ``status.json`` or ``results.json``. Reading and writing the files is
+:class:`quadriga.rundir.RunDir`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+STATES = ("running", "finished", "failed", "interrupted")
+
+
+@attrs.define
+class StageStatus:
+    """One stage's entry in ``status.json``.
+
+    Attributes:
+        status: ``running``, ``finished``, ``failed`` or ``interrupted``.
+        component: the registered name; kind: its registry kind.
+        seconds: wall-clock seconds of the stage (finished stages).
+        resumable: whether its artifact was saved for ``--resume``.
+        resumed: reloaded from an earlier attempt rather than run.
+        error: ``"Type: message"`` of a failed stage.
+        timings: wall-clock figures the component reported (info keys and metrics named as timings).
+    """
+
+    status: str
+    component: str = ""
+    kind: str = ""
+    seconds: float | None = None
+    resumable: bool = True
+    resumed: bool = False
+    error: str | None = None
+    timings: dict[str, Any] = attrs.field(factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object (unset optional fields left out)."""
+        out: dict[str, Any] = {"status": self.status, "component": self.component, "kind": self.kind}
+        if self.seconds is not None:
+            out.update(seconds=self.seconds, resumable=self.resumable, timings=self.timings)
+        if self.resumed:
+            out["resumed"] = True
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StageStatus:
+        """Read one entry (unknown keys ignored)."""
+        names = {f.name for f in attrs.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@attrs.define
+class RunStatus:
+    """The content of ``status.json``: the run's state, each stage's :class:`StageStatus`, the error."""
+
+    status: str = "running"
+    stages: dict[str, StageStatus] = attrs.field(factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object."""
+        out: dict[str, Any] = {
+            "status": self.status,
+            "stages": {n: s.to_json() for n, s in self.stages.items()},
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunStatus:
+        """Read ``status.json`` content."""
+        stages = {n: StageStatus.from_json(s) for n, s in data.get("stages", {}).items()}
+        return cls(data.get("status", "running"), stages, data.get("error"))
+
+    def mark_running_as(self, status: str, error: BaseException | None = None) -> None:
+        """Give every stage still ``running`` the final ``status`` (and the error)."""
+        for stage in self.stages.values():
+            if stage.status == "running":
+                stage.status = status
+                if error is not None:
+                    stage.error = f"{type(error).__name__}: {error}"
+
+
+@attrs.define
+class ResumePlan:
+    """What ``--resume`` does with an earlier run's finished stages.
+
+    Attributes:
+        reloaded: finished stages whose artifact was saved: reloaded, not run.
+        rerun: finished stages whose artifact cannot be reloaded (trained modules): run again.
+    """
+
+    reloaded: list[str]
+    rerun: list[str]
+
+    def __iter__(self) -> Iterator[list[str]]:
+        """Unpack as ``reloaded, rerun = result``."""
+        return iter((self.reloaded, self.rerun))
+
+
+def _status_problem(data: Any) -> str:
+    """What is wrong with the content of a ``status.json`` (``""`` when nothing)."""
+    if not isinstance(data, dict):
+        return f"holds {type(data).__name__}, not an object"
+    if data.get("status", "running") not in STATES:
+        return f"has status {data.get('status')!r}, not one of {', '.join(STATES)}"
+    stages = data.get("stages", {})
+    if not isinstance(stages, dict):
+        return f"has 'stages' of type {type(stages).__name__}, not an object"
+    for name, stage in stages.items():
+        if not isinstance(stage, dict) or not isinstance(stage.get("status"), str):
+            return f"has stage '{name}' = {stage!r}, not an object with a status"
+    return ""
+
+
+def _results_problem(data: Any) -> str:
+    """What is wrong with the content of a ``results.json`` (``""`` when nothing)."""
+    if not isinstance(data, dict):
+        return f"holds {type(data).__name__}, not an object"
+    stages = data.get("stages", {})
+    if not isinstance(stages, dict) or not all(isinstance(v, dict) for v in stages.values()):
+        return "has 'stages' that is not an object of objects"
+    return ""

@@ -1,0 +1,210 @@
+"""Sweeps: the Cartesian product of parameter grids and seeds, each a normal run.
+
+``quadriga sweep NAME --seeds 0:10 --grid stage.srmc.alpha=0.5,1,2`` runs every
+combination in its own run directory under the sweep directory, on local worker
+processes (default) or Ray tasks, then writes one tidy table, a summary with
+means, standard errors and bootstrap 95% intervals, and a figure.
+
+A run that fails, or whose worker is killed, is recorded as failed and the sweep
+goes on; running the same sweep again (same output directory) skips the runs
+that finished. The local backend keeps one long-lived process per worker (torch
+is imported once per worker, not per run) and replaces a worker that dies, which
+:class:`concurrent.futures.ProcessPoolExecutor` cannot do: there one dead worker
+breaks the whole pool and every pending run with it.
+
+Modules: :mod:`quadriga.sweep.grid` (seeds, grids and the run plan), :mod:`quadriga.sweep.execute`
+(one run), :mod:`quadriga.sweep.backends` (local workers, Ray); :func:`run_sweep` here ties them
+together and aggregates through :mod:`quadriga.summary`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from quadriga.errors import ConfigError
+from quadriga.fileio import refuse_symlinks
+from quadriga.rundir import make_dir
+from quadriga.runs import atomic_write_json, safe_name
+from quadriga.sweep.backends import _run_local, _run_ray, cap_threads, worker_threads
+from quadriga.sweep.execute import _status_of, execute_one
+from quadriga.sweep.grid import MAX_RUNS, MAX_SEEDS, RunSpec, parse_grid, parse_seeds, plan
+
+__all__ = [
+    "MAX_RUNS",
+    "MAX_SEEDS",
+    "RunSpec",
+    "SweepResult",
+    "cap_threads",
+    "default_sweep_dir",
+    "execute_one",
+    "parse_grid",
+    "parse_seeds",
+    "plan",
+    "run_sweep",
+    "worker_threads",
+]
+
+
+@attrs.define
+class SweepResult:
+    """What :func:`run_sweep` returns.
+
+    Attributes:
+        dir: the sweep directory.
+        runs: one dict per run: ``run_id``, ``seed``, ``params``, ``status``, ``error``, ``skipped``.
+        rows: the tidy table (one dict per run x stage x metric).
+        summary: rows grouped by settings with ``mean``, ``stderr``, ``ci_low``, ``ci_high``, ``n``.
+        table_path: ``results.parquet`` or ``results.csv``.
+        figure_path: the PNG, or ``None`` when there was nothing to plot.
+    """
+
+    dir: Path
+    runs: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    summary: list[dict[str, Any]]
+    table_path: Path | None
+    figure_path: Path | None
+
+
+def default_sweep_dir(
+    source: str, seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str]
+) -> Path:
+    """``sweeps/<pipeline>-<hash of the sweep's definition>``: the same sweep gets the same directory.
+
+    So running a sweep again resumes it.
+    """
+    digest = hashlib.sha256(
+        json.dumps([str(source), list(seeds), [[k, v] for k, v in grids], list(fixed)], default=str).encode()
+    ).hexdigest()[:8]
+    return Path("sweeps") / f"{safe_name(Path(str(source)).stem)}-{digest}"
+
+
+def run_sweep(
+    source: str | Path,
+    *,
+    seeds: Iterable[int],
+    grids: Sequence[tuple[str, list[Any]]] = (),
+    fixed: Sequence[str] = (),
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    out: str | Path | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> SweepResult:
+    """Run a sweep and aggregate its results.
+
+    Args:
+        source: a registered pipeline name or a TOML path.
+        seeds: root seeds.
+        grids: ``[(override key, [values])]``; every combination is run.
+        fixed: ``--set`` overrides applied to every run.
+        backend: ``"local"`` (worker processes) or ``"ray"``.
+        workers: parallel runs (default: the number of CPU cores).
+        address: a Ray cluster address (ray backend only; default: start a local Ray instance).
+        out: the sweep directory (default :func:`default_sweep_dir`, so a re-run resumes).
+        on_start: called once with ``(runs to do, runs already finished)``.
+        on_done: called with each run's outcome dict.
+
+    Returns:
+        :class:`SweepResult`.
+
+    Raises:
+        ConfigError: an invalid pipeline or grid (checked on the first grid point before anything runs),
+            an unknown backend.
+    """
+    from quadriga.api import check
+    from quadriga.summary import aggregate, collect_rows, write_outputs
+
+    seeds = list(seeds)
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"unknown backend '{backend}'; use local or ray.", key="--backend")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(
+            f"the number of parallel runs must be an integer >= 1, got {workers!r} (omit it for one per "
+            "CPU core).",
+            key="--workers",
+        )
+    total = len(seeds)
+    for _, values in grids:
+        total *= len(values)
+    if total > MAX_RUNS:
+        raise ConfigError(
+            f"the grid times the seeds makes {total} runs; a sweep holds at most {MAX_RUNS}. "
+            "Use fewer values or seeds.",
+            key="--grid",
+        )
+    specs = plan(seeds, grids, fixed)
+    source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
+    for spec in {s.overrides: s for s in specs}.values():
+        check(source, overrides=spec.overrides, seed=spec.seed)  # every grid point, before anything runs
+    sweep_dir = Path(out) if out is not None else default_sweep_dir(source, seeds, grids, fixed)
+    refuse_symlinks(sweep_dir)
+    make_dir(sweep_dir, "--out")
+    refuse_symlinks(sweep_dir / "runs", sweep_dir)
+    atomic_write_json(
+        sweep_dir / "sweep.json",
+        {
+            "source": source,
+            "seeds": seeds,
+            "grid": {k: v for k, v in grids},
+            "fixed": list(fixed),
+            "backend": backend,
+            "runs": [attrs.asdict(s) for s in specs],
+            "command": sys.argv,
+        },
+    )
+    outcomes: dict[str, dict[str, Any]] = {}
+    tasks = []
+    for spec in specs:
+        run_dir = sweep_dir / "runs" / spec.run_id
+        refuse_symlinks(run_dir, sweep_dir)
+        if _status_of(run_dir) == "finished":
+            outcomes[spec.run_id] = {
+                "run_id": spec.run_id,
+                "status": "finished",
+                "error": None,
+                "skipped": True,
+            }
+            continue
+        tasks.append((source, spec, str(run_dir)))
+    if on_start:
+        on_start(len(tasks), len(outcomes))
+
+    def done(outcome: dict[str, Any]) -> None:
+        outcomes[outcome["run_id"]] = outcome
+        if on_done:
+            on_done(outcome)
+
+    workers = workers or os.cpu_count() or 1
+    if tasks:
+        if backend == "local":
+            _run_local(tasks, workers, done)
+        else:
+            _run_ray(tasks, workers, address, done)
+    runs = []
+    for spec in specs:
+        o = outcomes.get(spec.run_id, {"status": "failed", "error": "not run"})
+        runs.append(
+            {
+                "run_id": spec.run_id,
+                "seed": spec.seed,
+                "params": spec.params,
+                "status": o["status"],
+                "error": o.get("error"),
+                "skipped": bool(o.get("skipped")),
+            }
+        )
+    atomic_write_json(sweep_dir / "runs.json", runs)
+    rows = collect_rows(sweep_dir / "runs", runs)
+    summary = aggregate(rows, [k for k, _ in grids])
+    table_path, figure_path = write_outputs(sweep_dir, rows, summary, [k for k, _ in grids])
+    return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path)

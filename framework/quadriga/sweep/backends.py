@@ -1,0 +1,188 @@
+"""Execution backends of a sweep: local long-lived worker processes (default) or Ray tasks.
+
+The local backend keeps one process per worker (torch is imported once per worker, not per run),
+caps each worker's BLAS/OpenMP/torch threads so that ``workers x threads <= cores``, and replaces a
+worker that dies, recording its run as failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import sys
+from collections.abc import Callable
+from multiprocessing.connection import wait
+from typing import Any
+
+from quadriga.errors import ConfigError
+from quadriga.sweep.execute import _mark_failed, execute_one
+from quadriga.sweep.grid import RunSpec
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+
+def worker_threads(workers: int) -> int:
+    """Threads per worker process so that ``workers * threads <= cores`` (at least 1).
+
+    Cores are those this process may run on (``os.sched_getaffinity``), else ``os.cpu_count()``.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, workers))
+
+
+def cap_threads(threads: int) -> None:
+    """Cap the BLAS/OpenMP pools and torch's intra-op threads of this process at ``threads``.
+
+    The environment variables cover libraries loaded later (a fresh worker has not imported
+    numpy or torch yet); ``threadpoolctl.threadpool_limits`` covers the ones already loaded;
+    ``torch.set_num_threads`` is called when torch is imported. A smaller value already set in
+    the environment is kept.
+    """
+    for var in _THREAD_VARS:
+        current = os.environ.get(var, "")
+        if not (current.isdigit() and 0 < int(current) <= threads):
+            os.environ[var] = str(threads)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.get_num_threads() > threads:
+        torch.set_num_threads(threads)
+
+
+def _worker_context() -> Any:
+    """Where workers start: a fork server that has imported torch once, else fresh interpreters.
+
+    Each worker of a ``spawn`` context imports torch and the core again before its first run (seconds
+    of CPU each on a loaded machine). The ``forkserver`` context (POSIX) preloads them once in a
+    clean single-threaded server process and forks every worker from it, so workers start with
+    them imported and without the parent's threads or state.
+    """
+    import importlib.util
+
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    preload = ["quadriga.api", "quadriga.sweep"]
+    if importlib.util.find_spec("torch") is not None:
+        preload.insert(0, "torch")
+    ctx.set_forkserver_preload(preload)
+    return ctx
+
+
+def _worker(conn: Any, threads: int = 0) -> None:
+    if threads:
+        cap_threads(threads)
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        source, spec, run_dir = task
+        if threads:  # a run may have loaded torch or another BLAS since the last call
+            cap_threads(threads)
+        conn.send(execute_one(source, spec, run_dir))
+
+
+def _run_local(
+    tasks: list[tuple[str, RunSpec, str]], workers: int, on_done: Callable[[dict[str, Any]], None]
+) -> None:
+    ctx = _worker_context()
+    threads = worker_threads(workers)  # workers x threads <= cores
+    pending = list(tasks)
+    busy: dict[Any, tuple[Any, Any, tuple[str, RunSpec, str]]] = {}  # conn -> (process, conn, task)
+    idle: list[tuple[Any, Any]] = []
+
+    def start() -> tuple[Any, Any]:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker, args=(child, threads), daemon=True)
+        proc.start()
+        child.close()
+        return proc, parent
+
+    for _ in range(min(workers, len(pending))):
+        idle.append(start())
+    try:
+        while pending or busy:
+            while idle and pending:
+                proc, conn = idle.pop()
+                task = pending.pop(0)
+                conn.send(task)
+                busy[conn] = (proc, conn, task)
+            ready = wait(list(busy) + [p.sentinel for p, _, _ in busy.values()])
+            for conn in list(busy):
+                proc, _, task = busy[conn]
+                if conn not in ready and proc.sentinel not in ready:
+                    continue
+                outcome = None
+                try:
+                    if conn.poll():
+                        outcome = conn.recv()
+                except (EOFError, OSError):
+                    outcome = None
+                if outcome is None and proc.is_alive():
+                    continue
+                del busy[conn]
+                if outcome is not None:
+                    on_done(outcome)
+                else:
+                    proc.join()
+                    error = f"worker process died (exit code {proc.exitcode}) while running this run"
+                    _mark_failed(task[2], error)
+                    on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+                if proc.is_alive():
+                    idle.append((proc, conn))
+                else:
+                    conn.close()
+                    if pending:
+                        idle.append(start())
+    finally:
+        for proc, conn in idle + [(p, c) for p, c, _ in busy.values()]:
+            with contextlib.suppress(Exception):
+                conn.send(None)
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+
+
+def _run_ray(
+    tasks: list[tuple[str, RunSpec, str]],
+    workers: int,
+    address: str | None,
+    on_done: Callable[[dict[str, Any]], None],
+) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(
+            "the ray backend needs Ray: pip install 'quadriga[ray]'.", key="--backend"
+        ) from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        started = True
+    remote = ray.remote(num_cpus=1, max_retries=0)(execute_one)
+    try:
+        refs = {remote.remote(*task): task for task in tasks}
+        while refs:
+            done, _ = ray.wait(list(refs), num_returns=1)
+            for ref in done:
+                task = refs.pop(ref)
+                try:
+                    on_done(ray.get(ref))
+                except Exception as exc:
+                    error = f"Ray task failed: {type(exc).__name__}: {exc}"
+                    _mark_failed(task[2], error)
+                    on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+    finally:
+        if started:
+            ray.shutdown()
