@@ -222,6 +222,9 @@ def test_bad_parameters_raise_config_error():
         GaussianMixture(means=[[0.0, 0.0], [1.0, 1.0]], weights=[1.0, 2.0, 3.0], scale=1.0)
     with pytest.raises(ConfigError, match="dim"):
         GaussianMixture(preset="random")
+    with pytest.raises(ConfigError, match="applies to preset 'random' only"):
+        GaussianMixture(preset="4-mode-2d", num_components=8)  # K is fixed by the preset
+    assert GaussianMixture(preset="random", dim=2).num_components is None  # 8 when drawn
     with pytest.raises(ConfigError):
         Gaussian()
     with pytest.raises(ValueError):

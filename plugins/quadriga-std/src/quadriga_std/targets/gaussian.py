@@ -210,16 +210,20 @@ class GaussianMixture(Target):
     means: Any = param(None, doc="component means (K x d nested list)")
     covariances: Any = param(None, doc="component covariances (K x d x d nested list)")
     scale: Any = param(None, doc="component standard deviation: a number, or a list of d numbers (diagonal)")
-    preset: Any = param(
+    preset: str | None = param(
         None,
         doc="one of '4-mode-2d', '8-ring', '25-grid', 'random'",
         validator=attrs.validators.optional(attrs.validators.in_(PRESETS)),
     )
-    dim: Any = param(None, doc="dimension d of the 'random' preset (an int once built)")
-    num_components: int = param(
-        8, doc="number of components K of the 'random' preset", validator=attrs.validators.gt(0)
+    dim: int | None = param(None, doc="dimension d of the 'random' preset (set from the means otherwise)")
+    num_components: int | None = param(
+        None,
+        doc="number of components K of the 'random' preset (default 8; only that preset takes it)",
+        validator=attrs.validators.optional(attrs.validators.gt(0)),
     )
-    radius: Any = param(None, doc="preset size: half-distance of 4-mode-2d means, ring or sphere radius")
+    radius: float | None = param(
+        None, doc="preset size: half-distance of 4-mode-2d means, ring or sphere radius"
+    )
     _w: Any = attrs.field(init=False, default=None)
     _mu: Any = attrs.field(init=False, default=None)
     _evals: Any = attrs.field(init=False, default=None)
@@ -230,6 +234,12 @@ class GaussianMixture(Target):
             raise ConfigError(
                 f"give 'means' (with 'covariances' or 'scale') or a 'preset' (one of {', '.join(PRESETS)}).",
                 key="means",
+            )
+        if self.num_components is not None and self.preset != "random":
+            raise ConfigError(
+                "'num_components' applies to preset 'random' only (the other presets and explicit "
+                "'means' fix K); remove it.",
+                key="num_components",
             )
         if self.preset == "random":
             if self.dim is None or int(self.dim) < 1:
@@ -289,7 +299,7 @@ class GaussianMixture(Target):
         """Draw the means of the ``random`` preset (uniform on a sphere); other presets do nothing."""
         if self.preset != "random":
             return
-        d, k = int(self.dim), int(self.num_components)
+        d, k = int(self.dim), 8 if self.num_components is None else int(self.num_components)
         r = 6.0 if self.radius is None else float(self.radius)
         z = torch.randn(k, d, generator=generator, dtype=torch.float64)
         means = r * z / z.norm(dim=-1, keepdim=True)
