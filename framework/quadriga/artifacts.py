@@ -174,6 +174,28 @@ class Samples(Artifact):
         """Dimension ``d`` of each sample."""
         return int(self.x.shape[1])
 
+    def thinned(self, every: int) -> Samples:
+        """Every ``every``-th draw (what a stage with ``save_thin = every`` writes to disk).
+
+        With ``chains`` (``[c, m, d]``) each chain keeps draws ``0, every, 2 every, ...``, so
+        ``x`` stays the chain-major view: ``[c * ceil(m / every), d]``; otherwise rows
+        ``0, every, ...`` of ``x`` (``[ceil(n / every), d]``) and of ``log_weights`` are kept.
+        ``info`` is copied with ``thin = every`` added.
+
+        Raises:
+            ValueError: ``every`` is not an integer >= 1.
+        """
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"thin must be an integer >= 1, got {every!r}")
+        info = {**self.info, "thin": every}
+        if self.chains is None:
+            lw = None if self.log_weights is None else self.log_weights[::every]
+            return Samples(x=self.x[::every], log_weights=lw, info=info)
+        c, m, d = self.chains.shape
+        chains = self.chains[:, ::every]
+        lw = None if self.log_weights is None else self.log_weights.reshape(c, m)[:, ::every].reshape(-1)
+        return Samples(x=chains.reshape(-1, d), log_weights=lw, chains=chains, info=info)
+
     def summary(self) -> dict[str, Any]:
         """``{"type": "Samples", "num_samples": n, "dim": d, "info": {...}}``."""
         return {

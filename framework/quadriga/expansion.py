@@ -123,7 +123,7 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
                 key="matrix",
             )
         for key, values in matrix.items():
-            if key in ("use", "kind", "inputs", "source", "replicate"):
+            if key in ("use", "kind", "inputs", "source", "replicate", "save", "save_thin"):
                 raise err(f"'{key}' cannot vary in a matrix.", table=where, key=f"matrix.{key}")
             if not isinstance(values, list) or not values:
                 raise err(

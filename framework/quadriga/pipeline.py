@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-_RESERVED = {"use", "kind", "inputs", "source", "replicate", "device"}
+_RESERVED = {"use", "kind", "inputs", "source", "replicate", "device", "save", "save_thin"}
 _META = ("name", "seed", "description", "device")
 DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 
@@ -57,6 +57,11 @@ class Node:
         source: the table it was expanded from (``"mala"`` for ``mala[step_size=0.1][2]``;
             its own name when not expanded).
         replicate: the replicate index ``i`` of a repeated table, else ``None``.
+        save: whether the run writes the stage's artifact to disk (``save = false`` keeps it
+            in memory only; ``--resume`` then recomputes the stage).
+        save_thin: keep every ``save_thin``-th draw of a sampler's ``Samples`` on disk (``1``:
+            all); what later stages receive in memory is unchanged. (Not ``thin``: that is a
+            parameter of the MCMC samplers, which thins the chain itself.)
     """
 
     name: str
@@ -69,6 +74,8 @@ class Node:
     source: str = ""
     replicate: int | None = None
     device: str | None = None
+    save: bool = True
+    save_thin: int = 1
 
     def __attrs_post_init__(self) -> None:
         """The source defaults to the name."""
@@ -166,6 +173,10 @@ class Pipeline:
                     table["replicate"] = node.replicate
                 if node.device is not None:
                     table["device"] = node.device
+                if not node.save:
+                    table["save"] = False
+                if node.save_thin != 1:
+                    table["save_thin"] = node.save_thin
                 table.update(node.config)
                 out[section][node.name] = table
         return out
@@ -337,6 +348,25 @@ def _build_node(
     except QuadrigaError as exc:
         raise err(str(exc), table=where, key="use") from None
     inputs = table.get("inputs", {})
+    if section == "task" and ("save" in table or "save_thin" in table):
+        key = "save" if "save" in table else "save_thin"
+        raise err(f"tasks are not saved; '{key}' belongs in a [stage.NAME] table.", table=where, key=key)
+    save, thin = table.get("save", True), table.get("save_thin", 1)
+    if not isinstance(save, bool):
+        raise err(f"save must be true or false, got {save!r}.", table=where, key="save")
+    if not isinstance(thin, int) or isinstance(thin, bool) or thin < 1:
+        raise err(
+            f"save_thin must be an integer >= 1 (keep every N-th draw on disk), got {thin!r}.",
+            table=where,
+            key="save_thin",
+        )
+    if thin != 1 and section == "stage" and built.spec.kind != "sampler":
+        raise err(
+            f"save_thin applies to the Samples of a sampler, not to a {built.spec.kind}; remove it "
+            "(save = false keeps this stage's output off disk).",
+            table=where,
+            key="save_thin",
+        )
     if section == "stage":
         if not isinstance(inputs, dict):
             raise err('inputs must be a table, e.g. inputs = { target = "gmm" }.', table=where, key="inputs")
@@ -361,6 +391,8 @@ def _build_node(
         source=table.get("source", name),
         replicate=table.get("replicate"),
         device=table.get("device"),
+        save=save,
+        save_thin=thin,
     )
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
-from quadriga.artifacts import is_timing, jsonable
+from quadriga.artifacts import Samples, is_timing, jsonable
 from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, StageError
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
@@ -200,6 +200,22 @@ def _final_sync(
     return None
 
 
+def _save(rd: RunDir, node: Node, artifact: Artifact) -> bool:
+    """Write a stage's artifact as its ``save``/``save_thin`` say; return whether resume can reload it.
+
+    ``save = false`` writes nothing; ``save_thin = N`` writes every N-th draw of ``Samples``. Either
+    way the stage is not reloadable (a reload would hand later stages other values than the
+    run computed), so ``--resume`` recomputes it.
+    """
+    if not node.save:
+        (rd.stage_dir(node.name) / "artifact.pt").unlink(missing_ok=True)  # an earlier attempt's
+        return False
+    if node.save_thin != 1 and isinstance(artifact, Samples):
+        rd.save_artifact(node.name, artifact.thinned(node.save_thin))
+        return False
+    return rd.save_artifact(node.name, artifact)
+
+
 def _timings(artifact: Any) -> dict[str, Any]:
     out = {k: jsonable(v) for k, v in (getattr(artifact, "info", None) or {}).items() if is_timing(k)}
     out.update({k: jsonable(v) for k, v in (getattr(artifact, "values", None) or {}).items() if is_timing(k)})
@@ -324,7 +340,7 @@ def _execute(
             values[name] = artifacts[name] = artifact
             summary = artifact.summary()
             summary.update(component=node.use, kind=node.kind, figures=rd.save_figures(name, artifact))
-            resumable = rd.save_artifact(name, artifact)
+            resumable = _save(rd, node, artifact)
             results["stages"][name] = summary
             run.record.stages[name] = StageStatus(
                 "finished", node.use, node.kind, round(seconds, 3), resumable, timings=_timings(artifact)

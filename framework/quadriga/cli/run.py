@@ -195,7 +195,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         reloaded, rerun = resume_plan(args.resume)
         con.print(
             f"resuming {escape(str(args.resume))}: reloading {escape(', '.join(reloaded)) or 'no stage'}"
-            + (f"; re-running {escape(', '.join(rerun))} (trained models are not reloaded)" if rerun else "")
+            + (
+                f"; re-running {escape(', '.join(rerun))}"
+                " (not reloadable: a trained model, save = false or save_thin)"
+                if rerun
+                else ""
+            )
         )
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)

@@ -1,0 +1,160 @@
+"""Opting out of saving large artifacts: ``save = false`` and ``save_thin = N`` per stage."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import tomllib
+import torch
+
+from quadriga.api import run
+from quadriga.artifacts import Samples, same_numbers
+from quadriga.errors import ConfigError
+from quadriga.runs import resume_plan
+
+BASE = {
+    "pipeline": {"name": "toy-save", "seed": 3},
+    "task": {"normal": {"use": "toy-normal", "dimension": 2, "mean": 1.5}},
+    "stage": {
+        "draw": {"use": "toy-iid", "inputs": {"target": "normal"}, "num_samples": 300},
+        "est": {"use": "toy-mean", "kind": "estimator", "inputs": {"data": "draw"}},
+    },
+}
+
+
+def pipeline(**draw: object) -> dict:
+    data = json.loads(json.dumps(BASE))
+    data["stage"]["draw"].update(draw)
+    return data
+
+
+def test_save_false_writes_no_samples_and_gives_the_same_results(registry, tmp_path):
+    saved = run(pipeline(), registry=registry, out=tmp_path / "saved")
+    unsaved = run(pipeline(save=False), registry=registry, out=tmp_path / "unsaved")
+    assert (saved.dir / "stages" / "draw" / "artifact.pt").is_file()
+    assert not (unsaved.dir / "stages" / "draw" / "artifact.pt").exists()
+    assert (unsaved.dir / "stages" / "est" / "artifact.pt").is_file()  # other stages still saved
+    a, b = (
+        json.loads((saved.dir / "results.json").read_text()),
+        json.loads((unsaved.dir / "results.json").read_text()),
+    )
+    assert a["stages"] == b["stages"]
+    x = unsaved.artifacts["draw"].x
+    assert torch.equal(x, saved.artifacts["draw"].x)
+    assert b["stages"]["est"]["value"] == pytest.approx(float(x[:, 0].mean()))
+    resolved = tomllib.loads((unsaved.dir / "pipeline.toml").read_text())
+    assert resolved["stage"]["draw"]["save"] is False and "save" not in resolved["stage"]["est"]
+    status = json.loads((unsaved.dir / "status.json").read_text())
+    assert status["stages"]["draw"]["resumable"] is False
+
+
+def test_resume_recomputes_an_unsaved_stage(registry, tmp_path):
+    bad = pipeline(save=False)
+    bad["stage"]["boom"] = {
+        "use": "toy-iid",
+        "inputs": {"target": "normal"},
+        "fail_once": str(tmp_path / "m"),
+    }
+    first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    assert first.status == "failed"
+    assert resume_plan(first.dir).rerun == ["draw"] and "est" in resume_plan(first.dir).reloaded
+    resumed = run(tmp_path / "r" / "pipeline.toml", registry=registry, resume=first.dir)
+    status = json.loads((first.dir / "status.json").read_text())
+    assert resumed.status == "finished"
+    assert "resumed" not in status["stages"]["draw"] and status["stages"]["est"]["resumed"] is True
+    assert torch.equal(resumed.artifacts["draw"].x, first.artifacts["draw"].x)  # same seed, same draws
+    assert not (first.dir / "stages" / "draw" / "artifact.pt").exists()
+
+
+def test_resume_cli_says_the_unsaved_stage_is_recomputed(registry, tmp_path, capsys):
+    from quadriga.cli import main
+
+    bad = pipeline(save=False)
+    bad["stage"]["boom"] = {
+        "use": "toy-iid",
+        "inputs": {"target": "normal"},
+        "fail_once": str(tmp_path / "m"),
+    }
+    first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    capsys.readouterr()
+    assert main(["run", "--resume", str(first.dir)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "re-running draw" in out and "save = false" in out
+
+
+def test_thin_keeps_every_nth_draw_on_disk_and_all_in_memory(registry, tmp_path):
+    full = run(pipeline(), registry=registry, out=tmp_path / "full")
+    thin = run(pipeline(save_thin=7), registry=registry, out=tmp_path / "thin")
+    x = full.artifacts["draw"].x
+    assert torch.equal(thin.artifacts["draw"].x, x)  # later stages get every draw
+    assert thin.artifacts["est"].value == full.artifacts["est"].value
+    on_disk = Samples.load(thin.dir / "stages" / "draw")
+    assert on_disk.x.shape == (43, 2)  # ceil(300 / 7)
+    assert torch.equal(on_disk.x, x[::7]) and on_disk.info["thin"] == 7
+    assert tomllib.loads((thin.dir / "pipeline.toml").read_text())["stage"]["draw"]["save_thin"] == 7
+    assert resume_plan(thin.dir).rerun == ["draw"]
+
+
+def test_thinning_chains_keeps_the_chain_major_view():
+    chains = torch.arange(2 * 5 * 3, dtype=torch.float64).reshape(2, 5, 3)
+    s = Samples(x=chains.reshape(10, 3), log_weights=torch.arange(10.0), chains=chains)
+    t = s.thinned(2)
+    assert t.chains.shape == (2, 3, 3) and t.problems() == []
+    assert torch.equal(t.x, chains[:, ::2].reshape(6, 3))
+    assert t.log_weights.tolist() == [0.0, 2.0, 4.0, 5.0, 7.0, 9.0]
+    assert same_numbers(s.thinned(1).x, s.x)
+    with pytest.raises(ValueError, match="thin must be an integer >= 1"):
+        s.thinned(0)
+
+
+@pytest.mark.parametrize(
+    ("stage", "key", "value", "message"),
+    [
+        ("draw", "save", "no", "save must be true or false, got 'no'"),
+        ("draw", "save_thin", 0, "save_thin must be an integer >= 1"),
+        ("draw", "save_thin", True, "save_thin must be an integer >= 1"),
+        ("est", "save_thin", 2, "save_thin applies to the Samples of a sampler, not to a estimator"),
+    ],
+)
+def test_bad_save_and_thin_name_the_table_and_key(registry, stage, key, value, message):
+    data = json.loads(json.dumps(BASE))
+    data["stage"][stage][key] = value
+    with pytest.raises(ConfigError, match=message) as info:
+        run(data, registry=registry)
+    assert f"stage.{stage}" in str(info.value) and key in str(info.value)
+
+
+def test_save_is_refused_in_a_task_and_in_a_matrix(registry):
+    data = json.loads(json.dumps(BASE))
+    data["task"]["normal"]["save"] = False
+    with pytest.raises(ConfigError, match="tasks are not saved"):
+        run(data, registry=registry)
+    data = pipeline(matrix={"save": [True, False]})
+    with pytest.raises(ConfigError, match="'save' cannot vary in a matrix"):
+        run(data, registry=registry)
+
+
+def test_save_thin_leaves_the_samplers_own_thin_parameter_alone(registry, tmp_path):
+    data = {
+        "pipeline": {"name": "mala-thin", "seed": 0},
+        "task": {"g": {"use": "gaussian", "dim": 2}},
+        "stage": {
+            "mala": {
+                "use": "mala",
+                "inputs": {"target": "g"},
+                "num_chains": 2,
+                "num_samples": 30,
+                "burn_in": 5,
+                "thin": 2,  # the sampler's parameter: thins the chain it returns
+                "save_thin": 3,  # the run's: thins what is written to disk
+            }
+        },
+    }
+    result = run(data, registry=registry, out=tmp_path / "r")
+    s = result.artifacts["mala"]
+    assert s.chains.shape == (2, 30, 2) and s.x.shape == (60, 2)
+    on_disk = Samples.load(result.dir / "stages" / "mala")
+    assert on_disk.chains.shape == (2, 10, 2) and torch.equal(on_disk.chains, s.chains[:, ::3])
+    table = tomllib.loads((result.dir / "pipeline.toml").read_text())["stage"]["mala"]
+    assert table["thin"] == 2 and table["save_thin"] == 3
