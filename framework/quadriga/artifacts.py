@@ -67,6 +67,20 @@ class Artifact:
     unsaved_fields: ClassVar[tuple[str, ...]] = ()
     info: dict[str, Any]
 
+    def __repr__(self) -> str:
+        """One line: tensors as ``Tensor[n, d] dtype``, floats to 4 digits, long dicts cut.
+
+        E.g. ``Samples(x=Tensor[10000, 20] float64, log_weights=None, chains=None,
+        info={acceptance_rate: 0.57})``; built by :func:`quadriga.notebook.compact_repr`.
+        """
+        from quadriga.notebook import compact_repr
+
+        return compact_repr(self)
+
+    def label(self) -> str:
+        """A few words naming the artifact: ``Samples[300, 2]``, ``Metrics[4 values]``, ``Estimate``."""
+        return type(self).__name__
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready numbers for ``results.json``: ``{"type": ..., ..., "info": {...}}`` (no timings)."""
         return {"type": type(self).__name__, "info": jsonable(timeless(self.info))}
@@ -140,7 +154,7 @@ class Artifact:
         return found(**fields)
 
 
-@attrs.define(kw_only=True, eq=False)
+@attrs.define(kw_only=True, eq=False, repr=False)
 class Samples(Artifact):
     """Draws from a target, possibly weighted.
 
@@ -196,6 +210,10 @@ class Samples(Artifact):
         lw = None if self.log_weights is None else self.log_weights.reshape(c, m)[:, ::every].reshape(-1)
         return Samples(x=chains.reshape(-1, d), log_weights=lw, chains=chains, info=info)
 
+    def label(self) -> str:
+        """``Samples[n, d]``."""
+        return f"Samples[{self.num_samples}, {self.dim}]"
+
     def summary(self) -> dict[str, Any]:
         """``{"type": "Samples", "num_samples": n, "dim": d, "info": {...}}``."""
         return {
@@ -237,7 +255,7 @@ class Samples(Artifact):
         return out
 
 
-@attrs.define(kw_only=True, eq=False)
+@attrs.define(kw_only=True, eq=False, repr=False)
 class Fitted(Artifact):
     """A trained model or policy.
 
@@ -296,7 +314,7 @@ class Fitted(Artifact):
         return super().save(directory)
 
 
-@attrs.define(kw_only=True, eq=False)
+@attrs.define(kw_only=True, eq=False, repr=False)
 class Estimate(Artifact):
     """A value with its uncertainty.
 
@@ -350,7 +368,7 @@ class Estimate(Artifact):
         return out
 
 
-@attrs.define(kw_only=True, eq=False)
+@attrs.define(kw_only=True, eq=False, repr=False)
 class Metrics(Artifact):
     """Named scalar metrics with optional tables and figures.
 
@@ -368,6 +386,10 @@ class Metrics(Artifact):
     info: dict[str, Any] = attrs.field(factory=dict)
 
     saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info")  # figures: saved as PNG
+
+    def label(self) -> str:
+        """``Metrics[k values]``."""
+        return f"Metrics[{len(self.values)} values]"
 
     def summary(self) -> dict[str, Any]:
         """``{"type": "Metrics", "values", "tables", "info"}``; wall-clock values (``is_timing``) left out."""

@@ -72,7 +72,7 @@ class Run:
         return {n: s.to_json() for n, s in self.record.stages.items()}
 
 
-@attrs.define(eq=False)
+@attrs.define(eq=False, repr=False)
 class RunResult:
     """What :func:`execute` (and :func:`quadriga.api.run`) returns.
 
@@ -91,6 +91,19 @@ class RunResult:
     results: dict[str, Any]
     error: BaseException | None = None
     warnings: list[str] = attrs.field(factory=list)
+
+    def __repr__(self) -> str:
+        """One line: status, directory, each stage's artifact by shape or count, error, warnings.
+
+        E.g. ``RunResult(status='finished', dir='runs/x', artifacts={draw: Samples[400, 2],
+        est: Estimate, check: Metrics[1 values]})`` (no tensor contents).
+        """
+        names = list(self.artifacts.items())
+        shown = ", ".join(f"{n}: {getattr(a, 'label', lambda a=a: type(a).__name__)()}" for n, a in names[:6])
+        more = f", ... {len(names) - 6} more" if len(names) > 6 else ""
+        extra = f", error={type(self.error).__name__}" if self.error is not None else ""
+        extra += f", warnings={len(self.warnings)}" if self.warnings else ""
+        return f"RunResult(status={self.status!r}, dir='{self.dir}', artifacts={{{shown}{more}}}{extra})"
 
 
 def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> dict[str, Any]:
