@@ -58,8 +58,16 @@ def config_digest(run_dir: Path) -> str | None:
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
+#: the numbers of a Samples stage's ``info`` kept in a sweep's tidy table
+#: (``acceptance_rate``: fraction of accepted transitions in [0, 1]; ``rejected_nonfinite``: count)
+SAMPLER_DIAGNOSTICS = ("acceptance_rate", "rejected_nonfinite")
+
+
 def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tidy rows from one run's ``results.json`` (Metrics values and scalar Estimates).
+    """Tidy rows from one run's ``results.json``: Metrics values, scalar Estimates, diagnostics.
+
+    The diagnostics are the :data:`SAMPLER_DIAGNOSTICS` of each Samples stage's ``info``
+    (``acceptance_rate``, ...), one row each with that stage's name.
 
     Each row is tagged with ``base``, the run's ``pipeline`` name and its ``config`` digest
     (:func:`config_digest`).
@@ -74,6 +82,9 @@ def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
         items: list[tuple[str, Any]] = []
         if res.get("type") == "Metrics":
             items = list(res.get("values", {}).items())
+        elif res.get("type") == "Samples":
+            info = res.get("info", {})
+            items = [(k, info[k]) for k in SAMPLER_DIAGNOSTICS if k in info]
         elif res.get("type") == "Estimate" and isinstance(res.get("value"), (int, float)):
             items = [("estimate", res["value"])]
             if isinstance(res.get("stderr"), (int, float)):

@@ -87,6 +87,45 @@ def default_sweep_dir(
     return Path("sweeps") / f"{safe_name(Path(str(source)).stem)}-{digest}"
 
 
+def _check_same_sweep(sweep_dir: Path, source: str, fixed: Sequence[str]) -> None:
+    """Refuse to reuse a sweep directory made from another pipeline or other ``--set`` values.
+
+    Its runs are named by their grid settings and seed alone, so a run there with the same name
+    may hold other fixed settings.
+
+    Raises:
+        ConfigError: ``sweep.json`` names another source or other fixed overrides (key ``--out``).
+    """
+    path = sweep_dir / "sweep.json"
+    try:
+        earlier = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    if not isinstance(earlier, dict):
+        return
+    for what, old, new in (
+        ("pipeline", earlier.get("source"), source),
+        ("--set", earlier.get("fixed"), list(fixed)),
+    ):
+        if old is not None and old != new:
+            raise ConfigError(
+                f"{sweep_dir} holds a sweep with {what} {old!r}, not {new!r}; its runs would be "
+                "skipped as if they were this sweep's. Use another --out (or remove that directory).",
+                key="--out",
+            )
+
+
+def _earlier_name(runs_root: Path, spec: RunSpec) -> RunSpec:
+    """``spec`` under its hashed name when a sweep from before settings-named runs left it there.
+
+    Re-running such a sweep then skips (or resumes) its runs instead of running them again.
+    """
+    if spec.run_id != spec.hashed_id and not (runs_root / spec.run_id).exists():
+        if (runs_root / spec.hashed_id).is_dir():
+            return attrs.evolve(spec, run_id=spec.hashed_id)
+    return spec
+
+
 def run_sweep(
     source: str | Path,
     *,
@@ -150,6 +189,8 @@ def run_sweep(
     refuse_symlinks(sweep_dir)
     make_dir(sweep_dir, "--out")
     refuse_symlinks(sweep_dir / "runs", sweep_dir)
+    _check_same_sweep(sweep_dir, source, fixed)
+    specs = [_earlier_name(sweep_dir / "runs", s) for s in specs]
     atomic_write_json(
         sweep_dir / "sweep.json",
         {

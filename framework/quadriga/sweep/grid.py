@@ -1,7 +1,9 @@
 """Grid expansion of a sweep: seeds and ``--grid`` values parsed, their Cartesian product planned.
 
-:func:`plan` turns seeds x grid points into :class:`RunSpec` records whose ``run_id``
-(``seed<seed>-<hash of the overrides>``) is stable across re-runs of the same sweep.
+:func:`plan` turns seeds x grid points into :class:`RunSpec` records whose ``run_id`` names the
+run's settings (``seed0-step_size0.1``), or ``seed<seed>-<hash of the overrides>`` when that name
+would be longer than :data:`MAX_RUN_ID` characters, hold a character unsafe in a path, or clash
+with another point's; either way it is stable across re-runs of the same sweep.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,22 +26,29 @@ class RunSpec:
     """One run of a sweep.
 
     Attributes:
-        run_id: directory name, ``seed<seed>-<hash>`` (stable across re-runs of the same sweep).
+        run_id: directory name: the settings (``seed0-step_size0.1``) or ``seed<seed>-<hash>``
+            (see the module docstring); stable across re-runs of the same sweep.
         seed: the root seed.
         params: ``{override key: value}`` of this grid point.
         overrides: ``--set`` strings (the sweep's fixed ones plus the grid point's).
+        hashed_id: ``seed<seed>-<hash of the overrides>``, the name sweeps gave every run before
+            runs were named by their settings (a re-run of such a sweep finds its runs by it).
     """
 
     run_id: str
     seed: int
     params: dict[str, Any]
     overrides: tuple[str, ...]
+    hashed_id: str = ""
 
 
 #: the most seeds one sweep may run
 MAX_SEEDS = 10_000
 #: the most runs (grid points times seeds) one sweep may hold
 MAX_RUNS = 100_000
+#: the longest run directory name made of settings; longer ones are hashed
+MAX_RUN_ID = 60
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -117,16 +127,56 @@ def _toml_value(value: Any) -> str:
     return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
 
 
+def _short_keys(keys: Sequence[str]) -> dict[str, str]:
+    """Each override key by its shortest dotted suffix that no other key ends with.
+
+    ``stage.mala.step_size`` is ``step_size`` alone, ``mala.step_size`` next to
+    ``stage.rwm.step_size``.
+    """
+    out = {}
+    for key in keys:
+        parts = key.split(".")
+        for n in range(1, len(parts) + 1):
+            tail = ".".join(parts[-n:])
+            if not any(o != key and (o == tail or o.endswith("." + tail)) for o in keys):
+                break
+        out[key] = tail
+    return out
+
+
+def _label(value: Any) -> str:
+    """A value as it appears in a run name: strings bare, the rest as TOML (``0.1``, ``true``)."""
+    return value if isinstance(value, str) else _toml_value(value)
+
+
 def plan(
     seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str] = ()
 ) -> list[RunSpec]:
-    """The runs of a sweep: every grid point (Cartesian product) times every seed."""
+    """The runs of a sweep: every grid point (Cartesian product) times every seed.
+
+    Returns:
+        One :class:`RunSpec` per (grid point, seed), grid points in product order, seeds inner.
+        ``run_id`` is ``seed<seed>-<key><value>-...`` (keys shortened by :func:`_short_keys`)
+        when that is at most :data:`MAX_RUN_ID` characters of ``[A-Za-z0-9_.+-]`` and unique,
+        else ``hashed_id``.
+    """
     keys = [k for k, _ in grids]
+    short = _short_keys(keys)
     runs = []
     for point in itertools.product(*[values for _, values in grids]):
         params = dict(zip(keys, point, strict=False))
         overrides = tuple(fixed) + tuple(f"{k}={_toml_value(v)}" for k, v in params.items())
         digest = hashlib.sha256(json.dumps([overrides], sort_keys=True).encode()).hexdigest()[:8]
+        settings = "".join(f"-{short[k]}{_label(v)}" for k, v in params.items())
         for seed in seeds:
-            runs.append(RunSpec(f"seed{seed}-{digest}", seed, params, overrides))
-    return runs
+            named = f"seed{seed}{settings}"
+            runs.append(RunSpec(named, seed, params, overrides, f"seed{seed}-{digest}"))
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r.run_id] = counts.get(r.run_id, 0) + 1
+    return [
+        r
+        if len(r.run_id) <= MAX_RUN_ID and _SAFE_ID.match(r.run_id) and counts[r.run_id] == 1
+        else attrs.evolve(r, run_id=r.hashed_id)
+        for r in runs
+    ]
