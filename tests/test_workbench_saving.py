@@ -108,6 +108,17 @@ def test_thinning_chains_keeps_the_chain_major_view():
         s.thinned(0)
 
 
+def test_thinned_samples_are_smaller_on_disk(tmp_path):
+    # a strided view would keep the whole storage, and torch.save writes all of it
+    chains = torch.randn(4, 1000, 20, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    full, thin = tmp_path / "full", tmp_path / "thin"
+    full.mkdir(), thin.mkdir()
+    Samples(x=chains.reshape(-1, 20), chains=chains).save(full)
+    Samples(x=chains.reshape(-1, 20), chains=chains).thinned(10).save(thin)
+    size = {p.name: sum(f.stat().st_size for f in p.iterdir()) for p in (full, thin)}
+    assert size["thin"] < size["full"] / 8, size
+
+
 @pytest.mark.parametrize(
     ("stage", "key", "value", "message"),
     [

@@ -202,12 +202,17 @@ class Samples(Artifact):
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"thin must be an integer >= 1, got {every!r}")
         info = {**self.info, "thin": every}
+        # clone: a strided view would keep (and torch.save would write) the whole original storage
         if self.chains is None:
-            lw = None if self.log_weights is None else self.log_weights[::every]
-            return Samples(x=self.x[::every], log_weights=lw, info=info)
+            lw = None if self.log_weights is None else self.log_weights[::every].clone()
+            return Samples(x=self.x[::every].clone(), log_weights=lw, info=info)
         c, m, d = self.chains.shape
-        chains = self.chains[:, ::every]
-        lw = None if self.log_weights is None else self.log_weights.reshape(c, m)[:, ::every].reshape(-1)
+        chains = self.chains[:, ::every].clone()
+        lw = (
+            None
+            if self.log_weights is None
+            else self.log_weights.reshape(c, m)[:, ::every].reshape(-1).clone()
+        )
         return Samples(x=chains.reshape(-1, d), log_weights=lw, chains=chains, info=info)
 
     def label(self) -> str:
