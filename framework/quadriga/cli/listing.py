@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from quadriga.cli._common import (
     Formatter,
@@ -12,8 +13,11 @@ from quadriga.cli._common import (
     print_problems,
     registry_for,
 )
-from quadriga.cli.output import print_json, print_table
+from quadriga.cli.output import _PAD, chunk_columns, print_json, print_table
 from quadriga.registry import KINDS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["add_parser", "cmd_list"]
 
@@ -84,8 +88,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     for c in claims:
         by_dist.setdefault(c.distribution, []).append(["claim", c.name, f"({verdict_text(c)}) {c.summary}"])
     versions = {s.distribution: s.version for s in reg.plugins.values()}
+    plain = not args.full and not con.is_terminal
     for dist in sorted(by_dist):
         title = f"{dist} {versions.get(dist, '')}".strip()
+        if plain and _write_plain_table(con, title, by_dist[dist]):
+            continue
         print_table(
             con,
             ["kind", "name", "summary"],
@@ -109,3 +116,61 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     print_problems(con, reg)
     return 0
+
+
+def _write_plain_table(con: Console, title: str, rows: list[list[str]]) -> bool:
+    """Write one distribution's one-line table as plain text; False when it needs rich.
+
+    The same characters as :func:`quadriga.cli.output.print_table` with ``one_line=True``
+    prints on a console that is not a terminal (``rich.box.SIMPLE_HEAD``, the summary cut to
+    the room left with "…"), written in one call instead of rendered through a rich ``Table``
+    (the larger part of the time of ``quadriga list``). Rows whose cells need rich's measuring
+    (tabs, newlines, characters not one cell wide) and tables wider than the console (which
+    ``print_table`` splits) are left to ``print_table``.
+
+    Args:
+        con: the console written to (its ``width`` and ``file``).
+        title: printed above the table.
+        rows: ``[kind, name, summary]`` strings.
+    """
+    columns = ["kind", "name", "summary"]
+    text = [title, *columns, *(c for row in rows for c in row)]
+    if not all((t.isascii() and t.isprintable()) or _one_cell_each(t) for t in text):
+        return False
+    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
+    others = widths[0] + widths[1] + 2 * _PAD
+    widths[2] = max(20, min(widths[2], con.width - others - _PAD))
+    if len(chunk_columns(widths, 2, con.width)) != 1:
+        return False
+    # rich's Table: columns of w + padding ([w0 + 1, w1 + 2, w2 + 1]) between 1-space edges and
+    # dividers; wider than the console, it takes the excess evenly from the columns (round() as
+    # rich.Table rounds), the two key columns keep their minimum width, and lines are cropped
+    excess = sum(widths) + 4 + 4 - con.width
+    if excess > 0:
+        remaining, ratio = excess, 3
+        for _ in range(2):
+            remaining -= round(remaining / ratio)
+            ratio -= 1
+        widths[2] -= min(widths[2] + 1, remaining)
+    total = sum(widths) + 2 * (len(widths) - 1) + 2 + 2
+    if len(title) > total or widths[2] < len(columns[2]):
+        return False
+
+    def cut(cell: str, width: int) -> str:
+        return cell if len(cell) <= width else cell[: width - 1] + "…"
+
+    def line(cells: list[str]) -> str:
+        return " " + "   ".join(cut(c, w).ljust(w) for c, w in zip(cells, widths, strict=True)) + " "
+
+    out = [title.ljust(total), " " * total, line(columns), " " + "─" * (total - 2) + " "]
+    out += [line(row) for row in rows]
+    out.append(" " * total)
+    con.file.write("".join(ln[: con.width] + "\n" for ln in out))
+    return True
+
+
+def _one_cell_each(text: str) -> bool:
+    """Whether every character of ``text`` is printable and one terminal cell wide."""
+    from rich.cells import cell_len
+
+    return text.isprintable() and cell_len(text) == len(text)
