@@ -91,11 +91,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``quadriga`` console script (and ``python -m quadriga``); returns the exit code."""
-    import argcomplete
-
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
-    argcomplete.autocomplete(parser)  # returns at once unless the shell asks for completions
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (argcomplete's own test)
+        import argcomplete
+
+        argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

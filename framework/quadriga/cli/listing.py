@@ -13,7 +13,6 @@ from quadriga.cli._common import (
     print_problems,
     registry_for,
 )
-from quadriga.cli.output import _PAD, chunk_columns, print_json, print_table
 from quadriga.registry import KINDS
 
 if TYPE_CHECKING:
@@ -56,6 +55,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     pipes = reg.pipelines() if kind in (None, "pipeline") else []
     claims = reg.claims() if kind in (None, "claim") else []
     if args.json:
+        from quadriga.cli.output import print_json
+
         data = {
             "components": [
                 dict(kind=c.kind, name=c.name, summary=c.summary, paper=c.paper, distribution=c.distribution)
@@ -93,6 +94,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         title = f"{dist} {versions.get(dist, '')}".strip()
         if plain and _write_plain_table(con, title, by_dist[dist]):
             continue
+        from quadriga.cli.output import print_table  # rich.table: imported only when it is used
+
         print_table(
             con,
             ["kind", "name", "summary"],
@@ -106,7 +109,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         con.print(
             "pipelines: `quadriga run NAME`; claims (with the last paper-scale verdict): "
             "`quadriga verify NAME`; details: `quadriga info NAME`"
-            + ("." if args.full else "; whole summaries: `quadriga list --full`.")
+            + ("." if args.full else "; whole summaries: `quadriga list --full`."),
+            emoji=False,  # no :codes: here; replacing them first imports rich's emoji table
         )
     if not (comps or pipes or claims):
         con.print(
@@ -138,10 +142,9 @@ def _write_plain_table(con: Console, title: str, rows: list[list[str]]) -> bool:
     if not all((t.isascii() and t.isprintable()) or _one_cell_each(t) for t in text):
         return False
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-    others = widths[0] + widths[1] + 2 * _PAD
-    widths[2] = max(20, min(widths[2], con.width - others - _PAD))
-    if len(chunk_columns(widths, 2, con.width)) != 1:
-        return False
+    # as print_table sizes it (2 = its _PAD per column); with two key columns and one more,
+    # its chunk_columns always keeps one table
+    widths[2] = max(20, min(widths[2], con.width - (widths[0] + widths[1] + 4) - 2))
     # rich's Table: columns of w + padding ([w0 + 1, w1 + 2, w2 + 1]) between 1-space edges and
     # dividers; wider than the console, it takes the excess evenly from the columns (round() as
     # rich.Table rounds), the two key columns keep their minimum width, and lines are cropped
