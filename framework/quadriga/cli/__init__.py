@@ -3,6 +3,8 @@
 
 Each subcommand is a module of this package with ``add_parser(subparsers)``, which sets the
 subcommand's handler with ``set_defaults(func=...)``; :data:`COMMANDS` is the one table of them.
+A command line that names its subcommand imports only that module (the others get an empty
+placeholder parser), so ``quadriga list`` does not import what ``run`` or ``sweep`` need.
 Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted
 (Ctrl-C). Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
 Nothing here imports torch or a plugin algorithm at import time.
@@ -13,24 +15,59 @@ Shell completion (argcomplete): ``eval "$(register-python-argcomplete quadriga)"
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from rich.markup import escape
 
-from quadriga.cli import compare, doctor, info, listing, new, report, run, sweep, verify
 from quadriga.cli._common import Formatter, add_common_options, console
 from quadriga.errors import QuadrigaError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-#: the subcommands, in the order ``quadriga --help`` lists them
-COMMANDS = (listing, info, run, verify, doctor, sweep, compare, report, new)
+#: subcommand name -> its module in this package, in the order ``quadriga --help`` lists them
+COMMANDS = {
+    "list": "listing",
+    "info": "info",
+    "run": "run",
+    "verify": "verify",
+    "doctor": "doctor",
+    "sweep": "sweep",
+    "compare": "compare",
+    "report": "report",
+    "new": "new",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``quadriga`` command, with one subparser per module of :data:`COMMANDS`."""
+def _named_commands(argv: Sequence[str] | None) -> set[str] | None:
+    """The subcommands whose parsers ``argv`` may need; None: all of them.
+
+    All are needed without a command line, for the top-level ``--help``/``--version`` (they
+    come before the subcommand), while the shell asks for completions, and when no known
+    subcommand is named (argparse then lists the choices). Every word that names a command is
+    kept, so that an option value such as ``--disable list`` cannot hide the real subcommand.
+    """
+    if argv is None or "_ARGCOMPLETE" in os.environ:
+        return None
+    named: set[str] = set()
+    for word in argv:
+        if word in ("-h", "--help", "--version") and not named:
+            return None
+        if word in COMMANDS:
+            named.add(word)
+    return named or None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``quadriga`` command, with one subparser per entry of :data:`COMMANDS`.
+
+    Args:
+        argv: the command line to be parsed, if known: then only the modules of the subcommands
+            it names are imported and the others get an empty placeholder parser (enough for
+            argparse to accept the names). None: every subcommand's full parser.
+    """
     from quadriga import __version__
 
     parser = argparse.ArgumentParser(
@@ -43,17 +80,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(parser)
     parser.add_argument("--version", action="version", version=f"quadriga {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.add_parser(sub)
+    named = _named_commands(argv)
+    for name, module in COMMANDS.items():
+        if named is None or name in named:
+            importlib.import_module(f"quadriga.cli.{module}").add_parser(sub)
+        else:
+            sub.add_parser(name, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``quadriga`` console script (and ``python -m quadriga``); returns the exit code."""
-    import argcomplete
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
+    if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (argcomplete's own test)
+        import argcomplete
 
-    parser = build_parser()
-    argcomplete.autocomplete(parser)  # returns at once unless the shell asks for completions
+        argcomplete.autocomplete(parser)
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from quadriga.cli._common import (
     Formatter,
@@ -12,8 +13,10 @@ from quadriga.cli._common import (
     print_problems,
     registry_for,
 )
-from quadriga.cli.output import print_json, print_table
 from quadriga.registry import KINDS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["add_parser", "cmd_list"]
 
@@ -52,6 +55,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     pipes = reg.pipelines() if kind in (None, "pipeline") else []
     claims = reg.claims() if kind in (None, "claim") else []
     if args.json:
+        from quadriga.cli.output import print_json
+
         data = {
             "components": [
                 dict(kind=c.kind, name=c.name, summary=c.summary, paper=c.paper, distribution=c.distribution)
@@ -84,8 +89,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     for c in claims:
         by_dist.setdefault(c.distribution, []).append(["claim", c.name, f"({verdict_text(c)}) {c.summary}"])
     versions = {s.distribution: s.version for s in reg.plugins.values()}
+    plain = not args.full and not con.is_terminal
     for dist in sorted(by_dist):
         title = f"{dist} {versions.get(dist, '')}".strip()
+        if plain and _write_plain_table(con, title, by_dist[dist]):
+            continue
+        from quadriga.cli.output import print_table  # rich.table: imported only when it is used
+
         print_table(
             con,
             ["kind", "name", "summary"],
@@ -99,7 +109,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         con.print(
             "pipelines: `quadriga run NAME`; claims (with the last paper-scale verdict): "
             "`quadriga verify NAME`; details: `quadriga info NAME`"
-            + ("." if args.full else "; whole summaries: `quadriga list --full`.")
+            + ("." if args.full else "; whole summaries: `quadriga list --full`."),
+            emoji=False,  # no :codes: here; replacing them first imports rich's emoji table
         )
     if not (comps or pipes or claims):
         con.print(
@@ -109,3 +120,60 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     print_problems(con, reg)
     return 0
+
+
+def _write_plain_table(con: Console, title: str, rows: list[list[str]]) -> bool:
+    """Write one distribution's one-line table as plain text; False when it needs rich.
+
+    The same characters as :func:`quadriga.cli.output.print_table` with ``one_line=True``
+    prints on a console that is not a terminal (``rich.box.SIMPLE_HEAD``, the summary cut to
+    the room left with "…"), written in one call instead of rendered through a rich ``Table``
+    (the larger part of the time of ``quadriga list``). Rows whose cells need rich's measuring
+    (tabs, newlines, characters not one cell wide) and tables wider than the console (which
+    ``print_table`` splits) are left to ``print_table``.
+
+    Args:
+        con: the console written to (its ``width`` and ``file``).
+        title: printed above the table.
+        rows: ``[kind, name, summary]`` strings.
+    """
+    columns = ["kind", "name", "summary"]
+    text = [title, *columns, *(c for row in rows for c in row)]
+    if not all((t.isascii() and t.isprintable()) or _one_cell_each(t) for t in text):
+        return False
+    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
+    # as print_table sizes it (2 = its _PAD per column); with two key columns and one more,
+    # its chunk_columns always keeps one table
+    widths[2] = max(20, min(widths[2], con.width - (widths[0] + widths[1] + 4) - 2))
+    # rich's Table: columns of w + padding ([w0 + 1, w1 + 2, w2 + 1]) between 1-space edges and
+    # dividers; wider than the console, it takes the excess evenly from the columns (round() as
+    # rich.Table rounds), the two key columns keep their minimum width, and lines are cropped
+    excess = sum(widths) + 4 + 4 - con.width
+    if excess > 0:
+        remaining, ratio = excess, 3
+        for _ in range(2):
+            remaining -= round(remaining / ratio)
+            ratio -= 1
+        widths[2] -= min(widths[2] + 1, remaining)
+    total = sum(widths) + 2 * (len(widths) - 1) + 2 + 2
+    if len(title) > total or widths[2] < len(columns[2]):
+        return False
+
+    def cut(cell: str, width: int) -> str:
+        return cell if len(cell) <= width else cell[: width - 1] + "…"
+
+    def line(cells: list[str]) -> str:
+        return " " + "   ".join(cut(c, w).ljust(w) for c, w in zip(cells, widths, strict=True)) + " "
+
+    out = [title.ljust(total), " " * total, line(columns), " " + "─" * (total - 2) + " "]
+    out += [line(row) for row in rows]
+    out.append(" " * total)
+    con.file.write("".join(ln[: con.width] + "\n" for ln in out))
+    return True
+
+
+def _one_cell_each(text: str) -> bool:
+    """Whether every character of ``text`` is printable and one terminal cell wide."""
+    from rich.cells import cell_len
+
+    return text.isprintable() and cell_len(text) == len(text)

@@ -130,6 +130,29 @@ class SphereMixture(Target):
         log_n = -0.5 * sq / v - 0.5 * self.dim * (v.log() + _LOG_2PI)
         return log_w + log_n, sa, v
 
+    def _logits(self, x: torch.Tensor, alpha_bar: Any) -> tuple[torch.Tensor, torch.Tensor | float, Any]:
+        """Softmax logits of P(k | x_t = x) ``[n, K]``, sqrt(ab) and v (floats or ``[n, 1]``).
+
+        The joint of :meth:`_joint` less its per-row terms (|x|^2 / 2v and the Gaussian
+        normaliser), which the softmax over k cancels: log w_k + (sqrt(ab) x.mu_k - ab |mu_k|^2 / 2) / v.
+        A float (or None) alpha_bar is checked and combined in Python, so a step costs one
+        matrix product and one [n, K] add.
+        """
+        if x.ndim != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"x must have shape [n, {self.dim}], got {tuple(x.shape)}")
+        mu, mu_sq, log_w = self._params(x.dtype)
+        if alpha_bar is None or isinstance(alpha_bar, (int, float)):
+            a = 1.0 if alpha_bar is None else float(alpha_bar)
+            if not 0.0 < a <= 1.0:
+                raise ValueError("alpha_bar must lie in (0, 1]")
+            v = a * float(self.scale) ** 2 + (1 - a)
+            sa = math.sqrt(a)
+            return torch.addmm(log_w - (0.5 * a / v) * mu_sq, x, mu.T, alpha=sa / v), sa, v
+        at = _alpha(alpha_bar, x.shape[0], x.dtype)
+        vt = at * float(self.scale) ** 2 + (1 - at)
+        sat = at.sqrt()
+        return log_w + (sat * (x @ mu.T) - 0.5 * at * mu_sq) / vt, sat, vt
+
     def component_log_probs(self, x: torch.Tensor) -> torch.Tensor:
         """log w_k + log N(x; mu_k, sigma^2 I): ``Tensor[n, d] -> Tensor[n, K]`` (nats)."""
         return self._joint(x, None)[0]
@@ -140,7 +163,7 @@ class SphereMixture(Target):
 
     def responsibilities(self, x: torch.Tensor, alpha_bar: Any = None) -> torch.Tensor:
         """Posterior component probabilities P(k | x_t = x): ``Tensor[n, d] -> Tensor[n, K]``."""
-        return torch.softmax(self._joint(x, alpha_bar)[0], -1)
+        return torch.softmax(self._logits(x, alpha_bar)[0], -1)
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density ``Tensor[n, d] -> Tensor[n]`` (nats)."""
@@ -175,7 +198,7 @@ class SphereMixture(Target):
 
         Source: research note section c (isotropic case), Li, Cai & Wei 2025.
         """
-        joint, sa, v = self._joint(x, alpha_bar)
-        resp = torch.softmax(joint, -1)
+        logits, sa, v = self._logits(x, alpha_bar)
+        resp = torch.softmax(logits, -1)
         mu = self._params(x.dtype)[0]
         return (sa * (resp @ mu) - x) / v

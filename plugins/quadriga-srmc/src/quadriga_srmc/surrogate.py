@@ -113,10 +113,17 @@ class _Tilt:
         hit = self._lookup(x)
         if hit is not None and (hit[1] is not None or not need_score):
             return hit
-        lp = hit[0] if hit is not None else self._log_prob(x)
-        s = self._score(x) if need_score else None
+        s: torch.Tensor | None
+        if hit is None and need_score:
+            lp, s = self._log_prob_and_score(x)
+        else:
+            lp = hit[0] if hit is not None else self._log_prob(x)
+            s = self._score(x) if need_score else None
         self.remember(x, lp, s)
         return lp, s
+
+    def _log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._log_prob(x), self._score(x)
 
     def _log_prob(self, x: torch.Tensor) -> torch.Tensor:
         self.counters["log_prob_evals"] += x.shape[0]
@@ -184,6 +191,25 @@ class GradientTilt(_Tilt):
             self._shifted = (x, x._version, both[c:])
             return both[:c]
         return self.target.score(x)
+
+    def _log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Base ``(log pi(x), s(x))``, through the target's ``log_prob_and_score`` when it has one.
+
+        With the shifted drift and ``prefetch``, the shifted points x - alpha theta ride in the
+        same call (their log densities are a by-product and not counted).
+        """
+        both = getattr(self.target, "log_prob_and_score", None)
+        if both is None:
+            return self._log_prob(x), self._score(x)
+        c = x.shape[0]
+        self.counters["log_prob_evals"] += c
+        self.counters["score_evals"] += c
+        if self.prefetch and self.drift == "shifted" and self.alpha != 0.0:
+            lp, s = both(torch.cat([x, x - self.alpha * self.theta]))
+            self.counters["score_evals"] += c
+            self._shifted = (x, x._version, s[c:])
+            return lp[:c], s[:c]
+        return both(x)
 
     def _hvp(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(s(x), H(x) theta)`` per row, both ``Tensor[c, d]``."""

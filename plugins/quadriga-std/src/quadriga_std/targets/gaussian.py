@@ -170,6 +170,19 @@ class Gaussian(Target):
         y, evals = self._whiten(x)
         return -(y / evals) @ self._evecs.to(x.dtype).T
 
+    def log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(log_prob(x) Tensor[n], score(x) Tensor[n, d])`` from one whitening of x.
+
+        The values of :meth:`log_prob` and :meth:`score` up to rounding (the quadratic form is
+        summed as y (y / lambda) rather than y^2 / lambda), with the rotation into the eigenbasis
+        and the division by the eigenvalues done once; MCMC kernels and the score-tilted
+        surrogates call it when they need both at the same points.
+        """
+        y, evals = self._whiten(x)
+        r = y / evals
+        lp = -0.5 * (y * r).sum(-1) - 0.5 * evals.log().sum() - 0.5 * self.dim * _LOG_2PI
+        return lp, -r @ self._evecs.to(x.dtype).T
+
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
         """Exact samples ``Tensor[num_samples, d]`` float64."""
         z = torch.randn(int(num_samples), self.dim, generator=generator, dtype=torch.float64)
