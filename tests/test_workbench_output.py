@@ -151,3 +151,37 @@ def test_run_json_prints_only_json(capsys, registry, tmp_path, monkeypatch):
     assert err_row["n"] == 1 and err_row["mean"] == pytest.approx(
         saved["stages"]["check"]["values"]["draw/mean_error"]
     )
+
+
+@pytest.mark.parametrize("width", [50, 60, 80, 100, 120, 200])
+def test_plain_list_table_is_byte_identical_to_the_rich_table(width):
+    # quadriga list writes its one-line tables as plain text off a terminal (speed); the text
+    # must be exactly what print_table renders, short and over-long summaries alike
+    from quadriga.cli.listing import _write_plain_table
+    from quadriga.cli.output import print_table
+
+    rows = [
+        ["sampler", "mala", "Metropolis-adjusted Langevin algorithm (Roberts & Tweedie 1996)"],
+        ["target", "gaussian-mixture", "a mixture of Gaussians: presets or explicit means " * 3],
+        ["pipeline", "gmm-mcmc-baselines", "RWM, MALA and HMC on the 4-mode mixture"],
+        ["claim", "x", "(passed 2026-12-01) short"],
+    ]
+
+    def render(plain: bool) -> str:
+        buf = io.StringIO()
+        con = Console(file=buf, width=width, force_terminal=False, highlight=False, soft_wrap=False)
+        if plain:
+            assert _write_plain_table(con, "quadriga-std 0.2.0", rows)
+        else:
+            print_table(
+                con,
+                ["kind", "name", "summary"],
+                rows,
+                title="[bold]quadriga-std 0.2.0[/]",
+                key_columns=2,
+                wrap="summary",
+                one_line=True,
+            )
+        return buf.getvalue()
+
+    assert render(True) == render(False)
