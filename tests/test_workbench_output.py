@@ -185,3 +185,31 @@ def test_plain_list_table_is_byte_identical_to_the_rich_table(width):
         return buf.getvalue()
 
     assert render(True) == render(False)
+
+
+def test_split_tables_never_cut_a_header_at_80_columns():
+    # rich puts 3 characters between columns and 1 at each edge: six columns of these widths are
+    # 82 characters, so the table must split rather than crop "final_return_mean"
+    from quadriga.cli.output import print_table
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=80, force_terminal=False, highlight=False, soft_wrap=False)
+    cols = [
+        "subject",
+        "auc",
+        "final_return",
+        "auc_mean",
+        "auc_stderr",
+        "final_return_mean",
+        "final_return_stderr",
+    ]
+    rows = [
+        ["dqn-online[0]", 13.41, 10, None, None, None, None],
+        ["dqn", None, None, 89.76, 7.555, 134.3, 56.7],
+    ]
+    print_table(con, cols, rows, key_columns=1)
+    lines = buf.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = " ".join(lines)
+    for name in cols:
+        assert f" {name} " in header, name

@@ -83,12 +83,14 @@ def chunk_columns(widths: Sequence[int], key_columns: int, total: int) -> list[l
         left gets a group of its own (the table is then wider than the console rather than cut).
     """
     keys = list(range(key_columns))
-    base = sum(widths[i] + _PAD for i in keys)
+    # a rich Table line is " " + cells joined by 3 characters (padding, divider, padding) + " ":
+    # sum(widths) + 3 * columns - 1 characters
+    base = sum(widths[i] + 3 for i in keys) - 1
     groups: list[list[int]] = []
     current: list[int] = []
     used = base
     for i in range(key_columns, len(widths)):
-        w = widths[i] + _PAD
+        w = widths[i] + 3
         if current and used + w > total:
             groups.append(keys + current)
             current, used = [], base
@@ -231,12 +233,11 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
         for fig in res.get("figures", []):
             figures.append([stage, fig])
     if overview:
+        columns = ["stage", "component", "result", "acceptance"]
+        if all(row[3] == "" for row in overview):  # no sampler: no acceptance column
+            columns, overview = columns[:3], [row[:3] for row in overview]
         print_table(
-            con,
-            ["stage", "component", "result", "acceptance"],
-            overview,
-            title="stages",
-            right=["acceptance"],
+            con, columns, overview, title="stages", key_columns=2, wrap="result", right=["acceptance"]
         )
     for stage, res in stages.items():
         if res.get("type") == "Metrics" and res.get("values"):
