@@ -160,19 +160,7 @@ class SearchAgentEnv(gymnasium.Env):
             ValueError: for a question id out of range.
         """
         super().reset(seed=seed)
-        question = (options or {}).get("question")
-        if question is None:
-            question = int(self.np_random.integers(self.num_questions))
-        question = int(question)
-        if not 0 <= question < self.num_questions:
-            raise ValueError(f"options['question'] must be in [0, {self.num_questions}), got {question}")
-        self._question = question
-        mode = question % self.num_answers
-        if self.np_random.random() < self.prior_accuracy[question]:
-            self._answer = mode
-        else:
-            others = [a for a in range(self.num_answers) if a != mode]
-            self._answer = int(others[int(self.np_random.integers(len(others)))])
+        self._question, self._answer = draw_question(self, options)
         self._calls = 0
         self._evidence[:] = 0
         self._done = False
@@ -255,6 +243,49 @@ class SearchAgentEnv(gymnasium.Env):
         return (
             f"question {self._question}: {self._calls}/{self.max_tool_calls} tool calls, "
             f"clues per answer {self._evidence.tolist()}"
+        )
+
+
+def draw_question(env: Any, options: dict[str, Any] | None) -> tuple[int, int]:
+    """The episode's question (``options["question"]`` or uniform) and its hidden answer.
+
+    The answer is the question's prior mode (``question % num_answers``) with probability
+    ``prior_accuracy[question]``, otherwise uniform over the other answers. Draws from
+    ``env.np_random`` in a fixed order (question, then answer), shared by both search environments.
+
+    Returns:
+        ``(question, answer)``, integers.
+
+    Raises:
+        ValueError: a question id out of range.
+    """
+    question = (options or {}).get("question")
+    if question is None:
+        question = int(env.np_random.integers(env.num_questions))
+    question = int(question)
+    if not 0 <= question < env.num_questions:
+        raise ValueError(f"options['question'] must be in [0, {env.num_questions}), got {question}")
+    mode = question % env.num_answers
+    if env.np_random.random() < env.prior_accuracy[question]:
+        return question, mode
+    others = [a for a in range(env.num_answers) if a != mode]
+    return question, int(others[int(env.np_random.integers(len(others)))])
+
+
+def check_prior_accuracy(prior_accuracy: Sequence[float], num_answers: int) -> None:
+    """Refuse a prior accuracy below ``1 / num_answers`` (the prior mode must be the likeliest answer).
+
+    Raises:
+        ConfigError: naming ``prior_accuracy``.
+    """
+    from quadriga import ConfigError
+
+    low = 1.0 / num_answers
+    if any(float(p) < low for p in prior_accuracy):
+        raise ConfigError(
+            f"prior_accuracy entries must be >= 1/num_answers = {low:.3g} (the prior-mode "
+            "answer must be the most likely one)",
+            key="prior_accuracy",
         )
 
 

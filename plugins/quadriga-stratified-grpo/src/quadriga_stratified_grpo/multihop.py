@@ -64,6 +64,8 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from quadriga_stratified_grpo.env import draw_question
+
 __all__ = [
     "DEFAULT_HOP_PROBS",
     "DEFAULT_PRIOR_ACCURACY",
@@ -180,20 +182,8 @@ class MultiHopSearchEnv(gymnasium.Env):
             ValueError: a question id out of range.
         """
         super().reset(seed=seed)
-        question = (options or {}).get("question")
-        if question is None:
-            question = int(self.np_random.integers(self.num_questions))
-        question = int(question)
-        if not 0 <= question < self.num_questions:
-            raise ValueError(f"options['question'] must be in [0, {self.num_questions}), got {question}")
-        self._question = question
-        mode = question % self.num_answers
-        if self.np_random.random() < self.prior_accuracy[question]:
-            self._answer = mode
-        else:
-            others = [a for a in range(self.num_answers) if a != mode]
-            self._answer = int(others[int(self.np_random.integers(len(others)))])
-        self._hops = int(self.np_random.choice(self.max_hops + 1, p=self.hop_probs[question]))
+        self._question, self._answer = draw_question(self, options)
+        self._hops = int(self.np_random.choice(self.max_hops + 1, p=self.hop_probs[self._question]))
         self._calls = 0
         self._evidence[:] = 0
         self._done = False

@@ -8,7 +8,12 @@ import attrs
 
 from quadriga import ConfigError, Environment, param
 from quadriga.validators import int_at_least, number_in, probabilities
-from quadriga_stratified_grpo.env import DEFAULT_CLUE_QUALITY, DEFAULT_PRIOR_ACCURACY, ENV_ID
+from quadriga_stratified_grpo.env import (
+    DEFAULT_CLUE_QUALITY,
+    DEFAULT_PRIOR_ACCURACY,
+    ENV_ID,
+    check_prior_accuracy,
+)
 from quadriga_stratified_grpo.multihop import DEFAULT_HOP_PROBS
 from quadriga_stratified_grpo.multihop import DEFAULT_PRIOR_ACCURACY as DEFAULT_MH_PRIOR
 
@@ -65,13 +70,7 @@ class SearchAgent(Environment):
                 f"{len(self.clue_quality)}; give one of each per question",
                 key="clue_quality",
             )
-        low = 1.0 / self.num_answers
-        if any(float(p) < low for p in self.prior_accuracy):
-            raise ConfigError(
-                f"prior_accuracy entries must be >= 1/num_answers = {low:.3g} (the prior-mode "
-                "answer must be the most likely one)",
-                key="prior_accuracy",
-            )
+        check_prior_accuracy(self.prior_accuracy, self.num_answers)
 
     @property
     def num_questions(self) -> int:
@@ -183,13 +182,7 @@ class MultiHopSearch(Environment):
                 f"{len(self.hop_probs)} rows; give one of each per question",
                 key="hop_probs",
             )
-        low = 1.0 / self.num_answers
-        if any(float(p) < low for p in self.prior_accuracy):
-            raise ConfigError(
-                f"prior_accuracy entries must be >= 1/num_answers = {low:.3g} (the prior-mode "
-                "answer must be the most likely one)",
-                key="prior_accuracy",
-            )
+        check_prior_accuracy(self.prior_accuracy, self.num_answers)
 
     @property
     def num_questions(self) -> int:
