@@ -125,22 +125,37 @@ def discounted_returns(rewards: list[float], gamma: float) -> list[float]:
 
 
 def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
+    """Bars of the mean over seeds, a +-1 s.e. whisker where n >= 3, and one dot per seed.
+
+    With two seeds the standard error bar would span exactly the two dots, so it is left out;
+    the caption under the title says what bar, whisker and dots are. A symmetric log axis is
+    used when one group is 100 times larger than the smallest, with ticks only at 0 and at
+    powers of ten outside the linear band (so none collide near zero).
+    """
+    import math
+
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(5, 3.5))
+    fig = Figure(figsize=(5, 3.8))
     ax = fig.add_subplot()
     for i, vals in enumerate(groups.values()):
-        ax.bar(i, _mean(vals), yerr=_stderr(vals), alpha=0.6, capsize=4)
+        whisker = _stderr(vals) if len(vals) >= 3 else None
+        ax.bar(i, _mean(vals), yerr=whisker, alpha=0.6, capsize=4)
         ax.scatter([i] * len(vals), vals, color="k", s=12, zorder=3)
-    ax.set_xticks(range(len(groups)), list(groups))
+    ax.set_xticks(range(len(groups)), [f"{name}\n(n={len(v)})" for name, v in groups.items()])
     magnitudes = [abs(v) for vals in groups.values() for v in vals if v != 0]
     if magnitudes and max(magnitudes) > 100 * max(min(magnitudes), 1.0):
-        ax.set_yscale(
-            "symlog", linthresh=max(min(magnitudes), 1.0)
-        )  # one diverged method must not hide the rest
+        lin = 10.0 ** math.floor(math.log10(max(min(magnitudes), 1.0)))
+        ax.set_yscale("symlog", linthresh=lin)  # one diverged method must not hide the rest
+        top = math.ceil(math.log10(max(magnitudes)))
+        ticks = [10.0**k for k in range(int(math.log10(lin)), top + 1)]
+        lows = [v for vals in groups.values() for v in vals]
+        ax.set_yticks([*(-t for t in ticks if -t >= min(min(lows), 0) - t / 2), 0.0, *ticks])
         ylabel += " (symlog scale)"
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(
+        f"{title}\nbar: mean over seeds; dots: seeds; whisker: +-1 s.e. (only for n >= 3)", fontsize=9
+    )
     fig.tight_layout()
     return fig
 
@@ -317,6 +332,7 @@ class ReturnCurve(Evaluator):
         ax.set_xlabel("environment steps")
         ax.set_ylabel(f"return (mean of last {self.smoothing_episodes} episodes)")
         ax.legend()
+        ax.set_title("Learning curves: line = mean over seeds, band = +-1 s.e. (none at n = 1)", fontsize=9)
         fig.tight_layout()
         return fig
 
