@@ -211,7 +211,7 @@ def _print_tags(reg: Registry, as_json: bool) -> int:
     con = console()
     rows = [[t, str(count[t]), m] for t, m in TAGS.items()]
     print_table(con, ["tag", "n", "meaning"], rows, key_columns=2, wrap="meaning", right=["n"])
-    con.print("n: installed components that declare the tag. Find them: `quadriga list --where TAG`.")
+    con.print("n: installed components declaring it; find them: `quadriga list --where TAG`.")
     return 0
 
 
