@@ -42,7 +42,7 @@ def add_parser(sub: Subparsers) -> None:
         metavar="TAG",
         help="only components with this capability tag (repeat it, or give a comma list: all must "
         "hold); `quadriga list --tags` shows the tags",
-    )
+    ).completer = _complete_tag
     p.add_argument(
         "--all",
         action="store_true",
@@ -52,6 +52,14 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_common_options(p)
     p.set_defaults(func=cmd_list)
+
+
+def _complete_tag(prefix: str, **_: object) -> list[str]:
+    """Shell completion of ``--where``: the tags starting with the last word of ``prefix``."""
+    from quadriga.tags import TAGS
+
+    head, _comma, last = prefix.rpartition(",")
+    return [f"{head},{t}" if head else t for t in TAGS if t.startswith(last)]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
