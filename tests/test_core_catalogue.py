@@ -156,3 +156,16 @@ def test_a_disabled_provider_is_named(without):
         pytest.skip("quadriga-ddpm is not installed here")
     rc, _, err = without(set(), "--disable", "quadriga-ddpm", "info", "ddim")
     assert rc == 2 and "'ddim' is a sampler of quadriga-ddpm, which is disabled" in " ".join(err.split())
+
+
+def test_verify_of_an_uninstalled_claim_or_distribution_gets_the_install_command(without):
+    claim = catalogue()["quadriga-ddpm"].names["claim"][0]
+    rc, _, err = without({"quadriga-ddpm"}, "verify", claim)
+    text = " ".join(err.split())
+    assert rc == 2, text
+    assert f"'{claim}' is a claim of quadriga-ddpm, which is not installed" in text
+    assert "pip install -c constraints.txt -e plugins/quadriga-ddpm" in text
+    rc, _, err = without({"quadriga-ddpm"}, "verify", "quadriga-ddpm")
+    text = " ".join(err.split())
+    assert rc == 2, text
+    assert "quadriga-ddpm is not installed; install it from a clone of the repository" in text
