@@ -139,6 +139,54 @@ def test_sbatch_script_carries_the_slurm_settings_and_the_cap(tmp_path, monkeypa
         assert line in lines
 
 
+def test_an_interrupted_sweep_cancels_its_jobs_and_records_their_runs(plugin_path, tmp_path, monkeypatch):
+    """Ctrl-C (here raised by the first outcome's callback) cancels the job still running."""
+    from qtest_helpers import TOY
+
+    from quadriga.sweep.grid import plan
+    from quadriga.sweep.submitit_backend import run_submitit
+
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TOY), str(plugin_path)]))
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin")
+    specs = plan([0], [("stage.draw.sleep", [0, 120])])
+    tasks = [("toy-pipeline", spec, str(tmp_path / "runs" / spec.run_id)) for spec in specs]
+    seen: list = []
+
+    def stop(outcome):
+        seen.append(outcome)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_submitit(tasks, tmp_path, stop, max_jobs=2)
+    fast, slow = specs
+    assert [o["run_id"] for o in seen] == [fast.run_id] and seen[0]["status"] == "finished"
+    status = json.loads((tmp_path / "runs" / slow.run_id / "status.json").read_text())
+    assert status["status"] == "interrupted"
+    jobs = json.loads((tmp_path / "submitit" / "jobs.json").read_text())
+    assert jobs[slow.run_id]["status"] == "interrupted" and jobs[fast.run_id]["status"] == "finished"
+
+
+def test_sbatch_refusing_the_array_is_a_config_error(tmp_path, monkeypatch):
+    from quadriga.sweep.grid import plan
+    from quadriga.sweep.submitit_backend import run_submitit
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "sbatch").write_text(
+        '#!/bin/sh\necho "sbatch: error: invalid partition specified: nope" >&2\nexit 1\n'
+    )
+    for tool in ("srun", "sbatch"):
+        (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    tasks = [("toy-pipeline", spec, str(tmp_path / "runs" / spec.run_id)) for spec in plan([0, 1], [])]
+    outcomes: list = []
+    with pytest.raises(ConfigError) as info:
+        run_submitit(tasks, tmp_path, outcomes.append, slurm={"partition": "nope"})
+    assert info.value.key == "--slurm" and "invalid partition specified: nope" in str(info.value)
+    assert outcomes == [] and not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize(
     ("text", "minutes"), [("90", 90), ("02:30:00", 150), ("45:30", 46), ("1-00:00:00", 1440), ("2-6", 3240)]
 )

@@ -279,7 +279,8 @@ def run_submitit(
         poll_s: seconds between checks of the jobs' states.
 
     Raises:
-        ConfigError: submitit is missing or refuses the settings.
+        ConfigError: submitit is missing or refuses the settings, or ``sbatch`` refuses the array
+            (an unknown partition, account or QOS; nothing was submitted).
         KeyboardInterrupt: re-raised after cancelling the jobs still queued or running and
             recording their runs as interrupted.
     """
@@ -298,8 +299,16 @@ def run_submitit(
         if local:
             jobs = [executor.submit(_job, *task, threads) for task in batch]
         else:
-            with executor.batch():  # one sbatch --array=0-N%max_jobs
-                delayed = [executor.submit(_job, *task, threads) for task in batch]
+            errors = _submitit().core.utils
+            try:
+                with executor.batch():  # one sbatch --array=0-N%max_jobs
+                    delayed = [executor.submit(_job, *task, threads) for task in batch]
+            except (errors.FailedJobError, errors.FailedSubmissionError) as exc:
+                raise ConfigError(
+                    f"sbatch refused the sweep's job array: {str(exc).strip()[:500]} (check the --slurm "
+                    "settings: partition, account, qos, time, mem).",
+                    key="--slurm",
+                ) from None
             jobs = list(delayed)
         for job, task in zip(jobs, batch, strict=True):
             running[job] = task
@@ -337,10 +346,16 @@ def run_submitit(
             elif running:
                 time.sleep(poll_s)
     except KeyboardInterrupt:
-        for job, task in running.items():
+        for job in running:
             with contextlib.suppress(Exception):  # best effort; the run is recorded either way
                 job.cancel(check=False)
+        deadline = time.monotonic() + 15
+        for job in running:  # let local processes end (and be reaped) before recording their runs
+            while local and not job.done() and time.monotonic() < deadline:
+                time.sleep(0.1)
+        for task in running.values():
             _mark_failed(task[2], "interrupted: the sweep was stopped and its job cancelled", "interrupted")
+            records[task[1].run_id]["status"] = "interrupted"
         raise
     finally:
         if records:
