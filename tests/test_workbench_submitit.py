@@ -119,7 +119,18 @@ def test_sbatch_script_carries_the_slurm_settings_and_the_cap(tmp_path, monkeypa
     for tool in ("srun", "sbatch"):
         (bin_dir / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    settings = parse_slurm(["partition=gpu", "time=02:30:00", "cpus_per_task=4", "mem=16G", "qos=low"])
+    settings = parse_slurm(
+        [
+            "partition=gpu",
+            "time=02:30:00",
+            "cpus_per_task=4",
+            "mem=16G",
+            "qos=low",
+            "setup=module load cuda",
+            "setup=export A=1",
+        ]
+    )
+    assert settings["setup"] == ["module load cuda", "export A=1"]
     executor = make_executor(tmp_path / "logs", name="quadriga-x", max_jobs=2, slurm=settings)
     assert executor.cluster == "slurm"
     with executor.batch():
@@ -135,6 +146,8 @@ def test_sbatch_script_carries_the_slurm_settings_and_the_cap(tmp_path, monkeypa
         "#SBATCH --qos=low",
         "#SBATCH --job-name=quadriga-x",
         f"#SBATCH --output={tmp_path}/logs/%A_%a_0_log.out",
+        "module load cuda",  # the setup lines, before the job's command
+        "export A=1",
     ):
         assert line in lines
 

@@ -50,6 +50,8 @@ INSTALL = "pip install 'quadriga[slurm]'"
 DEFAULT_TIME_MIN = 60
 #: the executors the backend can use (``None``: SLURM where ``srun`` is found, else local)
 CLUSTERS = ("slurm", "local")
+#: the sbatch settings that are lists (shell lines, srun arguments): repeated ``--slurm`` entries add up
+_LISTS = ("setup", "teardown", "srun_args")
 #: the SLURM options that apply to the local executor as well
 _SHARED = {"time", "gpus_per_node"}
 
@@ -123,7 +125,9 @@ def parse_slurm(settings: Iterable[str] | Mapping[str, Any]) -> dict[str, Any]:
     Keys are sbatch options as submitit names them (underscores for dashes): ``partition``,
     ``time`` (minutes or ``[D-]HH:MM:SS``; stored in minutes), ``cpus_per_task``, ``mem`` (e.g.
     ``16G``), ``gpus_per_node``, ``account``, ``qos``, ``constraint``, ``exclude``, ``gres``,
-    ``setup`` and the others of :class:`submitit.SlurmExecutor`. Digits become integers.
+    ``setup`` and the others of :class:`submitit.SlurmExecutor`. Digits become integers;
+    ``setup``, ``teardown`` and ``srun_args`` are lists, one entry per ``--slurm`` (e.g. two
+    ``setup=...`` lines run before the job's command).
 
     Raises:
         ConfigError: an entry without ``=``, an unknown key (the message lists the known ones),
@@ -140,9 +144,15 @@ def parse_slurm(settings: Iterable[str] | Mapping[str, Any]) -> dict[str, Any]:
                     key="--slurm",
                 )
             items.append((key.strip().replace("-", "_"), _value(raw.strip())))
-    known = set(_submitit().SlurmExecutor._valid_parameters()) - {"array_parallelism"}
+    known = set(_submitit().SlurmExecutor._valid_parameters()) - {
+        "array_parallelism",
+        "additional_parameters",
+    }
     out: dict[str, Any] = {}
     for key, value in items:
+        if key in _LISTS:  # one line each, repeatable: --slurm setup="module load x" --slurm setup=...
+            out.setdefault(key, []).extend(value if isinstance(value, list) else [str(value)])
+            continue
         if key == "array_parallelism":
             raise ConfigError(
                 "--slurm array_parallelism is set by --max-jobs N (at most N runs at once).", key="--slurm"
