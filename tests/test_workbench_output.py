@@ -154,9 +154,13 @@ def test_run_json_prints_only_json(capsys, registry, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("width", [50, 60, 80, 100, 120, 200])
-def test_plain_list_table_is_byte_identical_to_the_rich_table(width):
+@pytest.mark.parametrize("verdict", [False, True])
+def test_plain_list_table_is_byte_identical_to_the_rich_table(width, verdict):
     # quadriga list writes its one-line tables as plain text off a terminal (speed); the text
-    # must be exactly what print_table renders, short and over-long summaries alike
+    # must be exactly what print_table renders, short and over-long summaries alike, with the
+    # claims' verdict column or without it, and no trailing spaces
+    from rich.text import Text
+
     from quadriga.cli.listing import _write_plain_table
     from quadriga.cli.output import print_table
 
@@ -164,27 +168,36 @@ def test_plain_list_table_is_byte_identical_to_the_rich_table(width):
         ["sampler", "mala", "Metropolis-adjusted Langevin algorithm (Roberts & Tweedie 1996)"],
         ["target", "gaussian-mixture", "a mixture of Gaussians: presets or explicit means " * 3],
         ["pipeline", "gmm-mcmc-baselines", "RWM, MALA and HMC on the 4-mode mixture"],
-        ["claim", "x", "(passed 2026-12-01) short"],
+        ["claim", "x", "short"],
     ]
+    columns = ["kind", "name", "summary"]
+    if verdict:
+        rows = [[r[0], r[1], "refuted" if r[0] == "claim" else "", r[2]] for r in rows]
+        columns = ["kind", "name", "verdict", "summary"]
 
     def render(plain: bool) -> str:
         buf = io.StringIO()
         con = Console(file=buf, width=width, force_terminal=False, highlight=False, soft_wrap=False)
-        if plain:
-            assert _write_plain_table(con, "quadriga-std 0.2.0", rows)
-        else:
-            print_table(
-                con,
-                ["kind", "name", "summary"],
-                rows,
-                title="[bold]quadriga-std 0.2.0[/]",
-                key_columns=2,
-                wrap="summary",
-                one_line=True,
-            )
+        if plain and _write_plain_table(con, "quadriga-std 0.2.0", rows, columns):
+            return buf.getvalue()
+        assert not plain or (verdict and width < 80), "the plain path handles this table"
+        print_table(
+            con,
+            columns,
+            rows,
+            title=Text("quadriga-std 0.2.0", style="bold"),
+            key_columns=len(columns) - 1,
+            wrap="summary",
+            one_line=True,
+            drop_empty=False,
+        )
         return buf.getvalue()
 
-    assert render(True) == render(False)
+    text = render(False)
+    assert render(True) == text
+    assert all(line == line.rstrip() for line in text.splitlines())
+    if width >= 80:
+        assert " mala " in text and "Metropolis-adjusted Langevin" in text
 
 
 def test_split_tables_never_cut_a_header_at_80_columns():

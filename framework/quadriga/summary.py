@@ -27,6 +27,7 @@ __all__ = [
     "bootstrap_ci",
     "collect_rows",
     "config_digest",
+    "constant_zero",
     "load_rows",
     "rows_from_run",
     "write_outputs",
@@ -61,6 +62,23 @@ def config_digest(run_dir: Path) -> str | None:
 #: the numbers of a Samples stage's ``info`` kept in a sweep's tidy table
 #: (``acceptance_rate``: fraction of accepted transitions in [0, 1]; ``rejected_nonfinite``: count)
 SAMPLER_DIAGNOSTICS = ("acceptance_rate", "rejected_nonfinite")
+
+
+def constant_zero(summary: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
+    """The ``(stage, metric)`` pairs of :data:`SAMPLER_DIAGNOSTICS` that are 0 in every run.
+
+    A diagnostic such as ``rejected_nonfinite`` (a count, >= 0) that no run ever raised carries
+    no information; the printed summary and ``summary.png`` leave it out (``summary.csv`` keeps it).
+
+    Args:
+        summary: rows of :func:`aggregate` (``stage``, ``metric``, ``mean``, ``stderr``).
+    """
+    zero: dict[tuple[str, str], bool] = {}
+    for e in summary:
+        if e["metric"] in SAMPLER_DIAGNOSTICS:
+            key = (str(e["stage"]), str(e["metric"]))
+            zero[key] = zero.get(key, True) and e["mean"] == 0 and not e.get("stderr")
+    return {k for k, v in zero.items() if v}
 
 
 def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -238,7 +256,9 @@ def write_outputs(
     table = _write_table(out_dir / "results", rows)
     columns = [*keys, "stage", "metric", "n", "mean", "stderr", "ci_low", "ci_high", "ci_method"]
     _write_csv(out_dir / "summary.csv", summary, columns)
-    figure = plot_summary(summary, keys, out_dir / "summary.png")
+    zero = constant_zero(summary)  # diagnostics that are 0 everywhere: no panel
+    shown = [e for e in summary if (e["stage"], e["metric"]) not in zero]
+    figure = plot_summary(shown or summary, keys, out_dir / "summary.png")
     return table, figure
 
 

@@ -28,13 +28,40 @@ Subparsers = argparse._SubParsersAction  # the class is private in argparse, pub
 
 
 class Formatter(RawDescriptionRichHelpFormatter):
-    """The help formatter of every parser: rich colours; descriptions, epilogs and help kept as written.
+    """The help formatter of every parser: rich colours, text wrapped to the terminal, examples verbatim.
 
-    Markup is off, so that ``[pipeline]`` in a help text or a TOML example prints as written.
+    In descriptions and epilogs, lines that start with a space (examples, TOML), blank lines and
+    lines ending in ``:`` (headers such as ``examples:``) are kept as written; the other lines
+    are paragraphs, joined and wrapped at spaces to the terminal width. Argument help is wrapped
+    as by argparse. Markup is off, so that ``[pipeline]`` in a help text or a TOML example
+    prints as written.
     """
 
     help_markup = False
     text_markup = False
+
+    def _rich_fill_text(self, text: Any, width: int, indent: Any) -> Any:
+        """``text`` (a :class:`rich.text.Text`) with its paragraphs wrapped to ``width``."""
+        from rich.text import Text
+
+        out: list[Text] = []
+        paragraph: list[Text] = []
+
+        def flush() -> None:
+            if paragraph:
+                joined = Text(" ").join(line for line in paragraph)
+                out.extend(indent + line for line in self._rich_split_lines(joined, width))
+                paragraph.clear()
+
+        for line in text.split():
+            plain = line.plain
+            if not plain.strip() or plain[:1].isspace() or plain.rstrip().endswith(":"):
+                flush()
+                out.append(indent + line)
+            else:
+                paragraph.append(line)
+        flush()
+        return Text("\n").join(out) + "\n\n"
 
 
 def console(stderr: bool = False) -> Console:

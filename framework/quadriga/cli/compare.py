@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from quadriga.cli._common import Formatter, Subparsers, add_common_options
 from quadriga.cli._common import console as make_console
 from quadriga.cli.output import print_json, print_summary
@@ -23,7 +25,13 @@ def add_parser(sub: Subparsers) -> None:
         "write summary.csv and summary.png to --out.",
         formatter_class=Formatter,
     )
-    p.add_argument("dirs", nargs="+", type=Path, metavar="RUN_OR_SWEEP_DIR")
+    p.add_argument(
+        "dirs",
+        nargs="+",
+        type=Path,
+        metavar="RUN_OR_SWEEP_DIR",
+        help="run directories (runs/NAME/TIMESTAMP) or sweep directories; several are compared",
+    )
     p.add_argument(
         "--out", type=Path, default=Path("compare"), help="where to write the summary (default ./compare)"
     )
@@ -88,5 +96,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print_json({"keys": keys, "summary": summary, "table": str(table), "figure": str(figure)})
         return 0
     print_summary(console, summary, keys)
-    console.print(f"table: {table}  figure: {figure}")
+    console.print(f"table: {escape(str(table))}", soft_wrap=True)  # paths are never wrapped
+    console.print(f"figure: {escape(str(figure))}", soft_wrap=True)
     return 0

@@ -7,7 +7,6 @@ import platform
 import sys
 
 from rich.markup import escape
-from rich.table import Table
 
 from quadriga.cli._common import (
     Formatter,
@@ -17,6 +16,7 @@ from quadriga.cli._common import (
     print_problems,
     registry_for,
 )
+from quadriga.cli.output import print_table
 from quadriga.errors import QuadrigaError
 from quadriga.versions import version_of
 
@@ -109,22 +109,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for lib in LIBRARIES:
         version = version_of(lib)
         con.print(f"  {lib} {version}" if version else f"  {lib} [yellow]not installed[/]")
-    table = Table(title="plugins")
-    for col in ("plugin", "distribution", "version", "status", "components"):
-        table.add_column(col)
     counts: dict[str, int] = {}
     for c in reg.components():
         counts[c.plugin] = counts.get(c.plugin, 0) + 1
-    for name, status in sorted(reg.plugins.items()):
-        color = {"ok": "green", "broken": "red", "disabled": "yellow"}.get(status.status, "white")
-        table.add_row(
-            name,
-            status.distribution,
-            status.version,
-            f"[{color}]{status.status}[/]",
-            str(counts.get(name, 0)),
-        )
-    con.print(table)
+    rows = [
+        [name, status.distribution, status.version, status.status, counts.get(name, 0)]
+        for name, status in sorted(reg.plugins.items())
+    ]
+    print_table(  # the shared table: names whole (never cut), split into parts if too wide
+        con,
+        ["plugin", "distribution", "version", "status", "components"],
+        rows,
+        title="plugins",
+        right=["components"],
+    )
     for b in reg.broken:
         con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {escape(b.error)}")
         con.print(

@@ -129,27 +129,36 @@ def cmd_list(args: argparse.Namespace) -> int:
     con = console()
     by_dist: dict[str, list[list[str]]] = {}
     for c in comps:
-        by_dist.setdefault(c.distribution, []).append([c.kind, c.name, c.summary])
+        by_dist.setdefault(c.distribution, []).append([c.kind, c.name, "", c.summary])
     for p in pipes:
-        by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, p.summary])
+        by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
     for c in claims:
-        by_dist.setdefault(c.distribution, []).append(["claim", c.name, f"({verdict_text(c)}) {c.summary}"])
+        last = last_verdict(c)
+        verdict = verdict_text(c) if args.full else str(last.get("status")) if last else "-"
+        by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
     versions = {s.distribution: s.version for s in reg.plugins.values()}
     plain = not args.full and not con.is_terminal
     for dist in sorted(by_dist):
         title = f"{dist} {versions.get(dist, '')}".strip()
-        if plain and _write_plain_table(con, title, by_dist[dist]):
+        columns = ["kind", "name", "verdict", "summary"]
+        rows = by_dist[dist]
+        if all(row[2] == "" for row in rows):  # no claim: no verdict column
+            columns, rows = ["kind", "name", "summary"], [[r[0], r[1], r[3]] for r in rows]
+        if plain and _write_plain_table(con, title, rows, columns):
             continue
+        from rich.text import Text
+
         from quadriga.cli.output import print_table  # rich.table: imported only when it is used
 
         print_table(
             con,
-            ["kind", "name", "summary"],
-            by_dist[dist],
-            title=f"[bold]{title}[/]",
-            key_columns=2,
+            columns,
+            rows,
+            title=Text(title, style="bold"),
+            key_columns=len(columns) - 1,
             wrap="summary",
             one_line=not args.full,
+            drop_empty=False,
         )
     if where and comps:
         con.print(
@@ -159,9 +168,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
     elif comps or pipes or claims:
         con.print(
-            "pipelines: `quadriga run NAME`; claims (with the last paper-scale verdict): "
+            "pipelines: `quadriga run NAME`; claims (verdict: the last paper-scale one): "
             "`quadriga verify NAME`; details: `quadriga info NAME`"
-            + ("." if args.full else "; whole summaries: `quadriga list --full`."),
+            + ("." if args.full else "; whole summaries and verdict dates: `quadriga list --full`."),
             emoji=False,  # no :codes: here; replacing them first imports rich's emoji table
         )
     if not (comps or pipes or claims):
@@ -257,53 +266,58 @@ def _print_not_installed(con: Console, absent: list[Entry], *, full: bool, filte
         con.print(f"  {e.install}", soft_wrap=True, highlight=False)
 
 
-def _write_plain_table(con: Console, title: str, rows: list[list[str]]) -> bool:
+def _write_plain_table(
+    con: Console, title: str, rows: list[list[str]], columns: list[str] | None = None
+) -> bool:
     """Write one distribution's one-line table as plain text; False when it needs rich.
 
     The same characters as :func:`quadriga.cli.output.print_table` with ``one_line=True``
     prints on a console that is not a terminal (``rich.box.SIMPLE_HEAD``, the summary cut to
-    the room left with "…"), written in one call instead of rendered through a rich ``Table``
-    (the larger part of the time of ``quadriga list``). Rows whose cells need rich's measuring
-    (tabs, newlines, characters not one cell wide) and tables wider than the console (which
-    ``print_table`` splits) are left to ``print_table``.
+    the room left with "…", no trailing spaces), written in one call instead of rendered
+    through a rich ``Table`` (the larger part of the time of ``quadriga list``). Rows whose
+    cells need rich's measuring (tabs, newlines, characters not one cell wide) and tables
+    wider than the console (which rich shrinks) are left to ``print_table``.
 
     Args:
         con: the console written to (its ``width`` and ``file``).
         title: printed above the table.
-        rows: ``[kind, name, summary]`` strings.
+        rows: one string per column; the last column is the summary.
+        columns: the headers (default ``kind``, ``name``, ``summary``).
     """
-    columns = ["kind", "name", "summary"]
+    columns = columns or ["kind", "name", "summary"]
     text = [title, *columns, *(c for row in rows for c in row)]
     if not all((t.isascii() and t.isprintable()) or _one_cell_each(t) for t in text):
         return False
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-    # as print_table sizes it (2 = its _PAD per column); with two key columns and one more,
-    # its chunk_columns always keeps one table
-    widths[2] = max(20, min(widths[2], con.width - (widths[0] + widths[1] + 4) - 2))
-    # rich's Table: columns of w + padding ([w0 + 1, w1 + 2, w2 + 1]) between 1-space edges and
-    # dividers; wider than the console, it takes the excess evenly from the columns (round() as
-    # rich.Table rounds), the two key columns keep their minimum width, and lines are cropped
-    excess = sum(widths) + 4 + 4 - con.width
+    # as print_table sizes the free-text column: at least min(its width, 20) (and its header),
+    # else the room left: a line is sum(widths) + 3 * columns - 1 characters
+    least = max(len(columns[-1]), min(widths[-1], 20))
+    room = con.width + 1 - sum(w + 3 for w in widths[:-1]) - 3
+    widths[-1] = max(least, min(widths[-1], room))
+    # wider than the console (a narrow one), rich's Table takes the excess evenly from the
+    # columns (round() as rich.Table rounds), the key columns keep their minimum width, and
+    # lines are cropped; simulated for the three-column table only
+    excess = sum(widths) + 3 * len(widths) - 1 - con.width
     if excess > 0:
+        if len(columns) != 3:
+            return False
         remaining, ratio = excess, 3
         for _ in range(2):
             remaining -= round(remaining / ratio)
             ratio -= 1
         widths[2] -= min(widths[2] + 1, remaining)
-    total = sum(widths) + 2 * (len(widths) - 1) + 2 + 2
-    if len(title) > total or widths[2] < len(columns[2]):
+    total = sum(widths) + 3 * len(widths) - 1
+    if len(title) > total or widths[-1] < len(columns[-1]):
         return False
 
     def cut(cell: str, width: int) -> str:
         return cell if len(cell) <= width else cell[: width - 1] + "…"
 
     def line(cells: list[str]) -> str:
-        return " " + "   ".join(cut(c, w).ljust(w) for c, w in zip(cells, widths, strict=True)) + " "
+        return " " + "   ".join(cut(c, w).ljust(w) for c, w in zip(cells, widths, strict=True))
 
-    out = [title.ljust(total), " " * total, line(columns), " " + "─" * (total - 2) + " "]
-    out += [line(row) for row in rows]
-    out.append(" " * total)
-    con.file.write("".join(ln[: con.width] + "\n" for ln in out))
+    out = [title, "", line(columns), " " + "─" * (total - 2), *(line(row) for row in rows), ""]
+    con.file.write("".join(ln[: con.width].rstrip() + "\n" for ln in out))
     return True
 
 

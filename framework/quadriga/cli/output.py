@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -24,16 +25,20 @@ from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 __all__ = [
+    "across_seed_rows",
     "chunk_columns",
     "format_value",
     "pivot",
     "print_json",
     "print_pivot",
     "print_results",
+    "print_stripped",
     "print_table",
     "results_payload",
+    "wrap_items",
 ]
 
 #: the border and padding a column costs in a :data:`rich.box.SIMPLE_HEAD` table (1 space each side)
@@ -101,58 +106,147 @@ def chunk_columns(widths: Sequence[int], key_columns: int, total: int) -> list[l
     return groups
 
 
+def wrap_items(text: str, width: int, sep: str = " ") -> str:
+    """``text`` broken into lines of at most ``width`` characters, only at ``sep``.
+
+    A name is never cut: the pieces between separators are kept whole (a piece longer than
+    ``width`` gets a line of its own). A broken separator leaves its non-space part at the end of
+    the line (``", "`` -> ``","``).
+
+    Args:
+        text: one cell (existing newlines are kept).
+        width: the column width in characters, >= 1.
+        sep: where lines may break: ``" "`` for free text, ``", "`` for lists of names.
+
+    Returns:
+        The lines joined with newlines.
+    """
+    tail = sep.rstrip()
+    out: list[str] = []
+    for paragraph in text.split("\n"):
+        pieces = paragraph.split(sep)
+        line = ""
+        for i, piece in enumerate(pieces):
+            end = "" if i == len(pieces) - 1 else tail
+            joined = f"{line}{sep}{piece}" if line else piece
+            if line and len(joined + end) > width:
+                out.append(line + tail)
+                line = piece
+            else:
+                line = joined
+        out.append(line)
+    return "\n".join(out)
+
+
+def _longest_piece(text: str, sep: str) -> int:
+    """The longest unbreakable run of ``text`` for :func:`wrap_items` (its separator tail included)."""
+    tail = len(sep.rstrip())
+    return max((len(p) + tail for line in text.split("\n") for p in line.split(sep)), default=0)
+
+
+def print_stripped(con: Console, renderable: Any) -> None:
+    """Print a rich renderable (a table) without the spaces rich pads each line with.
+
+    The renderable is rendered to lines at the console's width and each line's trailing
+    whitespace is dropped (styles are kept), so that copied or redirected output carries no
+    trailing spaces.
+    """
+    from rich.segment import Segment, Segments
+
+    segments: list[Segment] = []
+    for line in con.render_lines(renderable, con.options, pad=False, new_lines=False):
+        while line and not line[-1].control and not line[-1].text.rstrip():
+            line.pop()
+        if line and not line[-1].control:
+            last = line[-1]
+            line[-1] = Segment(last.text.rstrip(), last.style)
+        segments += [*line, Segment.line()]
+    con.print(Segments(segments))
+
+
 def print_table(
     con: Console,
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     *,
-    title: str | None = None,
+    title: str | Text | None = None,
     key_columns: int = 1,
     wrap: str | None = None,
+    wrap_at: str = " ",
     right: Sequence[str] = (),
     one_line: bool = False,
+    drop_empty: bool = True,
 ) -> None:
     """Print ``rows`` under ``columns``, split into several tables if they do not fit the console.
+
+    Headers, title and cells are plain text (markup in them is escaped: ``mala[alpha=0.5]``
+    prints as written); give a :class:`rich.text.Text` title for a styled one. Lines carry no
+    trailing spaces (:func:`print_stripped`).
 
     Args:
         con: where to print.
         columns: the header of each column.
-        rows: the cells (converted with :func:`format_value`; markup is escaped).
+        rows: the cells (converted with :func:`format_value`).
         title: printed above the (first) table.
         key_columns: leading columns repeated in every part when the table is split.
-        wrap: the one column of free text that may wrap at spaces and takes the room left;
-            every other column is printed on one line, never folded.
+        wrap: the one column of free text that may wrap (only at ``wrap_at``) and takes the room
+            left in its part; every other column is printed on one line, never folded.
+        wrap_at: where the ``wrap`` column may break: ``" "`` (words) or ``", "`` (a list of
+            names, which are never cut).
         right: columns to right-align (numbers).
         one_line: cut the free-text column to one line ending in "…" instead of wrapping it.
+        drop_empty: leave out columns that are empty in every row and, in each part, rows whose
+            non-key cells are all empty.
     """
     cells = [[format_value(v) for v in row] for row in rows]
+    if drop_empty and cells:
+        keep = [i for i in range(len(columns)) if i < key_columns or any(r[i] != "" for r in cells)]
+        if len(keep) < len(columns):
+            wrap = wrap if wrap is None or columns.index(wrap) in keep else None
+            columns = [columns[i] for i in keep]
+            cells = [[r[i] for i in keep] for r in cells]
     widths = [max([len(c), *(len(r[i]) for r in cells)]) for i, c in enumerate(columns)]
     wrap_i = columns.index(wrap) if wrap is not None else None
-    if wrap_i is not None:  # free text takes what is left, at least 20 characters
-        others = sum(w + _PAD for i, w in enumerate(widths) if i != wrap_i)
-        widths[wrap_i] = max(20, min(widths[wrap_i], con.width - others - _PAD))
+    natural = list(widths)
+    if wrap_i is not None:  # for splitting, free text counts at its narrowest: 20, or its longest name
+        longest = 0 if one_line else max([0, *(_longest_piece(r[wrap_i], wrap_at) for r in cells)])
+        widths[wrap_i] = max(len(columns[wrap_i]), min(natural[wrap_i], max(20, longest)))
     groups = chunk_columns(widths, key_columns, con.width)
     for part, group in enumerate(groups):
-        label = title if len(groups) == 1 or title is None else f"{title} ({part + 1}/{len(groups)})"
+        label: str | Text | None = title
+        if isinstance(title, str):
+            label = escape(title if len(groups) == 1 else f"{title} ({part + 1}/{len(groups)})")
+        elif title is not None and len(groups) > 1:
+            label = title + f" ({part + 1}/{len(groups)})"
         table = Table(title=label, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False)
+        wrap_width = 0
+        if wrap_i in group:  # the room this part leaves (a line is sum(widths) + 3 * columns - 1)
+            room = con.width + 1 - sum(widths[i] + 3 for i in group if i != wrap_i) - 3
+            wrap_width = max(widths[wrap_i], min(natural[wrap_i], room))
         for i in group:
             if i == wrap_i:
                 table.add_column(
-                    columns[i],
+                    escape(columns[i]),
                     overflow="ellipsis" if one_line else "fold",
-                    no_wrap=one_line,
-                    width=widths[i],
+                    no_wrap=True,
+                    width=wrap_width,
                 )
             else:
                 table.add_column(
-                    columns[i],
+                    escape(columns[i]),
                     no_wrap=True,
                     min_width=widths[i],
                     justify="right" if columns[i] in right else "left",
                 )
         for row in cells:
-            table.add_row(*(escape(row[i]) for i in group))
-        con.print(table)
+            if drop_empty and len(group) > key_columns and all(row[i] == "" for i in group[key_columns:]):
+                continue
+            shown = [
+                wrap_items(row[i], wrap_width, wrap_at) if i == wrap_i and not one_line else row[i]
+                for i in group
+            ]
+            table.add_row(*(escape(c) for c in shown))
+        print_stripped(con, table)
 
 
 def pivot(values: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], Any]]:
@@ -177,25 +271,80 @@ def pivot(values: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     return subjects, metrics, cells
 
 
+#: a replicate's subject name: ``<base>[<i>]`` (``dqn[0]``, ``mala[step_size=0.1][2]``)
+_REPLICATE = re.compile(r"^(.*)\[(\d+)\]$")
+
+
+def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[list[Any]]]:
+    """Split a stage's metrics into per-run values and across-seed aggregate rows.
+
+    An evaluator that pools replicates writes, next to ``dqn[0]/auc`` ... ``dqn[4]/auc``, the
+    aggregate ``dqn/auc_mean`` and ``dqn/auc_stderr`` (over seeds). A subject is an aggregate
+    when replicate subjects ``<subject>[i]`` exist; its ``<metric>_mean`` / ``<metric>_stderr``
+    keys become one row ``[subject, metric, n, mean, s.e.]``, ``n`` being the number of
+    replicates that have ``metric`` (or all the subject's replicates, when they do not).
+
+    Returns:
+        ``(per-run values, aggregate rows)``; the rows are empty when nothing was pooled.
+    """
+    subjects, _, cells = pivot(values)
+    replicates: dict[str, list[str]] = {}
+    for s in subjects:
+        m = _REPLICATE.match(s)
+        if m:
+            replicates.setdefault(m.group(1), []).append(s)
+    per_run = {k: v for k, v in values.items() if k.rpartition("/")[0] not in replicates}
+    rows: dict[tuple[str, str], list[Any]] = {}
+    for key, value in values.items():
+        subject, _, metric = key.rpartition("/")
+        if subject not in replicates:
+            continue
+        column = 3
+        for suffix, col in (("_mean", 3), ("_stderr", 4)):
+            if metric.endswith(suffix):
+                metric, column = metric[: -len(suffix)], col
+                break
+        reps = replicates[subject]
+        have = [r for r in reps if (r, metric) in cells]
+        row = rows.setdefault((subject, metric), [subject, metric, len(have or reps), "", ""])
+        row[column] = value
+    return per_run, list(rows.values())
+
+
 def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
     """Print a stage's metrics as one subject x metric table (metrics x subjects when that is narrower).
 
-    Every value is shown; a table too wide for the console is split into parts.
+    Every value is shown; a table too wide for the console is split into parts (rows and columns
+    empty in a part are left out). Aggregates over seeds (``dqn/auc_mean``, ``dqn/auc_stderr``
+    next to ``dqn[0]/auc`` ...) go to a table of their own with the mean, its s.e. and ``n``
+    (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers.
     """
-    subjects, metrics, cells = pivot(values)
-    by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
-    by_metric = [[m, *(cells.get((s, m), "") for s in subjects)] for m in metrics]
+    per_run, pooled = across_seed_rows(values)
+    subjects, metrics, cells = pivot(per_run)
+    if subjects:
+        by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
+        by_metric = [[m, *(cells.get((s, m), "") for s in subjects)] for m in metrics]
 
-    def parts(header: list[str], rows: list[list[Any]]) -> int:
-        widths = [max([len(h), *(len(format_value(r[i])) for r in rows)]) for i, h in enumerate(header)]
-        return len(chunk_columns(widths, 1, con.width))
+        def parts(header: list[str], rows: list[list[Any]]) -> int:
+            widths = [max([len(h), *(len(format_value(r[i])) for r in rows)]) for i, h in enumerate(header)]
+            return len(chunk_columns(widths, 1, con.width))
 
-    wide = ["subject", *metrics]
-    tall = ["metric", *(s or "(stage)" for s in subjects)]
-    if parts(tall, by_metric) < parts(wide, by_subject):
-        print_table(con, tall, by_metric, title=title, right=tall[1:])
-    else:
-        print_table(con, wide, by_subject, title=title, right=wide[1:])
+        wide = ["subject", *metrics]
+        tall = ["metric", *(s or "(stage)" for s in subjects)]
+        label = f"{title}: per run" if pooled else title
+        if parts(tall, by_metric) < parts(wide, by_subject):
+            print_table(con, tall, by_metric, title=label, right=tall[1:])
+        else:
+            print_table(con, wide, by_subject, title=label, right=wide[1:])
+    if pooled:
+        print_table(
+            con,
+            ["configuration", "metric", "n", "mean", "s.e."],
+            pooled,
+            title=f"{title}: across seeds (mean of n runs, its s.e.)",
+            key_columns=2,
+            right=["n", "mean", "s.e."],
+        )
 
 
 def results_payload(
@@ -237,7 +386,14 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
         if all(row[3] == "" for row in overview):  # no sampler: no acceptance column
             columns, overview = columns[:3], [row[:3] for row in overview]
         print_table(
-            con, columns, overview, title="stages", key_columns=2, wrap="result", right=["acceptance"]
+            con,
+            columns,
+            overview,
+            title="stages",
+            key_columns=2,
+            wrap="result",
+            wrap_at=", ",
+            right=["acceptance"],
         )
     for stage, res in stages.items():
         if res.get("type") == "Metrics" and res.get("values"):
@@ -246,44 +402,80 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
         print_table(con, ["stage", "figure"], figures, title="figures")
 
 
+def _interval_text(e: Mapping[str, Any]) -> str:
+    """The interval cell of a summary row: ``[low, high]``, ``all equal`` or ``-`` (n < 2)."""
+    if int(e["n"]) < 2:
+        return "-"
+    if str(e.get("ci_method", "")).startswith("none (constant"):
+        return "all equal"
+    return f"[{format_value(e['ci_low'])}, {format_value(e['ci_high'])}]"
+
+
+def _method_text(e: Mapping[str, Any]) -> str:
+    """How a row's interval was computed, in words (``none (constant data, n=4), 95%`` is said plainly)."""
+    method = str(e.get("ci_method", "not recorded"))
+    if method.startswith("none (constant"):
+        return f"no interval where all {e['n']} values are equal ('all equal')"
+    return method
+
+
 def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> None:
     """Print grouped results (rows of :func:`quadriga.summary.aggregate`) as fitting tables.
 
-    One row per grid point, stage, subject and metric with ``n``, the mean, its standard error and
-    the interval; with ``n < 2`` the standard error and interval are ``-`` (one value has none).
-    How the intervals were computed is printed once under the table.
+    One table per stage (one per stage and metric when that does not fit the console), one row
+    per grid point, subject and metric with ``n``, the mean, its standard error and the interval,
+    so that the numbers of a row are never split across table parts. With ``n < 2`` the
+    standard error and interval are ``-`` (one value has none). Sampler diagnostics that are 0
+    in every run (:func:`quadriga.summary.constant_zero`) are left out, and said so in one line.
+    How the intervals were computed is printed once under the tables.
     """
+    from quadriga.summary import constant_zero
+
+    zero = constant_zero(summary)
+    summary = [e for e in summary if (e["stage"], e["metric"]) not in zero]
     grid = [k.split(".")[-1] for k in keys]
-    rows = []
+    stages: dict[str, list[list[Any]]] = {}
     methods: list[str] = []
     for e in summary:
         subject, _, metric = str(e["metric"]).rpartition("/")
         small = int(e["n"]) < 2
-        interval = "-" if small else f"[{format_value(e['ci_low'])}, {format_value(e['ci_high'])}]"
-        rows.append(
+        stages.setdefault(str(e["stage"]), []).append(
             [
                 *(e.get(k) for k in keys),
-                e["stage"],
                 subject or "-",
                 metric,
                 e["n"],
                 format_value(e["mean"]),
                 "-" if small else f"{e['stderr']:.2g}",
-                interval,
+                _interval_text(e),
             ]
         )
-        method = str(e.get("ci_method", "not recorded"))
-        if not small and method not in methods:
-            methods.append(method)
-    columns = [*grid, "stage", "subject", "metric", "n", "mean", "s.e.", "interval"]
-    print_table(
-        con,
-        columns,
-        rows,
-        title="summary: n values (one per seed or run), their mean, standard error and interval",
-        key_columns=len(grid) + 3,
-        right=["n", "mean", "s.e."],
-    )
+        if not small and _method_text(e) not in methods:
+            methods.append(_method_text(e))
+    columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
+    numbers = ["n", "mean", "s.e."]
+    for stage, rows in stages.items():
+        widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
+        if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
+            print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
+            continue
+        by_metric: dict[str, list[list[Any]]] = {}
+        for r in rows:
+            by_metric.setdefault(str(r[len(grid) + 1]), []).append(r[: len(grid) + 1] + r[len(grid) + 2 :])
+        for metric, part in by_metric.items():
+            print_table(
+                con,
+                [*grid, "subject", "n", "mean", "s.e.", "interval"],
+                part,
+                title=f"stage {stage}: {metric}",
+                key_columns=len(grid) + 1,
+                right=numbers,
+            )
+    con.print("each row: n values (one per seed or run), their mean, its standard error and interval.")
+    if zero:
+        names = sorted({m for _, m in zero})
+        where = ", ".join(sorted({st for st, _ in zero}))
+        con.print(escape(f"left out: {', '.join(names)}, 0 in every run of {where} (kept in summary.csv)."))
     if methods:
         con.print("intervals: " + escape("; ".join(methods)))
     if any(int(e["n"]) == 2 for e in summary):

@@ -29,7 +29,13 @@ def add_parser(sub: Subparsers) -> None:
         formatter_class=Formatter,
         epilog=EPILOG,
     )
-    p.add_argument("dirs", nargs="*", type=Path, metavar="RUN_OR_SWEEP_DIR")
+    p.add_argument(
+        "dirs",
+        nargs="*",
+        type=Path,
+        metavar="RUN_OR_SWEEP_DIR",
+        help="run or sweep directories to put on the page (optional with --verify)",
+    )
     p.add_argument(
         "--verify",
         action="append",

@@ -210,6 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         pipeline.describe(),
         title=f"pipeline {pipeline.name} (seed {pipeline.seed})",
         wrap="inputs",
+        wrap_at=", ",
     )
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")
@@ -221,10 +222,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
     except KeyboardInterrupt as exc:
         run_dir = getattr(exc, "run_dir", "RUN_DIR")
-        con.print(
-            f"[yellow]interrupted[/]: finished stages are saved in {escape(str(run_dir))}; continue with "
-            f"`quadriga run --resume {escape(str(run_dir))}`."
-        )
+        con.print("[yellow]interrupted[/]: finished stages are saved in")
+        con.print(f"  {escape(str(run_dir))}", soft_wrap=True)  # paths and commands are never wrapped
+        con.print("continue with")
+        con.print(f"  quadriga run --resume {escape(str(run_dir))}", soft_wrap=True)
         return 130
     for w in result.warnings:
         con.print(f"[yellow]warning[/]: {escape(w)}")
@@ -232,16 +233,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_json(results_payload(result.results, result.dir, result.status))
     else:
         print_results(con, result.results)
-    con.print(f"run directory: [bold]{escape(str(result.dir))}[/]")
+    con.print(f"run directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
     if result.status != "finished":
         err = result.error
         debug = getattr(args, "debug", False)
         con.print(
             f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved. If the fix is "
-            "outside the pipeline (data, code, environment), "
-            f"`quadriga run --resume {escape(str(result.dir))}` re-runs only the rest; a changed "
-            "setting needs a new run." + ("" if debug else " (details: error.txt in the run directory)")
+            "outside the pipeline (data, code, environment), this re-runs only the rest (a changed "
+            "setting needs a new run)" + (":" if debug else "; details: error.txt in the run directory:")
         )
+        con.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
         if debug and err is not None:
             raise err
         return err.exit_code if isinstance(err, QuadrigaError) else 1

@@ -17,9 +17,10 @@ __all__ = ["EPILOG", "add_parser", "cmd_sweep", "print_summary"]
 EPILOG = """\
 examples:
   quadriga sweep gmm-mcmc-baselines --seeds 0:10
-  quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.mala-gauss.step_size=0.02,0.05,0.1 --workers 2
+  quadriga sweep srmc-vs-mala --seeds 0:5 --workers 2 \\
+      --grid stage.mala-gauss.step_size=0.02,0.05,0.1
   quadriga sweep cartpole-minto --seeds 0:10 --backend ray --address auto
-  quadriga sweep gmm-mcmc-baselines --seeds 0:20 --backend submitit --max-jobs 8 \
+  quadriga sweep gmm-mcmc-baselines --seeds 0:20 --backend submitit --max-jobs 8 \\
       --slurm partition=cpu --slurm time=30 --slurm cpus_per_task=2 --slurm mem=4G
 Running the same command again skips the runs that finished (resume).
 """
@@ -36,7 +37,9 @@ def add_parser(sub: Subparsers) -> None:
         "in its own directory, locally, on Ray or as submitit jobs (SLURM); then write results.parquet "
         "(or .csv), summary.csv and summary.png.",
     )
-    p.add_argument("pipeline", metavar="NAME_OR_PATH").completer = name_completer("pipeline")
+    p.add_argument(
+        "pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file"
+    ).completer = name_completer("pipeline")
     p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3; at most 10000 seeds)")
     p.add_argument(
         "--grid",
@@ -149,13 +152,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     def on_done(outcome: dict[str, Any]) -> None:
         secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
         if outcome["status"] == "finished":
-            console.print(f"  {outcome['run_id']} [green]finished[/]{secs}")
+            console.print(f"  {escape(outcome['run_id'])} [green]finished[/]{secs}", soft_wrap=True)
         else:
             error = escape(str(outcome.get("error")))
-            console.print(
-                f"  {outcome['run_id']} [red]{outcome['status']}[/]{secs}: {error} "
-                f"(log: runs/{outcome['run_id']}/log.txt)"
-            )
+            console.print(f"  {escape(outcome['run_id'])} [red]{outcome['status']}[/]{secs}: {error}")
+            console.print(f"    log: runs/{escape(outcome['run_id'])}/log.txt", soft_wrap=True)
         progress.advance(tasks[-1])
 
     sweep = {"source": str(args.pipeline), "seeds": seeds, "grid": dict(grids), "dir": None}
@@ -184,15 +185,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         console.print(f"[yellow]warning[/]: {escape(w)}")
     print_summary(console, result.summary, [k for k, _ in grids])
     failed = [r for r in result.runs if r["status"] != "finished"]
-    console.print(
-        f"sweep directory: [bold]{escape(str(result.dir))}[/]  table: {escape(str(result.table_path))}  "
-        f"figure: {escape(str(result.figure_path))}"
-    )
+    # paths are never wrapped: one per line, longer than the console if need be
+    console.print(f"sweep directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
+    console.print(f"table: {escape(str(result.table_path))}", soft_wrap=True)
+    console.print(f"figure: {escape(str(result.figure_path))}", soft_wrap=True)
     if args.backend == "submitit":
-        console.print(
-            f"submitit logs: {escape(str(result.dir / 'submitit'))} (jobs.json maps each run to its job "
-            "and its stdout/stderr files)"
-        )
+        console.print(f"submitit logs: {escape(str(result.dir / 'submitit'))}", soft_wrap=True)
+        console.print("(jobs.json there maps each run to its job and its stdout/stderr files)")
     if failed:
         console.print(
             f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "

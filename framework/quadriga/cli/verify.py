@@ -31,7 +31,11 @@ def add_parser(sub: Subparsers) -> None:
         "a markdown report with the measured numbers and figures.",
         formatter_class=Formatter,
     )
-    p.add_argument("what", metavar="DIST_OR_CLAIM").completer = name_completer("claim", "distribution")
+    p.add_argument(
+        "what",
+        metavar="DIST_OR_CLAIM",
+        help="a plugin distribution (all its claims, e.g. quadriga-srmc) or one claim's name",
+    ).completer = name_completer("claim", "distribution")
     p.add_argument(
         "--scale",
         choices=["smoke", "paper"],
