@@ -226,3 +226,261 @@ def test_split_tables_never_cut_a_header_at_80_columns():
     header = " ".join(lines)
     for name in cols:
         assert f" {name} " in header, name
+
+
+def test_matrix_labels_show_in_headers_and_titles():
+    # "[alpha=0.5]" is rich markup unless escaped: the header would print "srmc-gauss" four times
+    values = {f"srmc-gauss[alpha={a}]/ratio": float(i) for i, a in enumerate((0.5, 1, 2, 5))}
+    text = console_text(lambda con: print_pivot(con, values, title="mse[gauss]"))
+    assert text.startswith("mse[gauss]\n")
+    for a in (0.5, 1, 2, 5):
+        assert f"srmc-gauss[alpha={a}]" in text
+    lines_fit(text)
+
+
+PLAN = [
+    ("task.gmm", "gaussian-mixture", "target", ""),
+    ("stage.rwm", "rwm", "sampler", "target=gmm"),
+    ("stage.mala", "mala", "sampler", "target=gmm"),
+    ("stage.hmc", "hmc", "sampler", "target=gmm"),
+    ("stage.coverage", "mode-coverage", "evaluator", "subject=[rwm, mala, hmc], reference=gmm"),
+    (
+        "stage.mse",
+        "replicate-mean-mse",
+        "evaluator",
+        "subject=[mala-gauss, srmc-gauss[alpha=0.5], srmc-gauss[alpha=1.0], srmc-gauss[alpha=2.0], "
+        "srmc-gauss[alpha=5.0]], reference=gauss",
+    ),
+]
+
+
+def test_plan_inputs_break_only_between_names_and_fit_one_table():
+    from quadriga.cli.output import print_table
+
+    text = console_text(
+        lambda con: print_table(
+            con,
+            ["table", "component", "kind", "inputs"],
+            PLAN,
+            title="pipeline p",
+            wrap="inputs",
+            wrap_at=", ",
+        )
+    )
+    lines_fit(text)
+    assert "(1/2)" not in text and text.count(" inputs") == 1  # 6 rows that fit: one table
+    assert all(line == line.rstrip() for line in text.splitlines())  # no trailing spaces
+    inputs = [line[line.index("subject=") if "subject=" in line else 50 :] for line in text.splitlines()]
+    pieces = " ".join(line.strip() for line in inputs if line.strip())
+    for name in ("srmc-gauss[alpha=0.5],", "srmc-gauss[alpha=5.0]],", "subject=[rwm,", "reference=gauss"):
+        assert name in pieces.split(), name  # whole: never folded inside a name
+    continued = [line for line in text.splitlines() if line.startswith(" " * 20) and line.strip()]
+    assert continued and all(line.strip()[0] in "rsm" for line in continued)  # a name starts each
+
+
+def test_wrap_items_breaks_at_the_separator_only():
+    from quadriga.cli.output import wrap_items
+
+    assert wrap_items("a=[x[1], y[2]], b=z", 9, ", ") == "a=[x[1],\ny[2]],\nb=z"
+    assert wrap_items("one two three", 7) == "one two\nthree"
+    assert wrap_items("averyveryverylongname, b", 5, ", ") == "averyveryverylongname,\nb"
+
+
+def test_gmm_plan_at_80_columns_is_one_table_without_trailing_spaces(capsys):
+    code, out, _ = cli(capsys, "run", "gmm-mcmc-baselines", "--check")
+    assert code == 0
+    lines_fit(out)
+    assert "(1/2)" not in out and out.count(" inputs") == 1
+    assert " subject=[rwm, mala, hmc]," in out  # broken after a name, never inside one
+    assert all(line == line.rstrip() for line in out.splitlines())
+
+
+Q_VALUES = {
+    **{
+        f"dqn[{i}]/{k}": v
+        for i in range(3)
+        for k, v in (("q_overestimation", 1.0 + i), ("q_overestimation_stderr", 0.1 * (i + 1)))
+    },
+    "dqn/q_overestimation_mean": 2.0,
+    "dqn/q_overestimation_stderr": 0.5774,
+}
+
+
+def test_across_seed_aggregates_get_their_own_table_with_n():
+    from quadriga.cli.output import across_seed_rows
+
+    per_run, pooled = across_seed_rows(Q_VALUES)
+    assert "dqn/q_overestimation_stderr" not in per_run and "dqn[2]/q_overestimation_stderr" in per_run
+    assert pooled == [["dqn", "q_overestimation", 3, 2.0, 0.5774]]
+    text = console_text(lambda con: print_pivot(con, Q_VALUES, title="q-overestimation"))
+    lines_fit(text)
+    rows = [line.split() for line in text.splitlines()]
+    assert ["subject", "q_overestimation", "q_overestimation_stderr"] in rows
+    assert ["dqn[0]", "1", "0.1"] in rows and not any(r and r[0] == "dqn" for r in rows[:8])
+    assert "q-overestimation: across seeds (mean of n runs, its s.e.)" in text
+    assert ["configuration", "metric", "n", "mean", "s.e."] in rows
+    assert ["dqn", "q_overestimation", "3", "2", "0.5774"] in rows
+
+
+def test_empty_rows_of_a_part_are_left_out():
+    from quadriga.cli.output import print_table
+
+    rows2 = [[f"a[{i}]", 1.0, ""] for i in range(6)] + [["b", "", 2.5]]
+    text2 = console_text(lambda con: print_table(con, ["subject", "x", "x_" * 40 + "y"], rows2, title="t"))
+    second = text2.split("(2/2)")[1]
+    assert "a[0]" not in second and " b " in second + " "  # the part holding y shows b alone
+
+
+SUMMARY = [
+    {
+        "stage.mala.step_size": step,
+        "stage": stage,
+        "metric": metric,
+        "n": 4,
+        "mean": mean,
+        "stderr": se,
+        "ci_low": lo,
+        "ci_high": hi,
+        "ci_method": method,
+    }
+    for step in (0.1, 0.3, 0.6)
+    for stage, metric, mean, se, lo, hi, method in (
+        ("coverage", "mala/modes_visited", 3.5, 0.29, 3.0, 4.0, "BCa bootstrap, 95%"),
+        ("coverage", "hmc/total_variation_distance", 0.125, 0.01, 0.11, 0.14, "BCa bootstrap, 95%"),
+        ("coverage", "rwm/modes_visited", 4.0, 0.0, 4.0, 4.0, "none (constant data, n=4), 95%"),
+        ("mala", "rejected_nonfinite", 0.0, 0.0, 0.0, 0.0, "none (constant data, n=4), 95%"),
+        ("mala", "acceptance_rate", 0.57, 0.01, 0.55, 0.59, "BCa bootstrap, 95%"),
+    )
+]
+
+
+def test_sweep_summary_keeps_a_row_together_and_leaves_out_zero_diagnostics():
+    from quadriga.cli.output import print_summary
+
+    text = console_text(lambda con: print_summary(con, SUMMARY, ["stage.mala.step_size"]))
+    lines_fit(text)
+    assert "(1/2)" not in text and "rejected_nonfinite" not in text.split("left out")[0]
+    rows = [line.split() for line in text.splitlines()]
+    # the coverage table is too wide with a metric column: one table per metric, a row whole
+    assert ["stage", "coverage:", "modes_visited"] in rows and ["stage", "mala"] in rows
+    assert ["0.3", "mala", "4", "3.5", "0.29", "[3,", "4]"] in rows  # mean, s.e., interval: one line
+    assert ["0.1", "rwm", "4", "4", "0", "all", "equal"] in rows
+    assert ["0.6", "-", "acceptance_rate", "4", "0.57", "0.01", "[0.55,", "0.59]"] in rows
+    assert "left out: rejected_nonfinite, 0 in every run of mala (kept in summary.csv)." in text
+    assert "constant data" not in text
+    assert "intervals: BCa bootstrap, 95%; all equal: no interval, all 4 values equal" in " ".join(
+        text.split()
+    )
+
+
+def test_sweep_figure_has_no_panel_for_zero_diagnostics(tmp_path, monkeypatch):
+    from quadriga import summary as summary_module
+
+    drawn = {}
+
+    def plot(summary, keys, path, **_):
+        drawn["metrics"] = {(e["stage"], e["metric"]) for e in summary}
+        return path
+
+    monkeypatch.setattr(summary_module, "plot_summary", plot)
+    assert summary_module.constant_zero(SUMMARY) == {("mala", "rejected_nonfinite")}
+    rows = [{"stage": "mala", "metric": "acceptance_rate", "value": 0.5}]
+    summary_module.write_outputs(tmp_path, rows, SUMMARY, ["stage.mala.step_size"])
+    assert ("mala", "rejected_nonfinite") not in drawn["metrics"]
+    assert ("mala", "acceptance_rate") in drawn["metrics"]
+    assert "rejected_nonfinite" in (tmp_path / "summary.csv").read_text()  # the table keeps it
+
+
+def test_compare_footer_paths_are_never_wrapped(capsys, registry, tmp_path, monkeypatch):
+    from quadriga import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "_DEFAULT", registry)
+    monkeypatch.setattr(sys, "argv", ["quadriga"])
+    run_dir = tmp_path / "r"
+    code, _, err = cli(capsys, "run", "toy-pipeline", "--out", str(run_dir), "--quiet")
+    assert code == 0, err
+    out_dir = tmp_path / ("a-rather-long-directory-name-for-the-comparison-" * 2)
+    code, out, err = cli(capsys, "compare", str(run_dir), "--out", str(out_dir))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert f"table: {out_dir / 'summary.csv'}" in lines or any(
+        line.startswith(f"table: {out_dir}/results.") for line in lines
+    )
+    assert f"figure: {out_dir / 'summary.png'}" in lines
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_doctor_uses_the_shared_table_and_never_cuts_names(capsys):
+    _, out, _ = cli(capsys, "doctor")
+    lines_fit(out.split("plugins (")[1].split("\n\n", 2)[-1].split("\n\n")[0])
+    assert "…" not in out
+    assert " ─" in out and "┃" not in out and "│" not in out  # SIMPLE_HEAD, as every table
+    header = next(line for line in out.splitlines() if line.startswith(" distribution"))
+    assert header.split() == ["distribution", "version", "status", "components"]
+    assert any(
+        line.split()[:3] == ["quadriga-std", line.split()[1], "ok"]
+        for line in out.splitlines()[15:]
+        if line.startswith(" quadriga-std ")
+    )
+
+
+def test_list_shows_the_verdict_in_its_own_column(capsys, monkeypatch):
+    import quadriga.claims as claims
+
+    monkeypatch.setattr(
+        claims, "last_verdict", lambda spec: {"status": "refuted", "date": "2026-12-01", "version": "0.1.0"}
+    )
+    code, out, _ = cli(capsys, "list", "--kind", "claim")
+    assert code == 0
+    lines_fit(out)
+    header = next(line for line in out.splitlines() if line.split()[:3] == ["kind", "name", "verdict"])
+    start = header.index("summary")
+    row = next(line for line in out.splitlines() if line.startswith(" claim "))
+    assert row.split()[2] == "refuted" and "2026-12-01" not in out and "(refuted" not in out
+    assert len(row) - start >= 30  # the summary keeps its room
+    code, out, _ = cli(capsys, "list", "--kind", "claim", "--full")
+    assert "refuted 2026-12-01" in out and "(v0.1.0)" not in out
+    lines_fit(out)
+
+
+def _subcommand_parsers():
+    import argparse
+
+    from quadriga.cli import build_parser
+
+    todo = [("quadriga", build_parser())]
+    while todo:
+        name, parser = todo.pop()
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += [(f"{name} {n}", p) for n, p in action.choices.items()]
+
+
+def test_every_argument_of_every_command_has_help():
+    import argparse
+
+    missing = [
+        (name, action.option_strings or action.dest)
+        for name, parser in _subcommand_parsers()
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction) and not (action.help or "").strip()
+    ]
+    assert not missing
+
+
+@pytest.mark.parametrize("command", ["run", "sweep", "report", "verify", "compare", "list", "info"])
+def test_help_paragraphs_wrap_at_80_columns_and_examples_stay_verbatim(command, capsys):
+    from quadriga.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser([command, "--help"]).parse_args([command, "--help"])
+    out = capsys.readouterr().out
+    long = [line for line in out.splitlines() if len(line) > 80 and not line.startswith("  quadriga ")]
+    assert not long, long
+    if command == "sweep":  # the examples as written, each on its own line
+        assert "  quadriga sweep gmm-mcmc-baselines --seeds 0:10\n" in out
+        assert "--backend submitit \\\n      --max-jobs 8 --slurm partition=cpu" in out
+        assert "NAME_OR_PATH          a registered pipeline name or a TOML file" in out
+    if command == "run":
+        assert "  [stage.mala]\n" in out  # TOML example kept

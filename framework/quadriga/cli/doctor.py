@@ -112,15 +112,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     for c in reg.components():
         counts[c.plugin] = counts.get(c.plugin, 0) + 1
-    rows = [
-        [name, status.distribution, status.version, status.status, counts.get(name, 0)]
-        for name, status in sorted(reg.plugins.items())
+    rows = [  # the plugin (entry-point) name only where it is not the distribution's name
+        [
+            status.distribution,
+            status.version,
+            status.status,
+            counts.get(name, 0),
+            "" if status.distribution.removeprefix("quadriga-") == name else name,
+        ]
+        for name, status in sorted(reg.plugins.items(), key=lambda item: item[1].distribution)
     ]
     print_table(  # the shared table: names whole (never cut), split into parts if too wide
         con,
-        ["plugin", "distribution", "version", "status", "components"],
+        ["distribution", "version", "status", "components", "plugin"],
         rows,
-        title="plugins",
+        title="plugins (distributions; --disable takes either name)",
         right=["components"],
     )
     for b in reg.broken:

@@ -38,7 +38,12 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "name", help="a component, pipeline or claim name, as `quadriga list` shows it"
     ).completer = name_completer(*KINDS, "pipeline", "claim")
-    p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="when the name has several kinds")
+    p.add_argument(
+        "--kind",
+        choices=[*KINDS, "pipeline", "claim"],
+        metavar="KIND",
+        help=f"when the name has several kinds: {', '.join([*KINDS, 'pipeline', 'claim'])}",
+    )
     p.add_argument(
         "--json", action="store_true", help="machine-readable output (a list, one entry per match)"
     )

@@ -32,7 +32,12 @@ def add_parser(sub: Subparsers) -> None:
         description="List what the installed plugins register, without importing their algorithms.",
         formatter_class=Formatter,
     )
-    p.add_argument("--kind", choices=[*KINDS, "pipeline", "claim"], help="only this kind")
+    p.add_argument(
+        "--kind",
+        choices=[*KINDS, "pipeline", "claim"],
+        metavar="KIND",
+        help=f"only this kind: {', '.join([*KINDS, 'pipeline', 'claim'])}",
+    )
     p.add_argument(
         "--full", action="store_true", help="print whole summaries (wrapped) instead of one line per entry"
     )
@@ -64,7 +69,7 @@ def _complete_tag(prefix: str, **_: object) -> list[str]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
-    from quadriga.claims import last_verdict, verdict_text
+    from quadriga.claims import last_verdict
 
     where = _where_tags(args.where)
     reg = registry_for(args)
@@ -134,7 +139,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
     for c in claims:
         last = last_verdict(c)
-        verdict = verdict_text(c) if args.full else str(last.get("status")) if last else "-"
+        verdict = "-"
+        if last:  # the status; with --full its date too (the version is in --json)
+            verdict = f"{last.get('status')} {last.get('date')}" if args.full else str(last.get("status"))
         by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
     versions = {s.distribution: s.version for s in reg.plugins.values()}
     plain = not args.full and not con.is_terminal
@@ -307,7 +314,7 @@ def _write_plain_table(
             ratio -= 1
         widths[2] -= min(widths[2] + 1, remaining)
     total = sum(widths) + 3 * len(widths) - 1
-    if len(title) > total or widths[-1] < len(columns[-1]):
+    if len(title) > con.width or widths[-1] < len(columns[-1]):
         return False
 
     def cut(cell: str, width: int) -> str:

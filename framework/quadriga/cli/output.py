@@ -218,7 +218,9 @@ def print_table(
             label = escape(title if len(groups) == 1 else f"{title} ({part + 1}/{len(groups)})")
         elif title is not None and len(groups) > 1:
             label = title + f" ({part + 1}/{len(groups)})"
-        table = Table(title=label, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, expand=False)
+        if label is not None:  # above the table, at the console's width (a table's title wraps at its own)
+            con.print(label, style="table.title")
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
         wrap_width = 0
         if wrap_i in group:  # the room this part leaves (a line is sum(widths) + 3 * columns - 1)
             room = con.width + 1 - sum(widths[i] + 3 for i in group if i != wrap_i) - 3
@@ -415,7 +417,7 @@ def _method_text(e: Mapping[str, Any]) -> str:
     """How a row's interval was computed, in words (``none (constant data, n=4), 95%`` is said plainly)."""
     method = str(e.get("ci_method", "not recorded"))
     if method.startswith("none (constant"):
-        return f"no interval where all {e['n']} values are equal ('all equal')"
+        return f"all equal: no interval, all {e['n']} values equal"
     return method
 
 
@@ -471,12 +473,13 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
                 key_columns=len(grid) + 1,
                 right=numbers,
             )
-    con.print("each row: n values (one per seed or run), their mean, its standard error and interval.")
+    say = lambda markup: print_stripped(con, Text.from_markup(markup))  # noqa: E731 (wrapped, no trailing spaces)
+    say("each row: n values (one per seed or run), their mean, its standard error and interval.")
     if zero:
         names = sorted({m for _, m in zero})
         where = ", ".join(sorted({st for st, _ in zero}))
-        con.print(escape(f"left out: {', '.join(names)}, 0 in every run of {where} (kept in summary.csv)."))
+        say(escape(f"left out: {', '.join(names)}, 0 in every run of {where} (kept in summary.csv)."))
     if methods:
-        con.print("intervals: " + escape("; ".join(methods)))
+        say("intervals: " + escape("; ".join(methods)))
     if any(int(e["n"]) == 2 for e in summary):
-        con.print("[yellow]note[/]: with n = 2 a bootstrap interval is the range of the two values.")
+        say("[yellow]note[/]: with n = 2 a bootstrap interval is the range of the two values.")

@@ -20,8 +20,9 @@ examples:
   quadriga sweep srmc-vs-mala --seeds 0:5 --workers 2 \\
       --grid stage.mala-gauss.step_size=0.02,0.05,0.1
   quadriga sweep cartpole-minto --seeds 0:10 --backend ray --address auto
-  quadriga sweep gmm-mcmc-baselines --seeds 0:20 --backend submitit --max-jobs 8 \\
-      --slurm partition=cpu --slurm time=30 --slurm cpus_per_task=2 --slurm mem=4G
+  quadriga sweep gmm-mcmc-baselines --seeds 0:20 --backend submitit \\
+      --max-jobs 8 --slurm partition=cpu --slurm time=30 \\
+      --slurm cpus_per_task=2 --slurm mem=4G
 Running the same command again skips the runs that finished (resume).
 """
 
