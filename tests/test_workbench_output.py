@@ -365,7 +365,7 @@ def test_sweep_summary_keeps_a_row_together_and_leaves_out_zero_diagnostics():
     assert ["stage", "coverage:", "modes_visited"] in rows and ["stage", "mala"] in rows
     assert ["0.3", "mala", "4", "3.5", "0.29", "[3,", "4]"] in rows  # mean, s.e., interval: one line
     assert ["0.1", "rwm", "4", "4", "0", "all", "equal"] in rows
-    assert ["0.6", "-", "acceptance_rate", "4", "0.57", "0.01", "[0.55,", "0.59]"] in rows
+    assert ["0.6", "acceptance_rate", "4", "0.57", "0.01", "[0.55,", "0.59]"] in rows  # no subject
     assert "left out: rejected_nonfinite, 0 in every run of mala (kept in summary.csv)." in text
     assert "constant data" not in text
     assert "intervals: BCa bootstrap, 95%; all equal: no interval, all 4 values equal" in " ".join(

@@ -16,7 +16,7 @@ import csv
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ def config_digest(run_dir: Path) -> str | None:
 SAMPLER_DIAGNOSTICS = ("acceptance_rate", "rejected_nonfinite")
 
 
-def constant_zero(summary: Sequence[dict[str, Any]]) -> set[tuple[str, str]]:
+def constant_zero(summary: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
     """The ``(stage, metric)`` pairs of :data:`SAMPLER_DIAGNOSTICS` that are 0 in every run.
 
     A diagnostic such as ``rejected_nonfinite`` (a count, >= 0) that no run ever raised carries

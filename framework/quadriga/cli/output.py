@@ -457,6 +457,13 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
     columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
     numbers = ["n", "mean", "s.e."]
     for stage, rows in stages.items():
+        if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
+            no_subject = [c for c in columns if c != "subject"]
+            stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
+            print_table(
+                con, no_subject, stage_rows, title=f"stage {stage}", key_columns=len(grid) + 1, right=numbers
+            )
+            continue
         widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
         if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
             print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
