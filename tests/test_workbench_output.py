@@ -484,3 +484,24 @@ def test_help_paragraphs_wrap_at_80_columns_and_examples_stay_verbatim(command, 
         assert "NAME_OR_PATH          a registered pipeline name or a TOML file" in out
     if command == "run":
         assert "  [stage.mala]\n" in out  # TOML example kept
+
+
+def test_interrupt_and_failure_messages_print_the_resume_command_whole(
+    capsys, registry, tmp_path, monkeypatch
+):
+    from quadriga import registry as registry_module
+    from quadriga import runs
+
+    monkeypatch.setattr(registry_module, "_DEFAULT", registry)
+    run_dir = tmp_path / ("a-long-run-directory-name-" * 3)
+
+    def interrupted(*args, **kwargs):
+        exc = KeyboardInterrupt()
+        exc.run_dir = run_dir  # type: ignore[attr-defined]
+        raise exc
+
+    monkeypatch.setattr(runs, "execute", interrupted)
+    code, out, _ = cli(capsys, "run", "toy-pipeline", "--quiet")
+    assert code == 130
+    assert f"  quadriga run --resume {run_dir}" in out.splitlines()  # one line, however long
+    assert f"  {run_dir}" in out.splitlines()

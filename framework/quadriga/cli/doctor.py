@@ -105,7 +105,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """
     reg = registry_for(args).load()
     con = console()
-    con.print(f"quadriga {version_of('quadriga')} on Python {platform.python_version()} ({sys.executable})")
+    con.print(
+        f"quadriga {version_of('quadriga')} on Python {platform.python_version()} ({escape(sys.executable)})",
+        soft_wrap=True,
+    )
     for lib in LIBRARIES:
         version = version_of(lib)
         con.print(f"  {lib} {version}" if version else f"  {lib} [yellow]not installed[/]")
@@ -130,9 +133,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         right=["components"],
     )
     for b in reg.broken:
-        con.print(f"[red]'{b.plugin}' ({b.distribution}) failed at {b.stage}[/]: {escape(b.error)}")
         con.print(
-            f"  entry point: {b.entry_point}. Fix the error above and reinstall '{b.distribution}' "
+            f"[red]{escape(repr(b.plugin))} ({escape(b.distribution)}) failed at {b.stage}[/]: "
+            + escape(b.error)
+        )
+        con.print(
+            f"  entry point: {escape(b.entry_point)}. Fix the error above and reinstall '{b.distribution}' "
             f"(pip install --force-reinstall, or pip install -e <its folder>), or disable it "
             f"(--disable {b.plugin})."
         )

@@ -184,7 +184,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             )
             if not args.json:
                 con.print(
-                    f"[bold]claim {escape(c.name)}[/] from {c.distribution}: {escape(c.summary)}\n"
+                    f"[bold]claim {escape(c.name)}[/] from {escape(c.distribution)}: {escape(c.summary)}\n"
                     f"source: {escape(c.paper)}\nrun it: quadriga verify {c.name} [--scale paper]"
                 )
     colliding = [s for (k, n), v in reg.conflicts.items() if n == name and kind in (None, k) for s in v]
@@ -222,8 +222,10 @@ def cmd_info(args: argparse.Namespace) -> int:
         )
         if args.json:
             continue
-        con.print(f"[bold]{spec.kind} {escape(spec.name)}[/]  ({spec.distribution} {version})")
-        con.print(f"class: {spec.target}")
+        con.print(
+            f"[bold]{spec.kind} {escape(spec.name)}[/]  ({escape(spec.distribution)} {escape(version)})"
+        )
+        con.print(f"class: {escape(spec.target)}", soft_wrap=True)
         if spec.summary:
             con.print(escape(spec.summary))
         if spec.paper:

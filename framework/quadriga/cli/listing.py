@@ -270,7 +270,7 @@ def _print_not_installed(con: Console, absent: list[Entry], *, full: bool, filte
         con.print("(--where does not filter these: a plugin's tags are known once it is installed)")
     con.print("install with:")
     for e in absent:
-        con.print(f"  {e.install}", soft_wrap=True, highlight=False)
+        con.print(f"  {e.install}", soft_wrap=True, highlight=False, markup=False)
 
 
 def _write_plain_table(

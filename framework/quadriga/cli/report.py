@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.markup import escape
+
 from quadriga.cli._common import Formatter, Subparsers, add_common_options, console
 from quadriga.cli.output import print_json
 
@@ -65,5 +67,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"report": str(out)})
     else:
-        console().print(f"report: [bold]{out}[/] (self-contained: figures and tables embedded)")
+        con = console()
+        con.print(f"report: [bold]{escape(str(out))}[/]", soft_wrap=True)  # a path is never wrapped
+        con.print("(self-contained: figures and tables embedded)")
     return 0

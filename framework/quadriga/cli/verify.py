@@ -68,7 +68,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     out = args.out or Path("verify") / safe_name(args.what) / stamp
 
     def on_start(spec: Any) -> None:
-        con.print(f"claim [bold]{spec.name}[/] ({args.scale}): {escape(spec.summary)}")
+        con.print(f"claim [bold]{escape(spec.name)}[/] ({args.scale}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
         color = {"passed": "green", "refuted": "red", "inconclusive": "yellow", "ran": "cyan"}.get(
@@ -87,5 +87,5 @@ def cmd_verify(args: argparse.Namespace) -> int:
         on_start=on_start,
         on_end=on_end,
     )
-    con.print(f"report: [bold]{report}[/]")
+    con.print(f"report: [bold]{escape(str(report))}[/]", soft_wrap=True)  # a path is never wrapped
     return 0 if all(r["status"] in ("passed", "ran") for r in records) else 1
