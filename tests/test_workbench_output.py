@@ -96,6 +96,7 @@ def test_list_fits_80_columns_without_folding_distribution_names(capsys):
     code, out, _ = cli(capsys, "list")
     assert code == 0
     lines_fit(out)
+    assert all(line == line.rstrip() for line in out.splitlines())  # no trailing spaces
     assert "quadriga-std" in out and "gaussian-mixture" in out
     code, out, _ = cli(capsys, "list", "--json")
     data = json.loads(out)

@@ -174,12 +174,14 @@ def cmd_list(args: argparse.Namespace) -> int:
             emoji=False,
         )
     elif comps or pipes or claims:
-        con.print(
-            "pipelines: `quadriga run NAME`; claims (verdict: the last paper-scale one): "
-            "`quadriga verify NAME`; details: `quadriga info NAME`"
-            + ("." if args.full else "; whole summaries and verdict dates: `quadriga list --full`."),
-            emoji=False,  # no :codes: here; replacing them first imports rich's emoji table
-        )
+        hints = [  # one per line: no command is wrapped, no line ends in a space
+            "pipelines: `quadriga run NAME`; details: `quadriga info NAME`",
+            "claims: `quadriga verify NAME` (verdict: the last paper-scale one)",
+        ]
+        if not args.full:
+            hints.append("whole summaries and verdict dates: `quadriga list --full`")
+        # no :codes: here; replacing them first imports rich's emoji table
+        con.print("\n".join(hints), emoji=False, soft_wrap=True)
     if not (comps or pipes or claims):
         if where:
             con.print(
