@@ -399,7 +399,8 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
         )
     for stage, res in stages.items():
         if res.get("type") == "Metrics" and res.get("values"):
-            print_pivot(con, res["values"], title=f"{stage} ({res.get('component', 'evaluator')})")
+            component = res.get("component", "evaluator")
+            print_pivot(con, res["values"], title=stage if component == stage else f"{stage} ({component})")
     if figures:
         print_table(con, ["stage", "figure"], figures, title="figures")
 
