@@ -488,6 +488,7 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
         where = ", ".join(sorted({st for st, _ in zero}))
         say(escape(f"left out: {', '.join(names)}, 0 in every run of {where} (kept in summary.csv)."))
     if methods:
+        methods.sort(key=lambda m: m.startswith("all equal"))  # the computed intervals first
         say("intervals: " + escape("; ".join(methods)))
     if any(int(e["n"]) == 2 for e in summary):
         say("[yellow]note[/]: with n = 2 a bootstrap interval is the range of the two values.")
