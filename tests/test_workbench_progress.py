@@ -136,3 +136,20 @@ def test_run_prints_progress_lines_for_a_long_stage_when_not_a_terminal(registry
     # the short sampler stage prints only its final line
     assert [line.split(" done in ")[0] for line in done] == ["  stage count", "  stage draw"]
     assert all(len(line) <= 80 for line in text)
+
+
+def test_sweep_counts_runs_with_its_own_prefix_and_unit():
+    """``quadriga sweep`` without a terminal: ``  sweep: k/N runs (p%) ...`` (no ``stage`` prefix)."""
+    clock, out = FakeClock(), []
+    runs = ProgressLines("sweep", out.append, clock=clock, prefix="", unit="runs")
+    runs(0, 12, None)
+    for k in range(1, 13):  # one run finishes every 6 s: a line per 10 % step once 10 s have passed
+        clock.now = 6.0 * k
+        runs(k, 12, None)
+    assert out == [
+        "  sweep: 2/12 runs (17%) 12 s elapsed, ~60 s left",
+        "  sweep: 4/12 runs (33%) 24 s elapsed, ~48 s left",
+        "  sweep: 6/12 runs (50%) 36 s elapsed, ~36 s left",
+        "  sweep: 8/12 runs (67%) 48 s elapsed, ~24 s left",
+        "  sweep: 10/12 runs (83%) 60 s elapsed, ~12 s left",
+    ]

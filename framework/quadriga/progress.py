@@ -135,6 +135,8 @@ class ProgressLines:
         max_interval: seconds after which a line is written even without a new 10 % step.
         clock: a monotonic clock in seconds (tests pass a fake one).
         width: the most columns a line takes.
+        prefix: written before the name (``"stage "``; ``quadriga sweep`` uses ``""``).
+        unit: written after the count, e.g. ``"runs"`` (``  sweep: 3/12 runs (25%) ...``).
 
     Raises:
         ValueError: ``min_interval`` negative or above ``max_interval``, or ``width`` below 40.
@@ -149,12 +151,15 @@ class ProgressLines:
         max_interval: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
         width: int = 80,
+        prefix: str = "stage ",
+        unit: str = "",
     ) -> None:
         if not 0 <= min_interval <= max_interval:
             raise ValueError(f"need 0 <= min_interval <= max_interval, got {min_interval}, {max_interval}")
         if width < 40:
             raise ValueError(f"width must be at least 40 columns, got {width}")
         self.stage, self.write, self.clock, self.width = stage, write, clock, width
+        self.prefix, self.unit = prefix, f" {unit}" if unit else ""
         self.min_interval, self.max_interval = min_interval, max_interval
         self.began = self._last_line = self._phase_began = clock()
         self._last_completed = 0.0
@@ -182,16 +187,17 @@ class ProgressLines:
         name = self.stage if not description or description == self.stage else f"{self.stage} ({description})"
         elapsed = format_seconds(now - self.began)
         if total is not None and total > 0:
-            rest = f": {_count(completed)}/{_count(total)} ({100 * completed / total:.0f}%) {elapsed} elapsed"
+            count = f"{_count(completed)}/{_count(total)}{self.unit}"
+            rest = f": {count} ({100 * completed / total:.0f}%) {elapsed} elapsed"
             phase = now - self._phase_began
             if completed > 0 and phase > 0:
                 rest += f", ~{format_seconds(phase * (total - completed) / completed)} left"
         else:
-            rest = f": {_count(completed)} done, {elapsed} elapsed"
-        room = self.width - len("  stage ") - len(rest)
+            rest = f": {_count(completed)}{self.unit} done, {elapsed} elapsed"
+        room = self.width - len(f"  {self.prefix}") - len(rest)
         if len(name) > room:
             name = name[: max(1, room - 1)] + "\N{HORIZONTAL ELLIPSIS}"
-        return f"  stage {name}{rest}"[: self.width]
+        return f"  {self.prefix}{name}{rest}"[: self.width]
 
 
 _CURRENT: contextvars.ContextVar[StageProgress | None] = contextvars.ContextVar(
