@@ -153,3 +153,86 @@ def test_sweep_counts_runs_with_its_own_prefix_and_unit():
         "  sweep: 8/12 runs (67%) 48 s elapsed, ~24 s left",
         "  sweep: 10/12 runs (83%) 60 s elapsed, ~12 s left",
     ]
+
+
+class FakeHandle:
+    """What IPython's ``display(..., display_id=True)`` returns: a handle redrawn by ``update``."""
+
+    def __init__(self, shown: list[dict[str, str]]) -> None:
+        self.shown = shown
+
+    def update(self, bundle: dict[str, str], raw: bool = False) -> None:
+        assert raw
+        self.shown.append(bundle)
+
+
+def _toy_learn() -> dict:
+    return {
+        "pipeline": {"name": "learn"},
+        "task": {"normal": {"use": "toy-normal"}},
+        "stage": {
+            "count": {"use": "toy-counter", "inputs": {"task": "normal"}, "num_steps": 40},
+            "draw": {"use": "toy-iid", "inputs": {"target": "normal"}, "num_samples": 10},
+        },
+    }
+
+
+def test_jupyter_progress_table_shows_each_stage_and_its_completion(registry, tmp_path, monkeypatch):
+    """In a (faked) Jupyter kernel ``api.run`` draws one table updated in place, one row per stage."""
+    import quadriga.notebook as nb
+    from quadriga.api import run
+
+    shown: list[dict[str, str]] = []
+
+    def show(bundle):
+        shown.append(bundle)
+        return FakeHandle(shown)
+
+    monkeypatch.setattr(nb, "in_jupyter", lambda: True)
+    monkeypatch.setattr(nb, "_ipython_show", show)
+    result = run(_toy_learn(), registry=registry, out=tmp_path / "run")
+    assert result.status == "finished" and len(shown) >= 3
+    last = shown[-1]
+    rows = last["text/plain"].splitlines()
+    assert len(rows) == 2 and rows[0].startswith("count (done)") and rows[1].startswith("draw (done)")
+    assert "40/40" in rows[0] and "10/10" in rows[1]
+    assert "count (done)" in last["text/html"] and last["text/html"].startswith("<pre")
+    # while the learner ran, a redraw showed it unfinished
+    assert any(re.search(r"count(: ToyCounter)? .* (\d|[1-3]\d)/40 ", b["text/plain"]) for b in shown[:-2])
+
+
+def test_no_progress_display_outside_jupyter_unless_asked(registry, tmp_path, monkeypatch, capsys):
+    import quadriga.notebook as nb
+    from quadriga.api import run
+
+    monkeypatch.setattr(nb, "_ipython_show", lambda bundle: pytest.fail("displayed outside Jupyter"))
+    assert not nb.in_jupyter()
+    run(_toy_learn(), registry=registry, out=tmp_path / "quiet")
+    assert capsys.readouterr().err == ""
+    run(_toy_learn(), registry=registry, out=tmp_path / "asked", progress=True)  # stderr is not a terminal
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" done in ")[0] for line in err] == ["  stage count", "  stage draw"]
+    monkeypatch.setattr(nb, "in_jupyter", lambda: True)
+    run(_toy_learn(), registry=registry, out=tmp_path / "off", progress=False)  # off even in Jupyter
+
+
+def test_in_jupyter_reads_the_ipython_shell_class(monkeypatch):
+    import sys
+    import types
+
+    import quadriga.notebook as nb
+
+    class ZMQInteractiveShell:
+        pass
+
+    class TerminalInteractiveShell:
+        pass
+
+    fake = types.ModuleType("IPython")
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    fake.get_ipython = lambda: None  # type: ignore[attr-defined]
+    assert not nb.in_jupyter()
+    fake.get_ipython = TerminalInteractiveShell  # type: ignore[attr-defined]
+    assert not nb.in_jupyter()
+    fake.get_ipython = ZMQInteractiveShell  # type: ignore[attr-defined]
+    assert nb.in_jupyter()
