@@ -95,6 +95,13 @@ def test_restart_starts_a_new_phase_and_long_names_fit_the_width():
     assert len(out) == 2 and all(len(line) == 80 for line in out)
     assert out[0].endswith(": 5/10 (50%) 40 s elapsed, ~40 s left") and "\N{HORIZONTAL ELLIPSIS}" in out[0]
     assert out[1].endswith(": 50/100 (50%) 80 s elapsed, ~40 s left")
+    # a description that does not fit is left out before the name is cut
+    short: list[str] = []
+    tight = ProgressLines("srmc-gauss[alpha=0.5]", short.append, clock=clock)
+    tight(0, 10000, "SR-MALA")
+    clock.now += 31.0
+    tight(1000, 10000, "SR-MALA")
+    assert short == ["  stage srmc-gauss[alpha=0.5]: 1000/10000 (10%) 31 s elapsed, ~4 min 39 s left"]
     with pytest.raises(ValueError, match="min_interval"):
         ProgressLines("x", out.append, min_interval=40.0, max_interval=30.0)
 

@@ -125,8 +125,8 @@ class ProgressLines:
           stage collect: 1200 done, 31 s elapsed                  (no total known)
 
     The remaining time is extrapolated from the rate since the last ``start`` (a count
-    restarting from 0 starts a new phase). Lines are cut to ``width`` columns (the stage name
-    is shortened with an ellipsis first).
+    restarting from 0 starts a new phase). Lines are cut to ``width`` columns: the description
+    is left out first, then the stage name is shortened with an ellipsis.
 
     Args:
         stage: the stage name.
@@ -195,6 +195,8 @@ class ProgressLines:
         else:
             rest = f": {_count(completed)}{self.unit} done, {elapsed} elapsed"
         room = self.width - len(f"  {self.prefix}") - len(rest)
+        if len(name) > room:  # the description goes first, then the name is shortened
+            name = self.stage
         if len(name) > room:
             name = name[: max(1, room - 1)] + "\N{HORIZONTAL ELLIPSIS}"
         return f"  {self.prefix}{name}{rest}"[: self.width]
