@@ -17,6 +17,7 @@ import json
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 import torch
 from quadriga_srmc.sampler import SRMC
@@ -176,3 +177,45 @@ def test_loop_reproduces_the_previous_implementation(name):
 
 if __name__ == "__main__" and "--record" in sys.argv:
     record()
+
+
+@attrs.define(kw_only=True)
+class _GeneralMALA(MALA):
+    """quadriga-std's MALA under another class: SRMC runs it through the general (unfused) loop."""
+
+
+class _Truncated:
+    """N(0, I + 0.5 (11^T - I)) restricted to x_0 < 0.6: log pi = -inf and s = NaN beyond the wall."""
+
+    def __init__(self, d: int) -> None:
+        self.inner, self.dim = Gaussian(dim=d, equicorrelation=0.5), d
+
+    def log_prob(self, x):
+        return torch.where(x[:, 0] < 0.6, self.inner.log_prob(x), -torch.inf)
+
+    def score(self, x):
+        return torch.where((x[:, 0] < 0.6)[:, None], self.inner.score(x), torch.nan)
+
+
+@pytest.mark.parametrize("schedule", ["fixed", "adaptive"])
+def test_fused_sr_mala_equals_the_general_loop_with_non_finite_proposals(schedule):
+    # proposals beyond the wall have a non-finite log ratio: both loops reject and count them alike
+    target = _Truncated(6)
+    x0 = torch.full((5, 6), -0.5, dtype=torch.float64)
+    kw = dict(alpha=0.5, alpha_schedule=schedule, alpha_scale=10.0, drift="shifted", num_chains=5)
+    kw.update(num_steps=80, burn_in=10, thin=2)
+
+    def gen():
+        return torch.Generator().manual_seed(11)
+
+    fused, general = (
+        SRMC(base_kernel=k(step_size=0.3), **kw).run(target, generator=gen(), x0=x0)
+        for k in (MALA, _GeneralMALA)
+    )
+    torch.testing.assert_close(fused.kept, general.kept, rtol=0, atol=1e-12)
+    torch.testing.assert_close(fused.theta, general.theta, rtol=0, atol=1e-12)
+    assert (fused.accepted, fused.proposals) == (general.accepted, general.proposals)
+    assert fused.counters == general.counters
+    assert general.counters["rejected_nonfinite"] > 0
+    assert 0 < general.accepted < general.proposals
+    assert bool((fused.kept[..., 0] < 0.6).all())
