@@ -10,6 +10,11 @@ Because E_pi[s] = 0 and theta_n -> 0, the plain average of f(X_n) is the estimat
 no reweighting. Memory is O(d) per chain: theta, the current point and its cached base values,
 plus whatever ``store`` keeps (all draws, or only running means).
 
+Any kernel runs through one general loop on a :class:`~quadriga_srmc.surrogate.GradientTilt` or
+:class:`~quadriga_srmc.surrogate.FlipTilt`. SR-MALA with the shifted drift (quadriga-std's MALA,
+alpha > 0) runs through a fused loop of its own, ``SRMC._run_sr_mala``: the same chain to rounding,
+with two target calls and no surrogate object per transition.
+
 Source: Hu et al. 2026, "Score-Repellent Monte Carlo: Toward Efficient Non-Markovian Sampler
 with Constant Memory in General State Spaces", arXiv 2604.22948, Algorithm 1 and Sec. 3.
 """
@@ -210,6 +215,10 @@ class SRMC(Sampler):
     # ------------------------------------------------------------------ run
     def run(self, target: Any, *, generator: torch.Generator, x0: torch.Tensor | None = None) -> SRRun:
         """Run the chains and return the final state (see :class:`SRRun`).
+
+        With quadriga-std's MALA as base kernel, the shifted drift and alpha > 0, the transitions
+        run in the fused loop :meth:`_run_sr_mala` (same chains to rounding); otherwise in the
+        general loop below.
 
         Args:
             target: a quadriga target (``dim``, ``log_prob``, and ``score`` or ``flip_log_ratios``).
