@@ -114,6 +114,7 @@ def cost(dims=(20, 1000), chains: int = 16, steps: int = 400, repeats: int = 7, 
 
 _CHILD = """
 import resource, torch
+torch.set_num_threads(1)
 from quadriga_std.samplers.mcmc import MALA
 from quadriga_std.targets.gaussian import Gaussian
 from quadriga_srmc.sampler import SRMC
