@@ -59,10 +59,12 @@ OWN_TESTS = {
 TASK_SKIPS = 2
 
 
-@pytest.fixture(autouse=True)
-def _template_home(tmp_path_factory, monkeypatch):
-    """Keep the versioned template copy out of the user's data folder."""
-    monkeypatch.setenv("QUADRIGA_TEMPLATE_HOME", str(tmp_path_factory.getbasetemp() / "template-home"))
+@pytest.fixture(autouse=True, scope="module")
+def _template_home(tmp_path_factory):
+    """Keep the versioned template copy out of the user's data folder (module fixtures included)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QUADRIGA_TEMPLATE_HOME", str(tmp_path_factory.mktemp("template-home")))
+        yield
 
 
 def _run(
@@ -176,9 +178,9 @@ def _commit_all(path: Path, message: str) -> None:
 
 
 def test_copier_update_merges_a_template_change_and_keeps_the_authors_edits(tmp_path):
-    """Render, edit the component and commit; change the template (a new version of it); then both
-    `quadriga new update` (update_plugin) and plain `copier update --defaults` bring the change in,
-    keep the edit, and move `_commit` forward."""
+    """Render, edit the component and commit; change the template (a new version of it); then
+    update_plugin, plain `copier update --defaults` and the `quadriga new update` command each bring
+    the template's change in, keep the edit, and move `_commit` forward."""
     import yaml
 
     template = tmp_path / "template"
@@ -209,15 +211,29 @@ def test_copier_update_merges_a_template_change_and_keeps_the_authors_edits(tmp_
     assert yaml.safe_load((path / ".copier-answers.yml").read_text())["_commit"] == newer
     assert sampler.read_text().endswith("# the author's own line\n")
 
+    # `quadriga new update` goes to the packaged template (a newer tag), whose README has neither section
+    _commit_all(path, "second template update")
+    cli = _run([sys.executable, "-m", "quadriga", "new", "update", str(path)], cwd=tmp_path)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert "updated" in cli.stdout
+    assert "## Licence" not in (path / "README.md").read_text()
+    assert sampler.read_text().endswith("# the author's own line\n")
+
 
 def test_update_refuses_uncommitted_changes_and_folders_without_answers(tmp_path):
-    """copier needs a clean git work tree: uncommitted edits give a ConfigError saying to commit."""
+    """copier needs a clean git work tree: uncommitted edits give a ConfigError saying to commit; a
+    folder without answers, or a template copy other than the one it was rendered from, are refused."""
     path = render_plugin("kit-dirty", dest=tmp_path)
     (path / "README.md").write_text("edited\n")
     with pytest.raises(ConfigError, match="commit"):
         update_plugin(path)
     with pytest.raises(ConfigError, match=r"no \.copier-answers\.yml"):
         update_plugin(tmp_path)
+    _commit_all(path, "edited")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QUADRIGA_TEMPLATE_HOME", str(tmp_path / "elsewhere"))
+        with pytest.raises(ConfigError, match="QUADRIGA_TEMPLATE_HOME="):
+            update_plugin(path)
 
 
 # ------------------------------------------------------------------ install commands
@@ -353,6 +369,7 @@ def rendered(outside) -> Rendered:
     return Rendered(paths, made.stdout, results, tested.stdout[-5000:] + tested.stderr[-2000:])
 
 
+@pytest.mark.slow
 def test_new_plugin_prints_the_install_commands_for_the_core_it_runs_from(rendered):
     """The new environment's quadriga came from this checkout (not editable): the printed commands
     say so and install the core and quadriga-std from its path, with its constraints."""
@@ -363,6 +380,7 @@ def test_new_plugin_prints_the_install_commands_for_the_core_it_runs_from(render
     assert "quadriga list --kind sampler" in out
 
 
+@pytest.mark.slow
 def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
     """quadriga and quadriga-std are imported from the new environment, each plugin from its own
     folder; no rendered file names the repository; `quadriga list` there shows all seven components."""
@@ -386,6 +404,7 @@ def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
         assert found[(kind, f"out-{kind}")] == f"quadriga-out-{kind}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", PLUGIN_KINDS)
 def test_each_kind_installs_and_passes_its_own_tests(rendered, kind):
     """Each rendered plugin's tests pass in the new environment: the 7 conformance checks

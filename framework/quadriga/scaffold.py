@@ -306,10 +306,19 @@ def update_plugin(
     if not answers.is_file():
         raise ConfigError(
             f"'{folder}' has no .copier-answers.yml; give the folder of a plugin rendered by "
-            "`quadriga new plugin` (quadriga 0.1 or later).",
+            "`quadriga new plugin` (renders from before the template wrote that file cannot be updated).",
             key="PATH",
         )
-    _repo, tag = versioned_template(template)
+    import yaml  # type: ignore[import-untyped]  # a dependency of copier (PyYAML, no stubs installed)
+
+    recorded = (yaml.safe_load(answers.read_text()) or {}).get("_src_path")
+    repo, tag = versioned_template(template)
+    if recorded is None or Path(str(recorded)).expanduser().resolve() != repo.resolve():
+        raise ConfigError(
+            f"'{answers}' names the template {recorded!r}, but this quadriga keeps it in '{repo}'; "
+            f"set QUADRIGA_TEMPLATE_HOME={recorded} (where it was rendered) and run the update again.",
+            key="PATH",
+        )
     try:
         copier.run_update(
             str(folder),
