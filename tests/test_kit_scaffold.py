@@ -82,8 +82,9 @@ def _pip(*args: str) -> subprocess.CompletedProcess:
 # ------------------------------------------------------------------ rendering
 @pytest.mark.parametrize("kind", PLUGIN_KINDS)
 def test_template_renders_valid_python_and_toml(tmp_path, kind):
-    """Every kind renders a complete distribution whose Python parses, whose TOML loads, and whose
-    .copier-answers.yml names the versioned template and the answers."""
+    """Every kind renders a complete distribution whose Python parses and passes this repository's
+    ruff rules, whose TOML loads, and whose .copier-answers.yml names the versioned template and
+    the answers."""
     import yaml
 
     path = render_plugin(
@@ -121,6 +122,12 @@ def test_template_renders_valid_python_and_toml(tmp_path, kind):
         if rendered.is_file():
             text = rendered.read_text()
             assert "{{" not in text and "{%" not in text, rendered
+    ruff = Path(sys.executable).with_name("ruff")
+    if ruff.is_file():  # rendered into plugins/, it must pass `make lint` (this repository's ruff rules)
+        config = str(ROOT / "pyproject.toml")
+        for args in (["check", "--config", config], ["format", "--check", "--config", config]):
+            linted = _run([str(ruff), *args, str(path)], cwd=tmp_path)
+            assert linted.returncode == 0, linted.stdout + linted.stderr
     answers = yaml.safe_load((path / ".copier-answers.yml").read_text())
     repo, tag = versioned_template()
     assert answers["_src_path"] == str(repo)
