@@ -243,6 +243,23 @@ def test_update_refuses_uncommitted_changes_and_folders_without_answers(tmp_path
             update_plugin(path)
 
 
+def test_without_git_the_render_is_plain_and_says_so(tmp_path, monkeypatch, capsys):
+    """No git: the template is rendered as a plain folder (answers without _commit), no repository is
+    made, and a note says why."""
+    import yaml
+
+    import quadriga.scaffold as scaffold
+
+    monkeypatch.setattr(scaffold.shutil, "which", lambda name: None)
+    path = render_plugin("kit-nogit", dest=tmp_path)
+    answers = yaml.safe_load((path / ".copier-answers.yml").read_text())
+    assert "_commit" not in answers and answers["name"] == "kit-nogit"
+    with template_dir() as src:
+        assert answers["_src_path"] == str(src)
+    assert not (path / ".git").exists()
+    assert "git is not installed" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------ install commands
 def test_install_commands_follow_where_quadriga_was_installed_from(tmp_path):
     """Run from this checkout, the commands install the core and quadriga-std from its path, with its

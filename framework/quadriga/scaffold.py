@@ -266,12 +266,18 @@ def render_plugin(
         try:
             repo, tag = versioned_template(template)
             copier.run_copy(str(repo), str(target), vcs_ref=tag, **options)
-        except RuntimeError as exc:  # no git: a plain render (copier update will not be possible)
+        except (RuntimeError, OSError) as exc:  # no git, or no writable data folder: a plain render
+            # (copier update will not be possible)
             print(f"note: {exc}; rendering without a template version", file=sys.stderr)
             src = Path(template) if template is not None else stack.enter_context(template_dir())
             copier.run_copy(str(src), str(target), **options)
     if git_init:
-        _git_init_project(target, f"Render the quadriga plugin template ({kind} {name})")
+        try:
+            _git_init_project(target, f"Render the quadriga plugin template ({kind} {name})")
+        except RuntimeError as exc:  # e.g. commit signing configured: the render itself is complete
+            print(
+                f"note: {exc}; commit the new folder yourself before `quadriga new update`", file=sys.stderr
+            )
     return target
 
 
