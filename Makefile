@@ -1,6 +1,6 @@
 # quadriga: `make demo` runs the main job, `make test` runs the whole test suite,
 # `make lint typecheck test docs` is what CI runs (.ci/run).
-# Every target creates .venv and installs the core (with its test, docs, ray and dev extras) and every
+# Every target creates .venv and installs the core (with its test, docs, ray, slurm and dev extras) and every
 # plugin in plugins/ with constraints.txt; nothing else is downloaded.
 PYTHON ?= python3
 VENV   := .venv
@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml constraints.txt $(wildcard plugins/*/pyproject.toml)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,docs,ray,dev]" $(addprefix -e ,$(PLUGIN_DIRS))
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,docs,ray,slurm,dev]" $(addprefix -e ,$(PLUGIN_DIRS))
 	touch $(STAMP)
 
 venv: $(STAMP)

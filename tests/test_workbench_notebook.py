@@ -55,9 +55,10 @@ def test_a_registered_notebook_class_runs_in_a_pipeline(registry, tmp_path):
 
     quadriga.register("sampler", "shifted", Shifted, summary="moved draws", registry=registry)
     quadriga.register(
-        "sampler", "shifted", Shifted, summary="moved draws", registry=registry
+        "sampler", "shifted", Shifted, summary="moved draws", tags=("exact-target",), registry=registry
     )  # a re-run cell
-    assert [s.summary for s in registry.components("sampler") if s.name == "shifted"] == ["moved draws"]
+    specs = [s for s in registry.components("sampler") if s.name == "shifted"]
+    assert [(s.summary, s.tags) for s in specs] == [("moved draws", ("exact-target",))]
     pipeline = {
         "pipeline": {"name": "notebook-demo", "seed": 0},
         "task": {"normal": {"use": "toy-normal", "dimension": 2}},

@@ -69,6 +69,7 @@ def plugin_pages() -> dict[str, str]:
     """``{distribution: markdown}`` for every plugin distribution that registers something."""
     from quadriga.params import describe_params
     from quadriga.registry import Registry
+    from quadriga.tracking import available
 
     registry = Registry(use_env=False)
     verified = _last_verified()
@@ -76,6 +77,7 @@ def plugin_pages() -> dict[str, str]:
         {c.distribution for c in registry.components()}
         | {p.distribution for p in registry.pipelines()}
         | {c.distribution for c in registry.claims()}
+        | set(available(registry).values())  # trackers (--with NAME) register hooks only
     )
     pages = {}
     for dist in dists:

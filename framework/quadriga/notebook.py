@@ -34,7 +34,7 @@ import json
 import math
 import sys
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,6 +99,7 @@ def register(
     *,
     summary: str = "",
     paper: str = "",
+    tags: Iterable[str] = (),
     registry: Registry | None = None,
 ) -> None:
     """Register a component class defined in this process (a notebook cell, a script) under ``name``.
@@ -115,11 +116,13 @@ def register(
         cls: an attrs class implementing the kind's interface (``quadriga.Sampler``, ...).
         summary: one line for ``quadriga list``.
         paper: the reference for ``quadriga info``.
+        tags: capability tags from :data:`quadriga.tags.TAGS` (``("mcmc", "needs-score")``), for
+            ``quadriga list --where``.
         registry: defaults to the process-wide one.
 
     Raises:
         ConfigError: ``cls`` is not a class deriving from the kind's interface, or not an attrs class.
-        QuadrigaError: unknown kind or malformed name.
+        QuadrigaError: unknown kind, malformed name or a tag outside the vocabulary.
         DuplicateComponentError: (when used) a plugin registers the same kind and name.
     """
     from quadriga.interfaces import KIND_BASES
@@ -153,7 +156,7 @@ def register(
         NOTEBOOK_PLUGIN, PluginStatus(NOTEBOOK_PLUGIN, NOTEBOOK_PLUGIN, entry_point=__name__)
     )
     PluginRegistrar(reg, NOTEBOOK_PLUGIN, NOTEBOOK_PLUGIN).add(
-        kind, name, f"{__name__}:registered.{attr}", summary=summary, paper=paper
+        kind, name, f"{__name__}:registered.{attr}", summary=summary, paper=paper, tags=tags
     )
 
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "cache_path", "enabled", "fingerprint", "restore", "store"]
 
 #: bump when the stored layout changes
-FORMAT = 1
+FORMAT = 2
 _META_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -68,7 +68,7 @@ def fingerprint(disabled: set[str]) -> str:
     parts: list[Any] = [FORMAT, sys.executable, sys.version, sorted(disabled)]
     here = Path(__file__).parent
     parts += [_stat(str(here / "registry" / name)) for name in ("__init__.py", "specs.py")]
-    parts += [_stat(str(here / "hookspecs.py")), _stat(__file__)]
+    parts += [_stat(str(here / name)) for name in ("hookspecs.py", "tags.py")] + [_stat(__file__)]
     for entry in sys.path:
         where = entry or os.getcwd()
         parts.append(entry)
@@ -125,7 +125,7 @@ def store(registry: Registry) -> None:
                 for s in registry.plugins.values()
             ],
             "specs": [
-                [s.kind, s.name, s.target, s.summary, s.paper, s.plugin, s.distribution]
+                [s.kind, s.name, s.target, s.summary, s.paper, s.plugin, s.distribution, list(s.tags)]
                 for specs in registry._table.values()
                 for s in specs
             ],

@@ -20,6 +20,27 @@ from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
 __all__ = ["select_claims", "verify"]
 
 
+def _catalogue_hint(registry: Any, what: str) -> str:
+    """The install command when ``what`` is a claim or distribution of a catalogued plugin that is absent.
+
+    ``""`` when the catalogue does not know ``what`` (or cannot be read).
+    """
+    if not hasattr(registry, "catalogue_note"):
+        return ""
+    note = str(registry.catalogue_note(what, ("claim",)))
+    if note:
+        return note
+    try:
+        from quadriga.catalogue import catalogue
+
+        entry = catalogue().get(what)
+    except Exception:  # the hint must never hide the error it decorates
+        return ""
+    if entry is None or not entry.names.get("claim"):
+        return ""
+    return f" {what} is not installed; install it from a clone of the repository: {entry.install}"
+
+
 def select_claims(registry: Any, what: str) -> list[Any]:
     """Claims of a distribution (``quadriga-srmc``), a plugin name, or one claim by name.
 
@@ -36,7 +57,8 @@ def select_claims(registry: Any, what: str) -> list[Any]:
                 "to see the claims installed."
             )
         names = {c.name for c in claims} | {c.distribution for c in claims}
-        hint = suggest(what, names) or " Run `quadriga list --kind claim` to see the claims installed."
+        hint = _catalogue_hint(registry, what) or suggest(what, names)
+        hint = hint or " Run `quadriga list --kind claim` to see the claims installed."
         raise UnknownComponentError(f"no distribution or claim named '{what}'.{hint}")
     return chosen
 

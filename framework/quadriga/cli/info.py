@@ -205,6 +205,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 target=spec.target,
                 summary=spec.summary,
                 paper=spec.paper,
+                tags=list(spec.tags),
                 doc=doc,
                 parameters=params,
                 inputs=inputs,
@@ -220,6 +221,8 @@ def cmd_info(args: argparse.Namespace) -> int:
             con.print(escape(spec.summary))
         if spec.paper:
             con.print(f"paper: {escape(spec.paper)}")
+        if spec.tags:
+            con.print(f"tags: {', '.join(spec.tags)} (`quadriga list --where TAG`)")
         if doc:
             con.print()
             for indent, line in doc_paragraphs(doc):
@@ -245,6 +248,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         known = [s.name for s in reg.specs()]
         raise UnknownComponentError(
             f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
+            + reg.catalogue_note(name, None if kind is None else (kind,))
         )
     if args.json:
         print_json(found)

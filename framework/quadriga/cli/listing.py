@@ -18,6 +18,9 @@ from quadriga.registry import KINDS
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from quadriga.catalogue import Entry
+    from quadriga.registry import Registry
+
 __all__ = ["add_parser", "cmd_list"]
 
 
@@ -33,16 +36,40 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--full", action="store_true", help="print whole summaries (wrapped) instead of one line per entry"
     )
+    p.add_argument(
+        "--where",
+        action="append",
+        metavar="TAG",
+        help="only components with this capability tag (repeat it, or give a comma list: all must "
+        "hold); `quadriga list --tags` shows the tags",
+    ).completer = _complete_tag
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="also list the repository's plugins that are not installed, with their install commands",
+    )
+    p.add_argument("--tags", action="store_true", help="list the capability tags and what each means")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_common_options(p)
     p.set_defaults(func=cmd_list)
+
+
+def _complete_tag(prefix: str, **_: object) -> list[str]:
+    """Shell completion of ``--where``: the tags starting with the last word of ``prefix``."""
+    from quadriga.tags import TAGS
+
+    head, _comma, last = prefix.rpartition(",")
+    return [f"{head},{t}" if head else t for t in TAGS if t.startswith(last)]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
     from quadriga.claims import last_verdict, verdict_text
 
+    where = _where_tags(args.where)
     reg = registry_for(args)
+    if args.tags:
+        return _print_tags(reg, args.json)
     kind = args.kind
     comps = [c for c in reg.components() if kind in (None, c.kind)]
     for (k, _), specs in reg.conflicts.items():  # every registration of a colliding name, flagged
@@ -51,15 +78,24 @@ def cmd_list(args: argparse.Namespace) -> int:
         if k in KINDS and kind in (None, k):
             others = " and ".join(s.distribution for s in specs)
             comps += [attrs.evolve(s, summary=f"NAME COLLISION ({others}): {s.summary}") for s in specs]
+    comps = [c for c in comps if where <= set(c.tags)]
     comps.sort(key=lambda c: (c.kind, c.name))
-    pipes = reg.pipelines() if kind in (None, "pipeline") else []
-    claims = reg.claims() if kind in (None, "claim") else []
+    pipes = reg.pipelines() if kind in (None, "pipeline") and not where else []  # no tags on these
+    claims = reg.claims() if kind in (None, "claim") and not where else []
+    absent = _not_installed(reg, kind) if args.all else []
     if args.json:
         from quadriga.cli.output import print_json
 
         data = {
             "components": [
-                dict(kind=c.kind, name=c.name, summary=c.summary, paper=c.paper, distribution=c.distribution)
+                dict(
+                    kind=c.kind,
+                    name=c.name,
+                    summary=c.summary,
+                    paper=c.paper,
+                    distribution=c.distribution,
+                    tags=list(c.tags),
+                )
                 for c in comps
             ],
             "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
@@ -78,6 +114,16 @@ def cmd_list(args: argparse.Namespace) -> int:
                 for (k, n), specs in reg.conflicts.items()
             ],
         }
+        if args.all:
+            data["not_installed"] = [
+                dict(
+                    distribution=e.distribution,
+                    summary=e.summary,
+                    install=e.install,
+                    provides={k: list(v) for k, v in e.names.items()},
+                )
+                for e in absent
+            ]
         print_json(data)
         return 0
     con = console()
@@ -105,7 +151,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             wrap="summary",
             one_line=not args.full,
         )
-    if comps or pipes or claims:
+    if where and comps:
+        con.print(
+            f"components with every tag of {', '.join(sorted(where))} (pipelines and claims have no "
+            "tags); details: `quadriga info NAME`; the tags: `quadriga list --tags`.",
+            emoji=False,
+        )
+    elif comps or pipes or claims:
         con.print(
             "pipelines: `quadriga run NAME`; claims (with the last paper-scale verdict): "
             "`quadriga verify NAME`; details: `quadriga info NAME`"
@@ -113,13 +165,96 @@ def cmd_list(args: argparse.Namespace) -> int:
             emoji=False,  # no :codes: here; replacing them first imports rich's emoji table
         )
     if not (comps or pipes or claims):
-        con.print(
-            "nothing registered"
-            + (f" of kind '{kind}'" if kind else "")
-            + ". Install plugins, e.g. `pip install -e plugins/quadriga-std`."
-        )
+        if where:
+            con.print(
+                f"no installed component{f' of kind {kind!r}' if kind else ''} has all of the tags "
+                f"{', '.join(sorted(where))}."
+            )
+        else:
+            con.print(
+                "nothing registered"
+                + (f" of kind '{kind}'" if kind else "")
+                + ". Install plugins, e.g. `pip install -c constraints.txt -e plugins/quadriga-std`."
+            )
+    if args.all:
+        _print_not_installed(con, absent, full=args.full, filtered=bool(where))
     print_problems(con, reg)
     return 0
+
+
+def _where_tags(given: list[str] | None) -> set[str]:
+    """The tags of the ``--where`` options (each a tag or a comma list), checked.
+
+    Raises:
+        ConfigError: an unknown tag; names ``--where``, the tag, the closest known ones and where
+            the tags are documented.
+    """
+    tags = {t.strip() for value in given or () for t in value.split(",") if t.strip()}
+    if not tags:
+        return tags
+    from quadriga.errors import ConfigError, suggest
+    from quadriga.tags import TAG_DOCS, TAGS
+
+    for tag in sorted(tags):
+        if tag not in TAGS:
+            raise ConfigError(
+                f"unknown tag '{tag}'.{suggest(tag, TAGS)} The tags are listed in {TAG_DOCS}.",
+                key="--where",
+            )
+    return tags
+
+
+def _print_tags(reg: Registry, as_json: bool) -> int:
+    """``quadriga list --tags``: every tag, its meaning and how many installed components declare it."""
+    from quadriga.cli.output import print_json, print_table
+    from quadriga.tags import TAGS
+
+    count = {tag: 0 for tag in TAGS}
+    for spec in reg.components():
+        for tag in spec.tags:
+            count[tag] = count.get(tag, 0) + 1
+    if as_json:
+        print_json([dict(tag=t, meaning=m, components=count[t]) for t, m in TAGS.items()])
+        return 0
+    con = console()
+    rows = [[t, str(count[t]), m] for t, m in TAGS.items()]
+    print_table(con, ["tag", "n", "meaning"], rows, key_columns=2, wrap="meaning", right=["n"])
+    con.print("n: installed components declaring it; find them: `quadriga list --where TAG`.")
+    return 0
+
+
+def _not_installed(reg: Registry, kind: str | None) -> list[Entry]:
+    """The catalogued distributions none of whose plugins is installed (that provide ``kind``)."""
+    from quadriga.catalogue import not_installed
+
+    return [e for e in not_installed(reg.plugins) if kind is None or e.names.get(kind)]
+
+
+def _print_not_installed(con: Console, absent: list[Entry], *, full: bool, filtered: bool) -> None:
+    """The ``--all`` section: catalogued distributions that are not installed, and their commands."""
+    if not absent:
+        con.print("Every plugin of the repository's catalogue is installed.")
+        return
+    from quadriga.cli.output import print_table
+
+    rows = []
+    for e in absent:
+        provides = "; ".join(f"{k} {', '.join(v)}" for k, v in e.names.items())
+        summary = f"{e.summary}. Provides: {provides}" if full and provides else e.summary
+        rows.append([e.distribution, summary])
+    print_table(
+        con,
+        ["distribution", "summary"],
+        rows,
+        title="[bold]not installed[/] (from a clone of the repository, in its root directory)",
+        wrap="summary",
+        one_line=not full,
+    )
+    if filtered:
+        con.print("(--where does not filter these: a plugin's tags are known once it is installed)")
+    con.print("install with:")
+    for e in absent:
+        con.print(f"  {e.install}", soft_wrap=True, highlight=False)
 
 
 def _write_plain_table(con: Console, title: str, rows: list[list[str]]) -> bool:

@@ -19,6 +19,8 @@ examples:
   quadriga sweep gmm-mcmc-baselines --seeds 0:10
   quadriga sweep srmc-vs-mala --seeds 0:5 --grid stage.mala-gauss.step_size=0.02,0.05,0.1 --workers 2
   quadriga sweep cartpole-minto --seeds 0:10 --backend ray --address auto
+  quadriga sweep gmm-mcmc-baselines --seeds 0:20 --backend submitit --max-jobs 8 \
+      --slurm partition=cpu --slurm time=30 --slurm cpus_per_task=2 --slurm mem=4G
 Running the same command again skips the runs that finished (resume).
 """
 
@@ -31,8 +33,8 @@ def add_parser(sub: Subparsers) -> None:
         formatter_class=Formatter,
         epilog=EPILOG,
         description="Run every combination of --grid values times --seeds, each a normal run "
-        "in its own directory, locally or on Ray; then write results.parquet (or .csv), "
-        "summary.csv and summary.png.",
+        "in its own directory, locally, on Ray or as submitit jobs (SLURM); then write results.parquet "
+        "(or .csv), summary.csv and summary.png.",
     )
     p.add_argument("pipeline", metavar="NAME_OR_PATH").completer = name_completer("pipeline")
     p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3; at most 10000 seeds)")
@@ -51,8 +53,30 @@ def add_parser(sub: Subparsers) -> None:
         metavar="KEY=VALUE",
         help="override applied to every run; repeatable",
     )
-    p.add_argument("--backend", choices=["local", "ray"], default="local")
+    p.add_argument(
+        "--backend",
+        choices=["local", "ray", "submitit"],
+        default="local",
+        help="local worker processes, Ray tasks, or submitit jobs: SLURM where srun is found, else "
+        "submitit's local executor (pip install 'quadriga[slurm]')",
+    )
     p.add_argument("--workers", type=int, help="parallel runs, >= 1 (default: number of CPU cores)")
+    p.add_argument(
+        "--max-jobs",
+        type=int,
+        metavar="N",
+        help="submitit: at most N jobs at once (SLURM array parallelism; default: CPU cores with the "
+        "local executor, 256 on SLURM)",
+    )
+    p.add_argument(
+        "--slurm",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="submitit: an sbatch setting, e.g. partition=cpu, time=120 (minutes or HH:MM:SS; default "
+        "60), cpus_per_task=2, mem=4G, gpus_per_node=1, account=..., qos=...; repeatable; logs go to "
+        "<sweep dir>/submitit",
+    )
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
     p.add_argument("--out", type=Path, help="sweep directory (default sweeps/<pipeline>-<hash>)")
     p.add_argument(
@@ -62,7 +86,7 @@ def add_parser(sub: Subparsers) -> None:
         default=[],
         metavar="TRACKER",
         help="log every run with an installed tracker plugin, e.g. mlflow (one parent run, nested runs); "
-        "local backend",
+        "local and submitit backends",
     )
     add_common_options(p)
     p.set_defaults(func=cmd_sweep)
@@ -146,6 +170,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             workers=args.workers,
             address=args.address,
             out=args.out,
+            max_jobs=args.max_jobs,
+            slurm=args.slurm,
             on_start=on_start,
             on_done=on_done,
         )
@@ -162,6 +188,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"sweep directory: [bold]{escape(str(result.dir))}[/]  table: {escape(str(result.table_path))}  "
         f"figure: {escape(str(result.figure_path))}"
     )
+    if args.backend == "submitit":
+        console.print(
+            f"submitit logs: {escape(str(result.dir / 'submitit'))} (jobs.json maps each run to its job "
+            "and its stdout/stderr files)"
+        )
     if failed:
         console.print(
             f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "

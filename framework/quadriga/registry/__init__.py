@@ -302,6 +302,21 @@ class Registry:
             )
         return note
 
+    def catalogue_note(self, name: str, kinds: Iterable[str] | None = None) -> str:
+        """For an error about an unknown ``name``: which catalogued distribution provides it.
+
+        The sentence (:func:`quadriga.catalogue.unknown_name_note`) gives the install command of a
+        distribution that is not installed, or says it is disabled or broken; ``""`` when none does.
+
+        Args:
+            name: the name that was not found.
+            kinds: the kinds it was looked for among (all of :data:`SPEC_KINDS` when ``None``).
+        """
+        from quadriga.catalogue import unknown_name_note  # read only when a name is unknown
+
+        self.load()
+        return unknown_name_note(name, kinds, self.plugins)
+
     def get(self, name: str, kinds: Iterable[str] | str | None = None) -> Spec:
         """Find a component by name among ``kinds`` (all component kinds when ``None``).
 
@@ -327,7 +342,7 @@ class Registry:
         if others:
             article = "an" if others[0].kind[0] in "aeiou" else "a"
             hint += f" ('{name}' is {article} {others[0].kind}, which cannot be used here.)"
-        hint += self._broken_note("")
+        hint += self.catalogue_note(name, kinds) or self._broken_note("")
         if not hint:
             hint = " Run `quadriga list` to see what is installed."
         raise UnknownComponentError(f"unknown {what} '{name}'.{hint}")
@@ -344,7 +359,8 @@ class Registry:
         if spec is not None:
             return spec
         hint = suggest(name, [p.name for p in self.pipelines()]) or " Run `quadriga list --kind pipeline`."
-        hint += self._broken_note(", so their pipelines are missing")
+        missing = ", so their pipelines are missing"
+        hint += self.catalogue_note(name, ("pipeline",)) or self._broken_note(missing)
         raise UnknownComponentError(f"no pipeline file and no registered pipeline named '{name}'.{hint}")
 
     def load_class(self, spec: Spec) -> Any:

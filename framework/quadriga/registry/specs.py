@@ -8,6 +8,7 @@ Nothing here imports a plugin or reads entry points; discovery lives in :mod:`qu
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
@@ -26,6 +27,11 @@ SPEC_KINDS = (*KINDS, "pipeline", "claim")
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 
+def _as_tuple(tags: Iterable[str]) -> tuple[str, ...]:
+    """A spec's tags as a tuple (a restored cache gives lists)."""
+    return tuple(tags)
+
+
 @attrs.frozen
 class Spec:
     """A registered component, ready pipeline or claim, not yet imported.
@@ -39,6 +45,8 @@ class Spec:
         paper: the reference (authors, year, equation or algorithm number).
         plugin: the entry-point name of the plugin that registered it.
         distribution: that plugin's distribution name, e.g. ``"quadriga-std"``.
+        tags: the component's capability tags (:mod:`quadriga.tags`), sorted; ``()`` for pipelines
+            and claims.
     """
 
     kind: str
@@ -48,6 +56,7 @@ class Spec:
     paper: str = ""
     plugin: str = ""
     distribution: str = ""
+    tags: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
 
     @property
     def resource(self) -> str:
@@ -124,7 +133,9 @@ class PluginRegistrar:
     def __init__(self, registry: Registry, plugin: str, distribution: str) -> None:
         self._registry, self.plugin, self.distribution = registry, plugin, distribution
 
-    def _spec(self, kind: str, name: str, target: str, summary: str, paper: str) -> None:
+    def _spec(
+        self, kind: str, name: str, target: str, summary: str, paper: str, tags: Iterable[str] = ()
+    ) -> None:
         where = f"plugin '{self.plugin}' ({self.distribution})"
         if not isinstance(name, str) or not NAME_PATTERN.match(name):
             raise QuadrigaError(
@@ -132,9 +143,24 @@ class PluginRegistrar:
                 "joined by single dashes, starting with a letter (e.g. 'my-sampler')."
             )
         _check_target(target, f"{where}, {kind} '{name}'")
-        self._registry._add(Spec(kind, name, target, summary, paper, self.plugin, self.distribution))
+        checked: tuple[str, ...] = ()
+        if tags:
+            from quadriga.tags import check_tags  # only when tags are declared (a restored cache has them)
 
-    def add(self, kind: str, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
+            checked = check_tags(tags, f"{where}, {kind} '{name}'")
+        spec = Spec(kind, name, target, summary, paper, self.plugin, self.distribution, checked)
+        self._registry._add(spec)
+
+    def add(
+        self,
+        kind: str,
+        name: str,
+        target: str,
+        *,
+        summary: str = "",
+        paper: str = "",
+        tags: Iterable[str] = (),
+    ) -> None:
         """Register a component lazily.
 
         Args:
@@ -143,17 +169,19 @@ class PluginRegistrar:
             target: ``"module:Class"``, imported only when the component is built.
             summary: one line shown by ``quadriga list``.
             paper: reference shown by ``quadriga info``.
+            tags: capability tags from :data:`quadriga.tags.TAGS` (``("mcmc", "needs-score")``),
+                found by ``quadriga list --where TAG``.
 
         Raises:
-            QuadrigaError: for an unknown kind, a malformed name or a malformed target; the message
-                names the plugin.
+            QuadrigaError: for an unknown kind, a malformed name, a malformed target or an unknown
+                tag; the message names the plugin (which is then reported as broken).
         """
         if kind not in KINDS:
             raise QuadrigaError(
                 f"plugin '{self.plugin}': unknown kind '{kind}' for '{name}'; "
                 f"use one of {', '.join(KINDS)}.{suggest(kind, KINDS)}"
             )
-        self._spec(kind, name, target, summary, paper)
+        self._spec(kind, name, target, summary, paper, tags)
 
     def add_pipeline(self, name: str, resource: str, *, summary: str = "") -> None:
         """Register a ready pipeline file ``"package:path/in/package.toml"`` by name.

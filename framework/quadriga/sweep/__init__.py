@@ -2,7 +2,7 @@
 
 ``quadriga sweep NAME --seeds 0:10 --grid stage.srmc.alpha=0.5,1,2`` runs every
 combination in its own run directory under the sweep directory, on local worker
-processes (default) or Ray tasks, then writes one tidy table, a summary with
+processes (default), Ray tasks or submitit jobs (SLURM), then writes one tidy table, a summary with
 means, standard errors and bootstrap 95% intervals, and a figure.
 
 A run that fails, or whose worker is killed, is recorded as failed and the sweep
@@ -13,7 +13,8 @@ is imported once per worker, not per run) and replaces a worker that dies, which
 breaks the whole pool and every pending run with it.
 
 Modules: :mod:`quadriga.sweep.grid` (seeds, grids and the run plan), :mod:`quadriga.sweep.execute`
-(one run), :mod:`quadriga.sweep.backends` (local workers, Ray); :func:`run_sweep` here ties them
+(one run), :mod:`quadriga.sweep.backends` (local workers, Ray), :mod:`quadriga.sweep.submitit_backend`
+(SLURM or submitit's local executor); :func:`run_sweep` here ties them
 together and aggregates through :mod:`quadriga.summary`.
 """
 
@@ -23,7 +24,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from quadriga.errors import ConfigError
 from quadriga.fileio import refuse_symlinks
 from quadriga.rundir import make_dir
 from quadriga.runs import atomic_write_json, safe_name
-from quadriga.sweep.backends import _run_local, _run_ray, cap_threads, worker_threads
+from quadriga.sweep.backends import BACKENDS, _run_local, _run_ray, cap_threads, worker_threads
 from quadriga.sweep.execute import _status_of, execute_one
 from quadriga.sweep.grid import MAX_RUNS, MAX_SEEDS, RunSpec, parse_grid, parse_seeds, plan
 
@@ -138,6 +139,9 @@ def run_sweep(
     out: str | Path | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[dict[str, Any]], None] | None = None,
+    max_jobs: int | None = None,
+    slurm: Sequence[str] | Mapping[str, Any] = (),
+    cluster: str | None = None,
 ) -> SweepResult:
     """Run a sweep and aggregate its results.
 
@@ -146,26 +150,35 @@ def run_sweep(
         seeds: root seeds.
         grids: ``[(override key, [values])]``; every combination is run.
         fixed: ``--set`` overrides applied to every run.
-        backend: ``"local"`` (worker processes) or ``"ray"``.
+        backend: ``"local"`` (worker processes), ``"ray"`` or ``"submitit"`` (SLURM jobs).
         workers: parallel runs (default: the number of CPU cores).
         address: a Ray cluster address (ray backend only; default: start a local Ray instance).
         out: the sweep directory (default :func:`default_sweep_dir`, so a re-run resumes).
         on_start: called once with ``(runs to do, runs already finished)``.
         on_done: called with each run's outcome dict.
+        max_jobs: submitit backend: at most this many jobs at once (default: the CPU cores with
+            the local executor, 256 on SLURM).
+        slurm: submitit backend: sbatch settings, ``["partition=cpu", "time=120"]`` or a dict
+            (:func:`quadriga.sweep.submitit_backend.parse_slurm`).
+        cluster: submitit backend: ``"slurm"``, ``"local"`` (submitit's local executor), or
+            ``None`` for SLURM where ``srun`` is found, else local.
 
     Returns:
         :class:`SweepResult`.
 
     Raises:
         ConfigError: an invalid pipeline or grid (checked on the first grid point before anything runs),
-            an unknown backend.
+            an unknown backend, submitit options with another backend, submitit missing.
     """
     from quadriga.api import check
     from quadriga.summary import aggregate, collect_rows, write_outputs
 
     seeds = list(seeds)
-    if backend not in ("local", "ray"):
-        raise ConfigError(f"unknown backend '{backend}'; use local or ray.", key="--backend")
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}'; use {', '.join(BACKENDS)}.", key="--backend")
+    from quadriga.sweep.submitit_backend import check_options
+
+    slurm_settings = check_options(backend, workers, max_jobs, slurm)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(
             f"the number of parallel runs must be an integer >= 1, got {workers!r} (omit it for one per "
@@ -229,6 +242,10 @@ def run_sweep(
     if tasks:
         if backend == "local":
             _run_local(tasks, workers, done)
+        elif backend == "submitit":
+            from quadriga.sweep.submitit_backend import run_submitit
+
+            run_submitit(tasks, sweep_dir, done, max_jobs=max_jobs, slurm=slurm_settings, cluster=cluster)
         else:
             _run_ray(tasks, workers, address, done)
     runs = []

@@ -1,4 +1,4 @@
-"""Execution backends of a sweep: local long-lived worker processes (default) or Ray tasks.
+"""Execution backends of a sweep: local long-lived worker processes (default), Ray tasks, or submitit jobs.
 
 The local backend keeps one process per worker (torch is imported once per worker, not per run),
 caps each worker's BLAS/OpenMP/torch threads so that ``workers x threads <= cores``, and replaces a
@@ -18,6 +18,9 @@ from typing import Any
 from quadriga.errors import ConfigError
 from quadriga.sweep.execute import _mark_failed, execute_one
 from quadriga.sweep.grid import RunSpec
+
+#: the names ``--backend`` takes; ``submitit`` lives in :mod:`quadriga.sweep.submitit_backend`
+BACKENDS = ("local", "ray", "submitit")
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
 

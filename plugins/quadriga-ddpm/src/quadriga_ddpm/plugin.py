@@ -21,6 +21,7 @@ def quadriga_register(registry):
         summary="DDPM reverse chain from a score model (analytic target or learned network); "
         "theory / linear / cosine schedules",
         paper="Ho et al. 2020, Algorithm 2; " + _PAPER,
+        tags=("generative", "noised-score"),
     )
     registry.add(
         "sampler",
@@ -28,6 +29,7 @@ def quadriga_register(registry):
         f"{_P}.sampler:DDIM",
         summary="DDIM (eta = 0 deterministic, eta > 0 stochastic) from a score model",
         paper="Song, Meng & Ermon 2021, eq. 12",
+        tags=("generative", "noised-score"),
     )
     registry.add(
         "target",
@@ -35,6 +37,7 @@ def quadriga_register(registry):
         f"{_P}.targets:SphereMixture",
         summary="K isotropic Gaussians N(mu_k, sigma^2 I), means on a sphere of radius 6, fast noised score",
         paper=_PAPER,
+        tags=("exact-target", "noised-score"),
     )
     registry.add(
         "evaluator",
@@ -43,6 +46,7 @@ def quadriga_register(registry):
         summary="Weight error, 1-D W1 along mean directions, radial spread; exact KL/TV for K = 1; "
         "error-vs-T slopes",
         paper=_PAPER,
+        tags=("exact-target", "generative"),
     )
     registry.add_pipeline(
         "ddpm-gmm-dimension-free",

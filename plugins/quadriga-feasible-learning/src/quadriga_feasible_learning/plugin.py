@@ -20,6 +20,7 @@ def quadriga_register(registry):
         summary="Feasible Learning: l_i <= eps for every training sample by primal-dual updates "
         "(resilient = true: minimal-norm slacks)",
         paper=_PAPER + ", eq. 1, eq. 4, Algorithm 1",
+        tags=("supervised", "trains-network"),
     )
     registry.add(
         "learner",
@@ -27,6 +28,7 @@ def quadriga_register(registry):
         "quadriga_feasible_learning.learners:ERM",
         summary="ERM baseline of feasible-learning: same MLP, Adam, epochs and batches, mean loss",
         paper=_PAPER + ", sec. 2",
+        tags=("supervised", "trains-network"),
     )
     registry.add(
         "evaluator",
@@ -35,6 +37,7 @@ def quadriga_register(registry):
         summary="Per-sample train/test loss distribution (mean, max, quantiles, CVaR, fraction <= eps), "
         "accuracy or MSE, and the multipliers' distribution",
         paper=_PAPER + ", sec. 5",
+        tags=("supervised",),
     )
     for task, what in (
         ("digits", "an MLP on scikit-learn digits"),

@@ -21,6 +21,7 @@ def quadriga_register(registry):
         summary="Feynman-Kac corrector: reverse SDE of a product / power / geometric average of score "
         "models with Feynman-Kac weights and SMC resampling",
         paper=_PAPER + ", eqs. 6-7, 9-10, 15",
+        tags=("generative", "noised-score", "produces-weights", "smc"),
     )
     registry.add(
         "sampler",
@@ -28,6 +29,7 @@ def quadriga_register(registry):
         f"{_P}.samplers:NaiveScoreMixing",
         summary="naive score mixing: the same reverse SDE with the mixed score and no weights",
         paper=_PAPER + " (baseline)",
+        tags=("generative", "noised-score"),
     )
     registry.add(
         "target",
@@ -35,6 +37,7 @@ def quadriga_register(registry):
         f"{_P}.targets:ComposedTarget",
         summary="product, power or geometric average of Gaussian-mixture experts, with exact samples",
         paper=_PAPER + ", sec. 3; Matrix Cookbook eqs. 371-372",
+        tags=("exact-target", "noised-score"),
     )
     registry.add(
         "evaluator",
@@ -42,6 +45,7 @@ def quadriga_register(registry):
         f"{_P}.evaluators:ModeWeightError",
         summary="total variation between a sampler's mass per mode and the exact target's",
         paper=_PAPER + ", sec. 5.1",
+        tags=("exact-target",),
     )
     for name, summary in (
         ("fkc-product-gmm", "FKC vs naive score mixing on the product of two 2-D mixtures, K = 64 to 4096"),

@@ -18,6 +18,7 @@ def quadriga_register(registry):
         summary="SMC on a flow-matching prior: ODE, a marginal-preserving stochastic window with "
         "lookahead likelihood weights and resampling, ODE, terminal correction",
         paper=_PAPER,
+        tags=("generative", "needs-log-prob", "produces-weights", "smc"),
     )
     registry.add(
         "sampler",
@@ -25,6 +26,7 @@ def quadriga_register(registry):
         f"{_P}.samplers:FMImportanceSampling",
         summary="naive importance sampling: flow-matching ODE draws weighted by the likelihood",
         paper=_PAPER + " (baseline)",
+        tags=("generative", "needs-log-prob", "produces-weights"),
     )
     registry.add(
         "sampler",
@@ -32,6 +34,7 @@ def quadriga_register(registry):
         f"{_P}.samplers:FMGuidance",
         summary="gradient guidance of the flow-matching ODE on the likelihood of the denoised lookahead",
         paper="Chung et al. 2023, Diffusion posterior sampling, Algorithm 1 (flow-matching form)",
+        tags=("generative", "needs-score"),
     )
     registry.add(
         "target",
@@ -40,6 +43,7 @@ def quadriga_register(registry):
         summary="Gaussian-mixture prior with its exact flow-matching velocity, y = A x + noise; "
         "exact posterior mixture and evidence",
         paper="Bishop 2006, eqs. 2.113-2.117; " + _PAPER,
+        tags=("exact-target", "posterior"),
     )
     registry.add(
         "learner",
@@ -47,6 +51,7 @@ def quadriga_register(registry):
         f"{_P}.learner:FlowMatching",
         summary="MLP velocity trained by conditional flow matching on prior draws",
         paper="Lipman et al. 2023, Flow matching for generative modeling, eq. 23",
+        tags=("generative", "trains-network"),
     )
     registry.add(
         "evaluator",
@@ -54,6 +59,7 @@ def quadriga_register(registry):
         f"{_P}.evaluators:PosteriorDiagnostics",
         summary="ESS, unique ancestors, evidence error, posterior mode-weight TV and mean error",
         paper=_PAPER,
+        tags=("exact-target", "produces-weights", "smc"),
     )
     for name, summary in (
         ("fm-smc-gmm2d", "SMC vs IS vs guidance on a 2-D Gaussian-mixture posterior over K = 64, 256, 1024"),

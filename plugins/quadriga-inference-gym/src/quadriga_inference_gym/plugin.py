@@ -73,11 +73,32 @@ PIPELINES = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("target", "ig-eight-schools"): ("ground-truth", "posterior", "real-data"),
+    ("target", "ig-neals-funnel"): ("exact-target", "ground-truth"),
+    ("target", "ig-banana"): ("exact-target", "ground-truth"),
+    ("target", "ig-ill-conditioned-gaussian"): ("exact-target", "ground-truth"),
+    ("target", "ig-brownian-motion"): ("ground-truth", "posterior"),
+    ("target", "ig-stochastic-volatility"): ("ground-truth", "posterior", "real-data"),
+    ("target", "ig-item-response-theory"): ("ground-truth", "posterior"),
+    ("evaluator", "ground-truth-error"): ("ground-truth", "mcmc"),
+    ("sampler", "dual-averaging"): ("mcmc",),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the inference-gym targets, the ground-truth evaluator, the tuner, pipeline and benchmark."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     registry.add_claim(

@@ -63,11 +63,26 @@ CLAIMS = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("sampler", "kernel-thinning"): ("thinning",),
+    ("evaluator", "mmd-to-target"): ("exact-target", "thinning"),
+    ("evaluator", "integration-error"): ("exact-target", "thinning"),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the kernel-thinning sampler, the exact-MMD evaluators, the pipelines and the claims."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     for name, target, summary, paper in CLAIMS:

@@ -16,6 +16,7 @@ def quadriga_register(registry):
         "quadriga_lr_qr.estimator:LRQR",
         summary="Conformal sets under covariate shift by likelihood-ratio regularized quantile regression",
         paper=_PAPER + ", sec. 3",
+        tags=("conformal", "covariate-shift", "supervised"),
     )
     registry.add(
         "estimator",
@@ -24,6 +25,7 @@ def quadriga_register(registry):
         summary="Conditional conformal (Gibbs, Cherian, Candes) over shifts linear in x, via MAPIE "
         "(optional extra 'mapie')",
         paper="Gibbs, Cherian, Candes 2023, arXiv 2305.12616, sec. 3",
+        tags=("conformal", "covariate-shift", "supervised"),
     )
     registry.add(
         "dataset",
@@ -32,6 +34,7 @@ def quadriga_register(registry):
         summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact "
         "likelihood ratio",
         paper="",
+        tags=("covariate-shift", "supervised"),
     )
     registry.add_pipeline(
         "lrqr-synthetic-shift",

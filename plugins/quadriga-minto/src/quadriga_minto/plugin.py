@@ -16,6 +16,7 @@ def quadriga_register(registry):
         "quadriga_minto.learner:MINTO",
         summary="DQN with the MINTO target: max over actions of min(target, online) Q-values",
         paper=_PAPER,
+        tags=("discrete-actions", "rl", "trains-network"),
     )
     registry.add_pipeline(
         "cartpole-minto",

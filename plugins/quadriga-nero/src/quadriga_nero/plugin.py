@@ -17,6 +17,7 @@ def quadriga_register(registry):
         summary="Metrics along group orbits (rotations, shifts, scales): NERO curves per class and pooled, "
         "orbit consensus as a label substitute",
         paper=_PAPER + ", sec. 3",
+        tags=("equivariance", "supervised"),
     )
     registry.add(
         "learner",
@@ -24,6 +25,7 @@ def quadriga_register(registry):
         "quadriga_nero.learner:OrbitClassifier",
         summary="MLP or CNN on square images (load_digits 8x8), rotation/shift augmentation, C4 averaging",
         paper=_PAPER + ", sec. 4.1",
+        tags=("equivariance", "real-data", "supervised", "trains-network"),
     )
     for name, summary in (
         ("nero-digits-rotation", "MLP, CNN and rotation-augmented CNN on load_digits, NERO over rotations"),

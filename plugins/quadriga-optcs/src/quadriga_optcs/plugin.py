@@ -16,6 +16,7 @@ def quadriga_register(registry):
         "quadriga_optcs.estimators:OptCS",
         summary="Conformal selection after choosing the best of K candidate scores (OptCS-MSel), FDR <= q",
         paper=_PAPER + ", sec. 3 and 4.1",
+        tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
         "estimator",
@@ -23,6 +24,7 @@ def quadriga_register(registry):
         "quadriga_optcs.full:OptCSFull",
         summary="OptCS on leave-one-out ridge scores fitted on all labelled and test units (Full, Full-MSel)",
         paper=_PAPER + ", sec. 4.2-4.3",
+        tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
         "estimator",
@@ -30,6 +32,7 @@ def quadriga_register(registry):
         "quadriga_optcs.estimators:SplitSelection",
         summary="Conformal p-values + BH with the model chosen on half of the calibration data",
         paper="Jin & Candès 2023, JMLR 24(244), Algorithm 1",
+        tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
         "estimator",
@@ -37,6 +40,7 @@ def quadriga_register(registry):
         "quadriga_optcs.estimators:NaiveSelection",
         summary="The largest BH set over K candidates, reusing the data without correction (invalid)",
         paper=_PAPER + ", sec. 5",
+        tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
         "evaluator",
@@ -44,6 +48,7 @@ def quadriga_register(registry):
         "quadriga_optcs.evaluator:SelectionFDR",
         summary="False discovery proportion and power per replicate; FDR and power with standard errors",
         paper="Benjamini & Hochberg 1995",
+        tags=("conformal", "fdr"),
     )
     registry.add(
         "dataset",
@@ -51,6 +56,7 @@ def quadriga_register(registry):
         "quadriga_optcs.synthetic:SyntheticSelection",
         summary="Jin-Candès simulation settings 1-4: U[-1,1]^d covariates, known signal, Gaussian noise",
         paper=_PAPER + ", sec. 5",
+        tags=("conformal", "supervised"),
     )
     for name, summary in (
         (

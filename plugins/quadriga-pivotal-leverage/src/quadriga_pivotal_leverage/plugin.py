@@ -98,11 +98,30 @@ CLAIMS = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("sampler", "pivotal-leverage"): ("active-learning",),
+    ("sampler", "leverage-iid"): ("active-learning",),
+    ("sampler", "uniform"): ("active-learning",),
+    ("evaluator", "excess-risk"): ("active-learning", "supervised"),
+    ("dataset", "legendre-regression"): ("active-learning", "supervised"),
+    ("dataset", "surrogate-2d"): ("active-learning", "supervised"),
+    ("dataset", "diabetes-poly"): ("active-learning", "real-data", "supervised"),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the active designs, the excess-risk evaluator, the pools, the pipelines and the claims."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     for name, target, summary, paper in CLAIMS:

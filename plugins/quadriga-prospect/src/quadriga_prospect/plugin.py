@@ -103,11 +103,30 @@ CLAIMS = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("learner", "prospect"): ("optimization", "supervised"),
+    ("learner", "sgd-spectral"): ("optimization", "supervised"),
+    ("learner", "srda"): ("optimization", "supervised"),
+    ("learner", "lsvrg"): ("optimization", "supervised"),
+    ("learner", "saddle-saga"): ("optimization", "supervised"),
+    ("dataset", "spectral-risk-data"): ("covariate-shift", "optimization", "real-data", "supervised"),
+    ("evaluator", "spectral-suboptimality"): ("optimization",),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the five optimizers, the task, the evaluator, the pipelines and the claims."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     for name, target, summary, paper in CLAIMS:

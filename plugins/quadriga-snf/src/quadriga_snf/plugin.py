@@ -19,6 +19,7 @@ def quadriga_register(registry):
         "the "
         "path KL from the unnormalised target density",
         paper=_PAPER + ", eqs. 9-10",
+        tags=("generative", "needs-log-prob", "produces-weights", "trains-network"),
     )
     registry.add(
         "learner",
@@ -26,6 +27,7 @@ def quadriga_register(registry):
         f"{_P}.components:NF",
         summary="the same RealNVP flow without stochastic blocks (same parameters), trained by reverse KL",
         paper="Dinh et al. 2017 (RealNVP); " + _PAPER + " (RNVP baseline)",
+        tags=("generative", "needs-log-prob", "produces-weights", "trains-network"),
     )
     registry.add(
         "sampler",
@@ -33,6 +35,7 @@ def quadriga_register(registry):
         f"{_P}.components:SNFSample",
         summary="draws of a trained (stochastic) flow with exact path importance weights",
         paper=_PAPER + ", eq. 9",
+        tags=("generative", "produces-weights"),
     )
     registry.add(
         "evaluator",
@@ -40,6 +43,7 @@ def quadriga_register(registry):
         f"{_P}.components:SNFDiagnostics",
         summary="Kish ESS, path KL, energy distance (raw and reweighted), double-well mode-probability error",
         paper=_PAPER,
+        tags=("exact-target", "produces-weights", "two-sample"),
     )
     for name, summary in (
         ("snf-double-well", "SNF vs RealNVP vs RWM at equal Metropolis steps on the 2-D double well"),

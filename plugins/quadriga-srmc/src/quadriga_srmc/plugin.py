@@ -17,6 +17,7 @@ def quadriga_register(registry):
         f"{_P}.sampler:SRMC",
         summary="Score-Repellent Monte Carlo around any MCMC kernel (mala, hmc, rwm, ula, gibbs)",
         paper=f"{_PAPER}, Algorithm 1",
+        tags=("mcmc",),
     )
     registry.add(
         "evaluator",
@@ -25,6 +26,7 @@ def quadriga_register(registry):
         summary="MSE of each chain's post-burn-in mean against the exact mean, median over chains "
         "with a bootstrap interval, and ratios to a baseline",
         paper=f"{_PAPER}, Sec. 5",
+        tags=("exact-target", "mcmc"),
     )
     registry.add(
         "evaluator",
@@ -32,6 +34,7 @@ def quadriga_register(registry):
         f"{_P}.evaluators:MagnetizationError",
         summary="Per-chain error of mean and |mean| magnetization against exact enumeration",
         paper=f"{_PAPER}, Sec. 5",
+        tags=("discrete-state", "exact-target", "mcmc"),
     )
     registry.add_pipeline(
         "srmc-vs-mala",

@@ -209,11 +209,57 @@ PIPELINES = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("target", "gaussian"): ("exact-target",),
+    ("target", "gaussian-mixture"): ("exact-target", "noised-score"),
+    ("target", "banana"): ("exact-target",),
+    ("target", "funnel"): ("exact-target",),
+    ("target", "double-well"): ("exact-target",),
+    ("target", "ising"): ("discrete-state", "exact-target"),
+    ("target", "bayesian-logistic"): ("posterior", "real-data"),
+    ("dataset", "sklearn-dataset"): ("covariate-shift", "real-data", "supervised"),
+    ("environment", "gym-env"): ("continuous-actions", "discrete-actions", "rl"),
+    ("environment", "reward-wrapped-gym-env"): ("continuous-actions", "discrete-actions", "rl"),
+    ("sampler", "rwm"): ("gradient-free", "mcmc", "needs-log-prob"),
+    ("sampler", "ula"): ("mcmc", "needs-score"),
+    ("sampler", "mala"): ("mcmc", "needs-log-prob", "needs-score"),
+    ("sampler", "hmc"): ("mcmc", "needs-log-prob", "needs-score"),
+    ("sampler", "gibbs"): ("discrete-state", "gradient-free", "mcmc"),
+    ("sampler", "iid"): ("exact-target", "gradient-free"),
+    ("sampler", "random-subsample"): ("gradient-free", "thinning"),
+    ("sampler", "standard-thinning"): ("gradient-free", "mcmc", "thinning"),
+    ("learner", "dqn"): ("discrete-actions", "rl", "trains-network"),
+    ("learner", "dqn-online"): ("discrete-actions", "rl", "trains-network"),
+    ("learner", "double-dqn"): ("discrete-actions", "rl", "trains-network"),
+    ("estimator", "split-conformal"): ("conformal", "supervised"),
+    ("estimator", "weighted-conformal"): ("conformal", "covariate-shift", "supervised"),
+    ("evaluator", "energy-distance"): ("two-sample",),
+    ("evaluator", "mmd"): ("two-sample",),
+    ("evaluator", "sliced-wasserstein"): ("two-sample",),
+    ("evaluator", "wasserstein"): ("two-sample",),
+    ("evaluator", "moment-error"): ("exact-target",),
+    ("evaluator", "mode-coverage"): ("exact-target",),
+    ("evaluator", "ess"): ("mcmc",),
+    ("evaluator", "episode-return"): ("rl",),
+    ("evaluator", "return-curve"): ("rl",),
+    ("evaluator", "q-overestimation"): ("discrete-actions", "rl"),
+    ("evaluator", "interval-coverage"): ("conformal",),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register quadriga-std's components and pipelines."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
 

@@ -103,11 +103,31 @@ CLAIMS = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("learner", "stochastic-interpolant"): ("generative", "trains-network"),
+    ("learner", "flow-matching"): ("generative", "trains-network"),
+    ("sampler", "interpolant-sampler"): ("generative",),
+    ("sampler", "dataset-points"): ("generative",),
+    ("dataset", "two-moons"): ("generative",),
+    ("dataset", "checkerboard"): ("generative",),
+    ("dataset", "swiss-roll"): ("generative",),
+    ("dataset", "gaussian-mixture-points"): ("generative",),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the learners, samplers, datasets, pipelines and claims of this plugin."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     for name, target, summary, paper in CLAIMS:

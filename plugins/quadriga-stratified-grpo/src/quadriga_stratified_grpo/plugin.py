@@ -79,11 +79,28 @@ CLAIMS = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("environment", "search-agent"): ("discrete-actions", "rl"),
+    ("environment", "multihop-search"): ("discrete-actions", "rl"),
+    ("learner", "grpo"): ("discrete-actions", "rl", "trains-network"),
+    ("learner", "stratified-grpo"): ("discrete-actions", "rl", "trains-network"),
+    ("evaluator", "training-curves"): ("rl",),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register quadriga-stratified-grpo's components, pipelines and claims."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     for name, target, summary, paper in CLAIMS:

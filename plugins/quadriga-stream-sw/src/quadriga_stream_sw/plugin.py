@@ -77,11 +77,29 @@ CLAIMS = [
 ]
 
 
+#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
+TAGS = {
+    ("estimator", "stream-sw"): ("streaming", "two-sample"),
+    ("estimator", "subsample-sw"): ("streaming", "two-sample"),
+    ("estimator", "exact-sw"): ("two-sample",),
+    ("evaluator", "stream-sw"): ("streaming", "two-sample"),
+    ("evaluator", "sw-relative-error"): ("streaming", "two-sample"),
+    ("dataset", "two-sample-stream"): ("streaming", "two-sample"),
+}
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the Stream-SW estimator/evaluator, baselines, stream task, pipeline and claims."""
     for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(kind, name, f"{_P}.{target}", summary=summary, paper=paper)
+        registry.add(
+            kind,
+            name,
+            f"{_P}.{target}",
+            summary=summary,
+            paper=paper,
+            tags=TAGS.get((kind, name), ()),
+        )
     for name, path, summary in PIPELINES:
         registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
     for name, target, summary, paper in CLAIMS:

@@ -20,6 +20,7 @@ def quadriga_register(registry):
         f"{_M}.learner:DQNHLGauss",
         summary="DQN with a categorical Q head trained by cross-entropy against HL-Gauss target histograms",
         paper=_PAPER,
+        tags=("discrete-actions", "rl", "trains-network"),
     )
     registry.add(
         "learner",
@@ -27,6 +28,7 @@ def quadriga_register(registry):
         f"{_M}.learner:DQNTwoHot",
         summary="DQN with a categorical Q head trained by cross-entropy against two-hot targets",
         paper=_PAPER,
+        tags=("discrete-actions", "rl", "trains-network"),
     )
     registry.add_pipeline(
         "cartpole-value-classification",

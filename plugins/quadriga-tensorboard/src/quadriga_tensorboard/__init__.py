@@ -1,0 +1,1 @@
+"""quadriga-tensorboard: TensorBoard event files for quadriga runs, chosen with ``--with tensorboard``."""
