@@ -407,7 +407,8 @@ def test_new_plugin_prints_the_install_commands_for_the_core_it_runs_from(render
 @pytest.mark.slow
 def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
     """quadriga and quadriga-std are imported from the new environment, each plugin from its own
-    folder; no rendered file names the repository; `quadriga list` there shows all seven components."""
+    folder; no rendered file names the repository; `quadriga list` there shows all seven components,
+    and `--where rl` finds the environment by the tags the template gives it."""
     code = (
         "import json, quadriga, quadriga_std, quadriga_out_dataset as d; "
         "print(json.dumps([quadriga.__file__, quadriga_std.__file__, d.__file__]))"
@@ -426,6 +427,10 @@ def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
     found = {(c["kind"], c["name"]): c["distribution"] for c in json.loads(listed.stdout)["components"]}
     for kind in PLUGIN_KINDS:
         assert found[(kind, f"out-{kind}")] == f"quadriga-out-{kind}"
+    tagged = outside.run(str(outside.venv / "bin" / "quadriga"), "list", "--where", "rl", "--json")
+    assert tagged.returncode == 0, tagged.stderr
+    names = {c["name"] for c in json.loads(tagged.stdout)["components"]}
+    assert "out-environment" in names and "out-sampler" not in names
 
 
 @pytest.mark.slow
