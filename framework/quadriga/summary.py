@@ -273,7 +273,11 @@ def plot_summary(
     ns = sorted({int(e["n"]) for e in summary})
     n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
     methods = sorted(
-        {str(e.get("ci_method", "")).split(" (")[0] for e in summary if int(e["n"]) >= 2}
+        {
+            str(e.get("ci_method", "")).split(" (")[0]
+            for e in summary
+            if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
+        }
         - {"none", "", "not recorded"}
     )
     shape = "band" if x_key is not None else "whiskers"
