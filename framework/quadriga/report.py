@@ -190,6 +190,19 @@ def _differences(
     return expected, other
 
 
+def _compact(items: Sequence[str]) -> str:
+    """``"manifest: seed, seeds.* (6); pipeline: stage.mala.step_size"``: keys grouped by file and head."""
+    grouped: dict[str, dict[str, list[str]]] = {}
+    for item in items:
+        where, key = item.split(":", 1)
+        grouped.setdefault(where, {}).setdefault(key.split(".")[0], []).append(key)
+    parts = []
+    for where, heads in grouped.items():
+        keys = [ks[0] if len(ks) == 1 else f"{head}.* ({len(ks)})" for head, ks in heads.items()]
+        parts.append(f"{where}: {', '.join(keys)}")
+    return "; ".join(parts)
+
+
 def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[Any]) -> tuple[str, str, str]:
     """The sweep's pipeline and manifest as the first run recorded them, and what differs across runs.
 
@@ -247,11 +260,10 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
     if len(run_dirs) < 2:
         differences = "one run: nothing to compare"
     elif other:
-        differences = f"besides the swept keys, these differ across the {len(run_dirs)} runs: " + ", ".join(
-            other
-        )
+        n = len(run_dirs)
+        differences = f"besides the swept keys, these differ across the {n} runs: {_compact(other)}"
     else:
-        shown = ", ".join(expected) or "nothing"
+        shown = _compact(expected) or "nothing"
         differences = (
             f"only the swept settings and per-run entries differ across the {len(run_dirs)} runs ({shown})"
         )
@@ -269,6 +281,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     Raises:
         ConfigError: ``sweep_dir`` has no ``sweep.json``.
     """
+    from quadriga.stats import small_sample_note
     from quadriga.summary import aggregate, load_rows
 
     sweep_dir = Path(sweep_dir)
@@ -283,6 +296,10 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     for e in summary:
         subject, _, metric = str(e["metric"]).rpartition("/")
         small = int(e["n"]) < 2
+        method = str(e.get("ci_method", ""))
+        none = small or method.startswith("no interval")
+        if not none and small_sample_note(int(e["n"])):
+            method += f"; {small_sample_note(int(e['n']))}"
         table_rows.append(
             [
                 *(_fmt(e.get(k)) for k in keys),
@@ -292,8 +309,8 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
                 e["n"],
                 _fmt(e["mean"]),
                 "-" if small else f"{e['stderr']:.2g}",
-                "-" if small else f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
-                "-" if small else e.get("ci_method", ""),
+                "-" if none else f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
+                "-" if small else method,
             ]
         )
     figures = [_figure(p, "summary over seeds") for p in sorted(sweep_dir.glob("*.png"))]

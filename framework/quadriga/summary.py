@@ -180,7 +180,9 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             stderr=std / math.sqrt(n),
             ci_low=ci.low,
             ci_high=ci.high,
-            ci_method=f"{ci.method}, {int(ci.level * 100)}%",
+            ci_method=ci.method
+            if ci.method.startswith("no interval")
+            else f"{ci.method}, {int(ci.level * 100)}%",
         )
         if by_config:
             entry["runs"] = len(sources[key])

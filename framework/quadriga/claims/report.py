@@ -34,9 +34,9 @@ def comparison_note(record: dict[str, Any], scale: str) -> str:
     if scale != "paper":
         return SMOKE_NOTE + "."
     methods = sorted({str(c.get("p_method", "")) for c in record.get("comparisons", [])} - {""})
-    how = "; ".join(methods) or "one-sided normal approximation"
+    how = "; ".join(methods) or "normal approximation"
     text = (
-        f"p (claim): one-sided p-value of 'the claim fails'; {how}. It is not a bootstrap count, so "
+        f"p (claim): one-sided p-value of 'the claim fails' ({how}). It is not a bootstrap count, so "
         "it is not bounded by 1/(resamples + 1); values below 1e-04 are shown as < 1e-04."
     )
     if record.get("holm"):

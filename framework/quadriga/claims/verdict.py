@@ -117,9 +117,9 @@ def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
         ci = Interval(ci.estimate, ci.low, ci.high, ci.level, ci.method, ci.n, float(se))
         se_from = "the interval's half-width / z"
     if ci.se > 0:
-        p_method = f"one-sided normal approximation, z = distance to the boundary / s.e. (s.e.: {se_from})"
+        p_method = f"normal approximation: z = distance to the boundary / s.e., s.e. = {se_from}"
     else:
-        p_method = "none: no spread (s.e. 0), p is 0 or 1 by the side of the estimate"
+        p_method = "no spread, s.e. 0: p is 0 or 1 by the side of the estimate"
     verdict = _side(effect, ci.low, ci.high) if ci.n >= 2 else "inconclusive"
     p_claim, p_refute = _pvalues(effect, ci.estimate, ci.se)
     dist = _distance(effect, ci.estimate)
