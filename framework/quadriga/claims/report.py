@@ -74,8 +74,9 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
 
     Returns:
         ``{name, distribution, summary, paper, effect: {quantity, statistic, relation, value,
-        tolerance, claimed, level, method, resamples} | None, arms, pipeline, replicates: {scale:
-        n}, last_verdict: {status, estimate, low, high, n, method, date, version} | None,
+        tolerance, claimed, level, method, resamples, computed_by_experiment} | None, arms,
+        pipeline, replicates: {scale: n}, last_verdict: {status, estimate, low, high, n, method,
+        comparisons, date, version} | None,
         problem}``; ``effect`` is ``None`` for a legacy claim function, ``problem`` the error
         when the claim could not be loaded.
     """
@@ -108,6 +109,7 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
             "level": e.level,
             "method": e.method,
             "resamples": e.resamples,
+            "computed_by_experiment": e.statistic == "interval",
         }
         facts["arms"] = list(target.arms)
         facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
@@ -122,10 +124,14 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
     e = facts["effect"]
     if e is not None:
         lines.append(f"effect: {e['quantity']}")
+        how = (
+            "the interval is computed by the claim's experiment"
+            if e["computed_by_experiment"]
+            else f"{e['level']:.0%} {e['method']} bootstrap interval, {e['resamples']} resamples"
+        )
         lines.append(
             f"  claimed: {e['claimed']} (statistic {e['statistic']}, relation {e['relation']}, "
-            f"value {e['value']:g}, tolerance {e['tolerance']:g}); {e['level']:.0%} {e['method']} "
-            f"bootstrap interval, {e['resamples']} resamples"
+            f"value {e['value']:g}, tolerance {e['tolerance']:g}); {how}"
         )
         arms = facts["arms"]
         base = f"; baselines: {', '.join(arms[1:])}" if len(arms) > 1 else ""
@@ -149,9 +155,19 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
             if isinstance(est, (int, float))
             else ""
         )
+        comps = [c for c in last.get("comparisons") or [] if isinstance(c, dict)]
+        if len(comps) > 1:
+            span = ", per comparison:"
         lines.append(
             f"last verdict: {last.get('status')} on {last.get('date')} (v{last.get('version')}){span}"
         )
+        for c in comps if len(comps) > 1 else []:
+            who = c.get("arm") if not c.get("baseline") else f"{c.get('arm')} vs {c.get('baseline')}"
+            where = f"{c['group']}: " if c.get("group") else ""
+            lines.append(
+                f"  {where}{who} {_fmt(c.get('estimate'))} [{_fmt(c.get('low'))}, {_fmt(c.get('high'))}] "
+                f"(n = {c.get('n')}) {c.get('verdict')}"
+            )
     else:
         lines.append(
             f"last verdict: not recorded (`quadriga verify {facts['name']} --scale paper --record` keeps one)"

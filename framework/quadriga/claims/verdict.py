@@ -252,7 +252,7 @@ def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict
     return out, ("\n".join(rows) if len(rows) > 2 else "")
 
 
-def _fmt(v: float) -> str:
+def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, (int, float)) and math.isfinite(v) else str(v)
 
 
@@ -290,7 +290,7 @@ def comparison_cells(c: Mapping[str, Any], statistic: str, scale: str) -> dict[s
         "arm": str(c.get("arm") or "-"),
         "baseline": str(c.get("baseline") or "-"),
         "statistic": statistic,
-        "estimate": _fmt(c.get("estimate")),  # type: ignore[arg-type]
+        "estimate": _fmt(c.get("estimate")),
         "interval": interval,
         "n": str(c.get("n")),
         "method": method,
@@ -300,7 +300,7 @@ def comparison_cells(c: Mapping[str, Any], statistic: str, scale: str) -> dict[s
             {
                 "verdict": str(c.get("verdict", "-")),
                 "p (claim)": format_p(c.get("p_claim_holm", c.get("p_claim"))),
-                "MDE": _fmt(c.get("mde")),  # type: ignore[arg-type]
+                "MDE": _fmt(c.get("mde")),
                 "replicates needed": str(c.get("replicates_needed") or "-"),
             }
         )
