@@ -256,9 +256,13 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, (int, float)) and math.isfinite(v) else str(v)
 
 
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
 def format_p(p: Any) -> str:
     """A p-value for a report: ``0.0312``, ``< 1e-04`` below :data:`P_FLOOR`, ``-`` when missing."""
-    if not isinstance(p, (int, float)) or not math.isfinite(p):
+    if not _finite(p):
         return "-"
     return f"< {P_FLOOR:.0e}" if p < P_FLOOR else f"{p:.3g}"
 
@@ -269,11 +273,9 @@ def _interval_parts(c: Mapping[str, Any]) -> tuple[str, str]:
 
     method = str(c.get("method", "-"))
     n = c.get("n")
-    if method.startswith("no interval") or not all(
-        isinstance(c.get(k), (int, float)) and math.isfinite(c[k]) for k in ("low", "high")
-    ):
+    if method.startswith("no interval") or not all(_finite(c.get(k)) for k in ("low", "high")):
         return "-", method
-    note = small_sample_note(int(n)) if isinstance(n, int) else ""
+    note = small_sample_note(2) if n == 2 else ""  # n = 1 with an interval: an exact value, say nothing
     return f"[{_fmt(c['low'])}, {_fmt(c['high'])}]", method + (f"; {note}" if note else "")
 
 
@@ -300,7 +302,7 @@ def comparison_cells(c: Mapping[str, Any], statistic: str, scale: str) -> dict[s
             {
                 "verdict": str(c.get("verdict", "-")),
                 "p (claim)": format_p(c.get("p_claim_holm", c.get("p_claim"))),
-                "MDE": _fmt(c.get("mde")),
+                "MDE": _fmt(c["mde"]) if _finite(c.get("mde")) else "-",
                 "replicates needed": str(c.get("replicates_needed") or "-"),
             }
         )
