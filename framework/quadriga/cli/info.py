@@ -269,14 +269,15 @@ def cmd_info(args: argparse.Namespace) -> int:
                     sys.stdout.write("\n")
     for c in reg.claims() if kind in (None, "claim") else []:
         if c.name == name:
-            found.append(
-                dict(kind="claim", name=c.name, distribution=c.distribution, summary=c.summary, paper=c.paper)
-            )
+            from quadriga.claims.report import claim_facts, claim_lines
+
+            facts = claim_facts(reg, c)
+            found.append(dict(kind="claim", **facts))
             if not args.json:
-                con.print(
-                    f"[bold]claim {escape(c.name)}[/] from {c.distribution}: {escape(c.summary)}\n"
-                    f"source: {escape(c.paper)}\nrun it: quadriga verify {c.name} [--scale paper]"
-                )
+                head, *rest = claim_lines(facts)
+                con.print(f"[bold]{escape(head)}[/]")
+                for line in rest:
+                    con.print(escape(line))
     colliding = [s for (k, n), v in reg.conflicts.items() if n == name and kind in (None, k) for s in v]
     for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)] + colliding:
         if spec in colliding and not args.json:

@@ -287,4 +287,6 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
     if methods:
         con.print("intervals: " + escape("; ".join(methods)))
     if any(int(e["n"]) == 2 for e in summary):
-        con.print("[yellow]note[/]: with n = 2 a bootstrap interval is the range of the two values.")
+        from quadriga.stats import small_sample_note
+
+        con.print(f"[yellow]note[/]: bootstrap intervals at {small_sample_note(2)}.")
