@@ -390,3 +390,137 @@ def test_markdown_table_formats_floats_and_checks_row_lengths():
     ]
     with pytest.raises(ValueError, match="2 cells, the header 3"):
         markdown_table(["a", "b", "c"], [[1, 2]])
+
+
+def test_smoke_records_hold_numbers_and_no_verdict_anywhere(registry, tmp_path, monkeypatch):
+    import quadriga.claims as qc
+
+    claim = Claim(
+        arms=("optcs",),
+        effect=Effect(quantity="FDR", statistic="mean", relation="less", value=0.1),
+        scales=SCALES,
+        experiment=lambda s, d: {"optcs": [0.0, 0.0, 0.0]},
+    )
+    monkeypatch.setattr(registry, "load_claim", lambda s: claim)
+    records, report = qc.verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "s")
+    (comparison,) = records[0]["comparisons"]
+    assert records[0]["status"] == "ran" and comparison["verdict"] == "ran"
+    assert comparison["estimate"] == 0.0 and comparison["n"] == 3  # the numbers are kept
+    saved = (tmp_path / "s" / "report.json").read_text()
+    assert '"passed"' not in saved
+    assert "optcs mean 0 (n=3, no interval: all 3 values equal)" in records[0]["summary"]
+    text = report.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| optcs |"))
+    assert row == "| optcs | - | mean | 0 | - | 3 | no interval: all 3 values equal |"
+    assert "p (claim)" not in text and "MDE" not in text.split("## toy-claim")[1].split("Smoke")[0]
+    assert "numbers only, not verdicts (no verdict, p-value or MDE" in text
+
+
+def test_paper_p_values_name_their_method_and_tiny_ones_are_floored(tmp_path):
+    from quadriga.claims.report import _write_report
+    from quadriga.claims.verdict import format_p
+
+    x, y = _pair(-3.0, 0.2, n=8)  # a large effect on 8 replicates: the normal tail is tiny
+    claim = _claim(Effect(quantity="TV difference", statistic="difference", relation="less", value=0.0))
+    rec = evaluate_claim(claim, Observations(values={"method": x, "baseline": y}), "paper")
+    (c,) = rec["comparisons"]
+    from scipy.stats import norm
+
+    assert c["p_claim"] == pytest.approx(norm.sf((0.0 - c["estimate"]) / c["se"]))  # normal approximation
+    assert c["p_claim"] < 1 / (9999 + 1) and "normal approximation" in c["p_method"]
+    assert format_p(c["p_claim"]) == "< 1e-04" and format_p(0.0312) == "0.0312" and format_p(None) == "-"
+    rec.update(name="tv", claim="c", paper="", seconds=0.1)
+    path = tmp_path / "report.md"
+    _write_report(path, [rec], "tv", "paper")
+    text = path.read_text()
+    assert "| method | baseline | difference |" in text and "| < 1e-04 |" in text
+    assert "not bounded by 1/(resamples + 1)" in text
+
+
+def test_interval_claims_print_the_statistics_name():
+    from quadriga.stats import Interval
+
+    rate = Effect(
+        quantity="slope of log variance against log alpha",
+        statistic="interval",
+        relation="within",
+        value=-1.0,
+        tolerance=0.25,
+    )
+    assert rate.statistic_name == "slope" and rate.describe() == "slope within -1 +- 0.25"
+    claim = Claim(arms=("srmala",), effect=rate, scales=SCALES, experiment=lambda s, d: {})
+    obs = Observations(intervals={"": Interval(-0.369, -0.82, 0.10, 0.95, "percentile bootstrap", 8)})
+    rec = evaluate_claim(claim, obs, "smoke")
+    assert "srmala slope -0.369 [-0.82, 0.1] (n=8, percentile bootstrap)" in rec["summary"]
+    assert "interval -0.369" not in rec["summary"]
+    named = Effect(quantity="q", statistic="interval", relation="less", value=1.0, label="exponent")
+    assert named.statistic_name == "exponent"
+
+
+def test_two_replicates_carry_the_range_caveat():
+    claim = _claim(Effect(quantity="q", statistic="mean", relation="greater", value=0.0), arms=("m",))
+    rec = evaluate_claim(claim, Observations(values={"m": [1.0, 3.0]}), "smoke")
+    assert "(n = 2: the range of the two values)" not in rec["summary"]  # the n=2 caveat goes in the method
+    assert "; n = 2: the range of the two values)" in rec["summary"]
+
+
+def test_info_claim_shows_effect_replicates_arms_and_last_verdict(registry, monkeypatch, capsys, tmp_path):
+    import json as _json
+
+    import quadriga.claims.record as record
+    from quadriga.cli import main
+
+    claim = Claim(
+        arms=("method", "baseline"),
+        effect=Effect(
+            quantity="return difference (mean)",
+            statistic="difference",
+            relation="greater",
+            value=0.0,
+            tolerance=0.5,
+        ),
+        scales={"smoke": Scale(replicates=3), "paper": Scale(replicates=40)},
+        experiment=lambda s, d: {},
+    )
+    monkeypatch.setattr(type(registry), "load_claim", lambda self, s: claim)
+    monkeypatch.setattr("quadriga.cli.info.registry_for", lambda args: registry)
+    path = tmp_path / "claims_record.json"
+    path.write_text(
+        _json.dumps(
+            {
+                "toy-claim": {
+                    "status": "passed",
+                    "estimate": 1.02,
+                    "low": 0.8,
+                    "high": 1.3,
+                    "n": 40,
+                    "method": "BCa bootstrap (9999 resamples, paired)",
+                    "date": "2026-11-30",
+                    "version": "0.1.0",
+                }
+            }
+        )
+    )
+    monkeypatch.setattr(record, "_record_path", lambda target: path)
+    assert main(["info", "toy-claim", "--kind", "claim"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "effect: return difference (mean)" in out
+    assert (
+        "claimed: difference > -0.5 (0 with margin 0.5) (statistic difference, relation greater, "
+        "value 0, tolerance 0.5)" in out
+    )
+    assert "arms: method (the method); baselines: baseline" in out
+    assert "replicates per arm: smoke 3, paper 40" in out
+    assert "last verdict: passed on 2026-11-30 (v0.1.0): estimate 1.02 [0.8, 1.3] (n = 40," in out
+
+
+def test_verify_help_says_smoke_is_the_default_and_what_each_scale_gives(capsys):
+    from quadriga.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "smoke (the default) a few replicates per arm" in text
+    assert "no verdict, p-value or MDE: the status is 'ran'" in text
+    assert "paper the replicates the claim was designed for: minutes to hours" in text
+    assert "verdict: passed, refuted or inconclusive" in text

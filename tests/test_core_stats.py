@@ -158,3 +158,15 @@ def test_one_replicate_has_no_interval_and_no_verdict():
     assert ci.n == 1 and math.isnan(ci.low) and math.isnan(ci.high)
     effect = Effect(quantity="x", statistic="mean", relation="greater", value=0.0)
     assert decide(effect, [5.0])["verdict"] == "inconclusive"
+
+
+def test_tiny_samples_say_what_their_interval_is():
+    # all values equal: nothing to resample, the method says so instead of "BCa"
+    const = stats.bootstrap_ci([0.0, 0.0, 0.0])
+    assert const.method == "no interval: all 3 values equal" == stats.small_sample_note(3, constant=True)
+    # two values: every resample is (a, a), (a, b) or (b, b), so the interval cannot leave [a, b]
+    two = stats.bootstrap_ci([1.0, 3.0], "mean", method="percentile", resamples=999, rng=0)
+    assert 1.0 <= two.low < two.high <= 3.0
+    assert stats.small_sample_note(2) == "n = 2: the range of the two values"
+    assert stats.small_sample_note(1) == "no interval: n = 1" == stats.bootstrap_ci([0.5]).method
+    assert stats.small_sample_note(3) == ""

@@ -38,6 +38,14 @@ def test_mkdocs_build_strict_with_a_page_per_plugin(tmp_path):
             assert f"<code>{comp.name}</code>" in page, (dist, comp.name)
     for claim in registry.claims():
         assert claim.name in (site / "plugins" / claim.distribution / "index.html").read_text()
+    # the API pages (mkdocstrings): the public functions documented, Sphinx roles turned into links
+    api = {p: (site / "api" / p / "index.html").read_text() for p in ("quadriga", "progress", "errors")}
+    for anchor in ("quadriga.notebook.build", "quadriga.notebook.load_run", "quadriga.api.run"):
+        assert f'id="{anchor}"' in api["quadriga"], anchor
+    assert 'id="quadriga.progress.StageProgress"' in api["progress"]
+    assert 'id="quadriga.errors.ConfigError"' in api["errors"]
+    assert not any(":class:<code>" in page or ":func:<code>" in page for page in api.values())
+    assert 'href="../errors/#quadriga.errors.NonFiniteError"' in api["progress"]
 
 
 def test_cli_page_lists_every_command_and_option():

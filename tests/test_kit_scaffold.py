@@ -1,33 +1,76 @@
-"""The third-party author's path: render the template, pip-install it, list, run, check, test.
+"""The third-party author's path: render the template, install it outside this repository, test, update.
 
-The end-to-end test installs the rendered distribution (editable, no dependencies) into the
-interpreter running the tests and always uninstalls it again, even when a step fails.
+The out-of-repository tests build a fresh virtual environment in a temporary folder (outside the
+checkout), install quadriga and quadriga-std into it from this checkout's path (not editable: the
+files are copied into the new environment), then the rendered plugins (editable), and run each
+plugin's own tests and ``quadriga list`` there with the temporary folder as working directory.
+The new environment's third-party dependencies (torch, numpy, ...) are the running environment's,
+seen through a folder of links that leaves out every quadriga distribution, so nothing of this
+repository is importable there except what pip installed; pip runs offline (``--no-index``,
+``--no-build-isolation``) and checks that every requirement, ``quadriga>=0.1`` included, is met.
+The interpreter running the tests is never modified.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import os
+import shlex
+import shutil
 import subprocess
 import sys
+import sysconfig
+import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from quadriga.errors import ConfigError
-from quadriga.scaffold import PLUGIN_KINDS, render_plugin, template_dir
+from quadriga.scaffold import (
+    PLUGIN_KINDS,
+    install_commands,
+    origin_of,
+    render_plugin,
+    template_dir,
+    update_plugin,
+    versioned_template,
+)
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+#: tests each rendered kind's test file holds besides its 7 conformance checks: known answers, pipeline, claim
+OWN_TESTS = {
+    "sampler": 3,
+    "learner": 3,
+    "estimator": 3,
+    "evaluator": 3,
+    "target": 4,
+    "dataset": 4,
+    "environment": 5,
+}
+#: conformance checks that do not apply to tasks (they are checked by "run")
+TASK_SKIPS = 2
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _template_home(tmp_path_factory):
+    """Keep the versioned template copy out of the user's data folder (module fixtures included)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QUADRIGA_TEMPLATE_HOME", str(tmp_path_factory.mktemp("template-home")))
+        yield
 
 
 def _run(
-    args: list[str],
-    cwd: Path,
-    timeout: float = 120,
-    env: dict[str, str] | None = None,
+    args: list[str], cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
-    full = {**os.environ, "COLUMNS": "200", "MPLBACKEND": "Agg", **(env or {})}
+    full = {**os.environ, "MPLBACKEND": "Agg", **(env or {})}
     full.pop("QUADRIGA_DISABLE", None)
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full)
 
@@ -36,19 +79,23 @@ def _pip(*args: str) -> subprocess.CompletedProcess:
     return _run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], cwd=ROOT, timeout=180)
 
 
+# ------------------------------------------------------------------ rendering
 @pytest.mark.parametrize("kind", PLUGIN_KINDS)
 def test_template_renders_valid_python_and_toml(tmp_path, kind):
-    """Every kind renders a complete distribution whose Python parses and whose TOML loads."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
+    """Every kind renders a complete distribution whose Python parses and passes this repository's
+    ruff rules, whose TOML loads, and whose .copier-answers.yml names the versioned template and
+    the answers."""
+    import yaml
 
-    path = render_plugin(f"kit-{kind}", kind=kind, dest=tmp_path, paper="Doe 2026, Algorithm 1")
+    path = render_plugin(
+        f"kit-{kind}", kind=kind, dest=tmp_path, paper="Doe 2026, Algorithm 1", git_init=False
+    )
     files = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
     package = f"quadriga_kit_{kind}"
     assert files == sorted(
         [
+            ".copier-answers.yml",
+            ".gitignore",
             "README.md",
             "pyproject.toml",
             f"src/{package}/__init__.py",
@@ -64,12 +111,32 @@ def test_template_renders_valid_python_and_toml(tmp_path, kind):
     meta = tomllib.loads((path / "pyproject.toml").read_text())
     assert meta["project"]["name"] == f"quadriga-kit-{kind}"
     assert meta["project"]["entry-points"]["quadriga"] == {f"kit_{kind}": f"{package}.plugin"}
+    assert "quadriga>=0.1" in meta["project"]["dependencies"]
     pipeline = tomllib.loads((path / f"src/{package}/pipelines/kit-{kind}-demo.toml").read_text())
-    assert pipeline["stage"][f"kit-{kind}"]["use"] == f"kit-{kind}"
+    section = "task" if kind in ("target", "dataset", "environment") else "stage"
+    assert [t["use"] for t in pipeline[section].values()].count(f"kit-{kind}") == 1
     source = (path / f"src/{package}/{kind}.py").read_text()
-    for section in ("Shapes:", "Units:", "Raises:", "Source:", "Doe 2026, Algorithm 1"):
-        assert section in source
-    assert "{{" not in source and "{%" not in source
+    for heading in ("Shapes:", "Units:", "Raises:", "Source:", "Doe 2026, Algorithm 1"):
+        assert heading in source
+    for rendered in path.rglob("*"):
+        if rendered.is_file():
+            text = rendered.read_text()
+            assert "{{" not in text and "{%" not in text, rendered
+    ruff = Path(sys.executable).with_name("ruff")
+    if ruff.is_file():  # rendered into plugins/, it must pass `make lint` (this repository's ruff rules)
+        config = str(ROOT / "pyproject.toml")
+        for args in (["check", "--config", config], ["format", "--check", "--config", config]):
+            linted = _run([str(ruff), *args, str(path)], cwd=tmp_path)
+            assert linted.returncode == 0, linted.stdout + linted.stderr
+    answers = yaml.safe_load((path / ".copier-answers.yml").read_text())
+    repo, tag = versioned_template()
+    assert answers["_src_path"] == str(repo)
+    assert answers["_commit"] == tag
+    assert {k: answers[k] for k in ("name", "kind", "paper")} == {
+        "name": f"kit-{kind}",
+        "kind": kind,
+        "paper": "Doe 2026, Algorithm 1",
+    }
 
 
 def test_bad_names_and_existing_destination_are_config_errors(tmp_path):
@@ -110,69 +177,272 @@ def test_template_ships_in_the_wheel(tmp_path):
     assert (tmp_path / "out" / "quadriga-from-wheel" / "src" / "quadriga_from_wheel" / "sampler.py").is_file()
 
 
-def test_new_plugin_end_to_end(tmp_path):
-    """`quadriga new plugin`, pip install, `quadriga list`, `quadriga run`, and the generated tests
-    (which call check_component) all work; the distribution is uninstalled afterwards."""
-    name = f"kit-e2e-{os.getpid()}"
-    dist, package = f"quadriga-{name}", f"quadriga_{name.replace('-', '_')}"
-    cli = [sys.executable, "-m", "quadriga"]
-    made = _run(
-        [
-            *cli,
-            "new",
-            "plugin",
-            name,
-            "--kind",
-            "sampler",
-            "--dest",
-            str(tmp_path),
-            "--description",
-            "an end-to-end test sampler",
-        ],
-        cwd=tmp_path,
+# ------------------------------------------------------------------ copier update
+def _commit_all(path: Path, message: str) -> None:
+    for args in (["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message]):
+        done = subprocess.run(["git", *args], cwd=path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
+def test_copier_update_merges_a_template_change_and_keeps_the_authors_edits(tmp_path):
+    """Render, edit the component and commit; change the template (a new version of it); then
+    update_plugin, plain `copier update --defaults` and the `quadriga new update` command each bring
+    the template's change in, keep the edit, and move `_commit` forward."""
+    import yaml
+
+    template = tmp_path / "template"
+    with template_dir() as src:
+        shutil.copytree(src, template, ignore=shutil.ignore_patterns("__pycache__"))
+    path = render_plugin("kit-update", dest=tmp_path / "work", template=template)
+    assert (path / ".git").is_dir()
+    first = yaml.safe_load((path / ".copier-answers.yml").read_text())["_commit"]
+    sampler = path / "src" / "quadriga_kit_update" / "sampler.py"
+    sampler.write_text(sampler.read_text() + "\n# the author's own line\n")
+    _commit_all(path, "my method")
+
+    readme = template / "README.md.jinja"
+    readme.write_text(readme.read_text() + "\n## Citing\n\nCite {{ paper }}.\n")
+    version = update_plugin(path, template=template)
+    assert version != first
+    assert "## Citing" in (path / "README.md").read_text()
+    assert sampler.read_text().endswith("# the author's own line\n")
+    assert yaml.safe_load((path / ".copier-answers.yml").read_text())["_commit"] == version
+    _commit_all(path, "template update")
+
+    readme.write_text(readme.read_text() + "\n## Licence\n\nMIT.\n")
+    _, newer = versioned_template(template)
+    copier = Path(sys.executable).with_name("copier")
+    done = _run([str(copier), "update", "--defaults"], cwd=path)
+    assert done.returncode == 0, done.stderr
+    assert "## Licence" in (path / "README.md").read_text()
+    assert yaml.safe_load((path / ".copier-answers.yml").read_text())["_commit"] == newer
+    assert sampler.read_text().endswith("# the author's own line\n")
+
+    # `quadriga new update` goes to the packaged template (a newer tag), whose README has neither section
+    _commit_all(path, "second template update")
+    cli = _run([sys.executable, "-m", "quadriga", "new", "update", str(path)], cwd=tmp_path)
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert "updated" in cli.stdout
+    assert "## Licence" not in (path / "README.md").read_text()
+    assert sampler.read_text().endswith("# the author's own line\n")
+
+
+def test_update_refuses_uncommitted_changes_and_folders_without_answers(tmp_path):
+    """copier needs a clean git work tree: uncommitted edits give a ConfigError saying to commit; a
+    folder without answers, or a template copy other than the one it was rendered from, are refused."""
+    path = render_plugin("kit-dirty", dest=tmp_path)
+    (path / "README.md").write_text("edited\n")
+    with pytest.raises(ConfigError, match="commit"):
+        update_plugin(path)
+    with pytest.raises(ConfigError, match=r"no \.copier-answers\.yml"):
+        update_plugin(tmp_path)
+    _commit_all(path, "edited")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QUADRIGA_TEMPLATE_HOME", str(tmp_path / "elsewhere"))
+        with pytest.raises(ConfigError, match="QUADRIGA_TEMPLATE_HOME="):
+            update_plugin(path)
+
+
+def test_without_git_the_render_is_plain_and_says_so(tmp_path, monkeypatch, capsys):
+    """No git: the template is rendered as a plain folder (answers without _commit), no repository is
+    made, and a note says why."""
+    import yaml
+
+    import quadriga.scaffold as scaffold
+
+    monkeypatch.setattr(scaffold.shutil, "which", lambda name: None)
+    path = render_plugin("kit-nogit", dest=tmp_path)
+    answers = yaml.safe_load((path / ".copier-answers.yml").read_text())
+    assert "_commit" not in answers and answers["name"] == "kit-nogit"
+    with template_dir() as src:
+        assert answers["_src_path"] == str(src)
+    assert not (path / ".git").exists()
+    assert "git is not installed" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ install commands
+def test_install_commands_follow_where_quadriga_was_installed_from(tmp_path):
+    """Run from this checkout, the commands install the core and quadriga-std from its path, with its
+    constraints, and the plugin with its test extra."""
+    core = origin_of("quadriga")
+    if core.checkout != ROOT:
+        pytest.skip(f"quadriga is not installed from this checkout here ({core})")
+    commands = install_commands(tmp_path / "quadriga-x")
+    plugin = shlex.quote(f"{tmp_path / 'quadriga-x'}[test]")
+    assert commands["here"][-1] == f"pip install -e {plugin}"
+    assert (
+        f"pip install -c {ROOT / 'constraints.txt'} {ROOT} {ROOT / 'plugins' / 'quadriga-std'}"
+        in (commands["new environment"])
     )
+    assert origin_of("no-such-distribution").installed is False
+
+
+# ------------------------------------------------------------------ outside the repository
+@dataclass
+class Outside:
+    """A virtual environment in a temporary folder, with quadriga and quadriga-std installed from ROOT."""
+
+    root: Path
+    venv: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    def run(self, *args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            list(args), cwd=cwd or self.root, capture_output=True, text=True, timeout=timeout, env=self.env
+        )
+
+    def pip_install(self, *args: str) -> subprocess.CompletedProcess:
+        """pip (of the running interpreter) installing into the new environment, offline."""
+        return self.run(
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "--python",
+            str(self.venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-index",
+            "--no-build-isolation",
+            *args,
+        )
+
+
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory) -> Outside:
+    """The new environment; its third-party packages are the running one's, without any quadriga*."""
+    base = tmp_path_factory.mktemp("outside")
+    assert ROOT not in base.parents
+    venv = base / "venv"
+    python = getattr(sys, "_base_executable", sys.executable)
+    made = subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
-    path = tmp_path / dist
-    try:
-        installed = _pip("install", "--no-deps", "--no-build-isolation", "-q", "-e", str(path))
-        assert installed.returncode == 0, installed.stderr
-        listed = _run([*cli, "list", "--kind", "sampler"], cwd=tmp_path)
-        assert listed.returncode == 0, listed.stderr
-        assert name in listed.stdout and "an end-to-end test sampler" in listed.stdout
-        ran = _run(
-            [
-                *cli,
-                "run",
-                f"{name}-demo",
-                "--out",
-                str(tmp_path / "run"),
-                "--set",
-                f"stage.{name}.num_samples=200",
-            ],
-            cwd=tmp_path,
-        )
-        assert ran.returncode == 0, ran.stdout + ran.stderr
-        assert (tmp_path / "run" / "results.json").is_file()
-        tested = _run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--import-mode=importlib",
-                str(path / "tests"),
-            ],
-            cwd=path,
-            timeout=180,
-        )
-        assert tested.returncode == 0, tested.stdout[-3000:] + tested.stderr[-2000:]
-        assert "10 passed" in tested.stdout  # 7 conformance checks, the known answer, pipeline, claim
-        assert "quadriga conformance: 7 run / 0 skipped / 0 failed" in tested.stdout
-    finally:
-        _pip("uninstall", "-y", "-q", dist)
-    gone = _run(
-        [sys.executable, "-c", f"import importlib.util as u; print(u.find_spec({package!r}))"], cwd=tmp_path
+    purelib = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    deps = base / "deps"
+    deps.mkdir()
+    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+        name = entry.name.lower()
+        if name.startswith(("quadriga", "__editable__", "__pycache__")) or name.endswith(".pth"):
+            continue
+        (deps / entry.name).symlink_to(entry)
+    (Path(purelib) / "_third_party.pth").write_text(f"{deps}\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "QUADRIGA_DISABLE")}
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        MPLBACKEND="Agg",
+        QUADRIGA_TEMPLATE_HOME=str(base / "template-home"),
     )
-    assert gone.stdout.strip() == "None"
+    box = Outside(base, venv, env)
+    # the documented command, offline; constraints.txt is left out because the running environment
+    # (the source of the third-party packages) is what it is
+    done = box.pip_install(str(ROOT), str(ROOT / "plugins" / "quadriga-std"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return box
+
+
+@dataclass
+class Rendered:
+    """The plugins rendered and installed in the new environment, and their pytest results."""
+
+    paths: dict[str, Path]
+    printed: str
+    results: dict[str, dict[str, list[str]]]
+    pytest_output: str
+
+
+@pytest.fixture(scope="module")
+def rendered(outside) -> Rendered:
+    """One plugin of each kind: the sampler by `quadriga new plugin` run from the new environment
+    and installed with the command it printed, the others by render_plugin; all installed editable
+    in one pip call, then every plugin's own tests in one pytest run (JUnit XML read per kind)."""
+    dest = outside.root / "plugins"
+    made = outside.run(
+        str(outside.venv / "bin" / "quadriga"), "new", "plugin", "out-sampler", "--dest", str(dest),
+        "--description", "an out-of-tree sampler",
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+    paths = {"sampler": dest / "quadriga-out-sampler"}
+    for kind in PLUGIN_KINDS[1:]:
+        paths[kind] = render_plugin(f"out-{kind}", kind=kind, dest=dest, git_init=False)
+    here = made.stdout.split("Install it in this environment", 1)[1].splitlines()[1].strip()
+    printed = shlex.split(here)
+    assert printed[:3] == ["pip", "install", "-e"], here
+    editable = [a for kind in PLUGIN_KINDS[1:] for a in ("-e", f"{paths[kind]}[test]")]
+    done = outside.pip_install(*printed[2:], *editable)
+    assert done.returncode == 0, done.stdout + done.stderr
+    junit = outside.root / "junit.xml"
+    tested = outside.run(
+        str(outside.venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        f"--junitxml={junit}", *(str(p / "tests") for p in paths.values()),
+        timeout=600,
+    )  # fmt: skip
+    results: dict[str, dict[str, list[str]]] = {k: {"passed": [], "failed": [], "skipped": []} for k in paths}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        kind = next(k for k in paths if f"test_out_{k}_{k}" in case.get("classname", ""))
+        status = "passed"
+        if case.find("failure") is not None or case.find("error") is not None:
+            status = "failed"
+        elif case.find("skipped") is not None:
+            status = "skipped"
+        results[kind][status].append(case.get("name", ""))
+    return Rendered(paths, made.stdout, results, tested.stdout[-5000:] + tested.stderr[-2000:])
+
+
+@pytest.mark.slow
+def test_new_plugin_prints_the_install_commands_for_the_core_it_runs_from(rendered):
+    """The new environment's quadriga came from this checkout (not editable): the printed commands
+    say so and install the core and quadriga-std from its path, with its constraints."""
+    out = rendered.printed
+    assert f"quadriga from {ROOT})" in out  # "(quadriga from ROOT):", no "(editable)"
+    assert f"pip install -c {ROOT / 'constraints.txt'} {ROOT} {ROOT / 'plugins' / 'quadriga-std'}" in out
+    assert f"pip install -e '{rendered.paths['sampler']}[test]'" in out
+    assert "quadriga list --kind sampler" in out
+
+
+@pytest.mark.slow
+def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
+    """quadriga and quadriga-std are imported from the new environment, each plugin from its own
+    folder; no rendered file names the repository; `quadriga list` there shows all seven components,
+    and `--where rl` finds the environment by the tags the template gives it."""
+    code = (
+        "import json, quadriga, quadriga_std, quadriga_out_dataset as d; "
+        "print(json.dumps([quadriga.__file__, quadriga_std.__file__, d.__file__]))"
+    )
+    where = outside.run(str(outside.venv / "bin" / "python"), "-c", code)
+    assert where.returncode == 0, where.stderr
+    core, std, plugin = (Path(p) for p in json.loads(where.stdout))
+    assert outside.venv in core.parents and outside.venv in std.parents
+    assert rendered.paths["dataset"] in plugin.parents
+    for path in rendered.paths.values():
+        for f in path.rglob("*"):
+            if f.is_file() and ".git" not in f.parts and "__pycache__" not in f.parts:
+                assert str(ROOT) not in f.read_text(errors="replace"), f
+    listed = outside.run(str(outside.venv / "bin" / "quadriga"), "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    found = {(c["kind"], c["name"]): c["distribution"] for c in json.loads(listed.stdout)["components"]}
+    for kind in PLUGIN_KINDS:
+        assert found[(kind, f"out-{kind}")] == f"quadriga-out-{kind}"
+    tagged = outside.run(str(outside.venv / "bin" / "quadriga"), "list", "--where", "rl", "--json")
+    assert tagged.returncode == 0, tagged.stderr
+    names = {c["name"] for c in json.loads(tagged.stdout)["components"]}
+    assert "out-environment" in names and "out-sampler" not in names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", PLUGIN_KINDS)
+def test_each_kind_installs_and_passes_its_own_tests(rendered, kind):
+    """Each rendered plugin's tests pass in the new environment: the 7 conformance checks
+    (quadriga.testing.check_component; 2 skipped for tasks), its known answers, its ready pipeline
+    and its claim at smoke scale."""
+    got = rendered.results[kind]
+    assert got["failed"] == [], rendered.pytest_output
+    skips = TASK_SKIPS if kind in ("target", "dataset", "environment") else 0
+    assert len(got["passed"]) == 7 - skips + OWN_TESTS[kind], got
+    assert len(got["skipped"]) == skips, got
+    assert f"test_out_{kind.replace('-', '_')}_demo_pipeline_runs" in got["passed"]
+    assert f"test_out_{kind}_claim_smoke" in got["passed"]

@@ -348,7 +348,7 @@ SUMMARY = [
     for stage, metric, mean, se, lo, hi, method in (
         ("coverage", "mala/modes_visited", 3.5, 0.29, 3.0, 4.0, "BCa bootstrap, 95%"),
         ("coverage", "hmc/total_variation_distance", 0.125, 0.01, 0.11, 0.14, "BCa bootstrap, 95%"),
-        ("coverage", "rwm/modes_visited", 4.0, 0.0, 4.0, 4.0, "none (constant data, n=4), 95%"),
+        ("coverage", "rwm/modes_visited", 4.0, 0.0, 4.0, 4.0, "no interval: all 4 values equal"),
         ("mala", "rejected_nonfinite", 0.0, 0.0, 0.0, 0.0, "none (constant data, n=4), 95%"),
         ("mala", "acceptance_rate", 0.57, 0.01, 0.55, 0.59, "BCa bootstrap, 95%"),
     )

@@ -191,3 +191,136 @@ def test_a_sweep_section_gives_n_mean_and_interval_per_grid_point(plugin_path, t
     assert row["n"] == "3" == str(expected["n"]) and row["mean"] == f"{expected['mean']:.4g}"
     assert row["interval"] == f"[{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]"
     assert "BCa" in row["method"] and page.images  # the sweep's summary figure is embedded
+
+
+@pytest.fixture
+def claims_page(registry, tmp_path, monkeypatch):
+    """``quadriga verify`` of a two-group claim whose experiment draws a figure, and the page of it."""
+    from matplotlib.figure import Figure
+
+    import quadriga.claims as qc
+    from quadriga.claims import Claim, Observations, Scale
+    from quadriga.report import write_report
+
+    rng = np.random.default_rng(1)
+    base = rng.normal(5.0, 1.0, 30)
+
+    def experiment(scale, out_dir):
+        fig = Figure(figsize=(5, 3.5))
+        ax = fig.add_subplot()
+        ax.bar(["tuned", "paper"], [0.6, 0.8], color=["tab:blue", "tab:orange"])
+        ax.set_ylabel("variance ratio")
+        fig.savefig(out_dir / "ratios.png", dpi=100)
+        values = {
+            "tuned step h=0.05": {"srmala": 0.6 * base + rng.normal(0, 0.1, 30), "mala": base},
+            "paper step h=0.1": {"srmala": 0.8 * base + rng.normal(0, 0.1, 30), "mala": base},
+        }
+        return Observations(values=values, figures={"ratios": str(out_dir / "ratios.png")})
+
+    claim = Claim(
+        arms=("srmala", "mala"),
+        effect=Effect(quantity="variance ratio", statistic="ratio", relation="less", value=1.0),
+        scales={"smoke": Scale(replicates=3), "paper": Scale(replicates=30)},
+        experiment=experiment,
+    )
+    monkeypatch.setattr(registry, "load_claim", lambda s: claim)
+    out_dir = tmp_path / "verify" / "toy"
+    records, _ = qc.verify(registry, "toy-claim", scale="paper", out_dir=out_dir)
+    page = write_report([], tmp_path / "claims.html", verify=[out_dir])
+    return records[0], out_dir, page
+
+
+def test_a_claims_page_shows_each_group_and_embeds_the_claims_figure(claims_page):
+    record, out_dir, out = claims_page
+    page = Page()
+    page.feed(out.read_text())
+    table = next(t for t in page.tables if t[0][:3] == ["group", "arm", "baseline"])
+    rows = [dict(zip(table[0], r, strict=True)) for r in table[1:]]
+    assert [(r["group"], r["arm"], r["baseline"]) for r in rows] == [
+        ("tuned step h=0.05", "srmala", "mala"),
+        ("paper step h=0.1", "srmala", "mala"),
+    ]
+    for row, c in zip(rows, record["comparisons"], strict=True):
+        assert row["statistic"] == "ratio" and row["estimate"] == f"{c['estimate']:.4g}"
+        assert row["verdict"] == c["verdict"] == "passed"
+    assert 0.55 < record["comparisons"][0]["estimate"] < 0.65 < 0.75 < record["comparisons"][1]["estimate"]
+    (figure,) = page.images  # verify wrote it into <out>/<claim>/, not next to report.json
+    assert base64.b64decode(figure.split(",", 1)[1]) == (out_dir / "toy-claim" / "ratios.png").read_bytes()
+    assert "normal approximation" in out.read_text()
+
+
+def _screenshot(page, shot):
+    from PIL import Image
+
+    subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1200,1400",
+            f"--screenshot={shot}",
+            page.resolve().as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return np.asarray(Image.open(io.BytesIO(shot.read_bytes())).convert("RGB")).astype(int)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs a Chromium browser (Debian package `chromium`)")
+def test_the_claims_page_renders_its_figure_in_chromium(claims_page, tmp_path):
+    _, _, out = claims_page
+    image = _screenshot(out, tmp_path / "claims.png")
+    assert image.shape[:2] == (1400, 1200)
+    # the bars of the figure: tab:blue (31, 119, 180) and tab:orange (255, 127, 14) pixels
+    blue = (np.abs(image - [31, 119, 180]).sum(axis=2) < 40).sum()
+    orange = (np.abs(image - [255, 127, 14]).sum(axis=2) < 40).sum()
+    assert blue > 2000 and orange > 2000, (blue, orange)
+
+
+def test_a_sweep_page_shows_the_pipeline_and_manifest_of_its_first_run(plugin_path, tmp_path):
+    from qtest_helpers import run_cli
+
+    from quadriga.report import collect_sweep
+
+    out = tmp_path / "sw"
+    proc = run_cli(
+        [
+            "sweep",
+            "toy-pipeline",
+            "--seeds",
+            "0:2",
+            "--grid",
+            "stage.draw.num_samples=50,80",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
+        site=plugin_path,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    section = collect_sweep(out)
+    runs = json.loads((out / "runs.json").read_text())
+    first = out / "runs" / runs[0]["run_id"]
+    assert section["pipeline"].endswith((first / "pipeline.toml").read_text())
+    assert "# grid: stage.draw.num_samples = [50, 80]" in section["pipeline"]
+    assert "# seeds: 0, 1" in section["pipeline"]
+    manifest = json.loads(section["manifest"].split("\n", 1)[1])
+    assert manifest == json.loads((first / "manifest.json").read_text())
+    facts = dict(section["facts"])
+    assert facts["differs across runs"].startswith("only the swept settings and per-run entries differ")
+    assert "num_samples" in facts["differs across runs"], facts
+    page = Page()
+    from quadriga.report import build_report
+
+    text = build_report([out])
+    page.feed(text)
+    assert "manifest of the first run" in text and "[stage.draw]" in text
+    summary = next(t for t in page.tables if t[0][:5] == ["num_samples", "stage", "subject", "metric", "n"])
+    row = next(dict(zip(summary[0], r, strict=True)) for r in summary[1:] if r[3] == "mean_error")
+    assert row["n"] == "2" and row["method"].endswith("; n = 2: the range of the two values")

@@ -1,7 +1,8 @@
 """Running pipelines from Python (claims, notebooks, tests).
 
 ``quadriga.api.run("srmc-vs-mala", overrides=["stage.srmc.alpha=2"], seed=3)``
-does what ``quadriga run`` does, without a terminal display by default.
+does what ``quadriga run`` does, without a terminal display by default (progress bars in
+Jupyter; ``progress=True`` or ``False`` to choose).
 :func:`build`, :func:`register`, :func:`load_run` and :func:`to_pandas` (from :mod:`quadriga.notebook`,
 also ``quadriga.build`` and so on) build a component by name, register a class defined in a
 notebook, and read a saved run back with its artifacts and a tidy table.
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from quadriga.notebook import LoadedRun, build, load_run, register, to_pandas
+from quadriga.notebook import LoadedRun, build, load_run, progress_display, register, to_pandas
 from quadriga.pipeline import Pipeline, load_pipeline
 from quadriga.registry import Registry, get_registry
 from quadriga.runs import RunResult, execute
@@ -91,6 +92,7 @@ def run(
     resume: str | Path | None = None,
     registry: Registry | None = None,
     raise_on_failure: bool = True,
+    progress: bool | None = None,
 ) -> RunResult:
     """Check and run a pipeline; return its artifacts and results.
 
@@ -104,6 +106,9 @@ def run(
         registry: defaults to the process-wide one.
         raise_on_failure: raise the stage's error when the run fails (default) instead
             of returning a result with ``status == "failed"``.
+        progress: progress bars: ``None`` (default) shows them in Jupyter only (a table updated in
+            the cell's output), ``True`` also elsewhere (bars on a terminal, else progress lines
+            on stderr), ``False`` never (see :func:`quadriga.notebook.progress_display`).
 
     Returns:
         :class:`~quadriga.runs.RunResult` with ``.dir``, ``.status``, ``.artifacts``, ``.results``.
@@ -117,13 +122,15 @@ def run(
         pipeline = load_resumed(source, Path(resume), registry, overrides=overrides, seed=seed)
     else:
         pipeline = load_pipeline(source, registry, overrides=overrides, seed=seed)
-    result = execute(
-        pipeline,
-        registry,
-        out=Path(out) if out is not None else None,
-        runs_root=Path(runs_root),
-        resume=Path(resume) if resume is not None else None,
-    )
+    with progress_display(progress) as display:
+        result = execute(
+            pipeline,
+            registry,
+            out=Path(out) if out is not None else None,
+            runs_root=Path(runs_root),
+            resume=Path(resume) if resume is not None else None,
+            display=display,
+        )
     if result.status == "failed" and raise_on_failure and result.error is not None:
         raise result.error
     return result

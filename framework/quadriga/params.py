@@ -28,6 +28,7 @@ def param(
     validator: Any = None,
     factory: Any = None,
     converter: Any = None,
+    toml_type: str | None = None,
 ) -> Any:
     """Declare one hyperparameter of a component.
 
@@ -37,11 +38,16 @@ def param(
         validator: an attrs validator (or list of them) run when the component is built.
         factory: a zero-argument callable producing the default (for lists and dicts).
         converter: an attrs converter.
+        toml_type: the type a pipeline file gives, as ``quadriga info`` shows it (e.g.
+            ``"list[list[float]] | None"``), for a field annotated ``Any`` because it holds
+            something else once built (a tensor made from a nested list); it checks nothing.
 
     Returns:
         An :func:`attrs.field` to be assigned in the class body.
     """
     kwargs: dict[str, Any] = {"metadata": {"doc": doc}}
+    if toml_type is not None:
+        kwargs["metadata"]["toml_type"] = toml_type
     if factory is not None:
         kwargs["factory"] = factory
     elif default is not _NOTHING:
@@ -71,7 +77,8 @@ def describe_params(cls: type) -> list[dict[str, str]]:
         cls: an attrs class.
 
     Returns:
-        One dict per field, in declaration order, with keys ``name``, ``type``,
+        One dict per field, in declaration order, with keys ``name``, ``type`` (the
+        field's ``toml_type`` when :func:`param` was given one, else its annotation),
         ``default`` (``"required"`` when there is none) and ``doc``.
 
     Raises:
@@ -95,6 +102,11 @@ def describe_params(cls: type) -> list[dict[str, str]]:
         else:
             default = repr(f.default)
         rows.append(
-            {"name": f.name, "type": _type_name(f.type), "default": default, "doc": f.metadata.get("doc", "")}
+            {
+                "name": f.name,
+                "type": f.metadata.get("toml_type") or _type_name(f.type),
+                "default": default,
+                "doc": f.metadata.get("doc", ""),
+            }
         )
     return rows

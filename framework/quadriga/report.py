@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,18 +144,144 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         "figures": figures,
         "pipeline": pipeline_toml.read_text(encoding="utf-8") if pipeline_toml.is_file() else "",
         "manifest": json.dumps(manifest, indent=2),
+        "settings": "",
     }
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """``{"a.b.c": leaf}`` of nested dicts (lists are leaves)."""
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}{k}."))
+        return out
+    return {prefix[:-1]: value}
+
+
+#: manifest entries that differ from run to run by construction (not a difference of set-up)
+_PER_RUN = ("started_utc", "finished_utc", "run_dir", "dir", "hostname", "pid", "seed", "seeds", "command")
+
+
+def _differences(
+    pipelines: Mapping[str, Any], manifests: Mapping[str, Any], swept: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """``(swept keys that vary, other keys that vary)`` across the runs' pipeline.toml and manifest.json."""
+    varying: set[str] = set()
+    for where, docs in (("pipeline", pipelines), ("manifest", manifests)):
+        flat = [_flatten(d) for d in docs.values()]
+        if len(flat) < 2:
+            continue
+        keys = set().union(*flat)
+        for key in keys:
+            if len({json.dumps(f.get(key), sort_keys=True, default=str) for f in flat}) > 1:
+                varying.add(f"{where}:{key}")
+    expected, other = [], []
+    for item in sorted(varying):
+        where, key = item.split(":", 1)
+        leaf = key.split(".")[-1]
+        if any(key == s or key.endswith("." + s) or key.startswith(s + ".") for s in swept) or (
+            where == "manifest" and (leaf in _PER_RUN or key.split(".")[0] in _PER_RUN)
+        ):
+            expected.append(item)
+        elif where == "pipeline" and any(key.endswith("." + s.split(".")[-1]) for s in swept):
+            expected.append(item)  # a swept key as the expanded pipeline spells it
+        else:
+            other.append(item)
+    return expected, other
+
+
+def _compact(items: Sequence[str]) -> str:
+    """``"manifest: seed, seeds.* (6); pipeline: stage.mala.step_size"``: keys grouped by file and head."""
+    grouped: dict[str, dict[str, list[str]]] = {}
+    for item in items:
+        where, key = item.split(":", 1)
+        grouped.setdefault(where, {}).setdefault(key.split(".")[0], []).append(key)
+    parts = []
+    for where, heads in grouped.items():
+        keys = [ks[0] if len(ks) == 1 else f"{head}.* ({len(ks)})" for head, ks in heads.items()]
+        parts.append(f"{where}: {', '.join(keys)}")
+    return "; ".join(parts)
+
+
+def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[Any]) -> tuple[str, str, str]:
+    """The sweep's pipeline and manifest as the first run recorded them, and what differs across runs.
+
+    Returns:
+        ``(pipeline text, manifest text, differences)``: the pipeline starts with ``#`` lines
+        naming the source, the grid, the seeds and the fixed ``--set`` values, followed by the
+        first run's resolved ``pipeline.toml``; the manifest is the first run's ``manifest.json``;
+        ``differences`` says which entries differ between the runs (only the swept keys and
+        per-run entries such as the seed and start time should).
+    """
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    ids = [r.get("run_id") for r in runs if isinstance(r, Mapping) and r.get("run_id")]
+    ids = ids or [r.get("run_id") for r in sweep.get("runs", []) if isinstance(r, Mapping)]
+    run_dirs = [sweep_dir / "runs" / str(i) for i in ids if i and (sweep_dir / "runs" / str(i)).is_dir()]
+    pipelines: dict[str, Any] = {}
+    manifests: dict[str, Any] = {}
+    texts: dict[str, str] = {}
+    for d in run_dirs:
+        toml_path = d / "pipeline.toml"
+        if toml_path.is_file():
+            texts[d.name] = toml_path.read_text(encoding="utf-8")
+            try:
+                pipelines[d.name] = tomllib.loads(texts[d.name])
+            except tomllib.TOMLDecodeError:
+                pipelines[d.name] = {"unreadable": texts[d.name]}
+        manifest = _read_json(d / "manifest.json")
+        if isinstance(manifest, dict):
+            manifests[d.name] = manifest
+    grid = sweep.get("grid", {}) or {}
+    head = [
+        f"# sweep of {sweep.get('source')}: {len(run_dirs)} runs",
+        "# grid: " + ("; ".join(f"{k} = {v}" for k, v in grid.items()) or "none"),
+        "# seeds: " + ", ".join(map(str, sweep.get("seeds", []))),
+        "# fixed --set: " + (", ".join(sweep.get("fixed", [])) or "none"),
+    ]
+    first = next(iter(texts), None)
+    if first is None:
+        pipeline = "\n".join([*head, "# no run has written its pipeline.toml yet"]) + "\n"
+    else:
+        pipeline = "\n".join([*head, f"# the resolved pipeline.toml of the first run, {first}:", ""])
+        pipeline += "\n" + texts[first]
+    first_manifest = next(iter(manifests), None)
+    manifest = (
+        f"// manifest.json of the first run, {first_manifest}\n"
+        + json.dumps(manifests[first_manifest], indent=2)
+        if first_manifest
+        else "no run has written its manifest.json yet"
+    )
+    swept = [*grid, *(["seed"] if len(sweep.get("seeds", [])) > 1 else [])]
+    expected, other = _differences(pipelines, manifests, swept)
+    if len(run_dirs) < 2:
+        differences = "one run: nothing to compare"
+    elif other:
+        n = len(run_dirs)
+        differences = f"besides the swept keys, these differ across the {n} runs: {_compact(other)}"
+    else:
+        shown = _compact(expected) or "nothing"
+        differences = (
+            f"only the swept settings and per-run entries differ across the {len(run_dirs)} runs ({shown})"
+        )
+    return pipeline, manifest, differences
 
 
 def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     """The report section of a sweep directory: the summary over seeds and the sweep's figures.
 
+    The pipeline and manifest shown are those of the first run (:func:`_sweep_provenance`), with
+    the grid, the seeds and what differs across the runs; ``sweep.json`` is kept as ``settings``.
     Each summary row gives ``n`` (values pooled, one per seed), the mean, its standard error and the
     interval with its method (:func:`quadriga.summary.aggregate`); rows with ``n < 2`` have none.
 
     Raises:
         ConfigError: ``sweep_dir`` has no ``sweep.json``.
     """
+    from quadriga.stats import small_sample_note
     from quadriga.summary import aggregate, load_rows
 
     sweep_dir = Path(sweep_dir)
@@ -169,6 +296,10 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     for e in summary:
         subject, _, metric = str(e["metric"]).rpartition("/")
         small = int(e["n"]) < 2
+        method = str(e.get("ci_method", ""))
+        none = small or method.startswith("no interval")
+        if not none and small_sample_note(int(e["n"])):
+            method += f"; {small_sample_note(int(e['n']))}"
         table_rows.append(
             [
                 *(_fmt(e.get(k)) for k in keys),
@@ -178,12 +309,13 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
                 e["n"],
                 _fmt(e["mean"]),
                 "-" if small else f"{e['stderr']:.2g}",
-                "-" if small else f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
-                "-" if small else e.get("ci_method", ""),
+                "-" if none else f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
+                "-" if small else method,
             ]
         )
     figures = [_figure(p, "summary over seeds") for p in sorted(sweep_dir.glob("*.png"))]
     finished = sum(r.get("status") == "finished" for r in runs)
+    pipeline, manifest, differences = _sweep_provenance(sweep_dir, sweep, runs)
     return {
         "kind": "sweep",
         "title": f"sweep of {sweep.get('source')}",
@@ -193,6 +325,10 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
             ("source", sweep.get("source")),
             ("seeds", ", ".join(map(str, sweep.get("seeds", [])))),
             ("grid", "; ".join(f"{k} = {v}" for k, v in sweep.get("grid", {}).items()) or "-"),
+            ("fixed --set", ", ".join(sweep.get("fixed", [])) or "-"),
+            ("backend", sweep.get("backend", "-")),
+            ("command", " ".join(map(str, sweep.get("command", []))) or "-"),
+            ("differs across runs", differences),
         ],
         "tables": [
             _table(
@@ -202,9 +338,34 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
             )
         ],
         "figures": figures,
-        "pipeline": "",
-        "manifest": json.dumps(sweep, indent=2),
+        "pipeline": pipeline,
+        "manifest": manifest,
+        "settings": json.dumps(sweep, indent=2),
     }
+
+
+def _claim_figures(report: Path, rec: Mapping[str, Any]) -> list[Path]:
+    """The PNG figures of one claim record: those it names, then any in ``<claim>/`` next to the report.
+
+    ``verify`` writes a claim's figures into ``<out>/<claim name>/`` and records their paths; a
+    recorded path that no longer exists (the directory was moved) is looked up by file name there.
+    """
+    claim_dir = report.parent / str(rec.get("name", ""))
+    found: list[Path] = []
+    for fig in (rec.get("figures") or {}).values():
+        path = Path(str(fig))
+        for candidate in (path, report.parent / path, claim_dir / path.name):
+            if candidate.suffix.lower() == ".png" and candidate.is_file():
+                found.append(candidate)
+                break
+    if claim_dir.is_dir() and rec.get("name"):
+        found += sorted(claim_dir.glob("*.png"))
+    if not found:
+        found = sorted(report.parent.glob("*.png"))
+    unique: dict[Path, Path] = {}
+    for path in found:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
@@ -212,8 +373,11 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
 
     Returns:
         One dict per claim record with ``name``, ``claim``, ``paper``, ``scale``, ``status``,
-        ``claimed`` (the tested relation), ``rows`` (estimate, interval, n, method, verdict, MDE and
-        replicates needed per comparison) and the figures found next to the report.
+        ``claimed`` (the tested relation), ``table`` (per comparison: group when there are groups,
+        arm, baseline, the statistic's name, estimate, interval, n, method and, at paper scale,
+        verdict, p, MDE and replicates needed: :func:`quadriga.claims.verdict.comparison_cells`),
+        ``note`` (how p was computed, or that smoke scale gives numbers only) and the claim's
+        figures (those the record names, and the PNGs in ``<claim name>/`` next to the report).
 
     Raises:
         ConfigError: no ``report.json`` under ``verify_dir``.
@@ -227,6 +391,9 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
             f"no report.json under '{verify_dir}'. Pass the output directory of `quadriga verify`.",
             key="--verify",
         )
+    from quadriga.claims.report import SMOKE_NOTE, _statistic_name, comparison_note
+    from quadriga.claims.verdict import comparison_cells
+
     claims = []
     for report in reports:
         records = _read_json(report)
@@ -234,22 +401,11 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
             records = [records]
         for rec in records or []:
             effect = rec.get("effect") or {}
-            verdicts = rec.get("status") not in ("ran", "error")  # smoke scale: numbers, not verdicts
-            rows = [
-                [
-                    c.get("arm") or "-",
-                    c.get("baseline") or "-",
-                    _fmt(c.get("estimate")),
-                    f"[{_fmt(c.get('low'))}, {_fmt(c.get('high'))}]",
-                    c.get("n"),
-                    c.get("method", "-"),
-                    c.get("verdict", "-") if verdicts else "(smoke: none)",
-                    _fmt(c.get("mde")),
-                    _fmt(c.get("replicates_needed")),
-                ]
-                for c in rec.get("comparisons", [])
-            ]
-            figures = [_figure(p, f"claim {rec.get('name')}") for p in sorted(report.parent.glob("*.png"))]
+            scale = "paper" if rec.get("scale") == "paper" else "smoke"
+            name = _statistic_name(rec)
+            cells = [comparison_cells(c, name, scale) for c in rec.get("comparisons", [])]
+            if cells and all(row["group"] == "-" for row in cells):
+                cells = [{k: v for k, v in row.items() if k != "group"} for row in cells]
             claims.append(
                 {
                     "name": rec.get("name"),
@@ -261,22 +417,13 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
                     "quantity": effect.get("quantity", ""),
                     "level": effect.get("level"),
                     "source": str(report),
+                    "note": comparison_note(rec, scale)
+                    if cells
+                    else (SMOKE_NOTE if scale == "smoke" else ""),
                     "table": _table(
-                        "comparisons",
-                        [
-                            "arm",
-                            "baseline",
-                            "estimate",
-                            "interval",
-                            "n",
-                            "method",
-                            "verdict",
-                            "MDE",
-                            "replicates needed",
-                        ],
-                        rows,
+                        "comparisons", list(cells[0]) if cells else [], [list(r.values()) for r in cells]
                     ),
-                    "figures": figures,
+                    "figures": [_figure(p, f"claim {rec.get('name')}") for p in _claim_figures(report, rec)],
                 }
             )
     return claims

@@ -198,7 +198,9 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             stderr=std / math.sqrt(n),
             ci_low=ci.low,
             ci_high=ci.high,
-            ci_method=f"{ci.method}, {int(ci.level * 100)}%",
+            ci_method=ci.method
+            if ci.method.startswith("no interval")
+            else f"{ci.method}, {int(ci.level * 100)}%",
         )
         if by_config:
             entry["runs"] = len(sources[key])
@@ -293,7 +295,11 @@ def plot_summary(
     ns = sorted({int(e["n"]) for e in summary})
     n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
     methods = sorted(
-        {str(e.get("ci_method", "")).split(" (")[0] for e in summary if int(e["n"]) >= 2}
+        {
+            str(e.get("ci_method", "")).split(" (")[0]
+            for e in summary
+            if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
+        }
         - {"none", "", "not recorded"}
     )
     shape = "band" if x_key is not None else "whiskers"

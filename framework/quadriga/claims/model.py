@@ -73,6 +73,8 @@ class Effect:
         paired: pair replicate ``i`` of every arm (common random numbers); ``False`` for
             independent samples.
         resamples: bootstrap resamples.
+        label: the statistic's name in reports (``"slope"``); default :attr:`statistic_name`'s
+            choice.
 
     Raises:
         ConfigError: unknown statistic or relation, negative tolerance, level outside (0, 1).
@@ -87,6 +89,7 @@ class Effect:
     method: str = "BCa"
     paired: bool = True
     resamples: int = 9999
+    label: str = ""
 
     def __attrs_post_init__(self) -> None:
         """Validate the fields; raises ConfigError naming the bad one."""
@@ -106,15 +109,32 @@ class Effect:
             return -math.inf, self.value + self.tolerance
         return self.value - self.tolerance, self.value + self.tolerance
 
+    @property
+    def statistic_name(self) -> str:
+        """The statistic's name in reports: ``label``, else ``statistic`` (``"ratio"``, ``"mean"``).
+
+        For ``statistic="interval"`` (the experiment computes the interval itself) it is the
+        first of ``slope``, ``exponent``, ``rate``, ``ratio``, ``difference``, ``mean`` named in
+        ``quantity`` (``"slope of log MMD against log n"`` -> ``"slope"``), else ``"estimate"``.
+        """
+        if self.label:
+            return self.label
+        if self.statistic != "interval":
+            return self.statistic
+        words = [w.strip(",.;:()").lower() for w in self.quantity.split()]
+        known = ("slope", "exponent", "rate", "ratio", "difference", "mean")
+        return next((w for w in words if w in known), "estimate")
+
     def describe(self) -> str:
         """``"ratio < 1 (+0.05)"``-style text of the claimed region."""
         sym = {"greater": ">", "less": "<", "within": "within"}[self.relation]
+        name = self.statistic_name
         if self.relation == "within":
-            return f"{self.statistic} within {self.value:g} +- {self.tolerance:g}"
+            return f"{name} within {self.value:g} +- {self.tolerance:g}"
         if not self.tolerance:
-            return f"{self.statistic} {sym} {self.value:g}"
+            return f"{name} {sym} {self.value:g}"
         bound = self.bounds[0] if self.relation == "greater" else self.bounds[1]
-        return f"{self.statistic} {sym} {bound:g} ({self.value:g} with margin {self.tolerance:g})"
+        return f"{name} {sym} {bound:g} ({self.value:g} with margin {self.tolerance:g})"
 
 
 @attrs.frozen(kw_only=True)

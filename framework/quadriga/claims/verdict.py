@@ -12,7 +12,11 @@ from quadriga.claims.claim import Claim
 from quadriga.claims.model import Effect, Observations
 from quadriga.errors import ConfigError
 
-__all__ = ["decide", "decide_interval", "evaluate_claim"]
+__all__ = ["P_FLOOR", "comparison_cells", "decide", "decide_interval", "evaluate_claim", "format_p"]
+
+#: p-values below this are printed as ``< 1e-04``: they come from a normal tail (:func:`_pvalues`),
+#: which that far out says more about the normal approximation than about a handful of replicates.
+P_FLOOR = 1e-4
 
 
 def _side(effect: Effect, low: float, high: float) -> str:
@@ -29,7 +33,13 @@ def _side(effect: Effect, low: float, high: float) -> str:
 
 
 def _pvalues(effect: Effect, est: float, se: float) -> tuple[float, float]:
-    """One-sided normal p-values ``(p against the claim's null, p against the claim)``."""
+    """One-sided normal p-values ``(p against the claim's null, p against the claim)``.
+
+    ``z = (estimate - boundary) / se`` with ``se`` the standard deviation of the bootstrap
+    estimates (or the interval's half-width over ``z_{(1+level)/2}`` when the experiment gave no
+    standard error): a normal approximation, not a count of bootstrap resamples, so it is not
+    bounded below by ``1 / (B + 1)``; :func:`format_p` prints tiny values as ``< 1e-04``.
+    """
     from scipy.stats import norm
 
     lo_b, hi_b = effect.bounds
@@ -101,15 +111,22 @@ def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
 
     from quadriga.stats import Interval, min_detectable_effect, replicates_needed
 
+    se_from = "the standard deviation of the bootstrap estimates"
     if not math.isfinite(ci.se):
         se = (ci.high - ci.low) / (2 * norm.ppf(0.5 + ci.level / 2))
         ci = Interval(ci.estimate, ci.low, ci.high, ci.level, ci.method, ci.n, float(se))
+        se_from = "the interval's half-width / z"
+    if ci.se > 0:
+        p_method = f"normal approximation: z = distance to the boundary / s.e., s.e. = {se_from}"
+    else:
+        p_method = "no spread, s.e. 0: p is 0 or 1 by the side of the estimate"
     verdict = _side(effect, ci.low, ci.high) if ci.n >= 2 else "inconclusive"
     p_claim, p_refute = _pvalues(effect, ci.estimate, ci.se)
     dist = _distance(effect, ci.estimate)
     out = ci.as_dict()
     out.update(
         verdict=verdict,
+        p_method=p_method,
         p_claim=p_claim,
         p_refute=p_refute,
         distance=dist,
@@ -175,6 +192,9 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         for c, pc, pr in zip(comparisons, adj_claim, adj_refute, strict=True):
             c["p_claim_holm"], c["p_refute_holm"] = pc, pr
             c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
+    if scale != "paper":  # smoke scale: numbers, never a verdict (the status says "ran")
+        for c in comparisons:
+            c["verdict"], c["replicates_needed"] = "ran", None
     numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
     verdicts = [c["verdict"] for c in comparisons]
     if scale != "paper" or not comparisons:  # no comparison (a benchmark table): nothing to decide
@@ -187,7 +207,11 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         status = "inconclusive"
     record = {
         "status": status,
-        "effect": {**attrs.asdict(claim.effect), "claimed": claim.effect.describe()},
+        "effect": {
+            **attrs.asdict(claim.effect),
+            "claimed": claim.effect.describe(),
+            "statistic_name": claim.effect.statistic_name,
+        },
         "comparisons": comparisons,
         "holm": holm,
         "tuning_flags": claim.tuning_flags(),
@@ -228,8 +252,61 @@ def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict
     return out, ("\n".join(rows) if len(rows) > 2 else "")
 
 
-def _fmt(v: float) -> str:
+def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, (int, float)) and math.isfinite(v) else str(v)
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def format_p(p: Any) -> str:
+    """A p-value for a report: ``0.0312``, ``< 1e-04`` below :data:`P_FLOOR`, ``-`` when missing."""
+    if not _finite(p):
+        return "-"
+    return f"< {P_FLOOR:.0e}" if p < P_FLOOR else f"{p:.3g}"
+
+
+def _interval_parts(c: Mapping[str, Any]) -> tuple[str, str]:
+    """``(interval, method)`` of a comparison as printed: no interval for equal values, the n = 2 caveat."""
+    from quadriga.stats import small_sample_note
+
+    method = str(c.get("method", "-"))
+    n = c.get("n")
+    if method.startswith("no interval") or not all(_finite(c.get(k)) for k in ("low", "high")):
+        return "-", method
+    note = small_sample_note(2) if n == 2 else ""  # n = 1 with an interval: an exact value, say nothing
+    return f"[{_fmt(c['low'])}, {_fmt(c['high'])}]", method + (f"; {note}" if note else "")
+
+
+def comparison_cells(c: Mapping[str, Any], statistic: str, scale: str) -> dict[str, str]:
+    """One comparison of a record as ``{column: text}``, the same in ``report.md`` and the HTML page.
+
+    Columns: group, arm, baseline, statistic (its name: ``slope``, ``ratio``), estimate,
+    interval, n, method; at paper scale also verdict, p (claim) (:func:`format_p`), MDE and the
+    replicates needed. At smoke scale there is no verdict, p or MDE: numbers only.
+    """
+    interval, method = _interval_parts(c)
+    cells = {
+        "group": str(c.get("group") or "-"),
+        "arm": str(c.get("arm") or "-"),
+        "baseline": str(c.get("baseline") or "-"),
+        "statistic": statistic,
+        "estimate": _fmt(c.get("estimate")),
+        "interval": interval,
+        "n": str(c.get("n")),
+        "method": method,
+    }
+    if scale == "paper":
+        cells.update(
+            {
+                "verdict": str(c.get("verdict", "-")),
+                "p (claim)": format_p(c.get("p_claim_holm", c.get("p_claim"))),
+                "MDE": _fmt(c["mde"]) if _finite(c.get("mde")) else "-",
+                "replicates needed": str(c.get("replicates_needed") or "-"),
+            }
+        )
+    return cells
 
 
 def _span(ci: Any) -> str:
@@ -241,9 +318,10 @@ def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
     for c in record["comparisons"]:
         who = c["arm"] if c["baseline"] is None else f"{c['arm']} vs {c['baseline']}"
         where = f"{c['group']}: " if c["group"] else ""
+        interval, method = _interval_parts(c)
+        span = f"{interval} " if interval != "-" else ""
         text = (
-            f"{where}{who} {claim.effect.statistic} {_fmt(c['estimate'])} "
-            f"[{_fmt(c['low'])}, {_fmt(c['high'])}] (n={c['n']}, {c['method']})"
+            f"{where}{who} {claim.effect.statistic_name} {_fmt(c['estimate'])} {span}(n={c['n']}, {method})"
         )
         if scale == "paper" and c["verdict"] == "inconclusive":
             text += f"; MDE {_fmt(c['mde'])}, about {c['replicates_needed']} replicates needed"

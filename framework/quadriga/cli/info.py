@@ -23,7 +23,7 @@ from quadriga.cli._common import (
 from quadriga.cli.output import print_json
 from quadriga.registry import KINDS
 
-__all__ = ["add_parser", "cmd_info", "doc_paragraphs", "parameters", "render_doc", "toml_value"]
+__all__ = ["add_parser", "cmd_info", "doc_paragraphs", "parameters", "render_doc", "toml_value", "type_text"]
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -67,8 +67,10 @@ def doc_paragraphs(doc: str) -> list[tuple[int, str]]:
 
     The hard-wrapped lines of one paragraph are joined so that the console wraps them at its width.
 
-    A line starts a new logical line when it is blank, indented differently from the one before,
-    a section header (``Raises:``), a list item (``-``/``*``), or follows a line ending in ``:``.
+    A line starts a new logical line when it is blank, indented differently from the one before
+    (except a hanging indent inside a section: an entry of ``Raises:`` continued on deeper-indented
+    lines is one line), a section header (``Raises:``), a list item (``-``/``*``), or follows a line
+    ending in ``:``.
     """
     out: list[tuple[int, str]] = []
     previous_indent = -1
@@ -82,7 +84,8 @@ def doc_paragraphs(doc: str) -> list[tuple[int, str]]:
         joins = (
             out
             and out[-1][1]
-            and indent == previous_indent
+            and previous_indent >= 0
+            and (indent == previous_indent or (indent > previous_indent and out[-1][0] > 0))
             and not _HEADER.match(text)
             and not text.startswith(("- ", "* "))
             and not out[-1][1].endswith(":")
@@ -106,23 +109,117 @@ def render_doc(text: str) -> str:
     return _LITERAL.sub(lambda m: f"[cyan]{m.group(1)}[/]", text)
 
 
-def toml_value(value: Any) -> str:
-    """``value`` as it is written in a pipeline file (``0.1``, ``"4-mode-2d"``, ``[1, 2]``).
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
-    ``None`` is ``unset``: TOML has no null, the key is left out.
+
+def toml_value(value: Any, registry: Any = None) -> str:
+    """``value`` as it is written in a pipeline file (``0.1``, ``"4-mode-2d"``, ``[1, 2]``, ``{ a = 1 }``).
+
+    ``None`` is ``unset``: TOML has no null, the key is left out. Tables are written inline; a
+    component instance (a nested default) is written as its table, ``{ use = "mala" }`` plus the
+    parameters that differ from the component's defaults (its name is looked up in ``registry``).
     """
+    import attrs
     import tomli_w
+
+    from quadriga.interfaces import Component
 
     if value is None:
         return "unset"
+    if isinstance(value, Component) and attrs.has(type(value)):
+        return _component_table(value, registry)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = (
+            f"{k if _BARE_KEY.fullmatch(str(k)) else toml_value(str(k))} = {toml_value(v, registry)}"
+            for k, v in value.items()
+        )
+        return "{ " + ", ".join(items) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v, registry) for v in value) + "]"
     try:
         return tomli_w.dumps({"v": value}).split("=", 1)[1].strip()
     except (TypeError, ValueError):
         return repr(value)
 
 
-def parameters(cls: type) -> list[dict[str, Any]]:
-    """``[{"name", "type", "default", "doc", "required"}]`` of a component class; defaults in TOML."""
+def _component_table(value: Any, registry: Any) -> str:
+    """``{ use = "NAME", key = value, ... }`` of a component instance (only non-default keys)."""
+    import attrs
+
+    cls = type(value)
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    names = [s.name for s in registry.components() if s.target == target] if registry is not None else []
+    if not names:
+        return f"a {cls.__name__}"
+    items = [f'use = "{names[0]}"']
+    for f in attrs.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        if f.default is attrs.NOTHING:
+            default: Any = attrs.NOTHING
+        elif isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
+            default = f.default.factory()
+        else:
+            default = f.default
+        current = getattr(value, f.name)
+        try:
+            same = bool(current == default)
+        except Exception:  # e.g. tensors: compare by value is ambiguous, show it
+            same = False
+        if not same:
+            items.append(f"{f.name} = {toml_value(current, registry)}")
+    return "{ " + ", ".join(items) + " }"
+
+
+def type_text(tp: Any) -> str:
+    """A parameter's annotation in a pipeline file's terms.
+
+    A nested component's interface becomes its kind (``Sampler`` -> ``sampler``), ``tuple[X, ...]``
+    a ``list[X]``, ``dict[str, X]`` a ``table`` (``table[X]``), ``NoneType`` ``None``; an annotation
+    that cannot be resolved is shown as written, and ``Any`` as ``any``.
+    """
+    import types
+    import typing
+
+    from quadriga.components import kinds_for_base
+    from quadriga.interfaces import Component
+
+    if tp is Any:
+        return "any"
+    if isinstance(tp, str):
+        return tp.replace("typing.", "")
+    if tp is type(None):
+        return "None"
+    if isinstance(tp, type) and issubclass(tp, Component):
+        return " | ".join(kinds_for_base(tp))
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(type_text(a) for a in args)
+    if origin in (list, tuple, set, frozenset) or (origin is not None and str(origin).endswith("Sequence'>")):
+        inner = [a for a in args if a is not Ellipsis]
+        if origin is tuple and len(inner) > 1:
+            return "[" + ", ".join(type_text(a) for a in inner) + "]"
+        return f"list[{type_text(inner[0])}]" if inner else "list"
+    if origin is dict or (origin is not None and str(origin).endswith("Mapping'>")):
+        value = args[1] if len(args) == 2 else Any
+        return "table" if value is Any else f"table[{type_text(value)}]"
+    if origin is typing.Literal:
+        return " | ".join(toml_value(a) for a in args)
+    name = getattr(tp, "__name__", None)
+    if name and not args:
+        return name
+    return str(tp).replace("typing.", "")
+
+
+def parameters(cls: type, registry: Any = None) -> list[dict[str, Any]]:
+    """``[{"name", "type", "default", "doc", "required"}]`` of a component class; defaults in TOML.
+
+    The type is the field's ``toml_type`` (:func:`quadriga.param`) or its annotation in TOML terms
+    (:func:`type_text`); a nested component's default is shown as its table when ``registry``
+    knows its name.
+    """
     import attrs
 
     from quadriga.params import describe_params
@@ -135,16 +232,16 @@ def parameters(cls: type) -> list[dict[str, Any]]:
             default = "required"
         elif isinstance(f.default, attrs.Factory):  # type: ignore[arg-type]
             try:
-                default = toml_value(f.default.factory())
+                default = toml_value(f.default.factory(), registry)
             except Exception:
                 default = "(computed)"
         else:
-            default = toml_value(f.default)
-        type_name = row["type"].replace("typing.", "")
+            default = toml_value(f.default, registry)
+        type_name = f.metadata.get("toml_type") or type_text(f.type)
         rows.append(
             {
                 "name": row["name"],
-                "type": "any" if type_name == "Any" else type_name,
+                "type": type_name,
                 "default": default,
                 "doc": row["doc"],
                 "required": default == "required",
@@ -179,14 +276,15 @@ def cmd_info(args: argparse.Namespace) -> int:
                     sys.stdout.write("\n")
     for c in reg.claims() if kind in (None, "claim") else []:
         if c.name == name:
-            found.append(
-                dict(kind="claim", name=c.name, distribution=c.distribution, summary=c.summary, paper=c.paper)
-            )
+            from quadriga.claims.report import claim_facts, claim_lines
+
+            facts = claim_facts(reg, c)
+            found.append(dict(kind="claim", **facts))
             if not args.json:
-                con.print(
-                    f"[bold]claim {escape(c.name)}[/] from {escape(c.distribution)}: {escape(c.summary)}\n"
-                    f"source: {escape(c.paper)}\nrun it: quadriga verify {c.name} [--scale paper]"
-                )
+                head, *rest = claim_lines(facts)
+                con.print(f"[bold]{escape(head)}[/]")
+                for line in rest:
+                    con.print(escape(line))
     colliding = [s for (k, n), v in reg.conflicts.items() if n == name and kind in (None, k) for s in v]
     for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)] + colliding:
         if spec in colliding and not args.json:
@@ -198,7 +296,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         cls = reg.load_class(spec)
         status = reg.plugins.get(spec.plugin)
         version = status.version if status is not None else ""
-        params = parameters(cls)
+        params = parameters(cls, reg)
         inputs = {k: _type_names(v) for k, v in getattr(cls, "input_types", {}).items()}
         output = getattr(cls, "output_type", None)
         out_name = None if output is None else output if isinstance(output, str) else output.__name__

@@ -409,7 +409,7 @@ def _interval_text(e: Mapping[str, Any]) -> str:
     """The interval cell of a summary row: ``[low, high]``, ``all equal`` or ``-`` (n < 2)."""
     if int(e["n"]) < 2:
         return "-"
-    if str(e.get("ci_method", "")).startswith("none (constant"):
+    if _all_equal(e):
         return "all equal"
     return f"[{format_value(e['ci_low'])}, {format_value(e['ci_high'])}]"
 
@@ -417,9 +417,15 @@ def _interval_text(e: Mapping[str, Any]) -> str:
 def _method_text(e: Mapping[str, Any]) -> str:
     """How a row's interval was computed, in words (``none (constant data, n=4), 95%`` is said plainly)."""
     method = str(e.get("ci_method", "not recorded"))
-    if method.startswith("none (constant"):
+    if _all_equal(e):
         return f"all equal: no interval, all {e['n']} values equal"
     return method
+
+
+def _all_equal(e: Mapping[str, Any]) -> bool:
+    """Whether a summary row's values were all equal (its ``ci_method`` says there is no interval)."""
+    method = str(e.get("ci_method", ""))
+    return method.startswith("none (constant") or (method.startswith("no interval") and "equal" in method)
 
 
 def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> None:
@@ -491,4 +497,6 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
         methods.sort(key=lambda m: m.startswith("all equal"))  # the computed intervals first
         say("intervals: " + escape("; ".join(methods)))
     if any(int(e["n"]) == 2 for e in summary):
-        say("[yellow]note[/]: with n = 2 a bootstrap interval is the range of the two values.")
+        from quadriga.stats import small_sample_note
+
+        say(f"[yellow]note[/]: bootstrap intervals at {small_sample_note(2)}.")

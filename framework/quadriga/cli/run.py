@@ -100,13 +100,27 @@ def add_parser(sub: Subparsers) -> None:
 
 @contextlib.contextmanager
 def rich_progress(
-    con: Console, enabled: bool
+    con: Console,
+    enabled: bool,
+    *,
+    lines: bool = False,
+    min_interval: float = 10.0,
+    max_interval: float = 30.0,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[Callable[[str], contextlib.AbstractContextManager[OnUpdate]]]:
     """A rich progress display; yields ``display(stage)``, a context manager giving the stage's ``on_update``.
 
     Args:
         con: where to print.
-        enabled: draw bars; when false only one line per finished or stopped stage is printed.
+        enabled: draw bars; when false only one line per finished or stopped stage is printed
+            (``  stage NAME done in 12.3 s``).
+        lines: with ``enabled`` false, also print a plain progress line now and then while a long
+            stage runs (:class:`~quadriga.progress.ProgressLines`: at most one per ``min_interval``
+            seconds, one per 10 % of a known total, at least one per ``max_interval``); for logs
+            and pipes, where bars cannot be drawn.
+        min_interval: seconds, see ``lines``.
+        max_interval: seconds, see ``lines``.
+        clock: the monotonic clock of the progress lines and stage times (tests pass a fake one).
     """
     from rich.progress import (
         BarColumn,
@@ -117,6 +131,8 @@ def rich_progress(
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+
+    from quadriga.progress import ProgressLines
 
     progress = Progress(
         SpinnerColumn(),
@@ -133,11 +149,25 @@ def rich_progress(
     @contextlib.contextmanager
     def display(stage: str) -> Iterator[OnUpdate]:
         task = progress.add_task(stage, total=None)
-        start = time.perf_counter()
+        start = clock()
+        plain = (
+            ProgressLines(
+                stage,
+                lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True),
+                min_interval=min_interval,
+                max_interval=max_interval,
+                clock=clock,
+                width=max(40, min(con.width, 100)),
+            )
+            if lines and not enabled
+            else None
+        )
 
         def on_update(completed: float, total: float | None, description: str | None) -> None:
             label = stage if not description or description == stage else f"{stage}: {description}"
             progress.update(task, completed=completed, total=total, description=label)
+            if plain is not None:
+                plain(completed, total, description)
 
         try:
             yield on_update
@@ -152,7 +182,7 @@ def rich_progress(
         elif t is not None:
             progress.update(task, completed=t.total)
         if not enabled:
-            con.print(f"  stage [bold]{escape(stage)}[/] done in {time.perf_counter() - start:.1f} s")
+            con.print(f"  stage [bold]{escape(stage)}[/] done in {clock() - start:.1f} s")
 
     with progress:
         yield display
@@ -217,8 +247,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     os.environ.setdefault("MPLBACKEND", "Agg")
     show = not (args.quiet or args.json) and con.is_terminal
+    lines = not (args.quiet or args.json) and not con.is_terminal
     try:
-        with rich_progress(con, show) as display, using(*trackers):
+        with rich_progress(con, show, lines=lines) as display, using(*trackers):
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
     except KeyboardInterrupt as exc:
         run_dir = getattr(exc, "run_dir", "RUN_DIR")

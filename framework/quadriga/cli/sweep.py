@@ -125,6 +125,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     from quadriga.cli._common import registry_for
+    from quadriga.progress import ProgressLines
     from quadriga.sweep import parse_grid, parse_seeds, run_sweep
     from quadriga.tracking import check as check_trackers
     from quadriga.tracking import using
@@ -144,11 +145,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         disable=not console.is_terminal,
     )
     tasks: list[TaskID] = []
+    counts: list[ProgressLines] = []  # without a terminal: "  sweep: 3/12 runs (25%) ..." now and then
+    done = [0, 0]  # runs finished, runs to do
 
     def on_start(todo: int, finished: int) -> None:
         tasks.append(progress.add_task("sweep", total=todo))
         if finished:
             console.print(f"{finished} run(s) already finished: skipped (resume)")
+        if not console.is_terminal:
+            write = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
+            counts.append(ProgressLines("sweep", write, prefix="", unit="runs"))
+            done[:] = [0, todo]
+            counts[-1](0, todo, None)
 
     def on_done(outcome: dict[str, Any]) -> None:
         secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
@@ -159,6 +167,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             console.print(f"  {escape(outcome['run_id'])} [red]{outcome['status']}[/]{secs}: {error}")
             console.print(f"    log: runs/{escape(outcome['run_id'])}/log.txt", soft_wrap=True)
         progress.advance(tasks[-1])
+        if counts:
+            done[0] += 1
+            counts[-1](done[0], done[1], None)
 
     sweep = {"source": str(args.pipeline), "seeds": seeds, "grid": dict(grids), "dir": None}
     with progress, using(*trackers):

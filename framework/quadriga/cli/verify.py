@@ -27,8 +27,18 @@ def add_parser(sub: Subparsers) -> None:
     p = sub.add_parser(
         "verify",
         help="check that plugins still reproduce their papers' claims",
-        description="Run the claims of a distribution (e.g. quadriga-srmc) or one claim, and write "
-        "a markdown report with the measured numbers and figures.",
+        description=(
+            "Run the claims of a distribution (e.g. quadriga-srmc) or one claim, and write\n"
+            "report.md and report.json with the measured numbers and figures.\n\n"
+            "Scales:\n"
+            "  smoke (the default)  a few replicates per arm (3 or so): seconds to a few\n"
+            "                       minutes per claim. Numbers with their intervals, no\n"
+            "                       verdict, p-value or MDE: the status is 'ran'.\n"
+            "  paper                the replicates the claim was designed for: minutes to\n"
+            "                       hours. Each comparison gets a verdict: passed, refuted\n"
+            "                       or inconclusive (with the MDE and replicates needed).\n\n"
+            "`quadriga info CLAIM` shows a claim's effect and replicates per scale."
+        ),
         formatter_class=Formatter,
     )
     p.add_argument(
@@ -40,7 +50,8 @@ def add_parser(sub: Subparsers) -> None:
         "--scale",
         choices=["smoke", "paper"],
         default="smoke",
-        help="smoke: seconds, checks numbers are produced; paper: the full check (minutes)",
+        help="smoke (default): a few replicates, numbers only, no verdict; paper: the claim's full "
+        "replicates and a verdict (minutes to hours)",
     )
     p.add_argument("--out", type=Path, help="report directory (default verify/<what>/<timestamp>)")
     p.add_argument(

@@ -2,7 +2,8 @@
 
 - Intervals: :func:`bootstrap_ci` (``scipy.stats.bootstrap``: BCa or percentile, one sample,
   paired or unpaired two samples), :func:`mean_se`, :func:`batch_means_se` (MCMC output),
-  :func:`loglog_slope` (a rate with its interval).
+  :func:`loglog_slope` (a rate with its interval), :func:`small_sample_note` (how to read an
+  interval of 1, 2 or equal values).
 - RL aggregates as in rliable (Agarwal et al. 2021, "Deep RL at the Edge of the Statistical
   Precipice"): :func:`iqm`, :func:`stratified_bootstrap_ci`, :func:`probability_of_improvement`.
   rliable 1.2.0 itself cannot be imported with the pinned pandas 3 (its ``library`` module
@@ -31,6 +32,7 @@ from quadriga.stats.intervals import (
     group_values,
     loglog_slope,
     mean_se,
+    small_sample_note,
 )
 from quadriga.stats.mcmc import ess, mcse, rhat, stuck_chains
 from quadriga.stats.power import holm, min_detectable_effect, replicates_needed
@@ -52,6 +54,7 @@ __all__ = [
     "probability_of_improvement",
     "replicates_needed",
     "rhat",
+    "small_sample_note",
     "stratified_bootstrap_ci",
     "stuck_chains",
 ]

@@ -50,6 +50,31 @@ class Interval:
         return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}]"
 
 
+def small_sample_note(n: int, *, constant: bool = False) -> str:
+    """How to read an interval computed from ``n`` values when ``n`` is too small for it to mean much.
+
+    One wording for every place that prints intervals (``verify``, ``sweep``, ``compare``,
+    ``report``), so that the caveat reads the same everywhere.
+
+    Args:
+        n: the number of observations (pairs when paired).
+        constant: every value is the same (the bootstrap has nothing to resample).
+
+    Returns:
+        ``"no interval: n = 1"``, ``"no interval: all 3 values equal"``,
+        ``"n = 2: the range of the two values"`` (a bootstrap of two values can only resample
+        the pairs ``(a, a)``, ``(a, b)``, ``(b, b)``, so its interval is their range), or ``""``
+        for ``n >= 3`` with some spread.
+    """
+    if n < 2:
+        return f"no interval: n = {n}"
+    if constant:
+        return f"no interval: all {n} values equal"
+    if n == 2:
+        return "n = 2: the range of the two values"
+    return ""
+
+
 def _rng(rng: Any) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
@@ -117,9 +142,10 @@ def bootstrap_ci(
         rng: integer seed or ``numpy.random.Generator`` (the interval is reproducible).
 
     Returns:
-        :class:`Interval`. When every resample gives the same value (constant data) the
-        interval is the point; when BCa is undefined (NaN ends) the percentile interval is
-        used and ``method`` says so.
+        :class:`Interval`. When every value is the same (constant data) the interval is the
+        point and ``method`` says ``"no interval: all n values equal"``
+        (:func:`small_sample_note`, which also words the ``n = 2`` caveat); when BCa is
+        undefined (NaN ends) the percentile interval is used and ``method`` says so.
 
     Raises:
         ConfigError: unknown statistic or method, level outside (0, 1), empty or non-finite
@@ -158,9 +184,9 @@ def bootstrap_ci(
     n = len(xs)
     kind = "paired" if samples == 2 and paired else ("unpaired" if samples == 2 else "one sample")
     if n < 2:
-        return Interval(estimate, math.nan, math.nan, level, "none (n=1: no interval)", n, math.nan)
+        return Interval(estimate, math.nan, math.nan, level, small_sample_note(n), n, math.nan)
     if all(np.ptp(d) == 0 for d in data):
-        return Interval(estimate, estimate, estimate, level, f"none (constant data, n={n})", n, 0.0)
+        return Interval(estimate, estimate, estimate, level, small_sample_note(n, constant=True), n, 0.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = bootstrap(

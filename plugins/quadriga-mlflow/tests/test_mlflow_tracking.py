@@ -78,7 +78,7 @@ def test_keys_follow_mlflow_rules():
     assert metric_key("energy", "mala[0]", "energy_distance") == "energy/mala.0/energy_distance"
     assert metric_key("s", "a+b") == "s/a_b"
     flat = flatten_params({"stage": {"m": {"step_size": 0.1, "init": "normal", "inputs": {"target": "t"}}}})
-    assert flat == {"stage.m.step_size": "0.1", "stage.m.init": '"normal"', "stage.m.inputs.target": '"t"'}
+    assert flat == {"stage.m.step_size": "0.1", "stage.m.init": "normal", "stage.m.inputs.target": "t"}
 
 
 def test_a_run_is_logged_only_when_chosen(registry, store, tmp_path):

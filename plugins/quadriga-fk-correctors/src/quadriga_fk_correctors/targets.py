@@ -143,10 +143,20 @@ class ComposedTarget(Target):
         "experts": [{"means": [[-1.0], [1.0]], "scale": 0.5}, {"means": [[0.5]], "scale": 1.0}],
     }
 
-    experts: Any = param(None, doc="list of gaussian-mixture parameter tables, one per expert")
+    experts: Any = param(
+        None, toml_type="list[table] | None", doc="list of gaussian-mixture parameter tables, one per expert"
+    )
     composition: str = param("product", doc="'product', 'anneal' or 'geometric'", validator=one_of(KINDS))
-    beta: Any = param(None, doc="exponent of the annealed target p^beta (composition 'anneal'), > 0")
-    weights: Any = param(None, doc="exponents w_i of the geometric average (composition 'geometric'), > 0")
+    beta: Any = param(
+        None,
+        toml_type="float | None",
+        doc="exponent of the annealed target p^beta (composition 'anneal'), > 0",
+    )
+    weights: Any = param(
+        None,
+        toml_type="list[float] | None",
+        doc="exponents w_i of the geometric average (composition 'geometric'), > 0",
+    )
     grid_size: int = param(
         4001,
         doc="grid points per axis for non-mixture targets (1-D; 2-D uses sqrt)",

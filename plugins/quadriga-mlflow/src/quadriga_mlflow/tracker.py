@@ -62,7 +62,12 @@ def metric_key(*parts: str) -> str:
 
 
 def flatten_params(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
-    """``{"stage": {"mala": {"step_size": 0.1}}}`` -> ``{"stage.mala.step_size": "0.1"}`` (values in TOML)."""
+    """``{"stage": {"mala": {"step_size": 0.1}}}`` -> ``{"stage.mala.step_size": "0.1"}``.
+
+    Strings are logged as they are (``"normal"`` -> ``normal``, so MLflow's search filters
+    ``params.`stage.m.init` = 'normal'`` match); every other value is written in TOML
+    (``[0.1, 0.5]``, ``true``, ``{ target = "t" }``).
+    """
     import tomli_w
 
     out: dict[str, str] = {}
@@ -70,6 +75,9 @@ def flatten_params(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
         name = f"{prefix}.{key}" if prefix else str(key)
         if isinstance(value, dict) and value:
             out.update(flatten_params(value, name))
+            continue
+        if isinstance(value, str):
+            out[metric_key(*name.split("/"))] = value
             continue
         try:
             text = tomli_w.dumps({"v": value}).split("=", 1)[1].strip()

@@ -93,10 +93,14 @@ class _ActiveDesign(Sampler):
         validator=number_in(0.0, low_open=True),
     )
     budget: Any = param(
-        None, doc="label budget k (count); overrides budget_per_feature", validator=_optional_count
+        None,
+        toml_type="int | None",
+        doc="label budget k (count); overrides budget_per_feature",
+        validator=_optional_count,
     )
     num_features: Any = param(
         None,
+        toml_type="int | None",
         doc="model size d: the first d columns of the pool's design (None: all)",
         validator=_optional_count,
     )

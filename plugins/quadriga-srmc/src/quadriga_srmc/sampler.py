@@ -10,12 +10,18 @@ Because E_pi[s] = 0 and theta_n -> 0, the plain average of f(X_n) is the estimat
 no reweighting. Memory is O(d) per chain: theta, the current point and its cached base values,
 plus whatever ``store`` keeps (all draws, or only running means).
 
+Any kernel runs through one general loop on a :class:`~quadriga_srmc.surrogate.GradientTilt` or
+:class:`~quadriga_srmc.surrogate.FlipTilt`. SR-MALA with the shifted drift (quadriga-std's MALA,
+alpha > 0) runs through a fused loop of its own, ``SRMC._run_sr_mala``: the same chain to rounding,
+with two target calls and no surrogate object per transition.
+
 Source: Hu et al. 2026, "Score-Repellent Monte Carlo: Toward Efficient Non-Markovian Sampler
 with Constant Memory in General State Spaces", arXiv 2604.22948, Algorithm 1 and Sec. 3.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from typing import Any
@@ -54,6 +60,15 @@ def _to_kernel(value: Any) -> Any:
         use = spec.pop("use", None)
         return build_component(get_registry(), use, spec, kinds=("sampler",), table="base_kernel")
     return value
+
+
+def _is_plain_mala(kernel: Any) -> bool:
+    """True for quadriga-std's MALA itself (not a subclass, whose transition may differ)."""
+    try:
+        from quadriga_std.samplers.mcmc import MALA
+    except ImportError:  # pragma: no cover - quadriga-std is a dependency
+        return False
+    return type(kernel) is MALA
 
 
 def _rho_ok(instance: Any, attribute: Any, value: float) -> None:
@@ -201,6 +216,10 @@ class SRMC(Sampler):
     def run(self, target: Any, *, generator: torch.Generator, x0: torch.Tensor | None = None) -> SRRun:
         """Run the chains and return the final state (see :class:`SRRun`).
 
+        With quadriga-std's MALA as base kernel, the shifted drift and alpha > 0, the transitions
+        run in the fused loop :meth:`_run_sr_mala` (same chains to rounding); otherwise in the
+        general loop below.
+
         Args:
             target: a quadriga target (``dim``, ``log_prob``, and ``score`` or ``flip_log_ratios``).
             generator: ``torch.Generator``, the only source of randomness.
@@ -231,6 +250,14 @@ class SRMC(Sampler):
             tilt.prefetch = selects
         tracks_theta = self.alpha != 0.0
         lp, s = tilt.base(x, need_score=tracks_theta)
+        if (
+            tracks_theta
+            and kind == "gradient"
+            and self._drift() == "shifted"
+            and _is_plain_mala(kernel)
+            and bool(torch.isfinite(s).all())
+        ):
+            return self._run_sr_mala(target, kernel.step_size, x, lp, s, counters, generator)
         total = self.burn_in + self.num_steps
         keep_draws = self.store == "draws"
         m = self.num_steps // self.thin if keep_draws else 1
@@ -282,6 +309,125 @@ class SRMC(Sampler):
             kept[:, 0] = (running / self.num_steps).to(x.dtype)
         return SRRun(
             theta=theta, x=x, kept=kept, counters=counters, accepted=accepted_sum, proposals=proposals
+        )
+
+    def _run_sr_mala(
+        self,
+        target: Any,
+        h: float,
+        x: torch.Tensor,
+        lp: torch.Tensor,
+        s: torch.Tensor,
+        counters: Counter,
+        generator: torch.Generator,
+    ) -> SRRun:
+        """SR-MALA with the shifted drift as one fused loop: the chain of the general loop.
+
+        Per transition n, with theta = theta_{n-1}, a = alpha_n and the cached base values
+        (log pi(x), s(x)) of the current points:
+
+        1. drift g_x = s(x - a theta): one call of ``target.score`` on c rows;
+        2. proposal y = x + h g_x + sqrt(2h) xi, xi ~ N(0, I) (the normal draw of quadriga-std's MALA);
+        3. log pi(y), s(y) and the drift g_y = s(y - a theta) from one call on the 2c stacked rows
+           [y; y - a theta] (``log_prob_and_score`` when the target has it, else ``log_prob`` on y
+           and ``score`` on the stack);
+        4. log acceptance ratio of MALA on pi_theta (Hu et al. 2026, SR-MH acceptance):
+           [log pi(y) - log pi(x)] - a theta^T [s(y) - s(x)] + |xi|^2 / 2 - |x - y - h g_y|^2 / (4h),
+           where |y - x - h g_x|^2 / (4h) = |xi|^2 / 2 is the forward term; accept when
+           log u < ratio (u ~ U(0, 1), the uniform draw of ``mh_accept``), never when it is not finite;
+        5. the accepted chains take y with its log pi(y) and s(y): no evaluation at X_n;
+        6. theta_n = theta_{n-1} + gamma_n (s(X_n) - theta_{n-1}) (``torch.lerp``).
+
+        Three score rows and one log-density row per chain per transition (MALA: one and one), in
+        two target calls; the counters are those of the general loop. The generator is consumed as
+        by the general loop (one normal tensor, one uniform tensor per transition), so the chains are
+        the same up to rounding (tests/test_srmc_loop_equivalence.py: 1e-12 on fixed seeds).
+        A finite log acceptance ratio implies a finite s(y) (alpha theta^T s(y) enters it), and the
+        initial scores are finite (checked by the caller), so the scores stay finite and the general
+        loop's non-finite-score undo never applies here.
+
+        Args:
+            target: the base target (``log_prob``, ``score``, optionally ``log_prob_and_score``).
+            h: MALA step size (units of x squared).
+            x, lp, s: starting points ``Tensor[c, d]``, log pi ``Tensor[c]`` and s ``Tensor[c, d]`` there.
+            counters: the run's counters (``score_evals``, ``log_prob_evals``, ``rejected_nonfinite``).
+            generator: ``torch.Generator``.
+
+        Source: Hu et al. 2026, arXiv 2604.22948, Algorithm 1 with the MALA kernel on the surrogate
+        (Sec. 3) and the official code's shifted drift; MALA as in quadriga-std (Roberts & Tweedie 1996).
+        """
+        c, d = x.shape
+        dtype = x.dtype
+        both = getattr(target, "log_prob_and_score", None)
+        score, log_prob, dot = target.score, target.log_prob, torch.linalg.vecdot
+        sq = math.sqrt(2 * h)
+        inv4h = 1.0 / (4 * h)
+        theta = torch.zeros(c, d, dtype=dtype)
+        total = self.burn_in + self.num_steps
+        keep_draws = self.store == "draws"
+        thin = self.thin
+        m = self.num_steps // thin if keep_draws else 1
+        kept = torch.empty(c, m, d, dtype=dtype)
+        running = torch.zeros(c, d, dtype=torch.float64)
+        finite = torch.zeros(c, dtype=torch.int64)  # transitions with a finite log ratio, per chain
+        accepted_n = torch.zeros(c, dtype=torch.int64)  # accepted after burn-in, per chain
+        fixed = self.alpha_schedule == "fixed"
+        a = float(self.alpha)
+        kw = dict(
+            alpha=self.alpha, schedule=self.alpha_schedule, warmup=self.alpha_warmup, scale=self.alpha_scale
+        )
+        theta_step, rho, burn_in = self.theta_step, self.rho, self.burn_in
+        progress = quadriga.current_progress()
+        progress.start(total, "SR-MALA")
+        every = max(1, total // 100)
+        k = 0
+        for n in range(1, total + 1):
+            if not fixed:
+                a = alpha_at(n, **kw)
+            gx = score(torch.add(x, theta, alpha=-a))
+            xi = torch.randn(x.shape, generator=generator, dtype=dtype)
+            step = torch.mul(gx, h).add_(xi, alpha=sq)  # y - x
+            y = x + step
+            stacked = torch.cat([y, torch.add(y, theta, alpha=-a)])
+            if both is not None:
+                lp_y, s_all = both(stacked)
+                lp_y = lp_y[:c]
+            else:
+                lp_y, s_all = log_prob(y), score(stacked)
+            s_y, gy = s_all[:c], s_all[c:]
+            back = torch.add(step, gy, alpha=h)  # -(x - y - h g_y)
+            log_ratio = (lp_y - lp).sub_(dot(theta, s_y - s), alpha=a)
+            log_ratio.add_(dot(xi, xi), alpha=0.5).sub_(dot(back, back), alpha=inv4h)
+            ok = torch.isfinite(log_ratio)
+            u = torch.rand(log_ratio.shape, generator=generator, dtype=dtype)
+            accepted = (torch.log(u) < log_ratio).logical_and_(ok)
+            finite.add_(ok)
+            col = accepted[:, None]
+            x = torch.where(col, y, x)
+            lp = torch.where(accepted, lp_y, lp)
+            s = torch.where(col, s_y, s)
+            theta.lerp_(s, theta_gain(n, theta_step=theta_step, rho=rho))
+            if n > burn_in:
+                accepted_n.add_(accepted)
+                if not keep_draws:
+                    running += x
+                elif (n - burn_in) % thin == 0:
+                    kept[:, k] = x
+                    k += 1
+            if n % every == 0:
+                progress.advance(every)
+        if not keep_draws:
+            kept[:, 0] = (running / self.num_steps).to(dtype)
+        counters["score_evals"] += 3 * c * total
+        counters["log_prob_evals"] += c * total
+        counters["rejected_nonfinite"] += c * total - int(finite.sum())
+        return SRRun(
+            theta=theta,
+            x=x,
+            kept=kept,
+            counters=counters,
+            accepted=int(accepted_n.sum()),
+            proposals=c * self.num_steps,
         )
 
     @staticmethod

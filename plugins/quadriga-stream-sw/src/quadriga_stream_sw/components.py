@@ -226,9 +226,14 @@ class SubsampleSWEstimator(Estimator):
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
     num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
-    num_retained: Any = param(None, doc="points m kept per stream (or give match_k)", validator=_opt_seed)
+    num_retained: Any = param(
+        None, toml_type="int | None", doc="points m kept per stream (or give match_k)", validator=_opt_seed
+    )
     match_k: Any = param(
-        None, doc="keep as many points per stream as a KLL sketch with this k", validator=_opt_seed
+        None,
+        toml_type="int | None",
+        doc="keep as many points per stream as a KLL sketch with this k",
+        validator=_opt_seed,
     )
     p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
     batch_size: int = param(

@@ -107,12 +107,17 @@ class Gaussian(Target):
     Learning", sec. 2.3); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
     """
 
-    mean: Any = param(None, doc="mean vector (list of d numbers; default zeros); a Tensor[d] once built")
+    mean: Any = param(
+        None,
+        toml_type="list[float] | None",
+        doc="mean vector (list of d numbers; default zeros); a Tensor[d] once built",
+    )
     covariance: Any = param(
         None,
+        toml_type="list[list[float]] | None",
         doc="covariance (d x d nested list; default from dim/equicorrelation); a Tensor[d, d] once built",
     )
-    dim: Any = param(None, doc="dimension d when mean/covariance are not given")
+    dim: Any = param(None, toml_type="int | None", doc="dimension d when mean/covariance are not given")
     equicorrelation: float = param(0.0, doc="rho: covariance I + rho (11^T - I) when only dim is given")
     _evals: Any = attrs.field(init=False, default=None)
     _evecs: Any = attrs.field(init=False, default=None)
@@ -219,10 +224,20 @@ class GaussianMixture(Target):
     applied to a mixture, see Li, Cai & Wei 2025 (arXiv 2504.05300).
     """
 
-    weights: Any = param(None, doc="mixture weights (list of K non-negative numbers, normalised here)")
-    means: Any = param(None, doc="component means (K x d nested list)")
-    covariances: Any = param(None, doc="component covariances (K x d x d nested list)")
-    scale: Any = param(None, doc="component standard deviation: a number, or a list of d numbers (diagonal)")
+    weights: Any = param(
+        None,
+        toml_type="list[float] | None",
+        doc="mixture weights (list of K non-negative numbers, normalised here)",
+    )
+    means: Any = param(None, toml_type="list[list[float]] | None", doc="component means (K x d nested list)")
+    covariances: Any = param(
+        None, toml_type="list[list[list[float]]] | None", doc="component covariances (K x d x d nested list)"
+    )
+    scale: Any = param(
+        None,
+        toml_type="float | list[float] | None",
+        doc="component standard deviation: a number, or a list of d numbers (diagonal)",
+    )
     preset: str | None = param(
         None,
         doc="one of '4-mode-2d', '8-ring', '25-grid', 'random'",

@@ -118,7 +118,9 @@ class SklearnDataset(Dataset):
     )
     test: float = param(0.25, doc="test size as a fraction of all rows", validator=_check_fraction)
     shift: bool = param(False, doc="add target splits drawn by exponential tilting of the held-out pool")
-    shift_feature: Any = param(2, doc="tilted feature: column index or feature name (diabetes: 2 = 'bmi')")
+    shift_feature: Any = param(
+        2, toml_type="int | str", doc="tilted feature: column index or feature name (diabetes: 2 = 'bmi')"
+    )
     shift_strength: float = param(1.0, doc="tilt lambda (per feature unit; per std when standardized)")
 
     _X: Any = attrs.field(default=None, init=False, repr=False)
