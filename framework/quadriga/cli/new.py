@@ -42,7 +42,9 @@ def add_parser(sub: Subparsers) -> None:
         "installable plugin distribution; `quadriga new update PATH` brings one up to the current template.",
         formatter_class=Formatter,
     )
-    what = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    what = p.add_subparsers(
+        dest="what", metavar="WHAT", required=True, help="plugin (create one) or update (an existing one)"
+    )
     q = what.add_parser(
         "plugin",
         help="a plugin distribution with one component, a pipeline, a claim and tests",
