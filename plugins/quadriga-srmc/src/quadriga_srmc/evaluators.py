@@ -162,15 +162,44 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
         return Metrics(values=values, tables={"replicate_mse": rows}, figures={"mse": _box(mses)})
 
 
-def _box(mses: dict[str, np.ndarray]) -> Any:
-    from matplotlib.figure import Figure
+def _box(mses: dict[str, np.ndarray], reference: str = "the exact mean") -> Any:
+    """Box plot of the per-chain MSEs, one box per subject, on a log axis.
 
-    fig = Figure(figsize=(1.2 + 1.1 * len(mses), 3.2))
+    The boxes are drawn on log10 of the MSE (it spans decades across chains) and labelled in
+    powers of ten: box, the quartiles of the chains' log10 MSE; line, the median; whiskers, the
+    furthest chain within 1.5 IQR of the box; points, the chains beyond. n (chains) is under
+    each box; the unit is the squared unit of x.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    names = list(mses)
+    fig = Figure(figsize=(max(5.0, 1.6 + 1.15 * len(mses)), 4.2), layout="constrained")
     ax = fig.add_subplot()
-    ax.boxplot([np.log10(np.maximum(v, 1e-300)) for v in mses.values()])
-    ax.set_xticks(range(1, len(mses) + 1), list(mses), rotation=30, ha="right")
-    ax.set_ylabel("log10 MSE of chain mean")
-    fig.tight_layout()
+    ax.boxplot(
+        [np.log10(np.maximum(v, 1e-300)) for v in mses.values()],
+        whis=1.5,
+        medianprops={"color": "tab:red"},
+        flierprops={"marker": "o", "markersize": 3},
+    )
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"$10^{{{round(v)}}}$"))
+    labels = [f"{n}\n(n = {len(v)} chains)" for n, v in mses.items()]
+    many = len(names) > 3
+    ax.set_xticks(
+        range(1, len(names) + 1),
+        labels,
+        rotation=30 if many else 0,
+        ha="right" if many else "center",
+        fontsize=8,
+    )
+    ax.set_ylabel("MSE of a chain's mean\n(squared units of x, log scale)")
+    ax.set_title(
+        f"Per-chain MSE of the post-burn-in mean against {reference}\n"
+        "box: quartiles; red line: median; whiskers: furthest chain within 1.5 IQR "
+        "(of log10 MSE); points: chains beyond",
+        fontsize=8,
+    )
     return fig
 
 
