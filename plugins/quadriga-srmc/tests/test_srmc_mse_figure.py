@@ -1,0 +1,32 @@
+"""The replicate-MSE box plot names its boxes, gives n per box and defines box, line, whiskers, points."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from quadriga_srmc.evaluators import _box
+
+
+def test_box_plot_has_a_title_n_per_box_a_definition_and_log_ticks():
+    rng = np.random.default_rng(0)
+    mses = {"mala-gauss": 10 ** rng.normal(-1, 1, 30), "srmc-gauss[alpha=1.0]": 10 ** rng.normal(-2, 1, 30)}
+    fig = _box(mses)
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    title = ax.get_title()
+    assert title.startswith("Per-chain MSE of the post-burn-in mean")
+    for words in ("box: quartiles", "median", "1.5 IQR", "points: chains beyond"):
+        assert words in title
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "mala-gauss\n(n = 30 chains)",
+        "srmc-gauss[alpha=1.0]\n(n = 30 chains)",
+    ]
+    assert "squared units of x, log scale" in ax.get_ylabel()
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels and all(t.startswith("$10^{") for t in labels)
+    # box edges at the quartiles and the red line at the median of log10 MSE of the first subject
+    logs = np.log10(mses["mala-gauss"])
+    box = ax.lines[0].get_ydata()
+    assert np.allclose(sorted(set(np.round(box, 12))), np.percentile(logs, [25, 75]))
+    medians = [ln for ln in ax.lines if ln.get_color() == "tab:red"]
+    assert len(medians) == 2 and np.isclose(medians[0].get_ydata()[0], np.median(logs))
