@@ -98,3 +98,29 @@ def test_override_errors_of_the_python_api_name_the_argument(tmp_path):
         ConfigError, match=r"^overrides=\[\.\.\.\]: 'nonsense' is not KEY=VALUE \(e\.g\. stage"
     ):
         quadriga.api.run("gmm-mcmc-baselines", overrides=["nonsense"], runs_root=tmp_path)
+
+
+def test_the_tour_renames_the_printed_pipeline_and_info_says_to(tmp_path):
+    import shlex
+    import subprocess
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    exe = Path(sys.executable).with_name("quadriga")
+    printed = subprocess.run(
+        [str(exe), "info", "gmm-mcmc-baselines"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "change [pipeline] name below first" in printed
+    tour = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = next(ln for ln in tour.splitlines() if ln.startswith("quadriga info gmm-mcmc-baselines |"))
+    sed = shlex.split(line.split("|", 1)[1].split(">", 1)[0])
+    edited = subprocess.run(sed, input=printed, capture_output=True, text=True, check=True).stdout
+    data = tomllib.loads(edited)
+    assert data["pipeline"]["name"] == "my-pipeline"
+    assert data["stage"] == tomllib.loads(printed)["stage"]
+    (tmp_path / "my-pipeline.toml").write_text(edited, encoding="utf-8")
+    assert quadriga.api.check(tmp_path / "my-pipeline.toml").name == "my-pipeline"

@@ -169,8 +169,9 @@ def cmd_info(args: argparse.Namespace) -> int:
                 head = f"# pipeline {p.name} from {p.distribution}: {p.summary}"
                 sys.stdout.write(
                     f"{head}\n# run it: quadriga run {p.name}\n"
-                    f"# edited copy saved to a file: change [pipeline] name below first, so its runs go to\n"
-                    f"# runs/<new name>/ and not next to those of {p.name}; then quadriga run FILE.toml\n\n{text}"
+                    "# edited copy saved to a file: change [pipeline] name below first, so its runs go to\n"
+                    f"# runs/<new name>/ and not next to those of {p.name}; then quadriga run FILE.toml\n\n"
+                    f"{text}"
                 )
                 if not text.endswith("\n"):
                     sys.stdout.write("\n")

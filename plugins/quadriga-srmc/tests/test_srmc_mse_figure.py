@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from quadriga_srmc.evaluators import _box
 
 
@@ -15,7 +14,12 @@ def test_box_plot_has_a_title_n_per_box_a_definition_and_log_ticks():
     ax = fig.axes[0]
     title = ax.get_title()
     assert title.startswith("Per-chain MSE of the post-burn-in mean")
-    for words in ("box: quartiles", "median", "1.5 IQR", "points: chains beyond"):
+    for words in (
+        "box: quartiles",
+        "red line: median",
+        "within 1.5 IQR",
+        "points: chains beyond the whiskers",
+    ):
         assert words in title
     assert [t.get_text() for t in ax.get_xticklabels()] == [
         "mala-gauss\n(n = 30 chains)",
@@ -30,3 +34,14 @@ def test_box_plot_has_a_title_n_per_box_a_definition_and_log_ticks():
     assert np.allclose(sorted(set(np.round(box, 12))), np.percentile(logs, [25, 75]))
     medians = [ln for ln in ax.lines if ln.get_color() == "tab:red"]
     assert len(medians) == 2 and np.isclose(medians[0].get_ydata()[0], np.median(logs))
+
+
+def test_a_narrow_range_gets_distinct_plain_tick_labels():
+    rng = np.random.default_rng(1)
+    fig = _box({"mala-gmm": 10 ** rng.normal(0.8, 0.2, 30), "srmc": 10 ** rng.normal(0.5, 0.3, 30)})
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == len(set(labels)) >= 3
+    ticks = dict(zip(labels, ax.get_yticks(), strict=True))
+    assert np.isclose(ticks["2"], np.log10(2)) and np.isclose(ticks["5"], np.log10(5)) and ticks["10"] == 1

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import torch
-
-from quadriga.artifacts import Samples
 from quadriga_std.evaluators.conformal import _figure as coverage_figure
 from quadriga_std.evaluators.distances import EnergyDistance, draws_label
 from quadriga_std.evaluators.rl import _bar_figure
+
+from quadriga.artifacts import Samples
 
 
 def _texts(fig) -> list[str]:

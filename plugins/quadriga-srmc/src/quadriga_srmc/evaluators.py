@@ -171,19 +171,18 @@ def _box(mses: dict[str, np.ndarray], reference: str = "the exact mean") -> Any:
     each box; the unit is the squared unit of x.
     """
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     names = list(mses)
     fig = Figure(figsize=(max(5.0, 1.6 + 1.15 * len(mses)), 4.2), layout="constrained")
     ax = fig.add_subplot()
+    logs = [np.log10(np.maximum(v, 1e-300)) for v in mses.values()]
     ax.boxplot(
-        [np.log10(np.maximum(v, 1e-300)) for v in mses.values()],
+        logs,
         whis=1.5,
         medianprops={"color": "tab:red"},
         flierprops={"marker": "o", "markersize": 3},
     )
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"$10^{{{round(v)}}}$"))
+    _log_ticks(ax, np.concatenate(logs) if logs else np.zeros(1))
     labels = [f"{n}\n(n = {len(v)} chains)" for n, v in mses.items()]
     many = len(names) > 3
     ax.set_xticks(
@@ -196,11 +195,33 @@ def _box(mses: dict[str, np.ndarray], reference: str = "the exact mean") -> Any:
     ax.set_ylabel("MSE of a chain's mean\n(squared units of x, log scale)")
     ax.set_title(
         f"Per-chain MSE of the post-burn-in mean against {reference}\n"
-        "box: quartiles; red line: median; whiskers: furthest chain within 1.5 IQR "
-        "(of log10 MSE); points: chains beyond",
+        "box: quartiles; red line: median; points: chains beyond the whiskers;\n"
+        "whiskers: furthest chain within 1.5 IQR of the box (IQR of log10 MSE)",
         fontsize=8,
     )
     return fig
+
+
+def _log_ticks(ax: Any, logs: np.ndarray) -> None:
+    """Label a log10-valued y axis: ``10^k`` at whole decades when the data span two or more,
+    otherwise plain numbers at 1, 2 and 5 times a power of ten (so no two ticks read the same)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    lo, hi = float(np.min(logs)), float(np.max(logs))
+    if hi - lo >= 2:
+        ticks = list(range(int(np.floor(lo)), int(np.ceil(hi)) + 1))
+        labels = [f"$10^{{{k}}}$" for k in ticks]
+    else:
+        ticks, labels = [], []
+        for k in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1):
+            for m in (1, 2, 5):
+                t = np.log10(m) + k
+                if lo - 0.05 <= t <= hi + 0.05:
+                    ticks.append(t)
+                    labels.append(f"{m * 10.0**k:g}")
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FixedFormatter(labels))
+    ax.yaxis.set_minor_locator(NullLocator())
 
 
 def exact_expectation(target: Any, f: Any, max_sites: int = 20) -> float:

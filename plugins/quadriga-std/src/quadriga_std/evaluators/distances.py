@@ -210,7 +210,7 @@ def _words(name: str) -> str:
 
 
 #: y-axis units of the metrics whose units are known (the others are labelled by name only)
-_UNITS = {"energy_distance": "units of x", "energy_distance_sqrt": "square root of units of x"}
+_UNITS = {"energy_distance": "units of x", "energy_distance_sqrt": "\u221a(units of x)"}
 
 
 def _bar_figure(
@@ -226,12 +226,14 @@ def _bar_figure(
     from matplotlib.figure import Figure
 
     metrics = [k for k in rows[0] if k != "subject"] if rows else []
-    fig = Figure(figsize=(3.6 * max(len(metrics), 1), 3.6), layout="constrained")
+    fig = Figure(figsize=(4.0 * max(len(metrics), 1), 3.8), layout="constrained")
     axes = fig.subplots(1, max(len(metrics), 1), squeeze=False)[0]
     counts = counts or {}
+    shared = {counts.get(r["subject"]) for r in rows}
+    common = shared.pop() if len(shared) == 1 else None  # one size for all: said once, in the title
     names = [
-        f"{r['subject']}\n{counts[r['subject']].replace(' (', chr(10) + '(')}"
-        if r["subject"] in counts
+        f"{r['subject']}\n" + counts[r["subject"]].replace(" (", "\n(").replace(", ", ",\n")
+        if r["subject"] in counts and common is None
         else r["subject"]
         for r in rows
     ]
@@ -248,6 +250,8 @@ def _bar_figure(
         ax.set_ylabel(f"{_words(metric)} ({unit})" if unit else _words(metric))
         ax.set_title(_words(metric), fontsize=10)
     lines = [f"{_words(title)} of each sampler to the reference (one estimate per sampler, no interval)"]
+    if common:
+        lines.append(f"each sampler: {common}")
     if reference:
         lines.append(reference)
     fig.suptitle("\n".join(lines), fontsize=9)
