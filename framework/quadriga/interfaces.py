@@ -90,7 +90,7 @@ class Component:
             cls.__repr__ = _component_repr  # type: ignore[method-assign]
 
 
-def _component_repr(self: Component) -> str:
+def _component_repr(self: object) -> str:
     from quadriga.notebook import component_repr
 
     return component_repr(self)
@@ -351,8 +351,9 @@ def named(value: Any, default_name: str = "subject") -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, (list, tuple)):
-        stages = [_stage_of(v) for v in value]
-        if all(stages) and len(set(stages)) == len(stages):
+        found = [_stage_of(v) for v in value]
+        stages = [s for s in found if s is not None]
+        if len(stages) == len(value) and len(set(stages)) == len(stages):
             return dict(zip(stages, value, strict=True))
         return {f"{default_name}{i}": v for i, v in enumerate(value)}
     return {_stage_of(value) or default_name: value}

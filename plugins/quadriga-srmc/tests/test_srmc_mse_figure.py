@@ -45,3 +45,20 @@ def test_a_narrow_range_gets_distinct_plain_tick_labels():
     assert len(labels) == len(set(labels)) >= 3
     ticks = dict(zip(labels, ax.get_yticks(), strict=True))
     assert np.isclose(ticks["2"], np.log10(2)) and np.isclose(ticks["5"], np.log10(5)) and ticks["10"] == 1
+
+
+def test_claim_box_plots_name_the_experiment_and_define_the_box(tmp_path):
+    from quadriga_srmc.claims import _box as claim_box
+
+    rng = np.random.default_rng(2)
+    data = {"MALA": rng.uniform(0.3, 0.75, 8), "SR-MALA alpha=2": rng.uniform(0.2, 0.5, 8)}
+    fig = claim_box(data, "TV distance", tmp_path / "coverage.png", "Mode coverage per chain")
+    ax = fig.axes[0]
+    assert (tmp_path / "coverage.png").stat().st_size > 0
+    assert ax.get_title().startswith("Mode coverage per chain\nbox: quartiles; red line: median")
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "MALA\n(n = 8 chains)",
+        "SR-MALA alpha=2\n(n = 8 chains)",
+    ]
+    medians = [ln for ln in ax.lines if ln.get_color() == "tab:red"]
+    assert np.isclose(medians[1].get_ydata()[0], np.median(data["SR-MALA alpha=2"]))
