@@ -196,7 +196,7 @@ def _alpha_experiment(scale: Scale, out_dir: Path) -> Observations:
     ax.xaxis.set_major_locator(FixedLocator(alphas))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
     ax.yaxis.set_major_formatter(ScalarFormatter())
     ax.yaxis.set_minor_locator(NullLocator())
     ax.set_xlabel("alpha (repulsion strength, dimensionless)")

@@ -133,7 +133,7 @@ def _figure(rows: list[dict[str, Any]], nominal: dict[str, float], split: str) -
     if levels:
         ax_c.legend(fontsize=8, loc="lower right")
     ax_c.set_xticks(pos, names, rotation=30, ha="right", fontsize=8)
-    ax_c.set_ylabel(f"coverage on '{split}' (fraction of points)")
+    ax_c.set_ylabel("coverage\n(fraction of points covered)")
     ax_c.set_title("coverage: dot, whisker \u00b12 binomial s.e.", fontsize=9)
     ax_w.bar(pos, [r["width"] for r in rows], color="tab:orange")
     ax_w.set_xticks(pos, names, rotation=30, ha="right", fontsize=8)
