@@ -21,6 +21,28 @@ from quadriga.runs import RunResult, execute
 
 __all__ = ["LoadedRun", "build", "check", "load_resumed", "load_run", "register", "run", "to_pandas"]
 
+#: how errors in the ``overrides`` argument are attributed here (the command line says ``--set``)
+API_ORIGIN = "overrides=[...]"
+
+
+def _load(
+    source: str | Path | Mapping[str, Any],
+    registry: Registry,
+    overrides: Iterable[str],
+    seed: int | None,
+) -> Pipeline:
+    """:func:`load_pipeline`, with errors in ``overrides`` attributed to the argument, not to ``--set``."""
+    from quadriga.errors import ConfigError
+    from quadriga.pipeline_source import ORIGIN
+
+    try:
+        return load_pipeline(source, registry, overrides=overrides, seed=seed)
+    except ConfigError as exc:
+        if exc.file != ORIGIN:
+            raise
+        reason = exc.reason.replace("--set ", "")
+        raise type(exc)(reason, file=API_ORIGIN, table=exc.table, key=exc.key) from None
+
 
 def load_resumed(
     source: str | Path | Mapping[str, Any],
@@ -114,14 +136,15 @@ def run(
         :class:`~quadriga.runs.RunResult` with ``.dir``, ``.status``, ``.artifacts``, ``.results``.
 
     Raises:
-        ConfigError: the pipeline is invalid (nothing ran).
+        ConfigError: the pipeline is invalid (nothing ran); an error in ``overrides`` is attributed
+            to ``overrides=[...]`` (the command line's own errors say ``--set``).
         StageError: a stage failed and ``raise_on_failure`` is true (finished stages stay on disk).
     """
     registry = registry or get_registry()
     if resume is not None:
         pipeline = load_resumed(source, Path(resume), registry, overrides=overrides, seed=seed)
     else:
-        pipeline = load_pipeline(source, registry, overrides=overrides, seed=seed)
+        pipeline = _load(source, registry, overrides, seed)
     with progress_display(progress) as display:
         result = execute(
             pipeline,

@@ -77,6 +77,24 @@ class Component:
     output_type: ClassVar[type] = object
     input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
 
+    @classmethod
+    def __attrs_init_subclass__(cls) -> None:
+        """Give each attrs component a one-line ``repr`` (public parameters, tensors as shapes).
+
+        attrs calls this once it has built a subclass. Its generated ``repr`` would print every
+        field, private tensors included; :func:`quadriga.notebook.component_repr` replaces it.
+        A ``__repr__`` the class writes itself is kept.
+        """
+        code = getattr(cls.__dict__.get("__repr__"), "__code__", None)
+        if code is not None and code.co_filename.startswith("<attrs generated"):
+            cls.__repr__ = _component_repr  # type: ignore[method-assign]
+
+
+def _component_repr(self: object) -> str:
+    from quadriga.notebook import component_repr
+
+    return component_repr(self)
+
 
 class Sampler(Component):
     """Draws samples from a target: an unnormalised density, a score model or a discrete energy."""
@@ -160,7 +178,9 @@ class Evaluator(Component):
         """Evaluate.
 
         Args:
-            subject: an artifact, or ``{name: artifact}`` when the stage lists several.
+            subject: an artifact, or ``{name: artifact}`` when the stage lists several (from
+                Python also a list of artifacts; :func:`named` turns each form into
+                ``{name: artifact}``, and values are keyed ``"<name>/<metric>"``).
             reference: a task or artifact to compare against, or ``None``.
             generator: ``torch.Generator``, the only source of the evaluator's randomness
                 (reference draws, projections, bootstrap resamples). Accept tensors on any
@@ -312,16 +332,34 @@ def accepted_types(cls: type, argument: str) -> tuple[type, ...] | None:
 def named(value: Any, default_name: str = "subject") -> dict[str, Any]:
     """Normalise a stage input to ``{name: artifact}``.
 
+    A pipeline stage whose input lists several stages passes ``{stage name: artifact}``; from
+    Python an evaluator may be given one artifact, such a dict (its keys name the subjects:
+    ``ed.evaluate({"mala": samples}, reference=gmm, generator=g)`` gives ``mala/energy_distance``)
+    or a list or tuple of artifacts.
+
     Args:
-        value: one artifact, or a mapping from stage name to artifact.
+        value: one artifact, a mapping from name to artifact, or a list/tuple of artifacts.
         default_name: the name given to a single artifact when its ``info`` does
-            not carry the ``"stage"`` that produced it (the core sets it).
+            not carry the ``"stage"`` that produced it (the core sets it); a single subject's
+            metrics are then ``subject/<metric>``.
 
     Returns:
-        An ordered ``dict``.
+        An ordered ``dict``. List entries are named by the ``"stage"`` in their ``info`` (artifacts
+        of a run) or, when any lacks one or two coincide, ``subject0``, ``subject1``, ... in order
+        (``f"{default_name}{i}"``).
     """
     if isinstance(value, Mapping):
         return dict(value)
+    if isinstance(value, (list, tuple)):
+        found = [_stage_of(v) for v in value]
+        stages = [s for s in found if s is not None]
+        if len(stages) == len(value) and len(set(stages)) == len(stages):
+            return dict(zip(stages, value, strict=True))
+        return {f"{default_name}{i}": v for i, v in enumerate(value)}
+    return {_stage_of(value) or default_name: value}
+
+
+def _stage_of(value: Any) -> str | None:
     info = getattr(value, "info", None)
-    name = info.get("stage", default_name) if isinstance(info, Mapping) else default_name
-    return {name: value}
+    stage = info.get("stage") if isinstance(info, Mapping) else None
+    return stage if isinstance(stage, str) and stage else None

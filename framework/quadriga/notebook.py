@@ -57,6 +57,7 @@ __all__ = [
     "LoadedRun",
     "build",
     "compact_repr",
+    "component_repr",
     "in_jupyter",
     "load_run",
     "progress_display",
@@ -200,6 +201,8 @@ def _short(value: Any, depth: int = 0) -> str:
         if len(value) > 4 or depth > 0:
             return f"{type(value).__name__}[{len(value)}]"
         return "[" + ", ".join(_short(v, depth + 1) for v in value) + "]"
+    if attrs.has(type(value)) and _is_component(value):
+        return component_repr(value)
     if callable(value) and not isinstance(value, type):
         return f"<{type(value).__name__}>"
     text = repr(value)
@@ -215,6 +218,35 @@ def compact_repr(obj: Any) -> str:
     if not attrs.has(type(obj)):
         return _short(obj)
     fields = ", ".join(f"{f.name}={_short(getattr(obj, f.name))}" for f in attrs.fields(type(obj)) if f.repr)
+    return f"{type(obj).__name__}({fields})"
+
+
+def _is_component(value: Any) -> bool:
+    from quadriga.interfaces import Component
+
+    return isinstance(value, Component)
+
+
+def component_repr(obj: Any, _depth: int = 0) -> str:
+    """A one-line ``repr`` of a component: its public parameters only, tensors as shape and dtype.
+
+    Fields the constructor does not take (state a target computes in ``prepare``, caches) and
+    fields whose names start with ``_`` are left out, so
+    ``GaussianMixture(weights=None, ..., preset='4-mode-2d', dim=2, ...)`` is what
+    ``print(quadriga.build("target", "gaussian-mixture", preset="4-mode-2d"))`` shows; nested
+    components are shown the same way. :class:`quadriga.interfaces.Component` uses it as the
+    ``repr`` of every attrs component that does not define its own.
+    """
+    if not attrs.has(type(obj)):
+        return _short(obj)
+    if _depth > 2:
+        return f"{type(obj).__name__}(...)"
+
+    def show(value: Any) -> str:
+        return component_repr(value, _depth + 1) if _is_component(value) else _short(value)
+
+    public = (f for f in attrs.fields(type(obj)) if f.init and f.repr and not f.name.startswith("_"))
+    fields = ", ".join(f"{f.name}={show(getattr(obj, f.name))}" for f in public)
     return f"{type(obj).__name__}({fields})"
 
 

@@ -271,7 +271,12 @@ def cmd_info(args: argparse.Namespace) -> int:
             found.append(dict(kind="pipeline", name=p.name, distribution=p.distribution, toml=text))
             if not args.json:
                 head = f"# pipeline {p.name} from {p.distribution}: {p.summary}"
-                sys.stdout.write(f"{head}\n# run it: quadriga run {p.name}\n\n{text}")
+                sys.stdout.write(
+                    f"{head}\n# run it: quadriga run {p.name}\n"
+                    "# edited copy saved to a file: change [pipeline] name below first, so its runs go to\n"
+                    f"# runs/<new name>/ and not next to those of {p.name}; then quadriga run FILE.toml\n\n"
+                    f"{text}"
+                )
                 if not text.endswith("\n"):
                     sys.stdout.write("\n")
     for c in reg.claims() if kind in (None, "claim") else []:

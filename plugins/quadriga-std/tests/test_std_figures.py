@@ -18,8 +18,9 @@ def test_distance_bars_say_what_and_how_many():
     metrics = evaluator.evaluate({"near": a, "shifted": b}, target, generator=g)
     fig = metrics.figures["distances"]
     ax = fig.axes[0]
-    assert ax.get_ylabel() == "energy distance" and "EnergyDistance" not in fig.get_suptitle()
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["near\n(n = 300)", "shifted\n(n = 500)"]
+    assert ax.get_ylabel() == "energy distance (units of x)" and "EnergyDistance" not in fig.get_suptitle()
+    assert "reference: 2000 independent exact draws from the target" in fig.get_suptitle()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["near\nn = 300 draws", "shifted\nn = 500 draws"]
     heights = [p.get_height() for p in ax.patches]
     assert heights == [metrics.values["near/energy_distance"], metrics.values["shifted/energy_distance"]]
     assert heights[1] > heights[0]  # the shifted set is farther from the target

@@ -52,11 +52,17 @@ def coreset_figure(
         ax.scatter(
             x[:, 0], x[:, 1], s=8 if len(x) < 500 else 2, c="tab:red", alpha=0.9 if len(x) < 500 else 0.3
         )
-        title = f"{name} (n={len(x)})"
+        title = f"{name} (coreset of n = {len(x)} points)"
         if values and f"{name}/mmd" in values:
-            title += f"\nMMD to P = {values[f'{name}/mmd']:.4f}"
+            title += f"\nMMD to the target P = {values[f'{name}/mmd']:.4f}"
         ax.set_title(title, fontsize=9)
+        ax.set_xlabel("x1")
+        ax.set_ylabel("x2")
         ax.set_aspect("equal", adjustable="box")
+    fig.suptitle(
+        "Coreset points (red) over the target density (blue contours); one coreset per method",
+        fontsize=10,
+    )
     return fig
 
 
@@ -80,8 +86,15 @@ def rate_figure(
         ax.loglog(ns, arr.mean(axis=1), marker="o", label=method)
         ax.fill_between(ns, arr.min(axis=1), arr.max(axis=1), alpha=0.15)
     ax.set_xscale("log", base=4)
+    reps_per_n = sorted({len(r) for reps in curves.values() for r in reps})
+    count = "/".join(map(str, reps_per_n)) or "0"
+    band = "band: min to max over replicates" if max(reps_per_n, default=0) > 1 else "no band at 1 replicate"
     ax.set_xlabel("input points n (coreset size sqrt(n))")
-    ax.set_ylabel("MMD to P")
-    ax.set_title(title, fontsize=10)
+    ax.set_ylabel("MMD to the target P (dimensionless)")
+    ax.set_title(
+        f"{title or 'MMD of the coreset against the input size'}\n"
+        f"line: mean over {count} replicates per n; {band}",
+        fontsize=9,
+    )
     ax.legend(fontsize=8)
     return fig

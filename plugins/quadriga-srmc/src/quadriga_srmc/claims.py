@@ -68,16 +68,33 @@ def _srmala(h: float, alpha: float, chains: int, opts: Any, **kw: Any) -> Any:
     )
 
 
-def _box(data: dict[str, np.ndarray], ylabel: str, path: Path) -> None:
+def _box(data: dict[str, np.ndarray], ylabel: str, path: Path, title: str, log_values: bool = False) -> Any:
+    """Save a box plot, one box per arm, with n (chains) under each box and the box defined in the title.
+
+    ``log_values``: the values are log10 of a positive quantity; the axis is then labelled in the
+    quantity's own numbers (decades, or 1-2-5 ticks over a narrow range). Returns the figure.
+    """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(1.5 + 1.2 * len(data), 3.4))
+    from quadriga_srmc.evaluators import _log_ticks
+
+    fig = Figure(figsize=(max(5.0, 1.6 + 1.2 * len(data)), 3.9), layout="constrained")
     ax = fig.add_subplot()
-    ax.boxplot(list(data.values()))
-    ax.set_xticks(range(1, len(data) + 1), list(data), rotation=20, ha="right")
+    ax.boxplot(list(data.values()), whis=1.5, medianprops={"color": "tab:red"})
+    ax.set_xticks(
+        range(1, len(data) + 1), [f"{k}\n(n = {len(v)} chains)" for k, v in data.items()], fontsize=8
+    )
+    if log_values:
+        _log_ticks(ax, np.concatenate(list(data.values())))
     ax.set_ylabel(ylabel)
-    fig.tight_layout()
+    ax.set_title(
+        f"{title}\nbox: quartiles; red line: median; points: chains beyond the whiskers;\n"
+        "whiskers: furthest chain within 1.5 IQR of the box"
+        + (" (IQR of log10 values)" if log_values else ""),
+        fontsize=8,
+    )
     fig.savefig(path, dpi=110)
+    return fig
 
 
 def _variance_experiment(scale: Scale, out_dir: Path) -> Observations:
@@ -113,8 +130,14 @@ def _variance_experiment(scale: Scale, out_dir: Path) -> Observations:
             numbers[f"{label}/{arm}/acceptance"] = acc
             numbers[f"{label}/{arm}/diverged_chains"] = div
             rows.append(f"| {h} | {arm} | {e.mean():.4g} | {acc:.3f} | {div} |")
-        boxes[f"MALA h={h}"], boxes[f"SR h={h}"] = np.log10(e_base), np.log10(e_sr)
-    _box(boxes, "log10 squared error of chain mean", out_dir / "mse.png")
+        boxes[f"MALA h={h}"], boxes[f"SR-MALA h={h}"] = np.log10(e_base), np.log10(e_sr)
+    _box(
+        boxes,
+        "squared error of a chain's mean\n(squared units of x, log scale)",
+        out_dir / "mse.png",
+        "MALA against SR-MALA (alpha = 1) at two step sizes h, 20-D Gaussian",
+        log_values=True,
+    )
     return Observations(
         values=values, numbers=numbers, table="\n".join(rows), figures={"mse": str(out_dir / "mse.png")}
     )
@@ -164,15 +187,26 @@ def _alpha_experiment(scale: Scale, out_dir: Path) -> Observations:
     y = np.stack(per_chain)
     slope, lo, hi = stats.loglog_slope(alphas, y)
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FixedLocator, LogLocator, NullLocator, ScalarFormatter
 
-    fig = Figure(figsize=(4, 3.2))
+    fig = Figure(figsize=(4.8, 3.9), layout="constrained")
     ax = fig.add_subplot()
-    ax.loglog(alphas, y.mean(1), "o-", label=f"SR-MALA (slope {slope:.2f})")
-    ax.loglog(alphas, y.mean(1)[0] / alphas, "--", label="O(1/alpha)")
-    ax.set_xlabel("alpha")
-    ax.set_ylabel("asymptotic variance of the mean")
-    ax.legend()
-    fig.tight_layout()
+    ax.loglog(alphas, y.mean(1), "o-", label=f"SR-MALA, mean over {c} chains (slope {slope:.2f})")
+    ax.loglog(alphas, y.mean(1)[0] / alphas, "--", label="O(1/alpha) from the first point")
+    ax.xaxis.set_major_locator(FixedLocator(alphas))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("alpha (repulsion strength, dimensionless)")
+    ax.set_ylabel("asymptotic variance of the mean\n(draws x MSE, squared units of x)")
+    ax.set_title(
+        f"Asymptotic variance against alpha, 20-D Gaussian\nslope {slope:.2f}, 95% interval "
+        f"[{lo:.2f}, {hi:.2f}] (bootstrap over chains)",
+        fontsize=8,
+    )
+    ax.legend(fontsize=7)
     fig.savefig(out_dir / "alpha-scaling.png", dpi=110)
     interval = stats.Interval(
         slope, lo, hi, 0.95, "percentile bootstrap over chains within each alpha (2000)", c
@@ -242,7 +276,12 @@ def _mode_experiment(scale: Scale, out_dir: Path) -> Observations:
         "transitions_mala": mala_steps,
         "transitions_srmala": sr_steps,
     }
-    _box({"MALA": tv_base, "SR-MALA a=2": tv_sr}, "TV(time per mode, weights)", out_dir / "coverage.png")
+    _box(
+        {"MALA": tv_base, "SR-MALA alpha=2": tv_sr},
+        "TV distance: share of draws per mode\nagainst the weights (0 = exact)",
+        out_dir / "coverage.png",
+        "Mode coverage per chain, 4-mode mixture, equal score evaluations",
+    )
     return Observations(
         values={"srmala": tv_sr, "mala": tv_base},
         numbers=numbers,

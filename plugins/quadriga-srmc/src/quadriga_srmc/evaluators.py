@@ -162,16 +162,66 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
         return Metrics(values=values, tables={"replicate_mse": rows}, figures={"mse": _box(mses)})
 
 
-def _box(mses: dict[str, np.ndarray]) -> Any:
+def _box(mses: dict[str, np.ndarray], reference: str = "the exact mean") -> Any:
+    """Box plot of the per-chain MSEs, one box per subject, on a log axis.
+
+    The boxes are drawn on log10 of the MSE (it spans decades across chains) and labelled in
+    powers of ten: box, the quartiles of the chains' log10 MSE; line, the median; whiskers, the
+    furthest chain within 1.5 IQR of the box; points, the chains beyond. n (chains) is under
+    each box; the unit is the squared unit of x.
+    """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(1.2 + 1.1 * len(mses), 3.2))
+    names = list(mses)
+    fig = Figure(figsize=(max(5.0, 1.6 + 1.15 * len(mses)), 4.2), layout="constrained")
     ax = fig.add_subplot()
-    ax.boxplot([np.log10(np.maximum(v, 1e-300)) for v in mses.values()])
-    ax.set_xticks(range(1, len(mses) + 1), list(mses), rotation=30, ha="right")
-    ax.set_ylabel("log10 MSE of chain mean")
-    fig.tight_layout()
+    logs = [np.log10(np.maximum(v, 1e-300)) for v in mses.values()]
+    ax.boxplot(
+        logs,
+        whis=1.5,
+        medianprops={"color": "tab:red"},
+        flierprops={"marker": "o", "markersize": 3},
+    )
+    _log_ticks(ax, np.concatenate(logs) if logs else np.zeros(1))
+    labels = [f"{n}\n(n = {len(v)} chains)" for n, v in mses.items()]
+    many = len(names) > 3
+    ax.set_xticks(
+        range(1, len(names) + 1),
+        labels,
+        rotation=30 if many else 0,
+        ha="right" if many else "center",
+        fontsize=8,
+    )
+    ax.set_ylabel("MSE of a chain's mean\n(squared units of x, log scale)")
+    ax.set_title(
+        f"Per-chain MSE of the post-burn-in mean against {reference}\n"
+        "box: quartiles; red line: median; points: chains beyond the whiskers;\n"
+        "whiskers: furthest chain within 1.5 IQR of the box (IQR of log10 MSE)",
+        fontsize=8,
+    )
     return fig
+
+
+def _log_ticks(ax: Any, logs: np.ndarray) -> None:
+    """Label a log10-valued y axis: ``10^k`` at whole decades when the data span two or more,
+    otherwise plain numbers at 1, 2 and 5 times a power of ten (so no two ticks read the same)."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+
+    lo, hi = float(np.min(logs)), float(np.max(logs))
+    if hi - lo >= 2:
+        ticks = list(range(int(np.floor(lo)), int(np.ceil(hi)) + 1))
+        labels = [f"$10^{{{k}}}$" for k in ticks]
+    else:
+        ticks, labels = [], []
+        for k in range(int(np.floor(lo)) - 1, int(np.ceil(hi)) + 1):
+            for m in (1, 2, 5):
+                t = np.log10(m) + k
+                if lo - 0.05 <= t <= hi + 0.05:
+                    ticks.append(t)
+                    labels.append(f"{m * 10.0**k:g}")
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_major_formatter(FixedFormatter(labels))
+    ax.yaxis.set_minor_locator(NullLocator())
 
 
 def exact_expectation(target: Any, f: Any, max_sites: int = 20) -> float:

@@ -113,20 +113,31 @@ class IntervalCoverage(Evaluator):
 
 
 def _figure(rows: list[dict[str, Any]], nominal: dict[str, float], split: str) -> Any:
+    """Coverage (dot, +-2 s.e. whisker, dashed line at the nominal level) and mean width per subject.
+
+    The standard error is the binomial one over the ``n`` test points of ``split``, given under
+    each subject; the width is in the units of the response y.
+    """
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(7.0, 3.0), layout="constrained")
+    fig = Figure(figsize=(8.0, 3.8), layout="constrained")
     ax_c, ax_w = fig.subplots(1, 2)
     pos = np.arange(len(rows))
-    names = [r["subject"] for r in rows]
+    names = [f"{r['subject']}\n(n = {int(r['n'])} points)" if "n" in r else r["subject"] for r in rows]
     ax_c.errorbar(
         pos, [r["coverage"] for r in rows], yerr=[2 * r["coverage_se"] for r in rows], fmt="o", capsize=4
     )
-    for level in sorted(set(nominal.values())):
-        ax_c.axhline(level, color="gray", ls="--", lw=1)
-    ax_c.set_xticks(pos, names, rotation=30, ha="right")
-    ax_c.set_ylabel(f"coverage on '{split}'")
+    levels = sorted(set(nominal.values()))
+    for level in levels:
+        ax_c.axhline(level, color="gray", ls="--", lw=1, label=f"nominal {level:g}")
+    if levels:
+        ax_c.legend(fontsize=8, loc="lower right")
+    ax_c.set_xticks(pos, names, rotation=30, ha="right", fontsize=8)
+    ax_c.set_ylabel("coverage\n(fraction of points covered)")
+    ax_c.set_title("coverage: dot, whisker \u00b12 binomial s.e.", fontsize=9)
     ax_w.bar(pos, [r["width"] for r in rows], color="tab:orange")
-    ax_w.set_xticks(pos, names, rotation=30, ha="right")
-    ax_w.set_ylabel("mean width")
+    ax_w.set_xticks(pos, names, rotation=30, ha="right", fontsize=8)
+    ax_w.set_ylabel("mean interval width (units of y)")
+    ax_w.set_title("mean width of the intervals (one estimate each)", fontsize=9)
+    fig.suptitle(f"Prediction intervals scored on the '{split}' split", fontsize=10)
     return fig

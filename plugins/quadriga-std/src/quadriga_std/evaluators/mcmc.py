@@ -17,6 +17,7 @@ from quadriga import named, param
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target
+from quadriga_std.evaluators.distances import draws_label
 
 __all__ = ["ESS", "ModeCoverage", "MomentError", "autocorrelation", "ess"]
 
@@ -187,8 +188,8 @@ class ModeCoverage(Evaluator):
             x = torch.as_tensor(s.x, dtype=torch.float64)
             step = max(1, x.shape[0] // self.max_points_plotted)
             ax.scatter(x[::step, 0].numpy(), x[::step, 1].numpy(), s=3, alpha=0.5)
-            shown = f", every {step}th shown" if step > 1 else ""
-            ax.set_title(f"{name} (n = {x.shape[0]}{shown})", fontsize=9)
+            shown = f"\nevery {step}th draw plotted" if step > 1 else ""
+            ax.set_title(f"{name}\n{draws_label(s)}{shown}", fontsize=7.5)
             ax.set_xlabel("x1")
             ax.set_ylabel("x2")
             ax.set_xlim(float(lo[0]), float(hi[0]))

@@ -124,25 +124,37 @@ def discounted_returns(rewards: list[float], gamma: float) -> list[float]:
     return out
 
 
+def _plain_number(v: float) -> str:
+    """A tick label in plain digits: ``-10``, ``0``, ``1,000``, ``0.1``; ``1e+06`` from a million on."""
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e6:
+        return f"{v:.0e}"
+    return f"{v:,.0f}" if abs(v) >= 1 else f"{v:g}"
+
+
 def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
     """Bars of the mean over seeds, a +-1 s.e. whisker where n >= 3, and one dot per seed.
 
     With two seeds the standard error bar would span exactly the two dots, so it is left out;
     the caption under the title says what bar, whisker and dots are. A symmetric log axis is
     used when one group is 100 times larger than the smallest, with ticks only at 0 and at
-    powers of ten outside the linear band (so none collide near zero).
+    powers of ten outside the linear band (so none collide near zero), each labelled in plain
+    digits (``-10``, ``0``, ``1,000``), and no minor ticks.
     """
     import math
 
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullLocator
 
-    fig = Figure(figsize=(5, 3.8))
+    fig = Figure(figsize=(5.2, 4.0), layout="constrained")
     ax = fig.add_subplot()
+    scale = ""
     for i, vals in enumerate(groups.values()):
         whisker = _stderr(vals) if len(vals) >= 3 else None
         ax.bar(i, _mean(vals), yerr=whisker, alpha=0.6, capsize=4)
         ax.scatter([i] * len(vals), vals, color="k", s=12, zorder=3)
-    ax.set_xticks(range(len(groups)), [f"{name}\n(n={len(v)})" for name, v in groups.items()])
+    ax.set_xticks(range(len(groups)), [f"{name}\n(n = {len(v)} seeds)" for name, v in groups.items()])
     magnitudes = [abs(v) for vals in groups.values() for v in vals if v != 0]
     if magnitudes and max(magnitudes) > 100 * max(min(magnitudes), 1.0):
         lin = 10.0 ** math.floor(math.log10(max(min(magnitudes), 1.0)))
@@ -151,12 +163,14 @@ def _bar_figure(title: str, ylabel: str, groups: dict[str, list[float]]) -> Any:
         ticks = [10.0**k for k in range(int(math.log10(lin)), top + 1)]
         lows = [v for vals in groups.values() for v in vals]
         ax.set_yticks([*(-t for t in ticks if -t >= min(min(lows), 0) - t / 2), 0.0, *ticks])
-        ylabel += " (symlog scale)"
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _plain_number(v)))
+        ax.yaxis.set_minor_locator(NullLocator())  # symlog's minor ticks would be unlabelled marks
+        scale = f"\naxis: linear within \u00b1{_plain_number(lin)}, logarithmic beyond"
     ax.set_ylabel(ylabel)
     ax.set_title(
-        f"{title}\nbar: mean over seeds; dots: seeds; whisker: +-1 s.e. (only for n >= 3)", fontsize=9
+        f"{title}\nbar: mean over seeds; dots: seeds; whisker: \u00b11 s.e. (only for n \u2265 3){scale}",
+        fontsize=8,
     )
-    fig.tight_layout()
     return fig
 
 
@@ -230,7 +244,7 @@ class EpisodeReturn(Evaluator):
             )
         groups = _groups(subjects)
         by_comp = _summarise(values, groups, per, "mean_return")
-        fig = _bar_figure("Greedy episode return", "return", by_comp)
+        fig = _bar_figure("Greedy episode return", "return (sum of rewards per episode)", by_comp)
         return Metrics(values=values, tables={"episode_return": rows}, figures={"episode_return": fig})
 
 
@@ -419,5 +433,7 @@ class QOverestimation(Evaluator):
                 values[f"{name}/{k}"] = row[k]
         groups = _groups(subjects)
         by_comp = _summarise(values, groups, per, "q_overestimation")
-        fig = _bar_figure("Q overestimation on greedy episodes", "mean Q(s,a) - G(s)", by_comp)
+        fig = _bar_figure(
+            "Q overestimation on greedy episodes", "mean Q(s, a) - G(s) (reward units)", by_comp
+        )
         return Metrics(values=values, tables={"q_overestimation": rows}, figures={"q_overestimation": fig})
