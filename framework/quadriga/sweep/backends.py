@@ -2,15 +2,19 @@
 
 The local backend keeps one process per worker (torch is imported once per worker, not per run),
 caps each worker's BLAS/OpenMP/torch threads so that ``workers x threads <= cores``, and replaces a
-worker that dies, recording its run as failed.
+worker that dies, recording its run as failed. While the workers run, the parent, which otherwise
+only waits, imports at low priority what the tidy table, the summary and the figure need afterwards
+(scipy.stats, pyarrow, matplotlib: seconds that would come after the last run otherwise).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing as mp
 import os
 import sys
+import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
@@ -20,6 +24,40 @@ from quadriga.sweep.execute import _mark_failed, execute_one
 from quadriga.sweep.grid import RunSpec
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+#: what :func:`quadriga.sweep.run_sweep` imports after the runs (``quadriga.summary``'s deferred
+#: imports: bootstrap intervals, the parquet table, the figure), imported by the parent meanwhile
+AGGREGATION_MODULES = (
+    "quadriga.summary",
+    "quadriga.stats",
+    "scipy.stats",
+    "pyarrow",
+    "pyarrow.parquet",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+)
+
+
+def _import_in_background(modules: tuple[str, ...]) -> threading.Thread:
+    """Import ``modules`` in a daemon thread of this process, at a low priority where the OS allows.
+
+    A module that is missing or fails is skipped (the code that needs it reports that later).
+    Imports take Python's per-module locks, so a later import of the same module waits for this
+    one instead of doing the work twice.
+    """
+
+    def work() -> None:
+        with contextlib.suppress(Exception):  # Linux: a thread's own nice value; elsewhere the default
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        for name in modules:
+            if name in sys.modules:
+                continue
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    thread = threading.Thread(target=work, name="quadriga-sweep-imports", daemon=True)
+    thread.start()
+    return thread
 
 
 def worker_threads(workers: int) -> int:
@@ -93,6 +131,11 @@ def _worker(conn: Any, threads: int = 0) -> None:
 def _run_local(
     tasks: list[tuple[str, RunSpec, str]], workers: int, on_done: Callable[[dict[str, Any]], None]
 ) -> None:
+    """Run ``tasks`` on ``workers`` local processes, calling ``on_done`` with each outcome in the parent.
+
+    Workers come from :func:`_worker_context`, never forked from this process: once torch has run
+    an OpenMP parallel region here, a forked child hangs in its first one.
+    """
     ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
     pending = list(tasks)
@@ -108,6 +151,7 @@ def _run_local(
 
     for _ in range(min(workers, len(pending))):
         idle.append(start())
+    imports = _import_in_background(AGGREGATION_MODULES)
     try:
         while pending or busy:
             while idle and pending:
@@ -143,12 +187,16 @@ def _run_local(
                     if pending:
                         idle.append(start())
     finally:
-        for proc, conn in idle + [(p, c) for p, c, _ in busy.values()]:
+        every = idle + [(p, c) for p, c, _ in busy.values()]
+        for _, conn in every:  # all told first, so that they exit side by side
             with contextlib.suppress(Exception):
                 conn.send(None)
+        for proc, conn in every:
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.kill()
+            conn.close()
+    imports.join()  # usually long done; the aggregation would wait for these imports anyway
 
 
 def _run_ray(
