@@ -38,8 +38,37 @@ AGGREGATION_MODULES = (
 )
 
 
+def _first_use() -> None:
+    """Write a one-row parquet table and draw a labelled figure, both in memory.
+
+    Their first use in a process initialises pyarrow's writer (about half a second) and
+    matplotlib's fonts; done here, the sweep's own table and figure do not wait for it.
+    """
+    import io
+
+    with contextlib.suppress(Exception):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist([{"value": 1.0, "metric": "m"}]), io.BytesIO())
+    with contextlib.suppress(Exception):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(2, 2), layout="constrained")  # as quadriga.summary.plot_summary draws
+        fig.suptitle("t", fontsize=10)
+        ax = fig.add_subplot(1, 1, 1)
+        ax.bar([0], [1.0], yerr=[[0.1], [0.1]], capsize=3)
+        ax.set_xticks([0], ["a"], rotation=30, ha="right", fontsize=8)
+        ax.plot([0.0, 1.0], [1.0, 2.0], marker="o", label="a")
+        ax.fill_between([0.0, 1.0], [0.5, 1.5], [1.5, 2.5], alpha=0.2)
+        ax.set_title("t")
+        ax.set_ylabel("y")
+        ax.legend(fontsize=7)
+        fig.savefig(io.BytesIO(), format="png", dpi=20)
+
+
 def _import_in_background(modules: tuple[str, ...]) -> threading.Thread:
-    """Import ``modules`` in a daemon thread of this process, at a low priority where the OS allows.
+    """Import ``modules`` (then :func:`_first_use`) in a daemon thread, at a low priority where allowed.
 
     A module that is missing or fails is skipped (the code that needs it reports that later).
     Imports take Python's per-module locks, so a later import of the same module waits for this
@@ -54,6 +83,7 @@ def _import_in_background(modules: tuple[str, ...]) -> threading.Thread:
                 continue
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
+        _first_use()
 
     thread = threading.Thread(target=work, name="quadriga-sweep-imports", daemon=True)
     thread.start()
