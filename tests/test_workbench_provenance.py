@@ -82,3 +82,23 @@ def test_an_editable_plugin_records_its_commit_and_whether_it_is_dirty(tmp_path,
         "commit": None,
         "dirty": None,
     }
+
+
+def test_environment_follows_installs(tmp_path, monkeypatch):
+    """Kept while nothing is installed or removed; a new or upgraded distribution shows at once."""
+    from qtest_helpers import make_dist
+
+    first = environment()
+    assert first == environment() and first is not environment()  # a copy each time
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    make_dist(site, "qtest-env-probe", {}, version="1.0")
+    assert environment()["qtest-env-probe"] == "1.0"
+    import shutil
+
+    shutil.rmtree(site / "qtest_env_probe-1.0.dist-info")
+    make_dist(site, "qtest-env-probe", {}, version="2.0")
+    assert environment()["qtest-env-probe"] == "2.0"
+    shutil.rmtree(site / "qtest_env_probe-2.0.dist-info")
+    assert "qtest-env-probe" not in environment()

@@ -11,13 +11,13 @@ plugin registration (``quadriga list``) stays fast.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from quadriga.hookspecs import hookimpl
-from quadriga.versions import version_of
 
-#: the installed version (from the distribution's metadata, like every version quadriga reports)
-__version__ = version_of("quadriga")
+if TYPE_CHECKING:
+    #: the installed version (read from the metadata on first use, see __getattr__)
+    __version__: str
 
 _LAZY = {
     "Samples": "quadriga.artifacts",
@@ -47,7 +47,13 @@ __all__ = ["__version__", "hookimpl", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    """Import the public names lazily (PEP 562)."""
+    """Import the public names lazily (PEP 562); ``__version__`` is read from the metadata on first use."""
+    if name == "__version__":
+        from quadriga.versions import version_of
+
+        #: the installed version (from the distribution's metadata, like every version quadriga reports)
+        version = globals()["__version__"] = version_of("quadriga")
+        return version
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'quadriga' has no attribute '{name}'")

@@ -9,7 +9,6 @@ usage errors, 1 for a run that failed) unless ``--debug`` is given.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = [
@@ -36,6 +35,8 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> str:
         ``" Did you mean 'a' or 'b'?"`` or the empty string when nothing is close.
         Uses :func:`difflib.get_close_matches` (cutoff 0.6), as gymnasium does.
     """
+    import difflib  # only when a name is unknown: it imports heapq, which start-up does not need
+
     matches = difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.6)
     if not matches:
         return ""

@@ -2,7 +2,8 @@
 
 Discovery (entry points, plugin modules, their ``quadriga_register`` hooks) is stored as JSON
 under ``$QUADRIGA_CACHE_DIR`` (default ``$XDG_CACHE_HOME/quadriga`` or ``~/.cache/quadriga``),
-one file per interpreter. It is reused only when its key still matches. The key covers:
+one file per interpreter. It is reused only when its key (the JSON text of what follows, compared
+whole) still matches. The key covers:
 
 * the interpreter (``sys.executable``, ``sys.version``), ``sys.path`` in order, and the
   disabled plugins;
@@ -18,14 +19,17 @@ A discovery with a broken plugin is never stored (the next call retries it), nor
 plugin objects. ``quadriga --no-cache`` or ``QUADRIGA_NO_CACHE=1`` bypasses the cache. Any error
 reading or writing the cache falls back to normal discovery: the cache can make listing faster,
 never different.
+
+Reading the cache is the start-up of every ``quadriga`` command, so it keeps to ``os`` and ``json``
+(no ``hashlib``, whose OpenSSL load costs more than comparing the key's text whole).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,14 +49,21 @@ def enabled() -> bool:
 
 
 def cache_path() -> Path:
-    """The cache file of this interpreter (``registry-<hash of sys.executable and prefix>.json``)."""
-    root = os.environ.get("QUADRIGA_CACHE_DIR")
-    if root:
-        base = Path(root)
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "quadriga"
-    tag = hashlib.sha1(f"{sys.executable}\0{sys.prefix}".encode()).hexdigest()[:12]
-    return base / f"registry-{tag}.json"
+    """The cache file of this interpreter (``registry-<CRC-32 of sys.executable and prefix>.json``).
+
+    The name only keeps interpreters apart; the key inside names the interpreter exactly.
+    """
+    return Path(_cache_file())
+
+
+def _cache_file() -> str:
+    """:func:`cache_path` as a string."""
+    base = os.environ.get("QUADRIGA_CACHE_DIR")
+    if not base:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(cache, "quadriga")
+    tag = zlib.crc32(f"{sys.executable}\0{sys.prefix}".encode()) & 0xFFFFFFFF
+    return os.path.join(base, f"registry-{tag:08x}.json")
 
 
 def _stat(path: str) -> list[int] | None:
@@ -64,11 +75,11 @@ def _stat(path: str) -> list[int] | None:
 
 
 def fingerprint(disabled: set[str]) -> str:
-    """Hex digest of everything discovery depends on except the plugin modules' files (see module doc)."""
+    """JSON text of everything discovery depends on except the plugin modules' files (see module doc)."""
     parts: list[Any] = [FORMAT, sys.executable, sys.version, sorted(disabled)]
-    here = Path(__file__).parent
-    parts += [_stat(str(here / "registry" / name)) for name in ("__init__.py", "specs.py")]
-    parts += [_stat(str(here / name)) for name in ("hookspecs.py", "tags.py")] + [_stat(__file__)]
+    here = os.path.dirname(__file__)
+    parts += [_stat(os.path.join(here, "registry", name)) for name in ("__init__.py", "specs.py")]
+    parts += [_stat(os.path.join(here, name)) for name in ("hookspecs.py", "tags.py")] + [_stat(__file__)]
     for entry in sys.path:
         where = entry or os.getcwd()
         parts.append(entry)
@@ -83,7 +94,7 @@ def fingerprint(disabled: set[str]) -> str:
         for name in names:
             meta = os.path.join(where, name)
             parts.append((name, _stat(meta), _stat(os.path.join(meta, "entry_points.txt"))))
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return json.dumps(parts)
 
 
 def _module_files(registry: Registry) -> dict[str, list[int] | None]:
@@ -130,10 +141,11 @@ def store(registry: Registry) -> None:
                 for s in specs
             ],
         }
-        path = cache_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
+        path = _cache_file()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data))
         os.replace(tmp, path)
     except Exception:  # a read-only home, a full disk: discovery still worked
         return
@@ -148,7 +160,8 @@ def restore(registry: Registry) -> bool:
     from quadriga.registry import PluginStatus, Spec
 
     try:
-        data = json.loads(cache_path().read_text(encoding="utf-8"))
+        with open(_cache_file(), encoding="utf-8") as f:
+            data = json.load(f)
         if data.get("format") != FORMAT or data.get("key") != fingerprint(registry.disabled):
             return False
         if any(_stat(path) != stamp for path, stamp in data["files"].items()):

@@ -51,30 +51,59 @@ the arms, shared runs, reading replicates), :mod:`~quadriga.claims.verdict` (the
 
 from __future__ import annotations
 
-from quadriga.claims.claim import Claim
-from quadriga.claims.model import (
-    RECORD_FILE,
-    SCALES,
-    STATUSES,
-    ClaimResult,
-    Effect,
-    Observations,
-    Scale,
-    Tuning,
-)
-from quadriga.claims.record import last_verdict, record_verdicts, verdict_text
-from quadriga.claims.report import select_claims, verify
-from quadriga.claims.run import (
-    markdown_table,
-    mean_intervals,
-    read_replicates,
-    replicate_values,
-    run_pipeline,
-    run_repeated,
-    shared,
-    shared_runs,
-)
-from quadriga.claims.verdict import decide, decide_interval, evaluate_claim
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from quadriga.claims.claim import Claim
+    from quadriga.claims.model import (
+        RECORD_FILE,
+        SCALES,
+        STATUSES,
+        ClaimResult,
+        Effect,
+        Observations,
+        Scale,
+        Tuning,
+    )
+    from quadriga.claims.record import last_verdict, record_verdicts, verdict_text
+    from quadriga.claims.report import select_claims, verify
+    from quadriga.claims.run import (
+        markdown_table,
+        mean_intervals,
+        read_replicates,
+        replicate_values,
+        run_pipeline,
+        run_repeated,
+        shared,
+        shared_runs,
+    )
+    from quadriga.claims.verdict import decide, decide_interval, evaluate_claim
+
+#: public name -> the module of this package that defines it; imported on first use (PEP 562),
+#: so that ``quadriga list`` (which reads recorded verdicts only) imports no more than it needs
+_LAZY = {
+    **dict.fromkeys(["Claim"], "claim"),
+    **dict.fromkeys(
+        ["SCALES", "STATUSES", "ClaimResult", "Effect", "Observations", "Scale", "Tuning"], "model"
+    ),
+    **dict.fromkeys(["RECORD_FILE", "last_verdict", "record_verdicts", "verdict_text"], "record"),
+    **dict.fromkeys(["select_claims", "verify"], "report"),
+    **dict.fromkeys(
+        [
+            "markdown_table",
+            "mean_intervals",
+            "read_replicates",
+            "replicate_values",
+            "run_pipeline",
+            "run_repeated",
+            "shared",
+            "shared_runs",
+        ],
+        "run",
+    ),
+    **dict.fromkeys(["decide", "decide_interval", "evaluate_claim"], "verdict"),
+}
 
 __all__ = [
     "RECORD_FILE",
@@ -103,3 +132,18 @@ __all__ = [
     "verdict_text",
     "verify",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public names lazily (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'quadriga.claims' has no attribute '{name}'")
+    value = getattr(importlib.import_module(f"quadriga.claims.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names and the submodules."""
+    return sorted({*__all__, *globals()})

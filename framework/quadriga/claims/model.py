@@ -11,13 +11,13 @@ from typing import Any
 
 import attrs
 
+from quadriga.claims.record import RECORD_FILE
 from quadriga.errors import ConfigError
 
 __all__ = ["RECORD_FILE", "SCALES", "STATUSES", "ClaimResult", "Effect", "Observations", "Scale", "Tuning"]
 
 SCALES = ("smoke", "paper")
 STATUSES = ("passed", "refuted", "inconclusive", "ran", "failed", "error")
-RECORD_FILE = "claims_record.json"
 _RELATIONS = ("greater", "less", "within")
 
 

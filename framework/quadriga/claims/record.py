@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims.model import RECORD_FILE
+__all__ = ["RECORD_FILE", "last_verdict", "record_verdicts", "verdict_text"]
 
-__all__ = ["last_verdict", "record_verdicts", "verdict_text"]
+#: the file, in a plugin's package, that keeps the last paper-scale verdict of each of its claims
+#: (defined here, not in :mod:`quadriga.claims.model`, so that ``quadriga list`` reads verdicts
+#: without building the claim classes)
+RECORD_FILE = "claims_record.json"
 
 
 def _version(distribution: str) -> str:
@@ -20,18 +24,51 @@ def _version(distribution: str) -> str:
         return "unknown"
 
 
+#: (package, sys.path) -> its record file: ``quadriga list`` asks once per claim, several per plugin
+_FOUND: dict[tuple[str, tuple[str, ...]], Path | None] = {}
+#: record file -> ((inode, mtime, size), its contents): read once while it is unchanged
+_READ: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
 def _record_path(target: str) -> Path | None:
-    """``claims_record.json`` in the package of a ``"module:attr"`` target, found without importing it."""
+    """``claims_record.json`` in the package of a ``"module:attr"`` target, found without importing it.
+
+    The package is looked up on ``sys.path`` once per package and ``sys.path`` (each lookup walks
+    every entry); a package already imported is where it was imported from.
+    """
     import importlib.util
+    import sys
 
     top = target.split(":", 1)[0].split(".", 1)[0]
+    key = (top, tuple(sys.path))
+    if top not in sys.modules and key in _FOUND:
+        return _FOUND[key]
     try:
         found = importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return None
-    if found is None or not found.submodule_search_locations:
+    path = None
+    if found is not None and found.submodule_search_locations:
+        path = Path(next(iter(found.submodule_search_locations))) / RECORD_FILE
+    _FOUND[key] = path
+    return path
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    """The contents of a record file (None when it is missing or unreadable), reread when it changes."""
+    try:
+        st = path.stat()
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        cached = _READ.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
         return None
-    return Path(next(iter(found.submodule_search_locations))) / RECORD_FILE
+    if not isinstance(data, dict):
+        return None
+    _READ[path] = (stamp, data)
+    return data
 
 
 def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
@@ -73,18 +110,19 @@ def last_verdict(spec: Any) -> dict[str, Any] | None:
     The record holds ``status``, ``date``, ``version``, ...; it is read from the plugin's
     ``claims_record.json`` without importing the plugin.
     """
+    return copy.deepcopy(_last(spec))
+
+
+def _last(spec: Any) -> Any:
+    """The record entry of ``spec`` as cached (not to be changed), or None."""
     path = _record_path(spec.target)
-    if path is None or not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text()).get(spec.name)
-    except (OSError, json.JSONDecodeError):
-        return None
+    data = None if path is None else _read_record(path)
+    return None if data is None else data.get(spec.name)
 
 
 def verdict_text(spec: Any) -> str:
     """``"passed 2026-05-01 (v0.3.0)"`` for ``quadriga list``, or ``"not recorded"``."""
-    last = last_verdict(spec)
+    last = _last(spec)
     if not last:
         return "not recorded"
     return f"{last.get('status')} {last.get('date')} (v{last.get('version')})"

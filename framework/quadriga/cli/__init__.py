@@ -7,7 +7,8 @@ A command line that names its subcommand imports only that module (the others ge
 placeholder parser), so ``quadriga list`` does not import what ``run`` or ``sweep`` need.
 Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted
 (Ctrl-C). Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
-Nothing here imports torch or a plugin algorithm at import time.
+Nothing here imports torch, rich or a plugin algorithm at import time (rich is imported when a
+help text or a table is printed, or the output is a terminal; see :func:`quadriga.cli._common.console`).
 
 Shell completion (argcomplete): ``eval "$(register-python-argcomplete quadriga)"`` in bash or zsh.
 """
@@ -19,10 +20,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from rich.markup import escape
-
-from quadriga.cli._common import Formatter, add_common_options, console
+from quadriga.cli._common import Formatter, add_common_options, console, escape
 from quadriga.errors import QuadrigaError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -68,8 +68,6 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             it names are imported and the others get an empty placeholder parser (enough for
             argparse to accept the names). None: every subcommand's full parser.
     """
-    from quadriga import __version__
-
     parser = argparse.ArgumentParser(
         prog="quadriga",
         description="Recent machine-learning methods as composable plugins: Sampler, Learner, Estimator, "
@@ -78,8 +76,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         epilog="Start with `quadriga list`, then `quadriga run NAME`. `quadriga COMMAND --help` for details.",
     )
     add_common_options(parser)
-    parser.add_argument("--version", action="version", version=f"quadriga {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action=_Version)
+    # prog given: otherwise argparse formats the main usage to find it (rich's formatter, imported)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog=parser.prog)
     named = _named_commands(argv)
     for name, module in COMMANDS.items():
         if named is None or name in named:
@@ -87,6 +86,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, add_help=False)
     return parser
+
+
+class _Version(argparse._VersionAction):
+    """``--version``: argparse's version action, reading the installed version only when it is asked for."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from quadriga import __version__
+
+        self.version = f"quadriga {__version__}"
+        super().__call__(parser, *args, **kwargs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,23 +1,32 @@
-"""What every subcommand shares: the console, the common options, the registry and its problems."""
+"""What every subcommand shares: the console, the common options, the registry and its problems.
+
+Nothing here imports rich at import time: the help formatter builds rich's formatter only when a
+help text is printed, and :func:`console` writes plain lines itself when the output is not a
+terminal (``quadriga list | less``, a test capturing stdout), building a rich ``Console`` only for
+what needs one. ``quadriga list`` then starts without importing rich at all.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import sys
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich_argparse import RawDescriptionRichHelpFormatter
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from quadriga.registry import Registry
 
 __all__ = [
     "Formatter",
     "Subparsers",
     "add_common_options",
+    "cell_len",
     "console",
+    "escape",
     "name_completer",
     "print_problems",
     "registry_for",
@@ -27,45 +36,342 @@ __all__ = [
 Subparsers = argparse._SubParsersAction  # the class is private in argparse, public in its type stubs
 
 
-class Formatter(RawDescriptionRichHelpFormatter):
+def _rich_formatter_class() -> type[argparse.HelpFormatter]:
+    """rich-argparse's formatter with markup off (``[pipeline]`` in a help text prints as written)."""
+    from rich_argparse import RawDescriptionRichHelpFormatter
+
+    class RichFormatter(RawDescriptionRichHelpFormatter):
+        help_markup = False
+        text_markup = False
+
+        def _rich_fill_text(self, text: Any, width: int, indent: Any) -> Any:
+            """``text`` (a :class:`rich.text.Text`) with its paragraphs wrapped to ``width``."""
+            from rich.text import Text
+
+            out: list[Text] = []
+            paragraph: list[Text] = []
+
+            def flush() -> None:
+                if paragraph:
+                    joined = Text(" ").join(line for line in paragraph)
+                    out.extend(indent + line for line in self._rich_split_lines(joined, width))
+                    paragraph.clear()
+
+            for line in text.split():
+                plain = line.plain
+                if not plain.strip() or plain[:1].isspace() or plain.rstrip().endswith(":"):
+                    flush()
+                    out.append(indent + line)
+                else:
+                    paragraph.append(line)
+            flush()
+            return Text("\n").join(out) + "\n\n"
+
+    return RichFormatter
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
     """The help formatter of every parser: rich colours, text wrapped to the terminal, examples verbatim.
 
     In descriptions and epilogs, lines that start with a space (examples, TOML), blank lines and
     lines ending in ``:`` (headers such as ``examples:``) are kept as written; the other lines
     are paragraphs, joined and wrapped at spaces to the terminal width. Argument help is wrapped
-    as by argparse. Markup is off, so that ``[pipeline]`` in a help text or a TOML example
-    prints as written.
+    as by argparse.
+
+    argparse makes a formatter for every ``add_argument`` (to check the metavar) and for every
+    usage or help text. This class does the metavar check itself and hands the help-producing
+    calls to rich-argparse's ``RawDescriptionRichHelpFormatter`` (markup off, so that ``[pipeline]``
+    in a help text or a TOML example prints as written), which is made, and rich imported, only
+    when a usage or help text is printed.
     """
 
-    help_markup = False
-    text_markup = False
+    def __init__(
+        self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+    ) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width)
+        self._q_args = (prog, indent_increment, max_help_position, width)
+        self._q_rich: argparse.HelpFormatter | None = None
 
-    def _rich_fill_text(self, text: Any, width: int, indent: Any) -> Any:
-        """``text`` (a :class:`rich.text.Text`) with its paragraphs wrapped to ``width``."""
-        from rich.text import Text
+    def _q_formatter(self) -> argparse.HelpFormatter:
+        if self._q_rich is None:
+            self._q_rich = _rich_formatter_class()(*self._q_args)
+        return self._q_rich
 
-        out: list[Text] = []
-        paragraph: list[Text] = []
+    def add_usage(self, *args: Any, **kwargs: Any) -> None:
+        self._q_formatter().add_usage(*args, **kwargs)
 
-        def flush() -> None:
-            if paragraph:
-                joined = Text(" ").join(line for line in paragraph)
-                out.extend(indent + line for line in self._rich_split_lines(joined, width))
-                paragraph.clear()
+    def add_text(self, text: str | None) -> None:
+        self._q_formatter().add_text(text)
 
-        for line in text.split():
-            plain = line.plain
-            if not plain.strip() or plain[:1].isspace() or plain.rstrip().endswith(":"):
-                flush()
-                out.append(indent + line)
-            else:
-                paragraph.append(line)
-        flush()
-        return Text("\n").join(out) + "\n\n"
+    def start_section(self, heading: str | None) -> None:
+        self._q_formatter().start_section(heading)
+
+    def end_section(self) -> None:
+        self._q_formatter().end_section()
+
+    def add_argument(self, action: argparse.Action) -> None:
+        self._q_formatter().add_argument(action)
+
+    def add_arguments(self, actions: Iterable[argparse.Action]) -> None:
+        self._q_formatter().add_arguments(actions)
+
+    def format_help(self) -> str:
+        return self._q_formatter().format_help()
+
+
+# --- rich markup, as rich.markup reads it (escape, and the plain text of a markup string)
+_RE_ESCAPE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+_RE_TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
+_RE_WORD = re.compile(r"\s*\S+\s*")
+_RE_EMOJI = re.compile(r":\S*?:")
+
+
+def escape(markup: str) -> str:
+    """``rich.markup.escape`` without importing rich: ``[tag]`` in ``markup`` prints as written.
+
+    The same regular expression and rule as rich 13-15 (each ``[name...]`` gets a backslash, a
+    trailing single backslash is doubled); ``tests/test_cli_plain_console.py`` checks it against
+    rich's own on random strings.
+    """
+
+    def backslashes(match: re.Match[str]) -> str:
+        slashes, text = match.groups()
+        return f"{slashes}{slashes}\\{text}"
+
+    markup = _RE_ESCAPE.sub(backslashes, markup)
+    if markup.endswith("\\") and not markup.endswith("\\\\"):
+        return markup + "\\"
+    return markup
+
+
+#: code point ranges [start, stop) that rich counts one cell wide: Latin-1 and Latin extended,
+#: Greek and Cyrillic, dashes, quotes and the ellipsis, arrows and mathematical operators, box drawing
+#: (tests/test_cli_plain_console.py checks every one against rich's table)
+ONE_CELL = (
+    (0x20, 0x7F),
+    (0xA0, 0x300),
+    (0x370, 0x483),
+    (0x2010, 0x2028),
+    (0x2030, 0x205F),
+    (0x2190, 0x231A),
+    (0x2500, 0x2580),
+)
+
+
+def cell_len(text: str) -> int:
+    """``rich.cells.cell_len``: the terminal cells ``text`` takes; rich is imported only when needed.
+
+    Text whose every character lies in :data:`ONE_CELL` takes one cell per character; any other
+    text is measured by rich (wide East Asian characters, combining marks, emoji, controls).
+    """
+    for ch in text:
+        code = ord(ch)
+        if not any(start <= code < stop for start, stop in ONE_CELL):
+            from rich.cells import cell_len as rich_cell_len
+
+            return int(rich_cell_len(text))
+    return len(text)
+
+
+def _plain_text(markup: str) -> str | None:
+    """The characters rich prints for console markup ``markup`` (tags removed, escapes undone).
+
+    As ``rich.markup.render`` reads it. None for what is left to rich: a closing tag that names
+    its style (``[/bold]``) or closes nothing (rich raises), and ``@`` handler tags.
+    """
+    if "[" not in markup:
+        return markup
+    out: list[str] = []
+    position = 0
+    depth = 0
+    for match in _RE_TAGS.finditer(markup):
+        full, escapes, tag = match.groups()
+        start, end = match.span()
+        if start > position:
+            out.append(markup[position:start].replace("\\[", "["))
+        if escapes:
+            slashes, escaped = divmod(len(escapes), 2)
+            out.append("\\" * slashes)
+            if escaped:
+                out.append(full[len(escapes) :])
+                position = end
+                continue
+        if tag.startswith("@"):
+            return None
+        if tag.startswith("/"):
+            if tag[1:].strip() or not depth:
+                return None
+            depth -= 1
+        else:
+            depth += 1
+        position = end
+    if position < len(markup):
+        out.append(markup[position:].replace("\\[", "["))
+    return "".join(out)
+
+
+def _wrap(text: str, width: int) -> list[str] | None:
+    """``text`` (printable ASCII, no tab or newline) word-wrapped as rich's ``Text.wrap`` does it.
+
+    Greedy over words with their trailing spaces (``rich._wrap.divide_line``), each line's
+    trailing spaces cut only beyond ``width`` (``Text.rstrip_end``). None when a word is wider
+    than the line (rich folds it): left to rich.
+    """
+    breaks: list[int] = []
+    offset = 0
+    for match in _RE_WORD.finditer(text):
+        start, word = match.start(), match.group(0)
+        length = len(word.rstrip())
+        if width - offset >= length:
+            offset += len(word)
+        elif length > width:
+            return None
+        elif offset and start:
+            breaks.append(start)
+            offset = len(word)
+    lines = []
+    for a, b in zip([0, *breaks], [*breaks, len(text)], strict=True):
+        line = text[a:b]
+        if len(line) > width:
+            stripped = line.rstrip()
+            line = line[: max(width, len(stripped))]
+        lines.append(line)
+    return lines
+
+
+class _PlainConsole:
+    """A stand-in for ``rich.console.Console(highlight=False, soft_wrap=False)`` off a terminal.
+
+    ``print`` of one string (console markup, printable ASCII, no emoji code) writes the same
+    characters rich would, without importing rich; anything else (a table, other options, a
+    terminal, Jupyter, Windows, ``TTY_COMPATIBLE``/``FORCE_COLOR``) and every other attribute go to
+    a real rich ``Console`` made on first need, which then serves all later calls (so that
+    ``capture()``, ``Live`` and the like see every print).
+    """
+
+    def __init__(self, stderr: bool) -> None:
+        object.__setattr__(self, "_q_stderr", stderr)
+        object.__setattr__(self, "_q_real", None)
+        object.__setattr__(self, "_q_widths", {})  # COLUMNS -> width: looked up once, not per line
+
+    def _q_console(self) -> Console:
+        real = self._q_real
+        if real is None:
+            from rich.console import Console
+
+            real = Console(stderr=self._q_stderr, highlight=False, soft_wrap=False)
+            object.__setattr__(self, "_q_real", real)
+        return real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._q_console(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._q_console(), name, value)
+
+    @property
+    def file(self) -> Any:
+        """The stream written to, looked up at each use (as rich does)."""
+        if self._q_real is not None:
+            return self._q_real.file
+        return sys.stderr if self._q_stderr else sys.stdout
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether rich would treat the output as a terminal (see :func:`_plain_ok`)."""
+        if self._q_real is not None:
+            return bool(self._q_real.is_terminal)
+        return not _plain_ok(self.file)
+
+    @property
+    def width(self) -> int:
+        """The width rich gives a console that is not a terminal: ``COLUMNS``, else a terminal's, else 80."""
+        if self._q_real is not None or not _plain_ok(self.file):
+            return int(self._q_console().width)
+        return self._q_width()
+
+    def _q_width(self) -> int:
+        columns = os.environ.get("COLUMNS")
+        width = self._q_widths.get(columns)
+        if width is None:
+            width = self._q_widths[columns] = _plain_width()
+        return int(width)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``Console.print``: one markup string written as plain lines, anything else by rich."""
+        if (
+            self._q_real is None
+            and len(objects) == 1
+            and isinstance(objects[0], str)
+            and set(kwargs) <= {"markup", "emoji", "highlight"}
+        ):
+            lines = self._q_plain_lines(objects[0], kwargs.get("markup"), kwargs.get("emoji"))
+            if lines is not None:
+                self.file.write("".join(line + "\n" for line in lines))
+                return
+        self._q_console().print(*objects, **kwargs)
+
+    def _q_plain_lines(self, text: str, markup: bool | None, emoji: bool | None) -> list[str] | None:
+        """The lines rich would write for ``text``, or None when rich must do it."""
+        if not _plain_ok(self.file):
+            return None
+        plain = text if markup is False else _plain_text(text)
+        if plain is None or not (plain.isascii() and plain.isprintable()):
+            return None
+        if emoji is not False and _RE_EMOJI.search(text):
+            return None  # an emoji code rich may replace
+        return _wrap(plain, self._q_width())
+
+
+def _plain_ok(file: Any) -> bool:
+    """Whether rich would write ``file`` as a plain stream (no terminal, no Jupyter, not Windows).
+
+    As ``rich.console.Console.is_terminal`` decides it: ``TTY_COMPATIBLE`` (0/1), then
+    ``FORCE_COLOR``, then ``file.isatty()``. IPython in the process, IDLE or Windows: always rich.
+    """
+    if sys.platform == "win32" or "IPython" in sys.modules or file is None:
+        return False
+    stdin = sys.stdin
+    if stdin is not None and str(getattr(stdin, "__module__", "")).startswith("idlelib"):
+        return False
+    tty = os.environ.get("TTY_COMPATIBLE", "")
+    if tty in ("0", "1"):
+        return tty == "0"
+    if os.environ.get("FORCE_COLOR") is not None:
+        return os.environ["FORCE_COLOR"] == ""
+    isatty = getattr(file, "isatty", None)
+    try:
+        return not (isatty is not None and isatty())
+    except ValueError:
+        return True
+
+
+def _plain_width() -> int:
+    """The width rich gives a console off a terminal: ``COLUMNS``, else a terminal of fds 0-2, else 80."""
+    width = 0
+    for fd in (0, 1, 2):
+        try:
+            width = os.get_terminal_size(fd).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    columns = os.environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        width = int(columns)
+    return width or 80
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console without syntax highlighting (numbers and paths print as written)."""
+    """A rich console without syntax highlighting (numbers and paths print as written).
+
+    On a terminal, a ``rich.console.Console``; otherwise a stand-in that prints plain strings
+    itself (the same characters) and makes the rich console only when something needs it.
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    if _plain_ok(stream):
+        return cast("Console", _PlainConsole(stderr))
+    from rich.console import Console
+
     return Console(stderr=stderr, highlight=False, soft_wrap=False)
 
 

@@ -332,6 +332,6 @@ def _write_plain_table(
 
 def _one_cell_each(text: str) -> bool:
     """Whether every character of ``text`` is printable and one terminal cell wide."""
-    from rich.cells import cell_len
+    from quadriga.cli._common import cell_len  # rich's cell_len, without importing rich for text like 'è'
 
     return text.isprintable() and cell_len(text) == len(text)

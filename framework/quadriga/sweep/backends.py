@@ -2,15 +2,19 @@
 
 The local backend keeps one process per worker (torch is imported once per worker, not per run),
 caps each worker's BLAS/OpenMP/torch threads so that ``workers x threads <= cores``, and replaces a
-worker that dies, recording its run as failed.
+worker that dies, recording its run as failed. While the workers run, the parent, which otherwise
+only waits, imports at low priority what the tidy table, the summary and the figure need afterwards
+(scipy.stats, pyarrow, matplotlib: seconds that would come after the last run otherwise).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import multiprocessing as mp
 import os
 import sys
+import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
@@ -23,6 +27,70 @@ from quadriga.sweep.grid import RunSpec
 BACKENDS = ("local", "ray", "submitit")
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+
+#: what :func:`quadriga.sweep.run_sweep` imports after the runs (``quadriga.summary``'s deferred
+#: imports: bootstrap intervals, the parquet table, the figure), imported by the parent meanwhile
+AGGREGATION_MODULES = (
+    "quadriga.summary",
+    "quadriga.stats",
+    "scipy.stats",
+    "pyarrow",
+    "pyarrow.parquet",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+)
+
+
+def _first_use() -> None:
+    """Write a one-row parquet table and draw a labelled figure, both in memory.
+
+    Their first use in a process initialises pyarrow's writer (about half a second) and
+    matplotlib's fonts; done here, the sweep's own table and figure do not wait for it.
+    """
+    import io
+
+    with contextlib.suppress(Exception):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist([{"value": 1.0, "metric": "m"}]), io.BytesIO())
+    with contextlib.suppress(Exception):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(2, 2), layout="constrained")  # as quadriga.summary.plot_summary draws
+        fig.suptitle("t", fontsize=10)
+        ax = fig.add_subplot(1, 1, 1)
+        ax.bar([0], [1.0], yerr=[[0.1], [0.1]], capsize=3)
+        ax.set_xticks([0], ["a"], rotation=30, ha="right", fontsize=8)
+        ax.plot([0.0, 1.0], [1.0, 2.0], marker="o", label="a")
+        ax.fill_between([0.0, 1.0], [0.5, 1.5], [1.5, 2.5], alpha=0.2)
+        ax.set_title("t")
+        ax.set_ylabel("y")
+        ax.legend(fontsize=7)
+        fig.savefig(io.BytesIO(), format="png", dpi=20)
+
+
+def _import_in_background(modules: tuple[str, ...]) -> threading.Thread:
+    """Import ``modules`` (then :func:`_first_use`) in a daemon thread, at a low priority where allowed.
+
+    A module that is missing or fails is skipped (the code that needs it reports that later).
+    Imports take Python's per-module locks, so a later import of the same module waits for this
+    one instead of doing the work twice.
+    """
+
+    def work() -> None:
+        with contextlib.suppress(Exception):  # Linux: a thread's own nice value; elsewhere the default
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        for name in modules:
+            if name in sys.modules:
+                continue
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+        _first_use()
+
+    thread = threading.Thread(target=work, name="quadriga-sweep-imports", daemon=True)
+    thread.start()
+    return thread
 
 
 def worker_threads(workers: int) -> int:
@@ -96,6 +164,11 @@ def _worker(conn: Any, threads: int = 0) -> None:
 def _run_local(
     tasks: list[tuple[str, RunSpec, str]], workers: int, on_done: Callable[[dict[str, Any]], None]
 ) -> None:
+    """Run ``tasks`` on ``workers`` local processes, calling ``on_done`` with each outcome in the parent.
+
+    Workers come from :func:`_worker_context`, never forked from this process: once torch has run
+    an OpenMP parallel region here, a forked child hangs in its first one.
+    """
     ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
     pending = list(tasks)
@@ -111,6 +184,7 @@ def _run_local(
 
     for _ in range(min(workers, len(pending))):
         idle.append(start())
+    imports = _import_in_background(AGGREGATION_MODULES)
     try:
         while pending or busy:
             while idle and pending:
@@ -146,12 +220,16 @@ def _run_local(
                     if pending:
                         idle.append(start())
     finally:
-        for proc, conn in idle + [(p, c) for p, c, _ in busy.values()]:
+        every = idle + [(p, c) for p, c, _ in busy.values()]
+        for _, conn in every:  # all told first, so that they exit side by side
             with contextlib.suppress(Exception):
                 conn.send(None)
+        for proc, conn in every:
             proc.join(timeout=5)
             if proc.is_alive():
                 proc.kill()
+            conn.close()
+    imports.join()  # usually long done; the aggregation would wait for these imports anyway
 
 
 def _run_ray(
