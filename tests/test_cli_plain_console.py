@@ -49,7 +49,11 @@ def test_plain_console_writes_what_rich_writes(monkeypatch, capsys):
         if rng.random() < 0.3:
             text = escape(text)
         width = rng.randint(10, 120)
-        options = rng.choice([{}, {"emoji": False}, {"markup": False}, {"highlight": False}])
+        options = rng.choice(
+            [{}, {"emoji": False}, {"markup": False}, {"highlight": False}, {"soft_wrap": True}]
+        )
+        if options.get("soft_wrap") and rng.random() < 0.5:
+            text = text + "\n" + _random_text(rng)  # soft-wrapped text may hold newlines
         buffer = io.StringIO()
         try:
             Console(file=buffer, highlight=False, soft_wrap=False, width=width).print(text, **options)
@@ -57,7 +61,9 @@ def test_plain_console_writes_what_rich_writes(monkeypatch, capsys):
         except Exception as exc:  # rich refuses the markup: the plain path must leave it to rich
             expected = type(exc).__name__
         monkeypatch.setenv("COLUMNS", str(width))
-        lines = _PlainConsole(False)._q_plain_lines(text, options.get("markup"), options.get("emoji"))
+        lines = _PlainConsole(False)._q_plain_lines(
+            text, options.get("markup"), options.get("emoji"), bool(options.get("soft_wrap"))
+        )
         if lines is None:
             continue
         plain += 1

@@ -40,6 +40,7 @@ _LAZY = {
     "register": "quadriga.notebook",
     "load_run": "quadriga.notebook",
     "to_pandas": "quadriga.notebook",
+    "run": "quadriga.api",
     "api": "quadriga.api",
 }
 

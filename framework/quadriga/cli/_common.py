@@ -303,24 +303,35 @@ class _PlainConsole:
             self._q_real is None
             and len(objects) == 1
             and isinstance(objects[0], str)
-            and set(kwargs) <= {"markup", "emoji", "highlight"}
+            and set(kwargs) <= {"markup", "emoji", "highlight", "soft_wrap"}
         ):
-            lines = self._q_plain_lines(objects[0], kwargs.get("markup"), kwargs.get("emoji"))
+            lines = self._q_plain_lines(
+                objects[0], kwargs.get("markup"), kwargs.get("emoji"), bool(kwargs.get("soft_wrap"))
+            )
             if lines is not None:
                 self.file.write("".join(line + "\n" for line in lines))
                 return
         self._q_console().print(*objects, **kwargs)
 
-    def _q_plain_lines(self, text: str, markup: bool | None, emoji: bool | None) -> list[str] | None:
-        """The lines rich would write for ``text``, or None when rich must do it."""
+    def _q_plain_lines(
+        self, text: str, markup: bool | None, emoji: bool | None, soft_wrap: bool = False
+    ) -> list[str] | None:
+        """The lines rich would write for ``text``, or None when rich must do it.
+
+        With ``soft_wrap`` (rich writes the text unwrapped, uncropped) ``text`` may hold newlines;
+        each line is written as it is.
+        """
         if not _plain_ok(self.file):
             return None
         plain = text if markup is False else _plain_text(text)
-        if plain is None or not (plain.isascii() and plain.isprintable()):
+        if plain is None:
+            return None
+        lines = plain.split("\n") if soft_wrap else [plain]
+        if not all(line.isascii() and line.isprintable() for line in lines):
             return None
         if emoji is not False and _RE_EMOJI.search(text):
             return None  # an emoji code rich may replace
-        return _wrap(plain, self._q_width())
+        return lines if soft_wrap else _wrap(plain, self._q_width())
 
 
 def _plain_ok(file: Any) -> bool:

@@ -305,16 +305,14 @@ def _write_plain_table(
     widths[-1] = max(least, min(widths[-1], room))
     # wider than the console (a narrow one), rich's Table takes the excess evenly from the
     # columns (round() as rich.Table rounds), the key columns keep their minimum width, and
-    # lines are cropped; simulated for the three-column table only
+    # lines are cropped
     excess = sum(widths) + 3 * len(widths) - 1 - con.width
     if excess > 0:
-        if len(columns) != 3:
-            return False
-        remaining, ratio = excess, 3
-        for _ in range(2):
+        remaining, ratio = excess, len(columns)
+        for _ in range(len(columns) - 1):
             remaining -= round(remaining / ratio)
             ratio -= 1
-        widths[2] -= min(widths[2] + 1, remaining)
+        widths[-1] -= min(widths[-1] + 1, remaining)
     total = sum(widths) + 3 * len(widths) - 1
     if len(title) > con.width or widths[-1] < len(columns[-1]):
         return False
