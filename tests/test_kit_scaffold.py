@@ -64,6 +64,7 @@ def _template_home(tmp_path_factory):
     """Keep the versioned template copy out of the user's data folder (module fixtures included)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("QUADRIGA_TEMPLATE_HOME", str(tmp_path_factory.mktemp("template-home")))
+        mp.setenv("QUADRIGA_NO_CACHE", "1")  # the name checks discover the plugins afresh (0.2 s)
         yield
 
 
@@ -151,6 +152,96 @@ def test_bad_names_and_existing_destination_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match="not empty"):
         render_plugin("taken", dest=tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["quadriga-taken"]
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """``cli(*argv) -> (rc, output)``: the command line in this process, its stdout and stderr joined
+    with the line breaks of the terminal width undone."""
+    from quadriga.cli import main
+    from quadriga.registry import reset_registry
+
+    monkeypatch.setenv("COLUMNS", "200")
+
+    def call(*argv: str) -> tuple[int, str]:
+        reset_registry()
+        capsys.readouterr()
+        rc = main(list(argv))
+        out, err = capsys.readouterr()
+        return rc, " ".join((out + err).split())
+
+    yield call
+    reset_registry()
+
+
+def test_new_plugin_refuses_the_names_of_catalogued_or_installed_distributions(tmp_path, cli, monkeypatch):
+    """`new plugin std` would write a second quadriga-std (depending on itself) that replaces the real
+    one: refused, as is a name whose distribution is installed though not catalogued, or whose
+    entry point and package an installed plugin already has; nothing is written."""
+    import importlib.metadata as metadata
+
+    import quadriga.catalogue
+
+    rc, out = cli("new", "plugin", "std", "--dest", str(tmp_path))
+    assert rc == 2
+    assert "key 'NAME'" in out and "distribution quadriga-std, which is one of quadriga's own plugins" in out
+    assert "Choose another name, e.g. 'my-std'" in out
+
+    monkeypatch.setattr(quadriga.catalogue, "catalogue", dict)  # an installed plugin the catalogue lacks
+    version = metadata.version("quadriga-std")
+    rc, out = cli("new", "plugin", "std", "--dest", str(tmp_path))
+    assert rc == 2
+    assert f"distribution quadriga-std, which is installed (quadriga-std {version})" in out
+    assert "key 'NAME'" in out and "Choose another name" in out
+
+    found = metadata.distribution
+
+    def without_std(name: str):
+        if name == "quadriga-std":
+            raise metadata.PackageNotFoundError(name)
+        return found(name)
+
+    monkeypatch.setattr(metadata, "distribution", without_std)  # its entry point and package remain
+    rc, out = cli("new", "plugin", "std", "--dest", str(tmp_path))
+    assert rc == 2
+    assert "package quadriga_std and the entry point std" in out
+    assert "installed plugin 'std' of quadriga-std (module quadriga_std.plugin)" in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_plugin_refuses_a_component_name_registered_for_its_kind(tmp_path, cli):
+    """A sampler called mala would clash with quadriga-std's: refused, naming quadriga-std; the same
+    name for another kind (no evaluator is called mala) is free."""
+    from quadriga.registry import get_registry
+
+    assert get_registry().get("mala", "sampler").distribution == "quadriga-std"
+    rc, out = cli("new", "plugin", "mala", "--dest", str(tmp_path))
+    assert rc == 2
+    assert "key 'NAME'" in out
+    assert "a sampler named 'mala' is already registered by quadriga-std (installed)" in out
+    assert "Choose another name, e.g. 'my-mala'" in out
+    assert list(tmp_path.iterdir()) == []
+    path = render_plugin("mala", kind="evaluator", dest=tmp_path, git_init=False)
+    assert (path / "src" / "quadriga_mala" / "evaluator.py").is_file()
+
+
+def test_update_of_a_missing_folder_or_damaged_answers_is_a_config_error(tmp_path, cli):
+    """`new update` of a folder that does not exist says so; an answers file that is not YAML, or is
+    YAML but not a mapping, gives exit code 2 naming the file and saying to restore it from git."""
+    missing = tmp_path / "nonexistent"
+    rc, out = cli("new", "update", str(missing))
+    assert rc == 2
+    assert f"'{missing}' does not exist" in out and "copier-answers" not in out
+
+    path = tmp_path / "quadriga-damaged"
+    path.mkdir()
+    answers = path / ".copier-answers.yml"
+    for text, problem in (("- [\n", "is not valid YAML"), ("- a\n", "holds a YAML list"), ("", "is empty")):
+        answers.write_text(text)
+        rc, out = cli("new", "update", str(path))
+        assert rc == 2, out
+        assert f"{answers}: {problem}" in out
+        assert "restore it from git" in out and "internal error" not in out
 
 
 def test_template_ships_in_the_wheel(tmp_path):

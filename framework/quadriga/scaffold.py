@@ -35,15 +35,19 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from quadriga.errors import ConfigError
 from quadriga.registry import NAME_PATTERN
 
+if TYPE_CHECKING:
+    from quadriga.registry import Registry
+
 __all__ = [
     "PLUGIN_KINDS",
     "Origin",
+    "check_name_free",
     "install_commands",
     "origin_of",
     "render_plugin",
@@ -198,6 +202,74 @@ def _git_init_project(path: Path, message: str) -> bool:
     return True
 
 
+def check_name_free(name: str, kind: str, registry: Registry | None = None) -> None:
+    """Refuse a plugin name whose distribution, package, entry point or component is already taken.
+
+    ``quadriga-NAME`` must be neither a catalogued distribution (:func:`quadriga.catalogue.catalogue`)
+    nor an installed one (installing the render would replace it); its package ``quadriga_NAME`` and
+    entry point ``NAME`` must not be an installed plugin's; and no installed (or catalogued)
+    distribution may already register a ``kind`` called ``name`` (the two would clash in every
+    lookup once both are installed).
+
+    Args:
+        name: the component's name (already checked against :data:`NAME_PATTERN`).
+        kind: one of :data:`PLUGIN_KINDS`.
+        registry: the registry to look in (default :func:`quadriga.registry.get_registry` with its cache).
+
+    Raises:
+        ConfigError: (key ``NAME``) the name is taken; the message says by which distribution and
+            suggests another name.
+    """
+    import importlib.metadata as metadata
+
+    from quadriga.catalogue import catalogue, providers
+    from quadriga.registry import get_registry, normalize_name
+
+    distribution, package, short = f"quadriga-{name}", f"quadriga_{name.replace('-', '_')}", name
+    other = f"'my-{name}' or '{name}-2'"
+    if distribution in catalogue():
+        raise ConfigError(
+            f"'{name}' would make the distribution {distribution}, which is one of quadriga's own "
+            f"plugins (see `quadriga list --all`); installing the render would replace it. "
+            f"Choose another name, e.g. {other}.",
+            key="NAME",
+        )
+    try:
+        installed = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        pass
+    else:
+        raise ConfigError(
+            f"'{name}' would make the distribution {distribution}, which is installed "
+            f"({installed.metadata['Name']} {installed.version}); installing the render would replace it. "
+            f"Choose another name, e.g. {other}.",
+            key="NAME",
+        )
+    reg = registry if registry is not None else get_registry(cache=True)
+    reg.load()
+    for status in reg.plugins.values():
+        top = status.entry_point.split(":")[0].split(".")[0]
+        if normalize_name(status.plugin) == normalize_name(short) or top == package:
+            raise ConfigError(
+                f"'{name}' would give the package {package} and the entry point {short}, but the "
+                f"installed plugin '{status.plugin}' of {status.distribution} (module "
+                f"{status.entry_point}) already uses that name. Choose another name, e.g. {other}.",
+                key="NAME",
+            )
+    owners = [s.distribution for s in reg.specs(kind) if s.name == name]
+    owners += [s.distribution for s in reg.conflicts.get((kind, name), [])]
+    where = "installed"
+    if not owners:
+        owners, where = [e.distribution for e, _ in providers(name, [kind])], "catalogued"
+    if owners:
+        raise ConfigError(
+            f"a {kind} named '{name}' is already registered by {' and '.join(sorted(set(owners)))} "
+            f"({where}); a second one would clash with it in every pipeline and `quadriga` command. "
+            f"Choose another name, e.g. {other}.",
+            key="NAME",
+        )
+
+
 def render_plugin(
     name: str,
     *,
@@ -208,6 +280,7 @@ def render_plugin(
     paper: str | None = None,
     git_init: bool = True,
     template: str | Path | None = None,
+    registry: Registry | None = None,
 ) -> Path:
     """Render the plugin template for a new component.
 
@@ -224,12 +297,15 @@ def render_plugin(
         template: the template folder (default: the packaged one); it is rendered from its
             versioned copy (:func:`versioned_template`), so ``.copier-answers.yml`` records
             ``_src_path`` and ``_commit``. Without git it is rendered as a plain folder.
+        registry: where to look for names already taken (:func:`check_name_free`; default the
+            process-wide registry).
 
     Returns:
         The path of the new distribution folder.
 
     Raises:
-        ConfigError: a malformed name, an unknown kind, or a destination that exists and is not empty.
+        ConfigError: a malformed name, a name already taken (:func:`check_name_free`), an unknown
+            kind, or a destination that exists and is not empty.
     """
     if not NAME_PATTERN.match(name or ""):
         raise ConfigError(
@@ -245,6 +321,7 @@ def render_plugin(
         )
     if kind not in PLUGIN_KINDS:
         raise ConfigError(f"unknown kind '{kind}'; use one of {', '.join(PLUGIN_KINDS)}.", key="--kind")
+    check_name_free(name, kind, registry)
     target = Path(dest) / f"quadriga-{name}"
     if target.exists() and any(target.iterdir()):
         raise ConfigError(f"'{target}' exists and is not empty; choose another --dest or NAME.", key="--dest")
@@ -300,7 +377,8 @@ def update_plugin(
         The template version the plugin is now at (``_commit``).
 
     Raises:
-        ConfigError: no ``.copier-answers.yml`` in ``path``, or copier refused (the plugin is not a
+        ConfigError: ``path`` is not a folder, it has no ``.copier-answers.yml`` or a damaged one
+            (not YAML, or not a mapping), or copier refused (the plugin is not a
             git repository, has uncommitted changes, or the template is older); the message says which.
         RuntimeError: git is not installed.
     """
@@ -309,6 +387,12 @@ def update_plugin(
 
     folder = Path(path)
     answers = folder / ".copier-answers.yml"
+    if not folder.is_dir():
+        raise ConfigError(
+            f"'{folder}' {'is not a folder' if folder.exists() else 'does not exist'}; give the folder "
+            "of a plugin rendered by `quadriga new plugin` (e.g. quadriga-my-sampler).",
+            key="PATH",
+        )
     if not answers.is_file():
         raise ConfigError(
             f"'{folder}' has no .copier-answers.yml; give the folder of a plugin rendered by "
@@ -317,7 +401,19 @@ def update_plugin(
         )
     import yaml  # type: ignore[import-untyped]  # a dependency of copier (PyYAML, no stubs installed)
 
-    recorded = (yaml.safe_load(answers.read_text()) or {}).get("_src_path")
+    restore = f"restore it from git (`git -C {folder} checkout -- .copier-answers.yml`), then update again"
+    try:
+        loaded = yaml.safe_load(answers.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        problem = " ".join(str(exc).split())
+        raise ConfigError(f"is not valid YAML ({problem}); {restore}.", file=str(answers)) from None
+    if not isinstance(loaded, dict):
+        held = "is empty" if loaded is None else f"holds a YAML {type(loaded).__name__}"
+        raise ConfigError(
+            f"{held}, not the mapping of answers copier writes (_src_path, _commit, name, ...); {restore}.",
+            file=str(answers),
+        )
+    recorded = loaded.get("_src_path")
     repo, tag = versioned_template(template)
     if recorded is None or Path(str(recorded)).expanduser().resolve() != repo.resolve():
         raise ConfigError(

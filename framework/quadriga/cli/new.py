@@ -121,10 +121,13 @@ def cmd_new(args: argparse.Namespace) -> int:
     """``quadriga new plugin``: render the template and print the next steps.
 
     Raises:
-        ConfigError: a malformed name, or a destination that exists and is not empty.
+        ConfigError: a malformed name, a name already taken (its distribution is catalogued or
+            installed, an installed plugin has its package or entry point, or a component of that kind
+            and name is registered), or a destination that exists and is not empty.
     """
     from rich.markup import escape
 
+    from quadriga.cli._common import registry_for
     from quadriga.scaffold import render_plugin
 
     path = render_plugin(
@@ -135,6 +138,7 @@ def cmd_new(args: argparse.Namespace) -> int:
         author=args.author or "",
         paper=args.paper,
         git_init=not args.no_git,
+        registry=registry_for(args),
     )
     out = console()
     out.print(f"created [bold]{escape(str(path))}[/] ({args.kind} '{args.name}').")
@@ -146,8 +150,8 @@ def cmd_update(args: argparse.Namespace) -> int:
     """``quadriga new update``: copier update of a rendered plugin against this quadriga's template.
 
     Raises:
-        ConfigError: no ``.copier-answers.yml``, or copier refused (not a git repository, uncommitted
-            changes, an older template).
+        ConfigError: PATH is not a folder, has no ``.copier-answers.yml`` or a damaged one, or copier
+            refused (not a git repository, uncommitted changes, an older template).
     """
     from rich.markup import escape
 
