@@ -319,9 +319,11 @@ def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
     Every value is shown; a table too wide for the console is split into parts (rows and columns
     empty in a part are left out). Aggregates over seeds (``dqn/auc_mean``, ``dqn/auc_stderr``
     next to ``dqn[0]/auc`` ...) go to a table of their own with the mean, its s.e. and ``n``
-    (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers.
+    (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers. With
+    ``n < 2`` the s.e. is ``-`` (one run has none; the evaluator's ``_stderr`` of 0 is not shown).
     """
     per_run, pooled = across_seed_rows(values)
+    pooled = [[*r[:4], "-"] if int(r[2]) < 2 else r for r in pooled]
     subjects, metrics, cells = pivot(per_run)
     if subjects:
         by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
