@@ -177,11 +177,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             one_line=not args.full,
             drop_empty=False,
         )
+    from quadriga.cli.output import print_text
+
     if where and comps:
-        con.print(
+        print_text(
+            con,
             f"components with every tag of {', '.join(sorted(where))} (pipelines and claims have no "
             "tags); details: `quadriga info NAME`; the tags: `quadriga list --tags`.",
-            emoji=False,
         )
     elif comps or pipes or claims:
         hints = [  # one per line: no command is wrapped, no line ends in a space
@@ -191,18 +193,23 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not args.full:
             hints.append("whole summaries and verdict dates: `quadriga list --full`")
         # no :codes: here; replacing them first imports rich's emoji table
-        con.print("\n".join(hints), emoji=False, soft_wrap=True)
+        if max(map(len, hints)) <= con.width:
+            con.print("\n".join(hints), emoji=False, soft_wrap=True)
+        else:  # a narrow console: wrapped at words
+            print_text(con, "\n".join(hints))
     if not (comps or pipes or claims):
         if where:
-            con.print(
+            print_text(
+                con,
                 f"no installed component{f' of kind {kind!r}' if kind else ''} has all of the tags "
-                f"{', '.join(sorted(where))}."
+                f"{', '.join(sorted(where))}.",
             )
         else:
-            con.print(
+            print_text(
+                con,
                 "nothing registered"
                 + (f" of kind '{kind}'" if kind else "")
-                + ". Install plugins, e.g. `pip install -c constraints.txt -e plugins/quadriga-std`."
+                + ". Install plugins, e.g. `pip install -c constraints.txt -e plugins/quadriga-std`.",
             )
     if args.all:
         _print_not_installed(con, absent, disabled, full=args.full, filtered=bool(where))
@@ -246,7 +253,7 @@ def _print_tags(reg: Registry, as_json: bool, kind: str | None = None) -> int:
 
     With ``kind`` (``--kind``) only components of that kind are counted.
     """
-    from quadriga.cli.output import print_json, print_stripped, print_table
+    from quadriga.cli.output import print_json, print_table, print_text
     from quadriga.tags import TAGS
 
     count = {tag: 0 for tag in TAGS}
@@ -262,7 +269,7 @@ def _print_tags(reg: Registry, as_json: bool, kind: str | None = None) -> int:
     rows = [[t, str(count[t]), m] for t, m in TAGS.items()]
     print_table(con, ["tag", "n", "meaning"], rows, key_columns=2, wrap="meaning", right=["n"])
     among = f"installed {kind}s" if kind else "installed components"
-    print_stripped(con, f"n: {among} declaring it; find them: `quadriga list --where TAG`.")
+    print_text(con, f"n: {among} declaring it; find them: `quadriga list --where TAG`.")
     return 0
 
 
@@ -292,14 +299,14 @@ def _print_not_installed(
     con: Console, absent: list[Entry], disabled: list[Entry], *, full: bool, filtered: bool
 ) -> None:
     """The ``--all`` section: catalogued distributions disabled or not installed, and their commands."""
-    from quadriga.cli.output import print_stripped
+    from quadriga.cli.output import print_text
 
     if disabled:
         names = ", ".join(e.distribution for e in disabled)
-        print_stripped(con, f"installed, disabled (--disable or QUADRIGA_DISABLE): {names}")
+        print_text(con, f"installed, disabled (--disable or QUADRIGA_DISABLE): {names}")
     if not absent:
         rest = "The other plugins" if disabled else "Every plugin"
-        con.print(f"{rest} of the repository's catalogue {'are' if disabled else 'is'} installed.")
+        print_text(con, f"{rest} of the repository's catalogue {'are' if disabled else 'is'} installed.")
         return
     from quadriga.cli.output import print_table
 
@@ -317,7 +324,7 @@ def _print_not_installed(
         one_line=not full,
     )
     if filtered:
-        con.print("(--where does not filter these: a plugin's tags are known once it is installed)")
+        print_text(con, "(--where does not filter these: a plugin's tags are known once it is installed)")
     con.print("install with:")
     for e in absent:
         con.print(f"  {e.install}", soft_wrap=True, highlight=False, markup=False)
