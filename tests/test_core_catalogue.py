@@ -169,3 +169,15 @@ def test_verify_of_an_uninstalled_claim_or_distribution_gets_the_install_command
     text = " ".join(err.split())
     assert rc == 2, text
     assert "quadriga-ddpm is not installed; install it from a clone of the repository" in text
+
+
+def test_list_all_names_a_disabled_distribution(without):
+    if "quadriga-ddpm" not in _installed():
+        pytest.skip("quadriga-ddpm is not installed here")
+    rc, out, err = without(set(), "--disable", "quadriga-ddpm", "list", "--all")
+    assert rc == 0, err
+    _fit(out)
+    assert "installed, disabled (--disable or QUADRIGA_DISABLE): quadriga-ddpm" in out
+    assert "Every plugin" not in out
+    rc, out, _ = without(set(), "--disable", "quadriga-ddpm", "list", "--all", "--json")
+    assert json.loads(out)["disabled"] == ["quadriga-ddpm"]

@@ -192,3 +192,47 @@ def test_the_cli_page_documents_every_tag_with_its_meaning():
         re.findall(r"^\| `([a-z-]+)` \| (.+) \|$", text[text.index("### Capability tags") :], re.M)
     )
     assert documented == TAGS
+
+
+def test_where_naming_no_tag_is_refused_and_tags_match_case_insensitively(cli):
+    for empty in ("", ",,,"):
+        rc, out, err = cli("list", "--where", empty)
+        assert rc == 2 and out == ""
+        assert "option --where" in err and "names no tag" in " ".join(err.split())
+    rc, out, err = cli("list", "--json", "--where", "MCMC")
+    assert rc == 0, err
+    _, lower, _ = cli("list", "--json", "--where", "mcmc")
+    assert json.loads(out) == json.loads(lower) and json.loads(out)["components"]
+
+
+def test_tags_counts_the_given_kind_and_refuses_where(cli):
+    rc, out, err = cli("list", "--tags", "--where", "mcmc")
+    assert rc == 2 and out == "" and "option --where" in err and "--tags" in err
+    _, everything, _ = cli("list", "--tags", "--json")
+    rc, out, err = cli("list", "--tags", "--json", "--kind", "environment")
+    assert rc == 0, err
+    envs = {r["tag"]: r["components"] for r in json.loads(out)}
+    assert envs["mcmc"] == 0 < {r["tag"]: r["components"] for r in json.loads(everything)}["mcmc"]
+    _, samplers, _ = cli("list", "--tags", "--json", "--kind", "sampler")
+    assert {r["tag"]: r["components"] for r in json.loads(samplers)}["mcmc"] >= 2  # the toy ones
+
+
+def test_list_at_40_columns_wraps_the_tag_meanings_and_footers_without_trailing_spaces(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "40")
+    rc, out, err = cli("list", "--tags")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert not [ln for ln in lines if len(ln) > 40 or ln != ln.rstrip()], out
+    first = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("needs-score"))
+    column = lines[first].index(lines[first].split()[2])  # where the meaning starts
+    meaning = []
+    for ln in lines[first:]:
+        if meaning and ln[:column].strip():
+            break
+        meaning.append(ln[column:])
+    assert " ".join(" ".join(meaning).split()) == " ".join(TAGS["needs-score"].split())  # nothing cut
+    for argv in (("list",), ("list", "--where", "mcmc")):
+        rc, out, err = cli(*argv)
+        assert rc == 0, err
+        tail = out[out.rindex("\n\n") :].splitlines()  # the footer under the last table
+        assert tail and not [ln for ln in tail if len(ln) > 40 or ln != ln.rstrip()], tail

@@ -144,3 +144,42 @@ def test_to_pandas_of_a_sweep_has_the_grid_as_columns(plugin_path, tmp_path):
     err = df[df.metric == "mean_error"]
     assert len(err) == 4 and sorted(err["stage.draw.num_samples"].unique()) == [50, 400]
     assert sorted(err.seed.unique()) == [0, 1]
+
+
+def test_register_refuses_a_name_an_installed_plugin_has(registry):
+    owner = next(s for s in registry.components("sampler") if s.name == "toy-iid").distribution
+    assert owner
+    with pytest.raises(
+        ConfigError, match=rf"distribution '{owner}' already has a sampler named 'toy-iid'.*another name"
+    ) as info:
+        quadriga.register("sampler", "toy-iid", Shifted, registry=registry)
+    assert info.value.key == "name"
+    draws = quadriga.build("sampler", "toy-iid", num_samples=3, registry=registry)  # still the plugin's
+    assert type(draws).__name__ != "Shifted"
+
+
+def test_build_and_run_refuse_arguments_of_the_wrong_type(registry, tmp_path):
+    from quadriga.api import run
+
+    with pytest.raises(ConfigError, match=r"unknown kind None; use one of sampler, learner") as info:
+        quadriga.build(None, "toy-iid", registry=registry)
+    assert info.value.key == "kind"
+    with pytest.raises(ConfigError, match=r"name must be a registered name") as info:
+        quadriga.build("sampler", None, registry=registry)
+    assert info.value.key == "name"
+    pipeline = {
+        "pipeline": {"name": "arg-types", "seed": 0},
+        "task": {"normal": {"use": "toy-normal", "dimension": 2}},
+        "stage": {"draws": {"use": "toy-iid", "inputs": {"target": "normal"}, "num_samples": 10}},
+    }
+    for bad in ([1], 5, {"stage.draws.num_samples": 3}):
+        with pytest.raises(ConfigError, match="overrides must") as info:
+            run(pipeline, overrides=bad, out=tmp_path / "bad", registry=registry)
+        assert info.value.key == "overrides"
+    for bad in ("yes", 2):
+        with pytest.raises(ConfigError, match=r"progress must be True, False or None") as info:
+            run(pipeline, progress=bad, out=tmp_path / "bad", registry=registry)
+        assert info.value.key == "progress"
+    assert not (tmp_path / "bad").exists()
+    result = run(pipeline, overrides="stage.draws.num_samples=7", out=tmp_path / "one", registry=registry)
+    assert result.artifacts["draws"].x.shape == (7, 2)  # a single string is one override

@@ -323,6 +323,14 @@ def test_across_seed_aggregates_get_their_own_table_with_n():
     assert ["dqn", "q_overestimation", "3", "2", "0.5774"] in rows
 
 
+def test_one_seed_prints_no_standard_error():
+    values = {"dqn[0]/auc": 0.8, "dqn/auc_mean": 0.8, "dqn/auc_stderr": 0.0}
+    text = console_text(lambda con: print_pivot(con, values, title="auc"))
+    rows = [line.split() for line in text.splitlines()]
+    assert ["dqn", "auc", "1", "0.8", "-"] in rows  # one run has no s.e. (not 0)
+    assert not any(r[-1:] == ["0"] for r in rows)
+
+
 def test_empty_rows_of_a_part_are_left_out():
     from quadriga.cli.output import print_table
 

@@ -25,6 +25,48 @@ __all__ = ["LoadedRun", "build", "check", "load_resumed", "load_run", "register"
 API_ORIGIN = "overrides=[...]"
 
 
+def _overrides(overrides: str | Iterable[str]) -> list[str]:
+    """``overrides`` as a list of ``KEY=VALUE`` strings; a single string is one override.
+
+    Raises:
+        ConfigError: ``overrides`` is neither a string nor an iterable of strings.
+    """
+    from quadriga.errors import ConfigError
+
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, (bytes, Mapping)) or not isinstance(overrides, Iterable):
+        raise ConfigError(
+            f"overrides must be a list of 'KEY=VALUE' strings such as "
+            f"['stage.mala.step_size=0.1'], got {overrides!r}.",
+            key="overrides",
+        )
+    items = list(overrides)
+    for item in items:
+        if not isinstance(item, str):
+            raise ConfigError(
+                f"overrides must hold 'KEY=VALUE' strings such as 'stage.mala.step_size=0.1'; "
+                f"got {item!r} ({type(item).__name__}).",
+                key="overrides",
+            )
+    return items
+
+
+def _check_progress(progress: Any) -> None:
+    """Refuse a ``progress`` that is not ``True``, ``False`` or ``None``.
+
+    Raises:
+        ConfigError: any other value (``"yes"``, ``2``).
+    """
+    from quadriga.errors import ConfigError
+
+    if progress is not None and not isinstance(progress, bool):
+        raise ConfigError(
+            f"progress must be True, False or None (bars in Jupyter only), got {progress!r}.",
+            key="progress",
+        )
+
+
 def _load(
     source: str | Path | Mapping[str, Any],
     registry: Registry,
@@ -83,7 +125,7 @@ def load_resumed(
 def check(
     source: str | Path | Mapping[str, Any],
     *,
-    overrides: Iterable[str] = (),
+    overrides: str | Iterable[str] = (),
     seed: int | None = None,
     registry: Registry | None = None,
 ) -> Pipeline:
@@ -91,7 +133,7 @@ def check(
 
     Args:
         source: a registered pipeline name, a path to a TOML file, or a dict with the TOML structure.
-        overrides: ``--set`` strings, e.g. ``"stage.srmc.alpha=2"``.
+        overrides: ``--set`` strings, e.g. ``["stage.srmc.alpha=2"]``; a single string is one override.
         seed: replaces the pipeline's root seed.
         registry: defaults to the process-wide one.
 
@@ -99,15 +141,16 @@ def check(
         The checked :class:`~quadriga.pipeline.Pipeline`.
 
     Raises:
-        ConfigError: anything wrong with the pipeline (file, table and key named).
+        ConfigError: anything wrong with the pipeline (file, table and key named); ``overrides``
+            not a string or a list of strings.
     """
-    return load_pipeline(source, registry or get_registry(), overrides=overrides, seed=seed)
+    return load_pipeline(source, registry or get_registry(), overrides=_overrides(overrides), seed=seed)
 
 
 def run(
     source: str | Path | Mapping[str, Any],
     *,
-    overrides: Iterable[str] = (),
+    overrides: str | Iterable[str] = (),
     seed: int | None = None,
     out: str | Path | None = None,
     runs_root: str | Path = "runs",
@@ -120,7 +163,7 @@ def run(
 
     Args:
         source: a registered pipeline name, a path, or a dict with the TOML structure.
-        overrides: ``--set`` strings.
+        overrides: ``--set`` strings (a single string is one override).
         seed: replaces the root seed.
         out: the run directory (default ``runs_root/<pipeline>/<UTC timestamp>``).
         runs_root: root of default run directories.
@@ -137,9 +180,12 @@ def run(
 
     Raises:
         ConfigError: the pipeline is invalid (nothing ran); an error in ``overrides`` is attributed
-            to ``overrides=[...]`` (the command line's own errors say ``--set``).
+            to ``overrides=[...]`` (the command line's own errors say ``--set``); ``overrides`` is
+            not a string or a list of strings; ``progress`` is not ``True``, ``False`` or ``None``.
         StageError: a stage failed and ``raise_on_failure`` is true (finished stages stay on disk).
     """
+    overrides = _overrides(overrides)
+    _check_progress(progress)
     registry = registry or get_registry()
     if resume is not None:
         pipeline = load_resumed(source, Path(resume), registry, overrides=overrides, seed=seed)

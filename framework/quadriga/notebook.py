@@ -101,10 +101,17 @@ def build(kind: str, name: str, /, *, registry: Registry | None = None, **params
     from quadriga.errors import suggest
     from quadriga.registry import KINDS
 
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
+        hint = suggest(kind, KINDS) if isinstance(kind, str) else ""
         raise ConfigError(
-            f"unknown kind '{kind}'; use one of {', '.join(KINDS)}.{suggest(kind, KINDS)}",
+            f"unknown kind {kind!r}; use one of {', '.join(KINDS)}.{hint}",
             key="kind",
+        )
+    if not isinstance(name, str) or not name:
+        raise ConfigError(
+            f"quadriga.build({kind!r}, {name!r}): name must be a registered name (a non-empty "
+            f"string such as 'mala'); `quadriga list --kind {kind}` lists them.",
+            key="name",
         )
     table = f"quadriga.build({kind!r}, {name!r})"
     return build_built(_registry(registry), name, params, kinds=(kind,), table=table).component
@@ -139,7 +146,9 @@ def register(
         registry: defaults to the process-wide one.
 
     Raises:
-        ConfigError: ``cls`` is not a class deriving from the kind's interface, or not an attrs class.
+        ConfigError: ``cls`` is not a class deriving from the kind's interface, or not an attrs class;
+            ``name`` is already taken by an installed plugin's component of the same kind (the
+            error names its distribution; pick another name).
         QuadrigaError: unknown kind, malformed name or a tag outside the vocabulary.
         DuplicateComponentError: (when used) a plugin registers the same kind and name.
     """
@@ -162,10 +171,19 @@ def register(
     reg = _registry(registry)
     reg.load()
     attr = f"{kind}__{name}"
-    setattr(registered, attr, cls)
     # re-running a cell replaces the earlier registration instead of colliding with it
     key = (kind, name)
     table = reg._table  # the registry's one table of specs; only notebook entries are removed here
+    taken = [s for s in table.get(key, []) if s.plugin != NOTEBOOK_PLUGIN]
+    if taken:
+        owner = taken[0].distribution or taken[0].plugin
+        raise ConfigError(
+            f"register({kind!r}, {name!r}, ...): the installed distribution {owner!r} already has a "
+            f"{kind} named {name!r}; register this class under another name, e.g. "
+            f"'my-{name}'.",
+            key="name",
+        )
+    setattr(registered, attr, cls)
     if key in table:
         table[key] = [s for s in table[key] if s.plugin != NOTEBOOK_PLUGIN]
         if not table[key]:

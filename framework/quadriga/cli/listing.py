@@ -72,9 +72,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     from quadriga.claims import last_verdict
 
     where = _where_tags(args.where)
+    if args.tags and where:
+        from quadriga.errors import ConfigError
+
+        raise ConfigError(
+            "--tags lists the tag vocabulary and cannot be combined with --where; list the "
+            "components with a tag by `quadriga list --where TAG`.",
+            key="--where",
+        )
     reg = registry_for(args)
     if args.tags:
-        return _print_tags(reg, args.json)
+        return _print_tags(reg, args.json, args.kind)
     kind = args.kind
     comps = [c for c in reg.components() if kind in (None, c.kind)]
     for (k, _), specs in reg.conflicts.items():  # every registration of a colliding name, flagged
@@ -88,6 +96,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     pipes = reg.pipelines() if kind in (None, "pipeline") and not where else []  # no tags on these
     claims = reg.claims() if kind in (None, "claim") and not where else []
     absent = _not_installed(reg, kind) if args.all else []
+    disabled = _disabled(reg, kind) if args.all else []
     if args.json:
         from quadriga.cli.output import print_json
 
@@ -120,6 +129,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             ],
         }
         if args.all:
+            data["disabled"] = [e.distribution for e in disabled]
             data["not_installed"] = [
                 dict(
                     distribution=e.distribution,
@@ -167,11 +177,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             one_line=not args.full,
             drop_empty=False,
         )
+    from quadriga.cli.output import print_text
+
     if where and comps:
-        con.print(
+        print_text(
+            con,
             f"components with every tag of {', '.join(sorted(where))} (pipelines and claims have no "
             "tags); details: `quadriga info NAME`; the tags: `quadriga list --tags`.",
-            emoji=False,
         )
     elif comps or pipes or claims:
         hints = [  # one per line: no command is wrapped, no line ends in a space
@@ -181,21 +193,26 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not args.full:
             hints.append("whole summaries and verdict dates: `quadriga list --full`")
         # no :codes: here; replacing them first imports rich's emoji table
-        con.print("\n".join(hints), emoji=False, soft_wrap=True)
+        if max(map(len, hints)) <= con.width:
+            con.print("\n".join(hints), emoji=False, soft_wrap=True)
+        else:  # a narrow console: wrapped at words
+            print_text(con, "\n".join(hints))
     if not (comps or pipes or claims):
         if where:
-            con.print(
+            print_text(
+                con,
                 f"no installed component{f' of kind {kind!r}' if kind else ''} has all of the tags "
-                f"{', '.join(sorted(where))}."
+                f"{', '.join(sorted(where))}.",
             )
         else:
-            con.print(
+            print_text(
+                con,
                 "nothing registered"
                 + (f" of kind '{kind}'" if kind else "")
-                + ". Install plugins, e.g. `pip install -c constraints.txt -e plugins/quadriga-std`."
+                + ". Install plugins, e.g. `pip install -c constraints.txt -e plugins/quadriga-std`.",
             )
     if args.all:
-        _print_not_installed(con, absent, full=args.full, filtered=bool(where))
+        _print_not_installed(con, absent, disabled, full=args.full, filtered=bool(where))
     print_problems(con, reg)
     return 0
 
@@ -203,15 +220,24 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _where_tags(given: list[str] | None) -> set[str]:
     """The tags of the ``--where`` options (each a tag or a comma list), checked.
 
+    Tags are matched case-insensitively (``MCMC`` is ``mcmc``).
+
     Raises:
-        ConfigError: an unknown tag; names ``--where``, the tag, the closest known ones and where
-            the tags are documented.
+        ConfigError: an unknown tag, or a ``--where`` that names no tag (``''``, ``,,,``); names
+            ``--where``, the tag, the closest known ones and where the tags are documented.
     """
-    tags = {t.strip() for value in given or () for t in value.split(",") if t.strip()}
-    if not tags:
-        return tags
     from quadriga.errors import ConfigError, suggest
     from quadriga.tags import TAG_DOCS, TAGS
+
+    tags = {t.strip().lower() for value in given or () for t in value.split(",") if t.strip()}
+    if not tags:
+        if given:
+            raise ConfigError(
+                f"--where {given[-1]!r} names no tag; give one or a comma list, e.g. "
+                f"--where mcmc,needs-score. The tags are listed in {TAG_DOCS}.",
+                key="--where",
+            )
+        return tags
 
     for tag in sorted(tags):
         if tag not in TAGS:
@@ -222,13 +248,18 @@ def _where_tags(given: list[str] | None) -> set[str]:
     return tags
 
 
-def _print_tags(reg: Registry, as_json: bool) -> int:
-    """``quadriga list --tags``: every tag, its meaning and how many installed components declare it."""
-    from quadriga.cli.output import print_json, print_table
+def _print_tags(reg: Registry, as_json: bool, kind: str | None = None) -> int:
+    """``quadriga list --tags``: every tag, its meaning and how many installed components declare it.
+
+    With ``kind`` (``--kind``) only components of that kind are counted.
+    """
+    from quadriga.cli.output import print_json, print_table, print_text
     from quadriga.tags import TAGS
 
     count = {tag: 0 for tag in TAGS}
     for spec in reg.components():
+        if kind is not None and spec.kind != kind:
+            continue
         for tag in spec.tags:
             count[tag] = count.get(tag, 0) + 1
     if as_json:
@@ -237,7 +268,8 @@ def _print_tags(reg: Registry, as_json: bool) -> int:
     con = console()
     rows = [[t, str(count[t]), m] for t, m in TAGS.items()]
     print_table(con, ["tag", "n", "meaning"], rows, key_columns=2, wrap="meaning", right=["n"])
-    con.print("n: installed components declaring it; find them: `quadriga list --where TAG`.")
+    among = f"installed {kind}s" if kind else "installed components"
+    print_text(con, f"n: {among} declaring it; find them: `quadriga list --where TAG`.")
     return 0
 
 
@@ -248,10 +280,33 @@ def _not_installed(reg: Registry, kind: str | None) -> list[Entry]:
     return [e for e in not_installed(reg.plugins) if kind is None or e.names.get(kind)]
 
 
-def _print_not_installed(con: Console, absent: list[Entry], *, full: bool, filtered: bool) -> None:
-    """The ``--all`` section: catalogued distributions that are not installed, and their commands."""
+def _disabled(reg: Registry, kind: str | None) -> list[Entry]:
+    """The catalogued distributions installed but disabled (``--disable``), none of whose plugins loaded."""
+    from quadriga.catalogue import catalogue
+    from quadriga.registry.specs import normalize_name
+
+    states: dict[str, set[str]] = {}
+    for status in reg.plugins.values():
+        states.setdefault(normalize_name(status.distribution), set()).add(status.status)
+    return [
+        e
+        for e in catalogue().values()
+        if states.get(e.distribution) == {"disabled"} and (kind is None or e.names.get(kind))
+    ]
+
+
+def _print_not_installed(
+    con: Console, absent: list[Entry], disabled: list[Entry], *, full: bool, filtered: bool
+) -> None:
+    """The ``--all`` section: catalogued distributions disabled or not installed, and their commands."""
+    from quadriga.cli.output import print_text
+
+    if disabled:
+        names = ", ".join(e.distribution for e in disabled)
+        print_text(con, f"installed, disabled (--disable or QUADRIGA_DISABLE): {names}")
     if not absent:
-        con.print("Every plugin of the repository's catalogue is installed.")
+        rest = "The other plugins" if disabled else "Every plugin"
+        print_text(con, f"{rest} of the repository's catalogue {'are' if disabled else 'is'} installed.")
         return
     from quadriga.cli.output import print_table
 
@@ -269,7 +324,7 @@ def _print_not_installed(con: Console, absent: list[Entry], *, full: bool, filte
         one_line=not full,
     )
     if filtered:
-        con.print("(--where does not filter these: a plugin's tags are known once it is installed)")
+        print_text(con, "(--where does not filter these: a plugin's tags are known once it is installed)")
     con.print("install with:")
     for e in absent:
         con.print(f"  {e.install}", soft_wrap=True, highlight=False, markup=False)

@@ -37,6 +37,7 @@ __all__ = [
     "print_results",
     "print_stripped",
     "print_table",
+    "print_text",
     "results_payload",
     "wrap_items",
 ]
@@ -164,6 +165,14 @@ def print_stripped(con: Console, renderable: Any) -> None:
     con.print(Segments(segments))
 
 
+def print_text(con: Console, text: str) -> None:
+    """Print plain ``text`` (no markup, no emoji codes) wrapped at words to the console's width.
+
+    Lines carry no trailing spaces (:func:`print_stripped`); a word longer than a line is folded.
+    """
+    print_stripped(con, Text(text))
+
+
 def print_table(
     con: Console,
     columns: Sequence[str],
@@ -195,6 +204,8 @@ def print_table(
             names, which are never cut).
         right: columns to right-align (numbers).
         one_line: cut the free-text column to one line ending in "…" instead of wrapping it.
+            Otherwise, on a console too narrow for the free text's usual 20 characters, it wraps
+            at the room left (long words folded) rather than the lines being cropped.
         drop_empty: leave out columns that are empty in every row and, in each part, rows whose
             non-key cells are all empty.
     """
@@ -221,16 +232,18 @@ def print_table(
         if label is not None:  # above the table, at the console's width (a table's title wraps at its own)
             con.print(label, style="table.title")
         table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
-        wrap_width = 0
+        wrap_width, narrow = 0, False
         if wrap_i in group:  # the room this part leaves (a line is sum(widths) + 3 * columns - 1)
             room = con.width + 1 - sum(widths[i] + 3 for i in group if i != wrap_i) - 3
             wrap_width = max(widths[wrap_i], min(natural[wrap_i], room))
+            if not one_line and room < wrap_width:  # a narrow console: wrap narrower, never crop
+                wrap_width, narrow = max(len(columns[wrap_i]), room), True
         for i in group:
             if i == wrap_i:
                 table.add_column(
                     escape(columns[i]),
                     overflow="ellipsis" if one_line else "fold",
-                    no_wrap=True,
+                    no_wrap=not narrow,  # narrow: a word longer than the column is folded, not cut
                     width=wrap_width,
                 )
             else:
@@ -319,9 +332,11 @@ def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
     Every value is shown; a table too wide for the console is split into parts (rows and columns
     empty in a part are left out). Aggregates over seeds (``dqn/auc_mean``, ``dqn/auc_stderr``
     next to ``dqn[0]/auc`` ...) go to a table of their own with the mean, its s.e. and ``n``
-    (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers.
+    (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers. With
+    ``n < 2`` the s.e. is ``-`` (one run has none; the evaluator's ``_stderr`` of 0 is not shown).
     """
     per_run, pooled = across_seed_rows(values)
+    pooled = [[*r[:4], "-"] if int(r[2]) < 2 else r for r in pooled]
     subjects, metrics, cells = pivot(per_run)
     if subjects:
         by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
