@@ -124,3 +124,10 @@ def test_the_tour_renames_the_printed_pipeline_and_info_says_to(tmp_path):
     assert data["stage"] == tomllib.loads(printed)["stage"]
     (tmp_path / "my-pipeline.toml").write_text(edited, encoding="utf-8")
     assert quadriga.api.check(tmp_path / "my-pipeline.toml").name == "my-pipeline"
+
+
+def test_an_evaluator_given_no_subjects_refuses():
+    for empty in ([], {}, ()):
+        with pytest.raises(ConfigError, match="no subjects given") as info:
+            named(empty)
+        assert info.value.key == "subject"

@@ -347,7 +347,15 @@ def named(value: Any, default_name: str = "subject") -> dict[str, Any]:
         An ordered ``dict``. List entries are named by the ``"stage"`` in their ``info`` (artifacts
         of a run) or, when any lacks one or two coincide, ``subject0``, ``subject1``, ... in order
         (``f"{default_name}{i}"``).
+
+    Raises:
+        ConfigError: ``value`` is an empty mapping, list or tuple (no subject to evaluate).
     """
+    if isinstance(value, (Mapping, list, tuple)) and not value:
+        raise ConfigError(
+            f"no {default_name}s given: pass an artifact, a list of artifacts or {{name: artifact}}.",
+            key=default_name,
+        )
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, (list, tuple)):
