@@ -144,3 +144,25 @@ def test_to_pandas_of_a_sweep_has_the_grid_as_columns(plugin_path, tmp_path):
     err = df[df.metric == "mean_error"]
     assert len(err) == 4 and sorted(err["stage.draw.num_samples"].unique()) == [50, 400]
     assert sorted(err.seed.unique()) == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("results.json", "{garbage", "cannot be read as JSON (JSONDecodeError: Expecting property name"),
+        ("results.json", '{"stages": [1]}', "has 'stages' that is not an object of objects"),
+        ("results.json", '{"stages": {"a": 1}}', "has 'stages' that is not an object of objects"),
+        ("manifest.json", "[1]", "holds list, not an object"),
+        ("pipeline.toml", "[stage", "cannot be read as TOML"),
+    ],
+)
+def test_load_run_of_a_damaged_run_is_a_config_error_naming_the_file(tmp_path, name, content, problem):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "results.json").write_text('{"pipeline": "p", "stages": {}}')
+    (run_dir / name).write_text(content)
+    with pytest.raises(ConfigError) as info:
+        quadriga.load_run(run_dir)
+    message = str(info.value)
+    assert message.startswith("key 'path': ") and f"'{run_dir / name}' {problem}" in message
+    assert "re-run the pipeline or restore the file from a copy" in message
