@@ -183,3 +183,25 @@ def test_build_and_run_refuse_arguments_of_the_wrong_type(registry, tmp_path):
     assert not (tmp_path / "bad").exists()
     result = run(pipeline, overrides="stage.draws.num_samples=7", out=tmp_path / "one", registry=registry)
     assert result.artifacts["draws"].x.shape == (7, 2)  # a single string is one override
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("results.json", "{garbage", "cannot be read as JSON (JSONDecodeError: Expecting property name"),
+        ("results.json", '{"stages": [1]}', "has 'stages' that is not an object of objects"),
+        ("results.json", '{"stages": {"a": 1}}', "has 'stages' that is not an object of objects"),
+        ("manifest.json", "[1]", "holds list, not an object"),
+        ("pipeline.toml", "[stage", "cannot be read as TOML"),
+    ],
+)
+def test_load_run_of_a_damaged_run_is_a_config_error_naming_the_file(tmp_path, name, content, problem):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "results.json").write_text('{"pipeline": "p", "stages": {}}')
+    (run_dir / name).write_text(content)
+    with pytest.raises(ConfigError) as info:
+        quadriga.load_run(run_dir)
+    message = str(info.value)
+    assert message.startswith("key 'path': ") and f"'{run_dir / name}' {problem}" in message
+    assert "re-run the pipeline or restore the file from a copy" in message

@@ -324,3 +324,121 @@ def test_a_sweep_page_shows_the_pipeline_and_manifest_of_its_first_run(plugin_pa
     summary = next(t for t in page.tables if t[0][:5] == ["num_samples", "stage", "subject", "metric", "n"])
     row = next(dict(zip(summary[0], r, strict=True)) for r in summary[1:] if r[3] == "mean_error")
     assert row["n"] == "2" and row["method"].endswith("; n = 2: the range of the two values")
+
+
+def _err(capsys):
+    """What the command printed on stderr, with the line wrapping undone."""
+    return " ".join(capsys.readouterr().err.split())
+
+
+def _fake_run(path, results=None):
+    """A minimal run directory: a results.json with one Metrics stage (or ``results`` as given)."""
+    path.mkdir(parents=True)
+    good = {"pipeline": "p", "seed": 0, "stages": {"e": {"type": "Metrics", "values": {"s/m": 1.0}}}}
+    (path / "results.json").write_text(json.dumps(good if results is None else results))
+    return path
+
+
+def test_out_inside_a_run_or_over_a_non_html_file_is_refused_and_nothing_is_written(tmp_path, capsys):
+    from quadriga.cli import main
+
+    run_dir = _fake_run(tmp_path / "run")
+    before = (run_dir / "results.json").read_bytes()
+    assert main(["report", str(run_dir), "--out", str(run_dir / "results.json")]) == 2
+    err = _err(capsys)
+    assert "option --out" in err and "inside" in err and "quadriga run" not in err
+    assert (run_dir / "results.json").read_bytes() == before
+    assert main(["report", str(run_dir), "--out", str(run_dir / "new.html")]) == 2  # a new page there too
+    assert not (run_dir / "new.html").exists()
+    verify_dir = tmp_path / "v"
+    verify_dir.mkdir()
+    (verify_dir / "report.json").write_text(json.dumps([{"name": "c", "status": "passed"}]))
+    assert main(["report", "--verify", str(verify_dir), "--out", str(verify_dir / "report.json")]) == 2
+    assert "option --out" in _err(capsys)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me")
+    assert main(["report", str(run_dir), "--out", str(notes)]) == 2
+    assert "not an .html page" in _err(capsys) and notes.read_text() == "keep me"
+    page = tmp_path / "old.html"
+    page.write_text("old")
+    assert main(["report", str(run_dir), "--out", str(page)]) == 0  # an earlier page is replaced
+    assert "<table" in page.read_text()
+
+
+def test_an_unwritable_out_names_out_and_gives_no_run_advice(tmp_path, capsys):
+    from quadriga.cli import main
+
+    run_dir = _fake_run(tmp_path / "run")
+    assert main(["report", str(run_dir), "--out", "/proc/x.html"]) == 2
+    err = _err(capsys)
+    assert "option --out" in err and "/proc/x.html" in err and "--resume" not in err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "problem"),
+    [
+        ("results.json", {"stages": [1]}, "has 'stages' that is not an object of objects"),
+        ("results.json", {"stages": {"a": 1}}, "has 'stages' that is not an object of objects"),
+        ("results.json", "{not json", "cannot be read as JSON (JSONDecodeError"),
+        ("status.json", [1], "holds list, not an object"),
+        ("manifest.json", [1], "holds list, not an object"),
+    ],
+)
+def test_a_damaged_run_file_is_a_config_error_naming_it(tmp_path, capsys, name, content, problem):
+    from quadriga.cli import main
+    from quadriga.errors import ConfigError
+    from quadriga.report import build_report
+
+    run_dir = _fake_run(tmp_path / "run")
+    (run_dir / name).write_text(content if isinstance(content, str) else json.dumps(content))
+    with pytest.raises(ConfigError, match="damaged; re-run") as info:
+        build_report([run_dir])
+    assert f"'{run_dir / name}' {problem}" in str(info.value) and "expected " in str(info.value)
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "r.html")]) == 2
+    err = _err(capsys)
+    assert name in err.replace(" ", "")  # a long path may be wrapped anywhere
+    assert "internal error" not in err and not (tmp_path / "r.html").exists()
+
+
+def test_a_damaged_verify_report_is_named_with_its_problem(tmp_path, capsys):
+    from quadriga.cli import main
+
+    verify_dir = tmp_path / "v"
+    verify_dir.mkdir()
+    out = str(tmp_path / "r.html")
+    (verify_dir / "report.json").write_text("[{oops")
+    assert main(["report", "--verify", str(verify_dir), "--out", out]) == 2
+    err = _err(capsys)
+    assert "report.json' cannot be read as JSON (JSONDecodeError" in err and "nothing to report" not in err
+    (verify_dir / "report.json").write_text(json.dumps({"claims": 5}))
+    assert main(["report", "--verify", str(verify_dir), "--out", out]) == 2
+    err = _err(capsys)
+    assert "option --verify" in err and "without a claim name" in err
+    assert not (tmp_path / "r.html").exists()
+    (verify_dir / "report.json").write_text("[]")
+    assert main(["report", "--verify", str(verify_dir), "--out", out]) == 2
+    assert "holds no claim records" in _err(capsys)
+
+
+def test_a_verify_directory_given_positionally_suggests_verify(tmp_path, capsys):
+    from quadriga.cli import main
+
+    verify_dir = tmp_path / "v"
+    (verify_dir / "20260101T000000Z").mkdir(parents=True)
+    (verify_dir / "20260101T000000Z" / "report.json").write_text("[]")
+    assert main(["report", str(verify_dir), "--out", str(tmp_path / "r.html")]) == 2
+    assert f"passitas`--verify{verify_dir}`" in _err(capsys).replace(" ", "")  # paths may be wrapped
+
+
+def test_an_unreadable_file_gives_report_advice_not_run_advice(tmp_path, capsys, monkeypatch):
+    import quadriga.report
+    from quadriga.cli import main
+
+    def unreadable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "run" / "results.json"))
+
+    monkeypatch.setattr(quadriga.report, "write_report", unreadable)
+    assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "r.html")]) == 1
+    err = _err(capsys)
+    assert "cannot read a file" in err and "Permission denied" in err
+    assert "quadriga report" in err and "--resume" not in err

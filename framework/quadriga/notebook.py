@@ -358,6 +358,61 @@ class LoadedRun:
         return "\n".join(lines)
 
 
+def _manifest_problem(data: Any) -> str:
+    """What is wrong with the content of a ``manifest.json`` (``""`` when nothing)."""
+    return "" if isinstance(data, dict) else f"holds {type(data).__name__}, not an object"
+
+
+def _run_file_checks() -> dict[str, tuple[Callable[[Any], str], str]]:
+    """Per run file: (what is wrong with its content, what it should hold).
+
+    The status and results checks are those ``quadriga run --resume`` applies
+    (:meth:`quadriga.rundir.RunDir.check_files`).
+    """
+    from quadriga.rundir.records import _results_problem, _status_problem
+
+    return {
+        "results.json": (_results_problem, 'an object with a table of stages, {"stages": {name: {...}}}'),
+        "status.json": (_status_problem, "an object with a status and a table of stages, each with a status"),
+        "manifest.json": (_manifest_problem, "an object of versions, seeds and the command line"),
+    }
+
+
+def read_run_file(run_dir: Path, name: str, *, key: str) -> dict[str, Any]:
+    """The content of ``results.json``, ``status.json`` or ``manifest.json`` in ``run_dir``, checked.
+
+    Args:
+        run_dir: the run directory.
+        name: ``"results.json"``, ``"status.json"`` or ``"manifest.json"``.
+        key: the parameter or flag named in the error (``"path"``, ``"report"``).
+
+    Returns:
+        The file's object (``{}`` when the file does not exist).
+
+    Raises:
+        ConfigError: the file cannot be read as JSON, or holds something other than what a run
+            writes (the same checks as ``quadriga run --resume``), naming the file, what is wrong
+            and what to do.
+    """
+    check, expected = _run_file_checks()[name]
+    path = Path(run_dir) / name
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        problem = f"cannot be read as JSON ({type(exc).__name__}: {exc})"
+    else:
+        problem = check(data)
+    if problem:
+        raise ConfigError(
+            f"'{path}' {problem} (expected {expected}). The run directory is damaged; re-run the "
+            "pipeline or restore the file from a copy.",
+            key=key,
+        )
+    return dict(data)
+
+
 def load_run(path: str | Path) -> LoadedRun:
     """Read a run directory written by ``quadriga run`` or :func:`quadriga.api.run`.
 
@@ -369,7 +424,8 @@ def load_run(path: str | Path) -> LoadedRun:
         :meth:`LoadedRun.to_pandas`.
 
     Raises:
-        ConfigError: ``path`` is not a run directory (no ``results.json``); a folder of runs says so.
+        ConfigError: ``path`` is not a run directory (no ``results.json``); a folder of runs says so;
+            ``results.json``, ``manifest.json`` or ``pipeline.toml`` is damaged (:func:`read_run_file`).
     """
     if sys.version_info >= (3, 11):
         import tomllib
@@ -385,11 +441,17 @@ def load_run(path: str | Path) -> LoadedRun:
         )
         hint = f" It holds runs: load one, e.g. load_run('{run_dir / children[-1]}')." if children else ""
         raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).{hint}", key="path")
-    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    results = read_run_file(run_dir, "results.json", key="path")
+    manifest = read_run_file(run_dir, "manifest.json", key="path")
     toml = run_dir / "pipeline.toml"
-    pipeline = tomllib.loads(toml.read_text(encoding="utf-8")) if toml.is_file() else {}
-    manifest_file = run_dir / "manifest.json"
-    manifest = json.loads(manifest_file.read_text(encoding="utf-8")) if manifest_file.is_file() else {}
+    try:
+        pipeline = tomllib.loads(toml.read_text(encoding="utf-8")) if toml.is_file() else {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"'{toml}' cannot be read as TOML ({exc}). The run directory is damaged; re-run the "
+            "pipeline or restore the file from a copy.",
+            key="path",
+        ) from exc
     artifacts = _LazyArtifacts(run_dir, results.get("stages", {}))
     return LoadedRun(run_dir, results, pipeline, manifest, artifacts)
 

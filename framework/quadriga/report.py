@@ -42,6 +42,16 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a table, else ``{}`` (a damaged entry shows as empty, not as a crash)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _names(value: Any) -> list[str]:
+    """The strings of a list entry such as a stage's ``figures`` (anything else: none)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def _figure(path: Path, caption: str) -> dict[str, str]:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return {"name": path.name, "caption": caption, "src": f"data:image/png;base64,{data}"}
@@ -86,14 +96,18 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         ``{"kind": "run", "title", "dir", "status", "facts", "tables", "figures", "pipeline", "manifest"}``.
 
     Raises:
-        ConfigError: ``run_dir`` has no ``results.json``.
+        ConfigError: ``run_dir`` has no ``results.json``; ``results.json``, ``status.json`` or
+            ``manifest.json`` is not JSON or not what a run writes
+            (:func:`quadriga.notebook.read_run_file`, naming the file).
     """
+    from quadriga.notebook import read_run_file
+
     run_dir = Path(run_dir)
-    results = _read_json(run_dir / "results.json")
-    if not isinstance(results, dict):
-        raise ConfigError(f"'{run_dir}' is not a run directory (no readable results.json).", key="report")
-    manifest = _read_json(run_dir / "manifest.json") or {}
-    status = _read_json(run_dir / "status.json") or {}
+    if not (run_dir / "results.json").is_file():
+        raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).", key="report")
+    results = read_run_file(run_dir, "results.json", key="report")
+    manifest = read_run_file(run_dir, "manifest.json", key="report")
+    status = read_run_file(run_dir, "status.json", key="report")
     stages: Mapping[str, Any] = results.get("stages", {})
     seconds = {n: s.get("seconds") for n, s in status.get("stages", {}).items()}
     overview = []
@@ -102,7 +116,7 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
     for stage, res in stages.items():
         kind = res.get("type")
         if kind == "Samples":
-            acc = res.get("info", {}).get("acceptance_rate")
+            acc = _mapping(res.get("info")).get("acceptance_rate")
             detail = f"{res.get('num_samples')} x {res.get('dim')} samples"
             overview.append([stage, res.get("component", ""), detail, _fmt(acc), _fmt(seconds.get(stage))])
         elif kind == "Estimate":
@@ -110,7 +124,7 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
             detail = _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else "")
             overview.append([stage, res.get("component", ""), detail, "-", _fmt(seconds.get(stage))])
         elif kind == "Fitted":
-            final = ", ".join(f"{k} = {_fmt(v)}" for k, v in res.get("final", {}).items())
+            final = ", ".join(f"{k} = {_fmt(v)}" for k, v in _mapping(res.get("final")).items())
             overview.append(
                 [stage, res.get("component", ""), final or "fitted", "-", _fmt(seconds.get(stage))]
             )
@@ -118,9 +132,9 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
             overview.append(
                 [stage, res.get("component", ""), "metrics (table below)", "-", _fmt(seconds.get(stage))]
             )
-            if res.get("values"):
+            if _mapping(res.get("values")):
                 tables.append(_metrics_table(stage, res))
-        for name in res.get("figures", []):
+        for name in _names(res.get("figures")):
             path = run_dir / name
             if path.is_file():
                 figures.append(_figure(path, f"stage {stage} ({res.get('component', '')})"))
@@ -138,7 +152,7 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
             ("pipeline", results.get("pipeline")),
             ("root seed", results.get("seed")),
             ("started (UTC)", manifest.get("started_utc", "-")),
-            ("command", " ".join(manifest.get("command", [])) or "-"),
+            ("command", " ".join(_names(manifest.get("command"))) or "-"),
         ],
         "tables": tables,
         "figures": figures,
@@ -290,7 +304,8 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"'{sweep_dir}' is not a sweep directory (no readable sweep.json).", key="report")
     rows, keys = load_rows(sweep_dir)
     summary = aggregate(rows, keys)
-    runs = _read_json(sweep_dir / "runs.json") or []
+    runs = _read_json(sweep_dir / "runs.json")
+    runs = [r for r in runs if isinstance(r, Mapping)] if isinstance(runs, list) else []
     grid = [k.split(".")[-1] for k in keys]
     table_rows = []
     for e in summary:
@@ -368,6 +383,46 @@ def _claim_figures(report: Path, rec: Mapping[str, Any]) -> list[Path]:
     return list(unique.values())
 
 
+def _claim_records(report: Path) -> list[dict[str, Any]]:
+    """The claim records of one ``report.json`` (a list of them, or one record), checked.
+
+    Raises:
+        ConfigError: the file cannot be read as JSON, or holds something other than claim records.
+    """
+    fix = "Re-run `quadriga verify` or restore the file from a copy."
+    try:
+        records = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"'{report}' cannot be read as JSON ({type(exc).__name__}: {exc}). {fix}", key="--verify"
+        ) from exc
+    if isinstance(records, dict):
+        records = [records]
+    problem = ""
+    if not isinstance(records, list):
+        problem = f"holds {type(records).__name__}"
+    for i, rec in enumerate(records if isinstance(records, list) else []):
+        if not isinstance(rec, dict) or not isinstance(rec.get("name"), str):
+            problem = f"has record {i} = {_fmt(rec)[:60]}, without a claim name"
+        elif not isinstance(rec.get("status"), str):
+            problem = f"has record {i} ('{rec['name']}') without a status"
+        elif not isinstance(rec.get("comparisons") or [], list) or not all(
+            isinstance(c, dict) for c in rec.get("comparisons") or []
+        ):
+            problem = f"has record {i} ('{rec['name']}') whose 'comparisons' is not a list of objects"
+        elif not isinstance(rec.get("effect") or {}, dict):
+            problem = f"has record {i} ('{rec['name']}') whose 'effect' is not an object"
+        if problem:
+            break
+    if problem:
+        raise ConfigError(
+            f"'{report}' {problem}: expected the claim records `quadriga verify` writes (a list of "
+            f"objects with a name, a status and comparisons). {fix}",
+            key="--verify",
+        )
+    return list(records)
+
+
 def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
     """Claim verdicts from ``quadriga verify`` output: every ``report.json`` under ``verify_dir``.
 
@@ -380,7 +435,8 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
         figures (those the record names, and the PNGs in ``<claim name>/`` next to the report).
 
     Raises:
-        ConfigError: no ``report.json`` under ``verify_dir``.
+        ConfigError: no ``report.json`` under ``verify_dir``; a ``report.json`` that cannot be read as
+            JSON or does not hold claim records (objects with a name and a status), naming the file.
     """
     verify_dir = Path(verify_dir)
     reports = sorted(verify_dir.rglob("report.json")) if verify_dir.is_dir() else []
@@ -396,14 +452,11 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
 
     claims = []
     for report in reports:
-        records = _read_json(report)
-        if isinstance(records, dict):
-            records = [records]
-        for rec in records or []:
+        for rec in _claim_records(report):
             effect = rec.get("effect") or {}
             scale = "paper" if rec.get("scale") == "paper" else "smoke"
             name = _statistic_name(rec)
-            cells = [comparison_cells(c, name, scale) for c in rec.get("comparisons", [])]
+            cells = [comparison_cells(c, name, scale) for c in rec.get("comparisons") or []]
             if cells and all(row["group"] == "-" for row in cells):
                 cells = [{k: v for k, v in row.items() if k != "group"} for row in cells]
             claims.append(
@@ -479,6 +532,12 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
                 f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga report {d}/*`.",
                 key="report",
             )
+        elif (d / "report.json").is_file() or (d.is_dir() and any(d.rglob("report.json"))):
+            raise ConfigError(
+                f"'{d}' is the output of `quadriga verify`, not a run or sweep directory; pass it as "
+                f"`--verify {d}`.",
+                key="report",
+            )
         else:
             raise ConfigError(
                 f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json).",
@@ -486,6 +545,12 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
             )
     claims = [c for v in verify for c in collect_claims(Path(v))]
     if not sections and not claims:
+        if verify:
+            raise ConfigError(
+                f"nothing to report: the report.json under {', '.join(map(str, verify))} holds no claim "
+                "records. Pass the output directory of a `quadriga verify` that ran claims.",
+                key="--verify",
+            )
         raise ConfigError("nothing to report: give run or sweep directories, or --verify DIR.", key="report")
     if title is None:
         names = [s["title"] for s in sections] + [f"claim {c['name']}" for c in claims]
@@ -499,12 +564,47 @@ def write_report(
     """Write :func:`build_report`'s page to ``out`` (atomically) and return the path.
 
     Raises:
-        ConfigError: as :func:`build_report`.
+        ConfigError: as :func:`build_report`; ``out`` (``--out``) lies inside a run, sweep or verify
+            directory given, is a directory, is an existing file that is not an ``.html`` page, or
+            cannot be written. Nothing is written then.
     """
     from quadriga.fileio import atomic_write_text
 
-    html = build_report(dirs, verify=verify, title=title)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, html)
+    _check_out(out, [*dirs, *verify])
+    html = build_report(dirs, verify=verify, title=title)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out, html)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write '{out}' ({exc.strerror or exc}). Give --out a path in a writable directory.",
+            key="--out",
+        ) from exc
     return out
+
+
+def _check_out(out: Path, given: Sequence[Path]) -> None:
+    """Refuse an ``--out`` that would write into a reported directory or over a file that is not a page.
+
+    Raises:
+        ConfigError: naming ``--out``, the directory or file at stake and the fix.
+    """
+    target = out.resolve()
+    for d in map(Path, given):
+        root = (d.parent if d.is_file() else d).resolve()
+        if target == root or root in target.parents:
+            raise ConfigError(
+                f"'{out}' lies inside '{d}', which is being reported; the page must not be written into "
+                "a run, sweep or verify directory (it could replace one of its files). Give --out a path "
+                "outside it, e.g. --out report.html.",
+                key="--out",
+            )
+    if out.is_dir():
+        raise ConfigError(f"'{out}' is a directory; give --out a file name such as report.html.", key="--out")
+    if out.exists() and out.suffix.lower() != ".html":
+        raise ConfigError(
+            f"'{out}' exists and is not an .html page; `quadriga report` only replaces an earlier page. "
+            "Give --out a new file name ending in .html.",
+            key="--out",
+        )

@@ -58,12 +58,27 @@ def add_parser(sub: Subparsers) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     """``quadriga report``: write the page and print where it is.
 
+    Returns:
+        0 when the page is written; 1 when a file given cannot be read (the message says which).
+
     Raises:
-        ConfigError: a path is not a run, sweep or verify directory, or nothing was given.
+        ConfigError: a path is not a run, sweep or verify directory, a file in one is damaged,
+            ``--out`` is refused or cannot be written, or nothing was given.
     """
     from quadriga.report import write_report
 
-    out = write_report(args.dirs, args.out, verify=args.verify, title=args.title)
+    try:
+        out = write_report(args.dirs, args.out, verify=args.verify, title=args.title)
+    except OSError as exc:  # a file of a directory given cannot be read: permissions, a vanished disk
+        if getattr(args, "debug", False):
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        console(stderr=True).print(
+            f"[red]error:[/] {escape(f'cannot read a file{where}: {exc.strerror or exc}')}. Fix its "
+            "permissions or restore it, then run `quadriga report` again (nothing was written).",
+            highlight=False,
+        )
+        return 1
     if args.json:
         print_json({"report": str(out)})
     else:
