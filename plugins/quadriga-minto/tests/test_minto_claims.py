@@ -18,9 +18,9 @@ def test_smoke_auc_claim_runs_the_pipeline_with_paired_replicates(tmp_path):
     (c,) = rec["comparisons"]
     assert c["n"] == 2 and c["baseline"] == "dqn"
     # at 1200 Acrobot steps every episode may hit the -500 cap: then both arms are constant and the
-    # interval method says so instead of bootstrapping; otherwise it is the paired bootstrap
+    # interval method says so ("no interval: all 2 values equal"); otherwise the paired bootstrap
     diffs = {a - b for a, b in zip(obs.values["minto"], obs.values["dqn"], strict=True)}
-    assert ("constant" in c["method"]) if len(diffs) == 1 else ("paired" in c["method"])
+    assert ("values equal" in c["method"]) if len(diffs) == 1 else ("paired" in c["method"])
     assert c["low"] <= c["estimate"] <= c["high"]
     # Acrobot-v1 pays -1 per step and cuts episodes at 500 steps: the AUC is a return level in [-500, 0]
     assert all(-500.0 <= v <= 0.0 for v in obs.values["dqn"] + obs.values["minto"])
