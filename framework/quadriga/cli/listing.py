@@ -177,7 +177,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             one_line=not args.full,
             drop_empty=False,
         )
-    from quadriga.cli.output import print_text
+    print_text = _print_text
 
     if where and comps:
         print_text(
@@ -295,11 +295,25 @@ def _disabled(reg: Registry, kind: str | None) -> list[Entry]:
     ]
 
 
+def _print_text(con: Console, text: str) -> None:
+    """:func:`quadriga.cli.output.print_text`, without importing rich for a line that fits.
+
+    A one-line plain ASCII ``text`` no wider than the console is printed as it is (the same
+    characters; off a terminal no rich is imported); anything else is wrapped at words.
+    """
+    if len(text) <= con.width and "\n" not in text and text.isascii() and text.isprintable():
+        con.print(text, markup=False, emoji=False, soft_wrap=True)
+        return
+    from quadriga.cli.output import print_text
+
+    print_text(con, text)
+
+
 def _print_not_installed(
     con: Console, absent: list[Entry], disabled: list[Entry], *, full: bool, filtered: bool
 ) -> None:
     """The ``--all`` section: catalogued distributions disabled or not installed, and their commands."""
-    from quadriga.cli.output import print_text
+    print_text = _print_text
 
     if disabled:
         names = ", ".join(e.distribution for e in disabled)
