@@ -72,3 +72,35 @@ def test_run_end_reports_a_failed_run(plugin_path, tmp_path):
     status, error = recorder.calls[-1][1:]
     assert status == "failed" and error is result.error and "asked to fail" in str(error)
     assert [c for c in recorder.calls if c[0] == "stage"] == []  # the first stage failed: no stage ended
+
+
+def test_quadriga_with_names_are_checked_like_the_with_option(monkeypatch):
+    """A misspelt ``QUADRIGA_WITH`` is refused (naming the variable), not silently ignored."""
+    import pytest
+
+    from quadriga.errors import ConfigError
+    from quadriga.tracking import ENV, check
+
+    reg = Registry(use_env=False, plugins={"recorder": Recorder()})
+    monkeypatch.setenv(ENV, "recordr")
+    with pytest.raises(ConfigError) as info:
+        check([], reg)
+    assert info.value.key == "QUADRIGA_WITH"
+    assert "'recordr' (in QUADRIGA_WITH='recordr') is not an installed tracker" in str(info.value)
+    assert "Did you mean 'recorder'" in str(info.value)
+    with pytest.raises(ConfigError) as info:  # --with is checked first, under its own name
+        check(["recordr"], reg)
+    assert info.value.key == "--with" and "'recordr' is not an installed tracker" in str(info.value)
+    monkeypatch.setenv(ENV, "recorder, ")
+    assert check(["recorder"], reg) == ["recorder"]
+    monkeypatch.delenv(ENV)
+    assert check([], reg) == []
+
+
+def test_a_misspelt_quadriga_with_stops_quadriga_run(plugin_path, tmp_path):
+    from qtest_helpers import run_cli
+
+    proc = run_cli(["run", "toy-pipeline", "--out", str(tmp_path / "r")], env={"QUADRIGA_WITH": "mlfow"})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "'mlfow' (in QUADRIGA_WITH='mlfow') is not an installed tracker" in proc.stderr
+    assert not (tmp_path / "r").exists()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,6 +223,17 @@ def test_time_limits_in_minutes(text, minutes):
         ({"backend": "submitit", "slurm": ["partition"]}, "--slurm", "KEY=VALUE"),
         ({"backend": "submitit", "slurm": ["time=soon"]}, "--slurm", "HH:MM:SS"),
         ({"backend": "submitit", "slurm": ["array_parallelism=4"]}, "--slurm", "--max-jobs"),
+        (
+            {"backend": "submitit", "slurm": ["gpus_per_node=-1"]},
+            "--slurm",
+            "gpus_per_node=-1: give a whole number >= 0",
+        ),
+        (
+            {"backend": "submitit", "slurm": ["cpus_per_task=0"]},
+            "--slurm",
+            "cpus_per_task=0: give a whole number >= 1",
+        ),
+        ({"backend": "submitit", "slurm": ["nodes=two"]}, "--slurm", "nodes='two': give a whole number >= 1"),
     ],
 )
 def test_bad_submitit_options_are_config_errors_before_anything_runs(
@@ -242,3 +256,81 @@ def test_missing_submitit_names_the_install_command(plugin_path, tmp_path, monke
     assert info.value.key == "--backend"
     assert "pip install 'quadriga[slurm]'" in str(info.value)
     assert not (tmp_path / "sw").exists()
+
+
+def _stopped_sweep(site: Path, out: Path, sig: int) -> tuple[subprocess.Popen, str, list[dict]]:
+    """Start a two-run submitit sweep of 120 s runs, send ``sig`` once both run; (process, stderr, jobs).
+
+    SIGINT goes to the whole process group, as Ctrl-C at a terminal sends it; SIGTERM to the sweep's
+    process alone, as ``kill`` and most batch systems send it.
+    """
+    from qtest_helpers import TOY
+
+    env = dict(os.environ)
+    env.pop("QUADRIGA_DISABLE", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(TOY), str(site)])
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin"  # no srun: local jobs
+    args = ["sweep", "toy-pipeline", "--seeds", "0:2", "--set", "stage.draw.sleep=120", "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "quadriga", *args, "--backend", "submitit", "--max-jobs", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a shell's foreground job has
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        states = [_status(p) for p in (out / "runs").glob("*/status.json")] if (out / "runs").is_dir() else []
+        if len(states) == 2 and all(s == "running" for s in states):
+            break
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail(f"the sweep's runs did not start: {proc.communicate()}")
+    time.sleep(1.0)  # the jobs are inside the stage (its sleep), past submitit's start-up
+    jobs = list(json.loads((out / "submitit" / "jobs.json").read_text()).values())
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    return proc, err, jobs
+
+
+def _status(path: Path) -> str:
+    try:
+        return json.loads(path.read_text())["status"]
+    except (OSError, ValueError, KeyError):  # being written
+        return ""
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie) within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_sigterm_and_ctrl_c_cancel_the_jobs_and_print_no_tracebacks(plugin_path, tmp_path, sig, code):
+    """SIGTERM (``timeout``, a batch system) is handled like Ctrl-C: jobs cancelled, runs interrupted."""
+    out = tmp_path / "sw"
+    proc, err, jobs = _stopped_sweep(plugin_path, out, sig)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and ("terminated" if code == 143 else "interrupted") in err, err
+    # the jobs' controllers (job id = its pid for the local executor) and their runs have ended
+    assert len(jobs) == 2 and all(_gone(int(j["job_id"])) for j in jobs), jobs
+    states = [_status(p) for p in (out / "runs").glob("*/status.json")]
+    assert states == ["interrupted", "interrupted"]
+    recorded = json.loads((out / "submitit" / "jobs.json").read_text())
+    assert {j["status"] for j in recorded.values()} == {"interrupted"}
+    # the controllers' own tracebacks went to their log file, not to the terminal
+    assert (out / "submitit" / "controllers.log").is_file()

@@ -65,25 +65,34 @@ def available(registry: Registry) -> dict[str, str]:
 def check(names: Iterable[str], registry: Registry) -> list[str]:
     """The plugin names of the trackers ``names`` (plugin or distribution names), checked.
 
+    The names already chosen in ``QUADRIGA_WITH`` are checked the same way, so that a misspelt
+    ``QUADRIGA_WITH=mlfow`` is refused like ``--with mlfow`` instead of logging nothing.
+
     Raises:
-        ConfigError: a name is not an installed tracker; the message lists those that are and how
-            to install ``quadriga-mlflow``.
+        ConfigError: a name is not an installed tracker (key ``--with``, or ``QUADRIGA_WITH`` for a
+            name of the environment variable); the message lists those that are, the closest
+            name, and how to install ``quadriga-mlflow``.
     """
     from quadriga.errors import suggest
 
     known = available(registry)
     by_dist = {dist: plugin for plugin, dist in known.items()}
-    out = []
-    for name in names:
+
+    def resolve(name: str, key: str) -> str:
         plugin = name if name in known else by_dist.get(name)
         if plugin is None:
             listed = ", ".join(sorted(known)) or "none"
+            what = f"'{name}' (in {ENV}={os.environ.get(ENV, '')!r})" if key == ENV else f"'{name}'"
             raise ConfigError(
-                f"'{name}' is not an installed tracker (installed: {listed}).{suggest(name, list(known))} "
+                f"{what} is not an installed tracker (installed: {listed}).{suggest(name, list(known))} "
                 "For MLflow: `pip install -e plugins/quadriga-mlflow`.",
-                key="--with",
+                key=key,
             )
-        out.append(plugin)
+        return plugin
+
+    out = [resolve(name, "--with") for name in names]
+    for name in sorted(selected()):
+        resolve(name, ENV)
     return out
 
 

@@ -6,7 +6,10 @@ subcommand's handler with ``set_defaults(func=...)``; :data:`COMMANDS` is the on
 A command line that names its subcommand imports only that module (the others get an empty
 placeholder parser), so ``quadriga list`` does not import what ``run`` or ``sweep`` need.
 Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted
-(Ctrl-C). Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
+(Ctrl-C), 143 a submitit sweep stopped by SIGTERM (its jobs cancelled). Output piped into a reader
+that stops early (``quadriga list --full | head -1``) ends the command quietly with exit code 0, the
+usual way of command-line tools: the rest of the output goes to ``os.devnull``.
+Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
 Nothing here imports torch, rich or a plugin algorithm at import time (rich is imported when a
 help text or a table is printed, or the output is a terminal; see :func:`quadriga.cli._common.console`).
 
@@ -98,6 +101,14 @@ class _Version(argparse._VersionAction):
         super().__call__(parser, *args, **kwargs)
 
 
+def _quiet_stdout() -> None:
+    """Send the rest of stdout to ``os.devnull``: its reader has gone (``| head``).
+
+    The final flush at interpreter exit then cannot fail again.
+    """
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``quadriga`` console script (and ``python -m quadriga``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -116,18 +127,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             from quadriga.cli._common import registry_for
 
             registry_for(args).load()
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a reader that stopped early shows here, not at interpreter exit
+        return code
     except QuadrigaError as exc:
         if debug:
             raise
         console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return exc.exit_code
-    except KeyboardInterrupt:
-        console(stderr=True).print("[yellow]interrupted[/]")
-        return 130
-    except BrokenPipeError:  # output piped into `head` and the like
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a submitit sweep (exit_code 143)
+        code = int(getattr(exc, "exit_code", 130))
+        console(stderr=True).print(
+            "[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]"
+        )
+        return code
+    except BrokenPipeError:  # output piped into `head` and the like (Python's docs, "Note on SIGPIPE")
+        _quiet_stdout()
         return 0
+    except SystemExit as exc:  # rich's Console.on_broken_pipe sends stdout to devnull and exits 1
+        if isinstance(exc.__context__, BrokenPipeError):
+            _quiet_stdout()
+            return 0
+        raise
     except OSError as exc:  # disk full, a read-only file system, permissions: not a bug of quadriga
         if debug:
             raise

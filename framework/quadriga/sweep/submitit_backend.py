@@ -8,10 +8,14 @@
 function as the local and Ray backends, in the run's directory under the sweep directory, so the
 run's lock, its ``status.json``, its ``log.txt``, resuming and the tidy table are the same. A job
 that dies (killed, out of memory, past its time limit) is recorded as failed; running the same
-sweep again skips the finished runs and resumes the others from their finished stages.
+sweep again skips the finished runs and resumes the others from their finished stages. Ctrl-C or
+SIGTERM (``timeout``, ``kill``, a batch system ending the sweep's own job) cancels the jobs still
+queued or running and records their runs as interrupted; ``quadriga sweep`` then exits with 130
+(Ctrl-C) or 143 (SIGTERM).
 
 submitit's own files (the submission scripts, pickled calls and results, and each job's stdout and
-stderr) go to ``<sweep dir>/submitit/``; ``submitit/jobs.json`` maps each run to its job id, its
+stderr, and ``controllers.log``, the stderr of the local executor's job controllers) go to
+``<sweep dir>/submitit/``; ``submitit/jobs.json`` maps each run to its job id, its
 log files and the time its job started and ended.
 
 Source: submitit (https://github.com/facebookincubator/submitit), ``AutoExecutor``,
@@ -23,8 +27,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
+import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +45,7 @@ __all__ = [
     "CLUSTERS",
     "DEFAULT_TIME_MIN",
     "INSTALL",
+    "Terminated",
     "check_options",
     "make_executor",
     "parse_slurm",
@@ -55,7 +63,60 @@ _LISTS = ("setup", "teardown", "srun_args")
 #: the SLURM options that apply to the local executor as well
 _SHARED = {"time", "gpus_per_node"}
 
+#: the numeric SLURM options and the least value each takes (``gpus_per_node=0``: no GPU)
+_LEAST = {
+    "gpus_per_node": 0,
+    "gpus_per_task": 0,
+    "num_gpus": 0,
+    "cpus_per_task": 1,
+    "cpus_per_gpu": 1,
+    "nodes": 1,
+    "ntasks_per_node": 1,
+    "signal_delay_s": 0,
+}
+
 _Task = tuple[str, RunSpec, str]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached a submitit sweep (``timeout``, ``kill``, a batch system ending the job).
+
+    A :class:`KeyboardInterrupt`, so that it is handled as Ctrl-C is (the jobs cancelled, their runs
+    recorded as interrupted); the command line then exits with :attr:`exit_code`, 128 + 15.
+    """
+
+    exit_code = 143
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    """The SIGTERM handler of :func:`run_submitit`: raise :class:`Terminated` once, ignore repeats.
+
+    Raises:
+        Terminated: always, the first time.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the cleanup (at most ~15 s) is not cut short
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """File descriptor 2 redirected to ``path`` inside the block (for the processes started in it).
+
+    submitit's local executor starts a controller process per job that inherits this process's
+    stderr; on Ctrl-C or a cancel it prints a ``KeyboardInterrupt`` traceback there. Started inside
+    this block, its stderr is ``path`` (``<sweep dir>/submitit/controllers.log``) instead.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(log)
 
 
 def _submitit() -> Any:
@@ -131,8 +192,10 @@ def parse_slurm(settings: Iterable[str] | Mapping[str, Any]) -> dict[str, Any]:
 
     Raises:
         ConfigError: an entry without ``=``, an unknown key (the message lists the known ones),
-            ``array_parallelism`` (use ``--max-jobs``), a bad time, or submitit missing (key ``--slurm``
-            or ``--backend``).
+            ``array_parallelism`` (use ``--max-jobs``), a bad time, a numeric option (``gpus_per_node``,
+            ``cpus_per_task``, ``nodes``, ``ntasks_per_node``, ...) not a whole number at least
+            its least value (0 for the GPU counts and ``signal_delay_s``, else 1), or submitit
+            missing (key ``--slurm`` or ``--backend``).
     """
     items = list(settings.items()) if isinstance(settings, Mapping) else []
     if not isinstance(settings, Mapping):
@@ -163,6 +226,12 @@ def parse_slurm(settings: Iterable[str] | Mapping[str, Any]) -> dict[str, Any]:
             raise ConfigError(
                 f"--slurm {key}: not an option submitit passes to sbatch.{suggest(key, sorted(known))} "
                 f"Known: {', '.join(sorted(known))}.",
+                key="--slurm",
+            )
+        if key in _LEAST and (isinstance(value, bool) or not isinstance(value, int) or value < _LEAST[key]):
+            raise ConfigError(
+                f"--slurm {key}={value!r}: give a whole number >= {_LEAST[key]} (e.g. --slurm {key}="
+                f"{max(_LEAST[key], 1)}).",
                 key="--slurm",
             )
         out[key] = _minutes(str(value)) if key == "time" else value
@@ -292,7 +361,8 @@ def run_submitit(
         ConfigError: submitit is missing or refuses the settings, or ``sbatch`` refuses the array
             (an unknown partition, account or QOS; nothing was submitted).
         KeyboardInterrupt: re-raised after cancelling the jobs still queued or running and
-            recording their runs as interrupted.
+            recording their runs as interrupted; :class:`Terminated` (a KeyboardInterrupt) where
+            the process got SIGTERM while the jobs ran, handled the same way.
     """
     folder = Path(sweep_dir) / "submitit"
     name = f"quadriga-{safe_name(Path(tasks[0][0]).stem)}" if tasks else "quadriga"
@@ -306,8 +376,9 @@ def run_submitit(
     records: dict[str, dict[str, Any]] = {}
 
     def submit(batch: list[_Task]) -> None:
-        if local:
-            jobs = [executor.submit(_job, *task, threads) for task in batch]
+        if local:  # each controller's stderr (its tracebacks on Ctrl-C or a cancel) to a log file
+            with _stderr_to(folder / "controllers.log"):
+                jobs = [executor.submit(_job, *task, threads) for task in batch]
         else:
             errors = _submitit().core.utils
             try:
@@ -330,6 +401,8 @@ def run_submitit(
             }
         atomic_write_json(folder / "jobs.json", records)
 
+    on_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main else None
     try:
         while pending or running:
             room = cap - len(running)
@@ -368,5 +441,7 @@ def run_submitit(
             records[task[1].run_id]["status"] = "interrupted"
         raise
     finally:
+        if on_main:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         if records:
             atomic_write_json(folder / "jobs.json", records)
