@@ -98,24 +98,31 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         return self._q_rich
 
     def add_usage(self, *args: Any, **kwargs: Any) -> None:
+        """Forward argparse's ``add_usage`` to the rich-argparse formatter (made on first use)."""
         self._q_formatter().add_usage(*args, **kwargs)
 
     def add_text(self, text: str | None) -> None:
+        """Forward argparse's ``add_text`` (a description or epilog), on the rich-argparse formatter."""
         self._q_formatter().add_text(text)
 
     def start_section(self, heading: str | None) -> None:
+        """Forward argparse's ``start_section`` (a group heading) to the rich-argparse formatter."""
         self._q_formatter().start_section(heading)
 
     def end_section(self) -> None:
+        """Forward argparse's ``end_section``, on the rich-argparse formatter."""
         self._q_formatter().end_section()
 
     def add_argument(self, action: argparse.Action) -> None:
+        """Forward argparse's ``add_argument`` (one option's help line), on the rich-argparse formatter."""
         self._q_formatter().add_argument(action)
 
     def add_arguments(self, actions: Iterable[argparse.Action]) -> None:
+        """Forward argparse's ``add_arguments``, on the rich-argparse formatter."""
         self._q_formatter().add_arguments(actions)
 
     def format_help(self) -> str:
+        """The help text rich-argparse renders (colours on a terminal, plain text otherwise)."""
         return self._q_formatter().format_help()
 
 
