@@ -398,12 +398,9 @@ def read_run_file(run_dir: Path, name: str, *, key: str) -> dict[str, Any]:
     path = Path(run_dir) / name
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        problem = f"cannot be read as JSON ({type(exc).__name__}: {exc})"
-    else:
-        problem = check(data)
+    from quadriga.rundir.records import read_checked
+
+    data, problem = read_checked(path, check)
     if problem:
         raise ConfigError(
             f"'{path}' {problem} (expected {expected}). The run directory is damaged; re-run the "

@@ -56,6 +56,7 @@ from quadriga.rundir.records import (
     StageStatus,
     _results_problem,
     _status_problem,
+    read_checked,
 )
 
 if TYPE_CHECKING:
@@ -146,12 +147,7 @@ class RunDir:
             path = self.path / name
             if not path.is_file():
                 continue
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                problem = f"cannot be read as JSON ({type(exc).__name__}: {exc})"
-            else:
-                problem = check(data)
+            _, problem = read_checked(path, check)
             if problem:
                 raise ConfigError(
                     f"'{path}' {problem}. The run directory is damaged; start a new run (the artifacts "

@@ -1,13 +1,16 @@
 """The status records of a run directory: ``status.json`` as :class:`RunStatus` and :class:`StageStatus`.
 
 Also :class:`ResumePlan` (what ``--resume`` reloads) and the checks that name what is wrong with a
-damaged ``status.json`` or ``results.json``. Reading and writing the files is
+damaged ``status.json`` or ``results.json``, with :func:`read_checked` applying one to a file (for
+``--resume``, ``quadriga report`` and ``quadriga.load_run`` alike). Writing the files is
 :class:`quadriga.rundir.RunDir`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -104,6 +107,21 @@ class ResumePlan:
     def __iter__(self) -> Iterator[list[str]]:
         """Unpack as ``reloaded, rerun = result``."""
         return iter((self.reloaded, self.rerun))
+
+
+def read_checked(path: Path, check: Callable[[Any], str]) -> tuple[Any, str]:
+    """Read the JSON file ``path`` and check its content with ``check``.
+
+    Returns:
+        ``(data, problem)``: ``problem`` is ``""`` when the file parses and ``check(data)`` finds
+        nothing wrong, else a phrase for an error message (``"cannot be read as JSON (...)"`` or
+        what ``check`` says); ``data`` is ``None`` when the file does not parse. Never raises.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return None, f"cannot be read as JSON ({type(exc).__name__}: {exc})"
+    return data, check(data)
 
 
 def _status_problem(data: Any) -> str:
