@@ -477,9 +477,50 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
                         "comparisons", list(cells[0]) if cells else [], [list(r.values()) for r in cells]
                     ),
                     "figures": [_figure(p, f"claim {rec.get('name')}") for p in _claim_figures(report, rec)],
+                    "protocol": _protocol_facts(rec),
                 }
             )
     return claims
+
+
+def _protocol_facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(label, text)`` lines of a claim record's plan, pilot, preconditions, fragility and fingerprint."""
+    facts = []
+    plan = rec.get("plan")
+    if isinstance(plan, Mapping):
+        facts.append(
+            (
+                "plan",
+                f"detect an effect of {_fmt(plan.get('effect'))} beyond the boundary with power "
+                f"{_fmt(plan.get('power'))}: {plan.get('planned_replicates')} replicates declared"
+                + (f" ({plan['rationale']})" if plan.get("rationale") else ""),
+            )
+        )
+    pilot = rec.get("pilot")
+    if isinstance(pilot, Mapping):
+        facts.append(("pilot", str(pilot.get("summary", ""))))
+    for check in rec.get("preconditions") or []:
+        mark = "holds" if check.get("holds") else "fails"
+        facts.append(
+            ("precondition", f"{check.get('description')}: {mark} ({check.get('diagnostic') or '-'})")
+        )
+    frag = rec.get("fragility")
+    if isinstance(frag, Mapping):
+        holds = frag.get("holds") or []
+        where = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in holds) or "nowhere"
+        facts.append(("fragility", f"{len(frag.get('points') or [])} settings; holds at {where}"))
+    fp = rec.get("fingerprint")
+    if isinstance(fp, Mapping):
+        plugin = fp.get("plugin") or {}
+        libs = ", ".join(f"{k} {v}" for k, v in (fp.get("libraries") or {}).items())
+        facts.append(
+            (
+                "fingerprint",
+                f"protocol {fp.get('protocol')}, quadriga {fp.get('core')}, {plugin.get('distribution')} "
+                f"{plugin.get('version')} (source {plugin.get('source')})" + (f"; {libs}" if libs else ""),
+            )
+        )
+    return facts
 
 
 def render_report(

@@ -63,10 +63,12 @@ if TYPE_CHECKING:
         ClaimResult,
         Effect,
         Observations,
+        Plan,
+        Precondition,
         Scale,
         Tuning,
     )
-    from quadriga.claims.record import last_verdict, record_verdicts, verdict_text
+    from quadriga.claims.record import last_verdict, record_verdicts, stale_reason, verdict_text
     from quadriga.claims.report import select_claims, verify
     from quadriga.claims.run import (
         markdown_table,
@@ -85,9 +87,22 @@ if TYPE_CHECKING:
 _LAZY = {
     **dict.fromkeys(["Claim"], "claim"),
     **dict.fromkeys(
-        ["SCALES", "STATUSES", "ClaimResult", "Effect", "Observations", "Scale", "Tuning"], "model"
+        [
+            "SCALES",
+            "STATUSES",
+            "ClaimResult",
+            "Effect",
+            "Observations",
+            "Plan",
+            "Precondition",
+            "Scale",
+            "Tuning",
+        ],
+        "model",
     ),
-    **dict.fromkeys(["RECORD_FILE", "last_verdict", "record_verdicts", "verdict_text"], "record"),
+    **dict.fromkeys(
+        ["RECORD_FILE", "last_verdict", "record_verdicts", "stale_reason", "verdict_text"], "record"
+    ),
     **dict.fromkeys(["select_claims", "verify"], "report"),
     **dict.fromkeys(
         [
@@ -113,6 +128,8 @@ __all__ = [
     "ClaimResult",
     "Effect",
     "Observations",
+    "Plan",
+    "Precondition",
     "Scale",
     "Tuning",
     "decide",
@@ -129,6 +146,7 @@ __all__ = [
     "select_claims",
     "shared",
     "shared_runs",
+    "stale_reason",
     "verdict_text",
     "verify",
 ]

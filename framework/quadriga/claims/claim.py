@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from quadriga.claims.model import SCALES, Effect, Observations, Scale, Tuning
+from quadriga.claims.model import SCALES, Effect, Observations, Plan, Precondition, Scale, Tuning
 from quadriga.claims.run import (
     _as_observations,
-    _pipelines_repeat,
     _propagate_repeat,
     _read_repeat,
-    _read_single,
     arm_table,
     check_names,
     run_pipeline,
@@ -36,7 +34,14 @@ class Claim:
         scales: ``{"smoke": Scale, "paper": Scale}``.
         pipeline: a registered pipeline name (or a TOML path) run once per scale.
         metric: ``(evaluator stage, metric)``: replicate ``i`` of ``arm`` is
-            ``values[f"{arm}[{i}]/{metric}"]`` of that stage.
+            ``values[f"{arm}[{i}]/{metric}"]`` of that stage; or ``{arm: (stage, metric)}`` when
+            the arms are read from different stages.
+        group_by: matrix keys of the arms' tables whose values form groups (a task, a dimension):
+            each group is one comparison per baseline in the claim's Holm family
+            (:mod:`~quadriga.claims.matrix`).
+        across: a numeric matrix key: each replicate's observation is the log-log slope of the
+            metric against it (a rate); the effect then compares slopes (``mean`` against a
+            declared rate, ``difference`` against the baseline's slope).
         observe: instead of ``metric``, ``observe(result) -> {arm: [values]}`` (or
             :class:`Observations`) from the :class:`~quadriga.runs.RunResult`, values aligned
             by replicate index.
@@ -51,23 +56,41 @@ class Claim:
             interval) and, for each baseline, as the ratio of means arm 0 / baseline with a paired
             interval: numbers for the report, never part of the verdict.
         tuning: ``{arm: Tuning}``; a comparison between arms with different budgets is flagged.
+        plan: the :class:`Plan` that sized the paper scale (minimum detectable effect, power,
+            pilot); ``quadriga verify NAME --plan`` runs its pilot and prints the n it needs.
+        preconditions: :class:`Precondition` checks on the test bed; a failed one makes the claim
+            inconclusive (precondition: ...).
+        fragility: the neighbourhood of nuisance settings ``{override key: [values]}``
+            (``{"task.data.noise": [0.0, 0.05, 0.1]}``) over which ``quadriga verify NAME
+            --fragility`` evaluates the claim (every combination), to report where it holds.
+        libraries: distributions whose versions matter to the result (``("torch", "torchrl")``):
+            their versions go into the record's fingerprint, so a new version marks it stale.
 
     Raises:
         ConfigError: neither or both of metric/observe, no pipeline without experiment, too few
-            arms for the statistic, scales missing smoke or paper.
+            arms for the statistic, scales missing smoke or paper, an empty fragility setting,
+            a paper scale smaller than the plan's pilot.
     """
 
     arms: tuple[str, ...]
     effect: Effect
     scales: Mapping[str, Scale]
     pipeline: str | None = None
-    metric: tuple[str, str] | None = None
+    metric: tuple[str, str] | Mapping[str, tuple[str, str]] | None = None
     observe: Callable[[Any], Any] | None = None
+    group_by: tuple[str, ...] = attrs.field(
+        default=(), converter=lambda v: (v,) if isinstance(v, str) else tuple(v)
+    )
+    across: str | None = None
     experiment: Callable[[Scale, Path], Any] | None = None
     repeat_stages: tuple[str, ...] = ()
     repeat_tasks: tuple[str, ...] = ()
     also: tuple[str, ...] = ()
     tuning: Mapping[str, Tuning] = attrs.field(factory=dict)
+    plan: Plan | None = None
+    preconditions: tuple[Precondition, ...] = ()
+    fragility: Mapping[str, Sequence[Any]] = attrs.field(factory=dict)
+    libraries: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         """Validate the fields; raises ConfigError naming the bad one."""
@@ -91,6 +114,19 @@ class Claim:
         missing = [s for s in SCALES if s not in self.scales]
         if missing:
             raise ConfigError(f"scales lack {', '.join(missing)}; give Scale objects for both.", key="scales")
+        if (self.group_by or self.across) and (self.experiment is not None or self.observe is not None):
+            raise ConfigError(
+                "group_by and across read the arms' matrix points through metric=; an observe or "
+                "experiment callable groups its own observations.",
+                key="group_by",
+            )
+        if self.across is not None and self.across in self.group_by:
+            raise ConfigError(f"'{self.across}' cannot be both grouped and the slope's axis.", key="across")
+        for key, values in self.fragility.items():
+            if isinstance(values, (str, bytes)) or not list(values):
+                raise ConfigError(
+                    f"fragility['{key}'] must be a non-empty list of values, got {values!r}.", key="fragility"
+                )
 
     @property
     def comparisons(self) -> list[tuple[str, str | None]]:
@@ -118,28 +154,51 @@ class Claim:
                 )
         return flags
 
-    def _metric(self) -> tuple[str, str]:
-        """``metric``, which ``__attrs_post_init__`` requires when ``observe`` is not given."""
+    def _metric(self, arm: str | None = None) -> tuple[str, str]:
+        """``(stage, metric)`` of ``arm`` (``metric`` itself, or its entry for ``arm``).
+
+        Raises:
+            ConfigError: no metric (``observe`` was given), an arm missing from a metric mapping.
+        """
         if self.metric is None:
             raise ConfigError(
                 "give exactly one of metric=(stage, metric) and observe=callable.", key="metric"
             )
+        if isinstance(self.metric, Mapping):
+            if arm not in self.metric:
+                raise ConfigError(
+                    f"metric names no (stage, metric) for arm '{arm}' (has {', '.join(self.metric)}).",
+                    key="metric",
+                )
+            return tuple(self.metric[arm])  # type: ignore[return-value]
         return self.metric
 
     # ------------------------------------------------------------------ running
-    def observations(self, scale: str, out_dir: Path, registry: Any = None) -> Observations:
+    def observations(
+        self,
+        scale: str,
+        out_dir: Path,
+        registry: Any = None,
+        *,
+        overrides: Sequence[str] = (),
+        replicates: int | None = None,
+    ) -> Observations:
         """Run the claim at ``scale`` and return its per-replicate observations.
+
+        Args:
+            scale: ``"smoke"`` or ``"paper"``.
+            out_dir: the claim's directory (its run goes to ``out_dir / "run"``).
+            registry: defaults to the process-wide one.
+            overrides: further ``--set`` strings after the scale's (a fragility point).
+            replicates: replicates instead of the scale's (a plan's pilot).
 
         Raises:
             ConfigError: unknown scale, an arm that is not a stage of the pipeline, a missing metric.
         """
-        if scale not in self.scales:
-            raise ConfigError(f"unknown scale '{scale}'; use one of {', '.join(self.scales)}.", key="scale")
-        sc = self.scales[scale]
+        sc = self.scale(scale, overrides=overrides, replicates=replicates)
         out_dir = Path(out_dir)
         if self.experiment is not None:
             return _as_observations(self.experiment(sc, out_dir))
-        from quadriga import api
         from quadriga.pipeline import read_source
         from quadriga.registry import get_registry
 
@@ -156,44 +215,54 @@ class Claim:
             repeat_stages=self.repeat_stages,
             repeat_tasks=self.repeat_tasks,
         )
-        if _pipelines_repeat():
-            repeated = set(tables) | set(self.repeat_tasks)
-            for table in tables:
-                data["stage"][table]["repeat"] = sc.replicates
-            for task in self.repeat_tasks:
-                data["task"][task]["repeat"] = sc.replicates
-            _propagate_repeat(data, repeated, sc.replicates)
-            result = run_pipeline(
-                data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
+        repeated = set(tables) | set(self.repeat_tasks)
+        for table in tables:
+            data["stage"][table]["repeat"] = sc.replicates
+        for task in self.repeat_tasks:
+            data["task"][task]["repeat"] = sc.replicates
+        _propagate_repeat(data, repeated, sc.replicates)
+        result = run_pipeline(
+            data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
+        )
+        if self.observe is not None:
+            return _as_observations(self.observe(result))
+        if self.group_by or self.across:
+            from quadriga.claims.matrix import matrix_values
+
+            def read(arm: str, stem: str) -> list[float]:
+                return _read_repeat(result, stem, self._metric(arm), sc.replicates)
+
+            import copy
+
+            from quadriga.pipeline_source import apply_overrides
+
+            as_run = copy.deepcopy(data)  # the points as run: the scale's overrides may set a matrix
+            apply_overrides(as_run, sc.overrides, registry)
+            values = matrix_values(
+                as_run, self.arms, read, sc.replicates, group_by=self.group_by, across=self.across
             )
-            if self.observe is not None:
-                return _as_observations(self.observe(result))
-            stage_metric = self._metric()
-            obs = Observations(
-                values={a: _read_repeat(result, a, stage_metric, sc.replicates) for a in self.arms}
-            )
-            for name in self.also:
-                metric = (stage_metric[0], name)
-                obs.numbers[name] = {a: _read_repeat(result, a, metric, sc.replicates) for a in self.arms}
-            return obs
-        values: dict[str, list[float]] = {a: [] for a in self.arms}
-        also: dict[str, dict[str, list[float]]] = {m: {a: [] for a in self.arms} for m in self.also}
-        extra: Observations | None = None
-        for i in range(sc.replicates):
-            result = api.run(
-                data, overrides=sc.overrides, seed=sc.seed + i, out=out_dir / f"run-{i}", registry=registry
-            )
-            if self.observe is not None:
-                extra = _as_observations(self.observe(result))
-                for arm, vals in extra.values.items():
-                    values.setdefault(arm, []).extend(float(v) for v in vals)
-            else:
-                stage_metric = self._metric()
-                for arm in self.arms:
-                    values[arm].append(_read_single(result, arm, stage_metric))
-                    for name in self.also:
-                        also[name][arm].append(_read_single(result, arm, (stage_metric[0], name)))
-        obs = Observations(values=values, numbers=dict(also))
-        if extra is not None:
-            obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
+            return Observations(values=values)
+        obs = Observations(
+            values={a: _read_repeat(result, a, self._metric(a), sc.replicates) for a in self.arms}
+        )
+        for name in self.also:
+            obs.numbers[name] = {
+                a: _read_repeat(result, a, (self._metric(a)[0], name), sc.replicates) for a in self.arms
+            }
         return obs
+
+    def scale(self, scale: str, *, overrides: Sequence[str] = (), replicates: int | None = None) -> Scale:
+        """The :class:`Scale` named ``scale``, with further overrides and another number of replicates.
+
+        Raises:
+            ConfigError: unknown scale.
+        """
+        if scale not in self.scales:
+            raise ConfigError(f"unknown scale '{scale}'; use one of {', '.join(self.scales)}.", key="scale")
+        sc = self.scales[scale]
+        changes: dict[str, Any] = {}
+        if overrides:
+            changes["overrides"] = (*sc.overrides, *overrides)
+        if replicates is not None:
+            changes["replicates"] = replicates
+        return attrs.evolve(sc, **changes) if changes else sc

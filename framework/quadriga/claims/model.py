@@ -1,12 +1,14 @@
-"""The vocabulary of a claim: :class:`Effect`, :class:`Scale`, :class:`Tuning`, :class:`Observations`.
+"""The vocabulary of a claim: effect, scale, tuning, plan, precondition, observations.
 
+:class:`Effect`, :class:`Scale`, :class:`Tuning`, :class:`Plan`, :class:`Precondition`,
+:class:`Observations`.
 Also the legacy :class:`ClaimResult` and the constants :data:`SCALES`, :data:`STATUSES`, :data:`RECORD_FILE`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -14,10 +16,23 @@ import attrs
 from quadriga.claims.record import RECORD_FILE
 from quadriga.errors import ConfigError
 
-__all__ = ["RECORD_FILE", "SCALES", "STATUSES", "ClaimResult", "Effect", "Observations", "Scale", "Tuning"]
+__all__ = [
+    "RECORD_FILE",
+    "SCALES",
+    "STATUSES",
+    "ClaimResult",
+    "Effect",
+    "Observations",
+    "Plan",
+    "Precondition",
+    "Scale",
+    "Tuning",
+]
 
 SCALES = ("smoke", "paper")
-STATUSES = ("passed", "refuted", "inconclusive", "ran", "failed", "error")
+#: what a record's status can be; ``planned``/``underpowered`` come from ``verify --plan`` (the declared
+#: paper replicates reach the plan's n, or do not)
+STATUSES = ("passed", "refuted", "inconclusive", "ran", "planned", "underpowered", "failed", "error")
 _RELATIONS = ("greater", "less", "within")
 
 
@@ -49,6 +64,10 @@ def _statistic(instance: Any, attribute: Any, value: str) -> None:
         )
 
 
+#: the value of each statistic at which the arms do not differ (a claim of "beyond it" is sign-only)
+NEUTRAL = {"ratio": 1.0}  # every other statistic (difference, mean, slope): 0
+
+
 def _relation(instance: Any, attribute: Any, value: str) -> None:
     if value not in _RELATIONS:
         raise ConfigError(f"Effect.relation '{value}' is not one of {', '.join(_RELATIONS)}.", key="relation")
@@ -56,7 +75,14 @@ def _relation(instance: Any, attribute: Any, value: str) -> None:
 
 @attrs.frozen(kw_only=True)
 class Effect:
-    """What a claim asserts about its arms.
+    """What a claim asserts about its arms: a statistic, a claimed region and how it is tested.
+
+    The claimed region is stated with its margin: a rate (``slope < -0.9``), a ratio threshold
+    (``ratio < 0.8``: at least 20 % less), a difference of at least ``value``. A sign-only rule
+    (the boundary is where the arms do not differ: ``difference > 0``, ``ratio < 1``, ``slope < 0``)
+    is refused unless ``why_sign`` says in words why the sign itself is the paper's claim: a
+    negative slope does not show linear convergence (a stalling method has one too), and a positive
+    difference of a few thousandths is rarely what a paper claims.
 
     Attributes:
         quantity: the quantity in words, with its units (``"MSE ratio SR-MALA / MALA"``).
@@ -65,19 +91,26 @@ class Effect:
             ``"interval"``: the experiment returns the interval itself (``Observations.intervals``,
             e.g. a log-log slope from :func:`quadriga.stats.loglog_slope`).
         relation: ``"greater"``, ``"less"`` or ``"within"``.
-        value: the threshold (or the claimed value for ``within``).
-        tolerance: non-inferiority margin for greater/less (the boundary is ``value - tolerance``
+        value: the threshold with its margin (or the claimed value for ``within``).
+        tolerance: non-inferiority slack for greater/less (the boundary is ``value - tolerance``
             for greater, ``value + tolerance`` for less); the band half-width for within.
-        level: confidence level of the interval.
-        method: ``"BCa"`` or ``"percentile"`` bootstrap.
+        level: confidence level of the two-sided interval; each one-sided test is at
+            ``(1 - level) / 2``.
+        method: the interval method: ``"auto"`` (the default: :func:`quadriga.stats.interval`
+            chooses a calibrated one from the statistic and n and names it), or one it accepts.
         paired: pair replicate ``i`` of every arm (common random numbers); ``False`` for
             independent samples.
-        resamples: bootstrap resamples.
+        resamples: bootstrap resamples, where the chosen method resamples.
         label: the statistic's name in reports (``"slope"``); default :attr:`statistic_name`'s
             choice.
+        why_sign: for a sign-only rule, why the sign is the paper's claim (one sentence).
 
     Raises:
-        ConfigError: unknown statistic or relation, negative tolerance, level outside (0, 1).
+        ConfigError: unknown statistic or relation, negative tolerance, level outside (0, 1), a
+            sign-only rule without ``why_sign``.
+
+    Source: Wellek 2010, "Testing statistical hypotheses of equivalence and noninferiority", ch. 1-2
+    (margins; tests by interval inclusion).
     """
 
     quantity: str
@@ -86,10 +119,11 @@ class Effect:
     value: float
     tolerance: float = 0.0
     level: float = 0.95
-    method: str = "BCa"
+    method: str = "auto"
     paired: bool = True
     resamples: int = 9999
     label: str = ""
+    why_sign: str = ""
 
     def __attrs_post_init__(self) -> None:
         """Validate the fields; raises ConfigError naming the bad one."""
@@ -99,6 +133,35 @@ class Effect:
             raise ConfigError(f"Effect.level must be in (0, 1), got {self.level}.", key="level")
         if self.relation == "within" and self.tolerance <= 0:
             raise ConfigError("relation 'within' needs a band: give tolerance > 0.", key="tolerance")
+        if self.sign_only and not self.why_sign.strip():
+            raise ConfigError(
+                f"'{self.describe()}' is a sign-only rule for {self.quantity!r}: state the paper's effect "
+                f"with its margin (value = the smallest {self.statistic_name} the paper claims), or say "
+                "in why_sign= why the sign itself is the claim.",
+                key="why_sign",
+            )
+
+    @property
+    def neutral(self) -> float:
+        """The statistic's value when the arms do not differ: 1 for ``ratio``, else 0."""
+        return NEUTRAL.get(self.statistic, 0.0)
+
+    @property
+    def sign_only(self) -> bool:
+        """Whether the claimed boundary is the neutral value (``difference > 0``, ``ratio < 1``)."""
+        if self.relation == "within":
+            return False
+        lo_b, hi_b = self.bounds
+        return (lo_b if self.relation == "greater" else hi_b) == self.neutral
+
+    @property
+    def boundary(self) -> float:
+        """The one boundary of a greater/less claim (``value -/+ tolerance``); NaN for ``within``."""
+        if self.relation == "greater":
+            return self.value - self.tolerance
+        if self.relation == "less":
+            return self.value + self.tolerance
+        return math.nan
 
     @property
     def bounds(self) -> tuple[float, float]:
@@ -135,6 +198,120 @@ class Effect:
             return f"{name} {sym} {self.value:g}"
         bound = self.bounds[0] if self.relation == "greater" else self.bounds[1]
         return f"{name} {sym} {bound:g} ({self.value:g} with margin {self.tolerance:g})"
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """The power plan of a claim, declared before any paper-scale run.
+
+    ``Scale.replicates`` at paper scale is chosen from it: the smallest n at which a true effect
+    ``effect`` beyond the boundary is detected with probability ``power`` by the one-sided test at
+    ``(1 - level) / 2``, for the spread ``sd`` (of one replicate's contribution to the statistic)
+    that a pilot measured. ``quadriga verify NAME --plan`` runs the pilot and prints that n.
+
+    Attributes:
+        effect: the minimum detectable effect: the smallest true distance from the claim's
+            boundary worth detecting, in the statistic's units (``0.1`` for a ratio: the ratio
+            is at least 0.1 beyond its threshold).
+        power: the probability of detecting ``effect`` (0.8 by convention).
+        pilot_replicates: replicates of the pilot run that estimates the spread (at least 3).
+        sd: the spread the plan assumed, ``se * sqrt(n)`` of the statistic in a pilot
+            (NaN until a pilot was run; ``--plan`` prints the measured one to put here).
+        rationale: why this effect size (what the paper reports, what a user would care about).
+
+    Raises:
+        ConfigError: a non-positive effect, power outside (0, 1), fewer than 3 pilot replicates.
+
+    Source: Cohen 1988, "Statistical power analysis for the behavioral sciences", ch. 2; the
+    noncentral t power of the one-sample t test (Owen 1965).
+    """
+
+    effect: float
+    power: float = 0.8
+    pilot_replicates: int = 5
+    sd: float = math.nan
+    rationale: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        """Validate the fields; raises ConfigError naming the bad one."""
+        if not self.effect > 0:
+            raise ConfigError(f"Plan.effect must be > 0, got {self.effect}.", key="effect")
+        if not 0 < self.power < 1:
+            raise ConfigError(f"Plan.power must be in (0, 1), got {self.power}.", key="power")
+        if not isinstance(self.pilot_replicates, int) or self.pilot_replicates < 3:
+            raise ConfigError(
+                f"Plan.pilot_replicates must be an integer >= 3, got {self.pilot_replicates!r}.",
+                key="pilot_replicates",
+            )
+
+
+@attrs.frozen
+class Precondition:
+    """A check that the claim's test bed exercises the paper's mechanism.
+
+    A failed precondition makes the claim **inconclusive (precondition: description)**, never
+    passed or refuted: a verdict on a test bed where the baseline is degenerate, the constraint
+    never binds or the mechanism is never used says nothing about the paper.
+
+    Attributes:
+        description: what must hold, in words (``"the constraint binds in at least 10 % of steps"``).
+        check: ``check(observations) -> bool | (bool, diagnostic)`` on the claim's
+            :class:`Observations` (values per arm, numbers); the diagnostic (a short text with the
+            measured number) is shown in the report either way.
+
+    Use :meth:`number` and :meth:`varies` for the common cases.
+    """
+
+    description: str
+    check: Callable[[Any], Any]
+
+    def evaluate(self, obs: Any) -> tuple[bool, str]:
+        """``(holds, diagnostic)``; a check that raises counts as failed, its error as the diagnostic."""
+        try:
+            out = self.check(obs)
+        except Exception as exc:  # a broken check must not pass silently
+            return False, f"the check raised {type(exc).__name__}: {exc}"
+        if isinstance(out, tuple):
+            return bool(out[0]), str(out[1])
+        return bool(out), ""
+
+    @classmethod
+    def number(cls, name: str, relation: str, value: float, description: str = "") -> Precondition:
+        """``Observations.numbers[name]`` is ``relation`` (``">"``, ``">="``, ``"<"``, ``"<="``) ``value``.
+
+        Raises:
+            ConfigError: an unknown relation.
+        """
+        import operator
+
+        ops = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+        if relation not in ops:
+            raise ConfigError(f"relation '{relation}' is not one of {', '.join(ops)}.", key="relation")
+
+        def check(obs: Any) -> tuple[bool, str]:
+            if name not in obs.numbers:
+                return False, f"number '{name}' was not measured (have {', '.join(obs.numbers) or 'none'})"
+            got = float(obs.numbers[name])
+            return ops[relation](got, value), f"{name} = {got:.4g} (needs {relation} {value:g})"
+
+        return cls(description or f"{name} {relation} {value:g}", check)
+
+    @classmethod
+    def varies(cls, arm: str, description: str = "") -> Precondition:
+        """The arm's per-replicate values are not all equal, in every group (a degenerate arm fails)."""
+
+        def check(obs: Any) -> tuple[bool, str]:
+            values = obs.values
+            groups = (
+                values if values and all(isinstance(v, Mapping) for v in values.values()) else {"": values}
+            )
+            flat = {g: list(v.get(arm, [])) for g, v in groups.items()}
+            dead = [str(g) or arm for g, vs in flat.items() if len(set(vs)) < 2]
+            if dead:
+                return False, f"{arm} gave one value in every replicate ({', '.join(dead)})"
+            return True, f"{arm} varies across replicates"
+
+        return cls(description or f"the {arm} arm is not degenerate", check)
 
 
 @attrs.frozen(kw_only=True)

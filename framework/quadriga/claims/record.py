@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RECORD_FILE", "last_verdict", "record_verdicts", "verdict_text"]
+__all__ = ["RECORD_FILE", "last_verdict", "record_pilots", "record_verdicts", "stale_reason", "verdict_text"]
 
 #: the file, in a plugin's package, that keeps the last paper-scale verdict of each of its claims
 #: (defined here, not in :mod:`quadriga.claims.model`, so that ``quadriga list`` reads verdicts
@@ -71,11 +71,32 @@ def _read_record(path: Path) -> dict[str, Any] | None:
     return data
 
 
+#: what a record keeps of each comparison
+_COMPARISON_KEYS = (
+    "group",
+    "arm",
+    "baseline",
+    "estimate",
+    "low",
+    "high",
+    "n",
+    "method",
+    "p_claim",
+    "p_claim_holm",
+    "low_holm",
+    "high_holm",
+    "level_holm",
+    "verdict",
+)
+
+
 def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
     """Keep each paper-scale verdict in its plugin's ``claims_record.json``; return the files written.
 
-    Each entry: ``{status, summary, estimate, low, high, n, method, date, version}`` (the first
-    comparison's numbers; every comparison under ``comparisons``).
+    Each entry: ``{status, summary, estimate, low, high, n, method, comparisons, effect, plan,
+    preconditions, precondition_failed, fingerprint, date, version}`` (``estimate`` ... ``method``
+    are the first comparison's; every comparison under ``comparisons``; ``effect`` and ``plan`` as
+    declared before the run; ``fingerprint`` as :func:`quadriga.claims.fingerprint.fingerprint`).
     """
     from quadriga.runs import atomic_write_json
 
@@ -88,17 +109,46 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
             continue
         data = json.loads(path.read_text()) if path.is_file() else {}
         first = rec["comparisons"][0] if rec.get("comparisons") else {}
+        pilot = (data.get(rec["name"]) or {}).get("pilot")
         data[rec["name"]] = {
             "status": rec["status"],
             "summary": rec["summary"],
             **{k: first.get(k) for k in ("estimate", "low", "high", "n", "method")},
             "comparisons": [
-                {k: c.get(k) for k in ("group", "arm", "baseline", "estimate", "low", "high", "n", "verdict")}
-                for c in rec.get("comparisons", [])
+                {k: c.get(k) for k in _COMPARISON_KEYS if k in c} for c in rec.get("comparisons", [])
             ],
+            **{
+                k: rec[k]
+                for k in ("effect", "plan", "preconditions", "precondition_failed", "fingerprint")
+                if k in rec
+            },
             "date": rec["date"],
             "version": rec["version"],
+            **({"pilot": pilot} if pilot else {}),
         }
+        atomic_write_json(path, data)
+        written.append(path)
+    return written
+
+
+def record_pilots(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
+    """Keep each ``verify --plan`` pilot under ``pilot`` of the claim's entry in ``claims_record.json``.
+
+    The entry's verdict (if any) is kept; a later recorded verdict keeps the pilot. Returns the
+    files written.
+    """
+    from quadriga.runs import atomic_write_json
+
+    specs = {c.name: c for c in registry.claims()}
+    written = []
+    for rec in records:
+        spec = specs.get(rec["name"])
+        path = _record_path(spec.target) if spec else None
+        if path is None:
+            continue
+        data = json.loads(path.read_text()) if path.is_file() else {}
+        entry = data.setdefault(rec["name"], {})
+        entry["pilot"] = {**rec["pilot"], "date": rec["date"], "fingerprint": rec.get("fingerprint")}
         atomic_write_json(path, data)
         written.append(path)
     return written
@@ -121,8 +171,23 @@ def _last(spec: Any) -> Any:
 
 
 def verdict_text(spec: Any) -> str:
-    """``"passed 2026-05-01 (v0.3.0)"`` for ``quadriga list``, or ``"not recorded"``."""
+    """``"passed 2026-05-01 (v0.3.0)"`` for ``quadriga list``, or ``"not recorded"``.
+
+    ``"passed stale 2026-05-01 (v0.3.0)"`` when the fingerprint no longer matches
+    (:func:`stale_reason`).
+    """
     last = _last(spec)
-    if not last:
+    if not last or "status" not in last:
         return "not recorded"
-    return f"{last.get('status')} {last.get('date')} (v{last.get('version')})"
+    stale = " stale" if stale_reason(spec) else ""
+    return f"{last.get('status')}{stale} {last.get('date')} (v{last.get('version')})"
+
+
+def stale_reason(spec: Any) -> str:
+    """Why the claim's recorded verdict is stale (its fingerprint no longer matches), or ``""``.
+
+    ``""`` too when nothing is recorded. See :mod:`quadriga.claims.fingerprint`.
+    """
+    from quadriga.claims.fingerprint import staleness
+
+    return staleness(spec, _last(spec))

@@ -13,7 +13,7 @@ from typing import Any
 from quadriga.claims import record as _record
 from quadriga.claims.claim import Claim
 from quadriga.claims.model import SCALES, ClaimResult
-from quadriga.claims.run import shared_runs
+from quadriga.claims.run import markdown_table, shared_runs
 from quadriga.claims.verdict import _fmt, comparison_cells, evaluate_claim
 from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
 
@@ -36,11 +36,18 @@ def comparison_note(record: dict[str, Any], scale: str) -> str:
     methods = sorted({str(c.get("p_method", "")) for c in record.get("comparisons", [])} - {""})
     how = "; ".join(methods) or "normal approximation"
     text = (
-        f"p (claim): one-sided p-value of 'the claim fails' ({how}). It is not a bootstrap count, so "
-        "it is not bounded by 1/(resamples + 1); values below 1e-04 are shown as < 1e-04."
+        f"p (claim): one-sided p-value of 'the claim fails' ({how}): it is below (1 - level) / 2 "
+        "exactly when the interval lies on the claimed side. Values below 1e-04 are shown as < 1e-04."
     )
     if record.get("holm"):
-        text += " p-values are Holm-adjusted over the comparisons of this claim."
+        text += (
+            " p-values are Holm-adjusted over the comparisons of this claim; the Holm interval is the "
+            "same method at the level that makes it agree with the adjusted p-value."
+        )
+    for check in record.get("preconditions") or []:
+        mark = "holds" if check.get("holds") else "FAILS"
+        text += f" Precondition '{check.get('description')}' {mark}"
+        text += f" ({check['diagnostic']})." if check.get("diagnostic") else "."
     return text
 
 
@@ -237,6 +244,8 @@ def verify(
     scale: str = "smoke",
     out_dir: Path,
     record: bool = False,
+    mode: str = "verdict",
+    stale: bool = False,
     on_start: Any = None,
     on_end: Any = None,
 ) -> tuple[list[dict[str, Any]], Path]:
@@ -244,10 +253,16 @@ def verify(
 
     Args:
         registry: the :class:`~quadriga.registry.Registry`.
-        what: a distribution, plugin or claim name.
+        what: a distribution, plugin or claim name; ``""`` with ``stale`` means every claim.
         scale: ``"smoke"`` or ``"paper"``.
         out_dir: where each claim gets a sub-directory and the report is written.
-        record: at paper scale, keep each verdict in the plugin's ``claims_record.json``.
+        record: at paper scale, keep each verdict in the plugin's ``claims_record.json`` (with
+            ``mode="plan"``: keep the pilot beside it).
+        mode: ``"verdict"`` (run the claim), ``"plan"`` (run the plan's pilot and size the paper
+            scale: :func:`~quadriga.claims.plan.pilot`) or ``"fragility"`` (evaluate the claim over
+            its neighbourhood of nuisance settings: :func:`~quadriga.claims.fragility.run_fragility`).
+        stale: only the selected claims whose recorded verdict is stale (its fingerprint no longer
+            matches: :func:`~quadriga.claims.record.stale_reason`).
         on_start: optional callback ``(spec)`` called before each claim runs (progress display).
         on_end: optional callback ``(spec, record)`` called after each claim (progress display).
 
@@ -264,9 +279,15 @@ def verify(
     """
     if scale not in SCALES:
         raise QuadrigaError(f"unknown scale '{scale}'; use one of {', '.join(SCALES)}.")
-    if record and scale != "paper":
+    if mode not in ("verdict", "plan", "fragility"):
+        raise QuadrigaError(f"unknown mode '{mode}'; use verdict, plan or fragility.")
+    if record and scale != "paper" and mode != "plan":
         raise QuadrigaError("--record keeps paper-scale verdicts only; add --scale paper.")
-    chosen = select_claims(registry, what)
+    if record and mode == "fragility":
+        raise QuadrigaError("--record keeps verdicts and pilots, not fragility maps; drop --record.")
+    chosen = select_claims(registry, what) if what else list(registry.claims())
+    if stale:
+        chosen = [spec for spec in chosen if _record.stale_reason(spec)]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     records = []
@@ -289,8 +310,9 @@ def verify(
             try:
                 target = registry.load_claim(spec)
                 if isinstance(target, Claim):
-                    obs = target.observations(scale, claim_dir, registry)
-                    rec.update(evaluate_claim(target, obs, scale))
+                    rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
+                elif mode != "verdict":
+                    raise QuadrigaError(f"{spec.name} is a legacy claim function: it has no {mode} mode.")
                 else:
                     rec.update(_run_legacy(target, scale, claim_dir))
             except Exception as exc:
@@ -313,11 +335,63 @@ def verify(
     from quadriga.runs import atomic_write_text
 
     atomic_write_text(out_dir / "report.json", json.dumps(records, indent=2, default=str))
-    if record:
+    if record and mode == "plan":
+        _record.record_pilots(registry, [r for r in records if r.get("pilot")])
+    elif record:
         _record.record_verdicts(
             registry, [r for r in records if r["status"] in ("passed", "refuted", "inconclusive")]
         )
     return records, report
+
+
+def _run_claim(
+    claim: Claim, spec: Any, mode: str, scale: str, claim_dir: Path, registry: Any
+) -> dict[str, Any]:
+    """One declared claim in ``mode``: its record's fields (status, summary, comparisons, ...)."""
+    from quadriga.claims.fingerprint import fingerprint
+
+    fp = {"fingerprint": fingerprint(spec, claim.libraries)}
+    if mode == "plan":
+        from quadriga.claims.plan import pilot
+
+        out = pilot(claim, claim_dir, registry)
+        rows = [
+            [r["group"] or "-", r["arm"], r["baseline"] or "-", r["estimate"], r["sd"], r["n_needed"]]
+            for r in out["comparisons"]
+        ]
+        table = markdown_table(["group", "arm", "baseline", "pilot estimate", "sd", "n needed"], rows)
+        status = "ran" if out["enough"] is None else ("planned" if out["enough"] else "underpowered")
+        return dict(
+            status=status,
+            summary=out["summary"],
+            pilot=out,
+            comparisons=[],
+            numbers={},
+            figures={},
+            table=table,
+            **fp,
+        )
+    if mode == "fragility":
+        from quadriga.claims.fragility import run_fragility
+
+        out = run_fragility(claim, scale, claim_dir, registry)
+        where = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in out["holds"]) or "nowhere"
+        k = len(out["points"])
+        summary = f"claim: {claim.effect.describe()}; holds at {where} ({k} points, paper scale)"
+        if scale != "paper":
+            summary = f"claim: {claim.effect.describe()}; {k} points at smoke scale: numbers, no verdicts"
+        return dict(
+            status="ran",
+            summary=summary,
+            fragility=out,
+            comparisons=[],
+            numbers={},
+            figures=out["figures"],
+            table=out["table"],
+            **fp,
+        )
+    obs = claim.observations(scale, claim_dir, registry)
+    return {**evaluate_claim(claim, obs, scale), **fp}
 
 
 def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: str) -> None:

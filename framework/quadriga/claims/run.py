@@ -284,13 +284,6 @@ def _expand(value: Any, repeated: set[str]) -> Any:
     return value
 
 
-def _pipelines_repeat() -> bool:
-    """Whether the pipeline language of this core has ``repeat`` (``quadriga.expansion``)."""
-    import importlib.util
-
-    return importlib.util.find_spec("quadriga.expansion") is not None
-
-
 def _propagate_repeat(data: dict[str, Any], repeated: set[str], replicates: int) -> None:
     """Make the rest of the pipeline follow the repeated arms and tasks.
 
@@ -349,15 +342,3 @@ def _read_repeat(result: Any, arm: str, metric: tuple[str, str], replicates: int
             )
         out.append(float(found))
     return out
-
-
-def _read_single(result: Any, arm: str, metric: tuple[str, str]) -> float:
-    stage, name = metric
-    values = _stage_values(result, stage)
-    for key in (f"{arm}/{name}", name):
-        if key in values:
-            return float(values[key])
-    raise ConfigError(
-        f"no value '{arm}/{name}' in stage '{stage}' (has {', '.join(sorted(values)[:8]) or 'nothing'}).",
-        key="metric",
-    )

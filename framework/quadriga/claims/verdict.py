@@ -14,8 +14,7 @@ from quadriga.errors import ConfigError
 
 __all__ = ["P_FLOOR", "comparison_cells", "decide", "decide_interval", "evaluate_claim", "format_p"]
 
-#: p-values below this are printed as ``< 1e-04``: they come from a normal tail (:func:`_pvalues`),
-#: which that far out says more about the normal approximation than about a handful of replicates.
+#: p-values below this are printed as ``< 1e-04``
 P_FLOOR = 1e-4
 
 
@@ -32,28 +31,24 @@ def _side(effect: Effect, low: float, high: float) -> str:
     return "passed" if high < hi_b else ("refuted" if low > hi_b else "inconclusive")
 
 
-def _pvalues(effect: Effect, est: float, se: float) -> tuple[float, float]:
-    """One-sided normal p-values ``(p against the claim's null, p against the claim)``.
+def _pvalues(effect: Effect, ci: Any) -> tuple[float, float]:
+    """One-sided p-values ``(p against the claim's null, p against the claim)`` by the interval's own method.
 
-    ``z = (estimate - boundary) / se`` with ``se`` the standard deviation of the bootstrap
-    estimates (or the interval's half-width over ``z_{(1+level)/2}`` when the experiment gave no
-    standard error): a normal approximation, not a count of bootstrap resamples, so it is not
-    bounded below by ``1 / (B + 1)``; :func:`format_p` prints tiny values as ``< 1e-04``.
+    ``Interval.pvalue`` inverts the interval, so at one-sided level ``alpha = (1 - level) / 2``
+    ``p_claim < alpha`` exactly when the interval lies on the claimed side of the boundary and
+    ``p_refute < alpha`` exactly when it lies on the other side: the p-values, their Holm
+    adjustment and the printed interval cannot disagree. For ``within`` (two one-sided tests),
+    ``p_claim`` is the larger of the two p-values for lying inside the band and ``p_refute`` the
+    smaller of the two for lying outside it.
     """
-    from scipy.stats import norm
-
     lo_b, hi_b = effect.bounds
-    if not se > 0:
-        side = _side(effect, est, est)
-        return (0.0, 1.0) if side == "passed" else ((1.0, 0.0) if side == "refuted" else (1.0, 1.0))
     if effect.relation == "greater":
-        z = (est - lo_b) / se
-        return float(norm.sf(z)), float(norm.cdf(z))
+        return ci.pvalue(lo_b, "greater"), ci.pvalue(lo_b, "less")
     if effect.relation == "less":
-        z = (hi_b - est) / se
-        return float(norm.sf(z)), float(norm.cdf(z))
-    z_lo, z_hi = (est - lo_b) / se, (hi_b - est) / se
-    return float(max(norm.sf(z_lo), norm.sf(z_hi))), float(min(norm.cdf(z_lo), norm.cdf(z_hi)))
+        return ci.pvalue(hi_b, "less"), ci.pvalue(hi_b, "greater")
+    inside = max(ci.pvalue(lo_b, "greater"), ci.pvalue(hi_b, "less"))
+    outside = min(ci.pvalue(lo_b, "less"), ci.pvalue(hi_b, "greater"))
+    return inside, outside
 
 
 def _distance(effect: Effect, est: float) -> float:
@@ -72,24 +67,20 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
         effect: the claimed effect.
         x: per-replicate values of the method, shape ``(n,)``.
         y: per-replicate values of the baseline (paired by index when ``effect.paired``).
-        rng: seed of the bootstrap.
+        rng: seed of any resampling the interval method does.
 
     Returns:
-        ``{estimate, low, high, level, method, n, se, verdict, p_claim, p_refute, mde,
-        replicates_needed, distance}``; ``mde`` is the minimum detectable distance from the
-        boundary at this n (two-sided test at the effect's level, power 0.8) and
-        ``replicates_needed`` the n at which the observed distance would be detected (set when
-        inconclusive, else ``None``).
+        As :func:`decide_interval`.
 
     Raises:
         ConfigError: empty or non-finite values, unequal paired lengths.
 
-    Source: Efron & Tibshirani 1993 (bootstrap intervals); Wellek 2010 (equivalence and
-    non-inferiority tests by interval inclusion).
+    Source: :func:`quadriga.stats.interval` (the method is chosen from the statistic and n and
+    named in ``method``); Wellek 2010 (equivalence and non-inferiority tests by interval inclusion).
     """
-    from quadriga.stats import bootstrap_ci
+    from quadriga.stats import interval
 
-    ci = bootstrap_ci(
+    ci = interval(
         x,
         effect.statistic,
         y,
@@ -103,41 +94,71 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
 
 
 def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
-    """The verdict policy on a computed :class:`~quadriga.stats.Interval` (see :func:`decide`).
+    """The verdict policy on a computed :class:`~quadriga.stats.Interval`.
 
-    When ``ci.se`` is NaN it is taken as the interval's half-width over ``z_{(1+level)/2}``.
+    Returns:
+        ``{estimate, low, high, level, method, n, se, df, verdict, p_claim, p_refute, p_method,
+        distance, mde, replicates_needed, interval}``: ``interval`` is the :class:`Interval` object
+        itself (dropped when the record is written); ``mde`` is the minimum detectable distance from
+        the boundary at this n (one-sided test at ``(1 - level) / 2``, power 0.8, the interval's
+        degrees of freedom) and ``replicates_needed`` the n at which the observed distance would be
+        detected with power 0.8 (set when inconclusive, else ``None``).
     """
-    from scipy.stats import norm
+    from quadriga.stats import min_detectable_effect, replicates_for_power
 
-    from quadriga.stats import Interval, min_detectable_effect, replicates_needed
-
-    se_from = "the standard deviation of the bootstrap estimates"
-    if not math.isfinite(ci.se):
-        se = (ci.high - ci.low) / (2 * norm.ppf(0.5 + ci.level / 2))
-        ci = Interval(ci.estimate, ci.low, ci.high, ci.level, ci.method, ci.n, float(se))
-        se_from = "the interval's half-width / z"
-    if ci.se > 0:
-        p_method = f"normal approximation: z = distance to the boundary / s.e., s.e. = {se_from}"
-    else:
-        p_method = "no spread, s.e. 0: p is 0 or 1 by the side of the estimate"
     verdict = _side(effect, ci.low, ci.high) if ci.n >= 2 else "inconclusive"
-    p_claim, p_refute = _pvalues(effect, ci.estimate, ci.se)
+    p_claim, p_refute = _pvalues(effect, ci)
     dist = _distance(effect, ci.estimate)
+    se_ok = math.isfinite(ci.se) and ci.se > 0
     out = ci.as_dict()
+    needed = None
+    if verdict == "inconclusive" and se_ok and ci.n >= 2:
+        needed = replicates_for_power(abs(dist), ci.se * math.sqrt(ci.n), level=effect.level)
     out.update(
         verdict=verdict,
-        p_method=p_method,
+        p_method=f"one-sided, from the interval's own method ({ci.method})",
         p_claim=p_claim,
         p_refute=p_refute,
         distance=dist,
-        mde=min_detectable_effect(ci.se, level=effect.level) if math.isfinite(ci.se) else math.nan,
-        replicates_needed=(
-            replicates_needed(ci.n, ci.se, dist if dist > 0 else abs(dist), level=effect.level)
-            if verdict == "inconclusive"
-            else None
-        ),
+        mde=min_detectable_effect(ci.se, level=effect.level, df=ci.df) if se_ok else math.nan,
+        replicates_needed=needed,
+        interval=ci,
     )
     return out
+
+
+def _holm(effect: Effect, comparisons: list[dict[str, Any]]) -> None:
+    """Holm-adjust the comparisons' p-values, decide on them, and add the adjusted intervals.
+
+    The adjusted interval of a comparison is its interval at the one-sided level
+    ``alpha * p / p_holm`` (``alpha = (1 - level) / 2``): since the interval inverts ``p``, it
+    excludes the boundary exactly when ``p_holm < alpha``, so the adjusted interval printed beside
+    the raw one agrees with the adjusted verdict. (For the comparisons Holm's step-down multiplies
+    by ``k - i + 1`` this is the Bonferroni interval at ``alpha / (k - i + 1)``.)
+
+    Source: Holm 1979; Strassburger & Bretz 2008 (intervals compatible with step-down tests).
+    """
+    from quadriga.stats import holm as holm_adjust
+
+    alpha = (1 - effect.level) / 2
+    adj_claim = holm_adjust([c["p_claim"] for c in comparisons])
+    adj_refute = holm_adjust([c["p_refute"] for c in comparisons])
+    for c, pc, pr in zip(comparisons, adj_claim, adj_refute, strict=True):
+        c["p_claim_holm"], c["p_refute_holm"] = pc, pr
+        c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
+        ratios = {
+            "claim": c["p_claim"] / pc if pc > 0 else 1.0,
+            "refute": c["p_refute"] / pr if pr > 0 else 1.0,
+        }
+        ratio = {"passed": ratios["claim"], "refuted": ratios["refute"]}.get(
+            c["verdict"], min(ratios.values())
+        )
+        ci = c.get("interval")
+        if ci is None or ratio >= 1.0:
+            c["low_holm"], c["high_holm"], c["level_holm"] = c["low"], c["high"], c["level"]
+            continue
+        adj = ci.at_level(1 - 2 * alpha * ratio)
+        c["low_holm"], c["high_holm"], c["level_holm"] = adj.low, adj.high, adj.level
 
 
 def _groups(values: Mapping[Any, Any], arms: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -151,9 +172,11 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
 
     Returns:
         ``{status, summary, comparisons: [...], holm: bool, tuning_flags: [...], effect: {...},
-        observations: {group: {arm: [values]}}, numbers, table, figures}``. ``status`` is ``ran``
-        at smoke scale and for a claim with no comparison (a benchmark table); otherwise passed
-        (every comparison passed), refuted (any refuted) or inconclusive.
+        preconditions: [{description, holds, diagnostic}], precondition_failed: str, plan: {...} |
+        None, observations: {group: {arm: [values]}}, numbers, table, figures}``. ``status`` is
+        ``ran`` at smoke scale and for a claim with no comparison (a benchmark table); otherwise
+        inconclusive when a precondition failed, else passed (every comparison passed), refuted
+        (any refuted) or inconclusive.
 
     Raises:
         ConfigError: an arm missing from the observations, non-finite values.
@@ -184,21 +207,26 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
             comparisons.append(res)
     holm = len(comparisons) > 1
     if holm:
-        from quadriga.stats import holm as holm_adjust
-
-        alpha = (1 - claim.effect.level) / 2
-        adj_claim = holm_adjust([c["p_claim"] for c in comparisons])
-        adj_refute = holm_adjust([c["p_refute"] for c in comparisons])
-        for c, pc, pr in zip(comparisons, adj_claim, adj_refute, strict=True):
-            c["p_claim_holm"], c["p_refute_holm"] = pc, pr
-            c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
+        _holm(claim.effect, comparisons)
+    checks = []
+    for pre in claim.preconditions:
+        holds, diagnostic = pre.evaluate(obs)
+        checks.append({"description": pre.description, "holds": holds, "diagnostic": diagnostic})
+    failed = "; ".join(c["description"] for c in checks if not c["holds"])
+    if failed and scale == "paper":
+        for c in comparisons:
+            c["verdict"] = "inconclusive"
     if scale != "paper":  # smoke scale: numbers, never a verdict (the status says "ran")
         for c in comparisons:
             c["verdict"], c["replicates_needed"] = "ran", None
+    for c in comparisons:
+        c.pop("interval", None)
     numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
     verdicts = [c["verdict"] for c in comparisons]
     if scale != "paper" or not comparisons:  # no comparison (a benchmark table): nothing to decide
         status = "ran"
+    elif failed:
+        status = "inconclusive"
     elif all(v == "passed" for v in verdicts):
         status = "passed"
     elif any(v == "refuted" for v in verdicts):
@@ -208,12 +236,15 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     record = {
         "status": status,
         "effect": {
-            **attrs.asdict(claim.effect),
+            **{k: v for k, v in attrs.asdict(claim.effect).items()},
             "claimed": claim.effect.describe(),
             "statistic_name": claim.effect.statistic_name,
         },
         "comparisons": comparisons,
         "holm": holm,
+        "preconditions": checks,
+        "precondition_failed": failed,
+        "plan": plan_record(claim),
         "tuning_flags": claim.tuning_flags(),
         "tuning": {a: attrs.asdict(t) for a, t in claim.tuning.items()},
         "observations": {
@@ -227,9 +258,16 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     return record
 
 
+def plan_record(claim: Claim) -> dict[str, Any] | None:
+    """The claim's declared plan and the paper scale's replicates, as stored in every record."""
+    if claim.plan is None:
+        return None
+    return {**attrs.asdict(claim.plan), "planned_replicates": claim.scales["paper"].replicates}
+
+
 def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict[str, Any], str]:
     """Replace ``{metric: {arm: [values]}}`` entries of ``numbers`` by means and ratios with intervals."""
-    from quadriga.stats import bootstrap_ci
+    from quadriga.stats import interval
 
     out: dict[str, Any] = {}
     rows = ["| metric | arm | mean or ratio | 95% interval | n | method |", "|---|---|---|---|---|---|"]
@@ -238,13 +276,13 @@ def _also_numbers(claim: Claim, numbers: dict[str, Any], rng: Any) -> tuple[dict
             out[key] = value
             continue
         for arm, vals in value.items():
-            ci = bootstrap_ci(vals, "mean", resamples=2000, rng=rng)
+            ci = interval(vals, "mean", rng=rng)
             out[f"{arm}/{key}"] = ci.estimate
             out[f"{arm}/{key}_low"], out[f"{arm}/{key}_high"] = ci.low, ci.high
             rows.append(f"| {key} | {arm} | {_fmt(ci.estimate)} | {_span(ci)} | {ci.n} | {ci.method} |")
         method = claim.arms[0]
         for base in claim.arms[1:]:
-            ci = bootstrap_ci(value[method], "ratio", value[base], paired=True, resamples=2000, rng=rng)
+            ci = interval(value[method], "ratio", value[base], paired=True, rng=rng)
             name = f"{key}_ratio_{method}_over_{base}"
             out[name], out[f"{name}_low"], out[f"{name}_high"] = ci.estimate, ci.low, ci.high
             cells = f"{_fmt(ci.estimate)} | {_span(ci)} | {ci.n} | {ci.method}"
@@ -297,20 +335,36 @@ def comparison_cells(c: Mapping[str, Any], statistic: str, scale: str) -> dict[s
         "n": str(c.get("n")),
         "method": method,
     }
+    if "low_holm" in c:
+        cells["Holm interval"] = _holm_span(c)
     if scale == "paper":
         cells.update(
             {
                 "verdict": str(c.get("verdict", "-")),
                 "p (claim)": format_p(c.get("p_claim_holm", c.get("p_claim"))),
                 "MDE": _fmt(c["mde"]) if _finite(c.get("mde")) else "-",
-                "replicates needed": str(c.get("replicates_needed") or "-"),
+                "replicates needed": _needed(c.get("replicates_needed")),
             }
         )
     return cells
 
 
+def _needed(n: Any) -> str:
+    """Replicates needed as printed: ``-`` when not computed, ``> 100000`` when out of reach."""
+    if not isinstance(n, int) or n == 0:
+        return "-"
+    return "> 100000" if n < 0 else str(n)
+
+
 def _span(ci: Any) -> str:
     return f"[{_fmt(ci.low)}, {_fmt(ci.high)}]"
+
+
+def _holm_span(c: Mapping[str, Any]) -> str:
+    """The Holm-adjusted interval with its level: ``[0.8, 1.3] (98.3%)``, ``-`` when there is none."""
+    if not all(_finite(c.get(k)) or c.get(k) in (math.inf, -math.inf) for k in ("low_holm", "high_holm")):
+        return "-"
+    return f"[{_fmt(c['low_holm'])}, {_fmt(c['high_holm'])}] ({100 * c['level_holm']:.3g}%)"
 
 
 def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
@@ -323,12 +377,16 @@ def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
         text = (
             f"{where}{who} {claim.effect.statistic_name} {_fmt(c['estimate'])} {span}(n={c['n']}, {method})"
         )
-        if scale == "paper" and c["verdict"] == "inconclusive":
+        if "low_holm" in c:
+            text += f", Holm-adjusted {_holm_span(c)}"
+        if scale == "paper" and c["verdict"] == "inconclusive" and (c.get("replicates_needed") or 0) > 0:
             text += f"; MDE {_fmt(c['mde'])}, about {c['replicates_needed']} replicates needed"
         parts.append(text)
     if not record["comparisons"]:
         return "a table of measurements with no comparison to decide: numbers, no verdict"
     head = f"claim: {claim.effect.describe()}. "
+    if record.get("precondition_failed"):
+        head = f"inconclusive (precondition: {record['precondition_failed']}). " + head
     if record["holm"] and scale == "paper":
         k = sum(c["verdict"] == "passed" for c in record["comparisons"])
         head += f"{k} of {len(record['comparisons'])} comparisons passed after Holm correction. "

@@ -69,7 +69,7 @@ def _complete_tag(prefix: str, **_: object) -> list[str]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
-    from quadriga.claims import last_verdict
+    from quadriga.claims import last_verdict, stale_reason
 
     where = _where_tags(args.where)
     if args.tags and where:
@@ -115,7 +115,11 @@ def cmd_list(args: argparse.Namespace) -> int:
             "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
             "claims": [
                 dict(
-                    name=c.name, summary=c.summary, distribution=c.distribution, last_verdict=last_verdict(c)
+                    name=c.name,
+                    summary=c.summary,
+                    distribution=c.distribution,
+                    last_verdict=last_verdict(c),
+                    stale=stale_reason(c),
                 )
                 for c in claims
             ],
@@ -150,8 +154,12 @@ def cmd_list(args: argparse.Namespace) -> int:
     for c in claims:
         last = last_verdict(c)
         verdict = "-"
-        if last:  # the status; with --full its date too (the version is in --json)
-            verdict = f"{last.get('status')} {last.get('date')}" if args.full else str(last.get("status"))
+        if last and last.get(
+            "status"
+        ):  # the status, "stale" when its fingerprint no longer matches; with --full its date too
+            stale = " stale" if stale_reason(c) else ""
+            verdict = f"{last.get('status')}{stale}"
+            verdict += f" {last.get('date')}" if args.full else ""
         by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
     versions = {s.distribution: s.version for s in reg.plugins.values()}
     plain = not args.full and not con.is_terminal

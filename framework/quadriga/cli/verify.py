@@ -37,6 +37,14 @@ def add_parser(sub: Subparsers) -> None:
             "  paper                the replicates the claim was designed for: minutes to\n"
             "                       hours. Each comparison gets a verdict: passed, refuted\n"
             "                       or inconclusive (with the MDE and replicates needed).\n\n"
+            "Modes:\n"
+            "  --plan        run the claim's pilot (a few replicates at paper settings),\n"
+            "                measure the spread and print the replicates its declared\n"
+            "                minimum detectable effect needs at its power\n"
+            "  --fragility   evaluate the claim at every point of its declared\n"
+            "                neighbourhood of nuisance settings: where does it hold?\n"
+            "  --stale       only claims whose recorded verdict is stale (the code or\n"
+            "                libraries that produced it changed); implies --scale paper\n\n"
             "`quadriga info CLAIM` shows a claim's effect and replicates per scale."
         ),
         formatter_class=Formatter,
@@ -44,7 +52,10 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "what",
         metavar="DIST_OR_CLAIM",
-        help="a plugin distribution (all its claims, e.g. quadriga-srmc) or one claim's name",
+        nargs="?",
+        default="",
+        help="a plugin distribution (all its claims, e.g. quadriga-srmc) or one claim's name "
+        "(optional with --stale: every installed claim)",
     ).completer = name_completer("claim", "distribution")
     p.add_argument(
         "--scale",
@@ -53,6 +64,23 @@ def add_parser(sub: Subparsers) -> None:
         help="smoke (default): a few replicates, numbers only, no verdict; paper: the claim's full "
         "replicates and a verdict (minutes to hours)",
     )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--plan",
+        action="store_true",
+        help="run the pilot and print the replicates the declared effect needs (no verdict)",
+    )
+    mode.add_argument(
+        "--fragility",
+        action="store_true",
+        help="evaluate the claim over its declared nuisance settings (a table and a figure)",
+    )
+    p.add_argument(
+        "--stale",
+        action="store_true",
+        help="only the claims whose recorded verdict is stale; implies --scale paper",
+    )
+    p.add_argument("--json", action="store_true", help="print the records as JSON instead of text")
     p.add_argument("--out", type=Path, help="report directory (default verify/<what>/<timestamp>)")
     p.add_argument(
         "--record",
@@ -69,34 +97,55 @@ def cmd_verify(args: argparse.Namespace) -> int:
     Returns:
         0 when every claim passed (or ran, at smoke scale), else 1.
     """
+    import json
+    import sys
+
     from quadriga.claims import verify
+    from quadriga.errors import QuadrigaError
     from quadriga.runs import safe_name
 
+    if not args.what and not args.stale:
+        raise QuadrigaError("name a distribution or a claim (or give --stale for every stale claim).")
     reg = registry_for(args)
     con = console()
     os.environ.setdefault("MPLBACKEND", "Agg")
+    mode = "plan" if args.plan else ("fragility" if args.fragility else "verdict")
+    scale = "paper" if args.stale and mode == "verdict" else args.scale
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    out = args.out or Path("verify") / safe_name(args.what) / stamp
+    label = safe_name(args.what or "stale") + ("" if mode == "verdict" else f"-{mode}")
+    out = args.out or Path("verify") / label / stamp
+    say = (lambda *a, **k: None) if args.json else con.print
 
     def on_start(spec: Any) -> None:
-        con.print(f"claim [bold]{escape(spec.name)}[/] ({args.scale}): {escape(spec.summary)}")
+        say(f"claim [bold]{escape(spec.name)}[/] ({scale}, {mode}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
-        color = {"passed": "green", "refuted": "red", "inconclusive": "yellow", "ran": "cyan"}.get(
-            record["status"], "red"
-        )
-        con.print(
-            f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}"
-        )
+        color = {
+            "passed": "green",
+            "refuted": "red",
+            "inconclusive": "yellow",
+            "ran": "cyan",
+            "planned": "green",
+            "underpowered": "yellow",
+        }.get(record["status"], "red")
+        say(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}")
 
     records, report = verify(
         reg,
         args.what,
-        scale=args.scale,
+        scale=scale,
         out_dir=Path(out),
         record=args.record,
+        mode=mode,
+        stale=args.stale,
         on_start=on_start,
         on_end=on_end,
     )
-    con.print(f"report: [bold]{escape(str(report))}[/]", soft_wrap=True)  # a path is never wrapped
-    return 0 if all(r["status"] in ("passed", "ran") for r in records) else 1
+    if args.json:
+        sys.stdout.write(
+            json.dumps({"report": str(report), "records": records}, indent=2, default=str) + "\n"
+        )
+    elif not records:
+        say("no claim selected" + (": no recorded verdict is stale." if args.stale else "."))
+    say(f"report: [bold]{escape(str(report))}[/]", soft_wrap=True)  # a path is never wrapped
+    return 0 if all(r["status"] in ("passed", "ran", "planned") for r in records) else 1

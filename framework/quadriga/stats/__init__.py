@@ -35,7 +35,13 @@ from quadriga.stats.intervals import (
     small_sample_note,
 )
 from quadriga.stats.mcmc import ess, mcse, rhat, stuck_chains
-from quadriga.stats.power import holm, min_detectable_effect, replicates_needed
+from quadriga.stats.power import (
+    holm,
+    min_detectable_effect,
+    replicates_for_power,
+    replicates_needed,
+    t_power,
+)
 from quadriga.stats.rl import iqm, probability_of_improvement, stratified_bootstrap_ci
 
 __all__ = [
@@ -52,9 +58,11 @@ __all__ = [
     "mean_se",
     "min_detectable_effect",
     "probability_of_improvement",
+    "replicates_for_power",
     "replicates_needed",
     "rhat",
     "small_sample_note",
     "stratified_bootstrap_ci",
     "stuck_chains",
+    "t_power",
 ]

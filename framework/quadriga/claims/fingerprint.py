@@ -1,0 +1,136 @@
+"""Freshness of recorded verdicts: the fingerprint of what produced a record, and staleness.
+
+A recorded verdict is only as current as the code that produced it. Every record keeps a
+fingerprint:
+
+- ``protocol``: the version of the claims protocol (:data:`PROTOCOL`; 3 = calibrated intervals,
+  p-values from the interval's own method, margins, plans, preconditions);
+- ``core``: the version of the ``quadriga`` distribution;
+- ``plugin``: the claim's distribution, its version and a SHA-256 of its package's source files
+  (``*.py`` and ``*.toml`` under the package directory, by relative path and content; the record
+  file itself is not part of it);
+- ``libraries``: the versions of the distributions the claim declares as mattering
+  (``Claim.libraries``, e.g. torch, torchrl, POT).
+
+:func:`staleness` recomputes it without importing the plugin (the package is found on
+``sys.path``), so ``quadriga list`` can mark stale verdicts cheaply; ``quadriga verify --stale``
+re-runs exactly the claims whose record is stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import importlib.util
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["PROTOCOL", "fingerprint", "source_hash", "staleness"]
+
+#: version of the claims protocol; a record made under another one is stale
+PROTOCOL = 3
+
+#: package directory -> ((path, mtime_ns, size) of every source file, hash): rehashed when a file changes
+_HASHES: dict[Path, tuple[tuple[tuple[str, int, int], ...], str]] = {}
+
+
+def _version(distribution: str) -> str:
+    try:
+        return md.version(distribution)
+    except (md.PackageNotFoundError, ValueError):
+        return "not installed"
+
+
+def _package_dir(target: str) -> Path | None:
+    """The directory of the top-level package of a ``"module:attr"`` target, found without importing it."""
+    top = target.split(":", 1)[0].split(".", 1)[0]
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    return Path(next(iter(found.submodule_search_locations)))
+
+
+def source_hash(package: Path) -> str:
+    """SHA-256 (first 16 hex digits) of the ``*.py`` and ``*.toml`` files under ``package``.
+
+    Files are taken in sorted order of their paths relative to ``package``; ``__pycache__`` is
+    skipped. The hash is cached while no file's modification time or size changes.
+    """
+    files = sorted(
+        p for pattern in ("*.py", "*.toml") for p in package.rglob(pattern) if "__pycache__" not in p.parts
+    )
+    stamp = []
+    for p in files:
+        st = p.stat()
+        stamp.append((p.relative_to(package).as_posix(), st.st_mtime_ns, st.st_size))
+    key = tuple(stamp)
+    cached = _HASHES.get(package)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    digest = hashlib.sha256()
+    for p, (rel, _, _) in zip(files, stamp, strict=True):
+        digest.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+    value = digest.hexdigest()[:16]
+    _HASHES[package] = (key, value)
+    return value
+
+
+def fingerprint(spec: Any, libraries: Iterable[str] = ()) -> dict[str, Any]:
+    """The fingerprint of a claim as it would be recorded now.
+
+    Args:
+        spec: the claim's registry entry (``target`` ``"module:attr"`` and ``distribution``).
+        libraries: distributions whose versions matter to the claim (``Claim.libraries``).
+
+    Returns:
+        ``{protocol, core, plugin: {distribution, version, source}, libraries: {name: version}}``;
+        ``source`` is ``"unknown"`` when the package cannot be found.
+    """
+    package = _package_dir(spec.target)
+    return {
+        "protocol": PROTOCOL,
+        "core": _version("quadriga"),
+        "plugin": {
+            "distribution": spec.distribution,
+            "version": _version(spec.distribution),
+            "source": source_hash(package) if package is not None else "unknown",
+        },
+        "libraries": {name: _version(name) for name in sorted(libraries)},
+    }
+
+
+def staleness(spec: Any, record: Mapping[str, Any] | None) -> str:
+    """Why a recorded verdict is stale, or ``""`` when its fingerprint matches the installed code.
+
+    Args:
+        spec: the claim's registry entry.
+        record: its entry in ``claims_record.json`` (None: nothing recorded, never stale).
+
+    Returns:
+        ``""``, or the first difference in words: ``"recorded without a fingerprint"``,
+        ``"recorded under claims protocol 2, now 3"``, ``"quadriga-srmc's source changed"``,
+        ``"torch 2.13.0 -> 2.14.1"``, ...
+    """
+    if not record or "status" not in record:
+        return ""
+    old = record.get("fingerprint")
+    if not isinstance(old, Mapping):
+        return "recorded without a fingerprint (before claims protocol 3)"
+    if old.get("protocol") != PROTOCOL:
+        return f"recorded under claims protocol {old.get('protocol')}, now {PROTOCOL}"
+    now = fingerprint(spec, (old.get("libraries") or {}).keys())
+    if old.get("core") != now["core"]:
+        return f"quadriga {old.get('core')} -> {now['core']}"
+    plugin_old, plugin_now = old.get("plugin") or {}, now["plugin"]
+    if plugin_old.get("version") != plugin_now["version"]:
+        return f"{spec.distribution} {plugin_old.get('version')} -> {plugin_now['version']}"
+    if plugin_old.get("source") != plugin_now["source"]:
+        return f"{spec.distribution}'s source changed since the record"
+    for name, version in (old.get("libraries") or {}).items():
+        if now["libraries"].get(name) != version:
+            return f"{name} {version} -> {now['libraries'].get(name)}"
+    return ""
