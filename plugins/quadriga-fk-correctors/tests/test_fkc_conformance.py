@@ -61,13 +61,11 @@ def test_claim_runs_at_smoke_scale(registry, tmp_path, claim):
         assert set(groups) == {"gmm-b2", "gmm-b05", "well-b05", "well-b2", "well-b3"}
     else:
         assert set(groups) == {""}
+    points = {"fkc[num_particles=4096]", "fkc-naive[num_particles=4096]"}
     for arms in groups.values():
-        assert set(arms) == ({"fkc"} if claim == "fkc-consistency" else {"fkc", "fkc-naive"})
+        assert set(arms) == ({"fkc", "fkc-naive"} if claim == "fkc-anneal-beats-naive" else points)
         for values in arms.values():
             assert len(values) == 2 and all(v == v and abs(v) < 1e6 for v in values)
-    numbers = record["numbers"]
-    if claim != "fkc-anneal-beats-naive":
-        assert {f"{a} mode_weight_tv K={k}" for a in ("fkc", "fkc-naive") for k in (32, 64, 128)} <= set(
-            numbers
-        )
+    if claim == "fkc-consistency":  # mode-weight TV lies in [0, 1]
+        assert all(0 <= v <= 1 for values in groups[""].values() for v in values)
     assert "not verdicts" in report.read_text()

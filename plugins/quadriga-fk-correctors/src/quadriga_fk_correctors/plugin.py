@@ -72,6 +72,7 @@ def quadriga_register(registry):
     registry.add_claim(
         "fkc-consistency",
         f"{_P}.claims:CONSISTENCY",
-        summary="FKC's energy distance to the exact product decreases with K (mean log-log slope < 0)",
+        summary="FKC's mode-weight error to the exact product is within 0.05 at K = 4096, where naive "
+        "mixing is not",
         paper=_PAPER + ", sec. 3 (SMC consistency)",
     )
