@@ -41,7 +41,9 @@ def pipeline(dim: int, replicates: int, k: int = 1024) -> dict:
 
 def main() -> None:
     """Run the benchmark and print one line per ratio."""
-    from quadriga_fm_smc.claims import by_replicate
+    from quadriga_fm_smc.claims import at_k
+
+    from quadriga.claims import read_replicates
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicates", type=int, default=5)
@@ -50,14 +52,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         result = api.run(pipeline(args.dim, args.replicates), out=Path(tmp) / "run")
         stages = json.loads((result.dir / "status.json").read_text())["stages"]
-    energy = by_replicate(result, "energy", "energy_distance")
-    ess = by_replicate(result, "diagnostics", "ess_fraction")
-    x, y = (np.array([energy[a][1024][i] for i in range(args.replicates)]) for a in ARMS)
+    points = [at_k(a, 1024) for a in ARMS]
+    energy = read_replicates(result, "energy", points, "energy_distance", args.replicates)
+    ess = read_replicates(result, "diagnostics", points, "ess_fraction", args.replicates)
+    x, y = (np.array(energy[p]) for p in points)
     ci = bootstrap_ci(x, "ratio", y, paired=True)
     seconds = {a: np.mean([s["seconds"] for n, s in stages.items() if s.get("component") == a]) for a in ARMS}
     print(f"d = {args.dim}, K = 1024, n = {ci.n} paired replicates, 100 velocity evaluations per particle")
     print(f"energy distance fm-smc / fm-is: {ci} ({ci.method}, {ci.level:.0%})")
-    print("ESS fraction: " + ", ".join(f"{a} {np.mean(list(ess[a][1024].values())):.4f}" for a in ARMS))
+    print(
+        "ESS fraction: " + ", ".join(f"{a} {np.mean(ess[p]):.4f}" for a, p in zip(ARMS, points, strict=True))
+    )
     print(
         f"seconds per stage: fm-smc {seconds['fm-smc']:.2f}, fm-is {seconds['fm-is']:.2f}, "
         f"ratio {seconds['fm-smc'] / seconds['fm-is']:.2f}"

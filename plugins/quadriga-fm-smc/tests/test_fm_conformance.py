@@ -47,13 +47,11 @@ def test_pipeline_uses_registered_components(registry, name):
         assert spec["matrix"] == {"num_particles": [64, 256, 1024]} and spec["num_steps"] == 50
 
 
-def test_expanded_names_are_parsed_with_the_core_helper():
-    from quadriga_fm_smc.claims import parse_name
+def test_matrix_points_are_named_with_the_core_formatter():
+    from quadriga_fm_smc.claims import at_k
 
-    assert parse_name("fm-smc[num_particles=1024][3]") == ("fm-smc", {"num_particles": "1024"}, 3)
-    assert parse_name("fm-is[0]") == ("fm-is", {}, 0)
-    assert parse_name("fm-smc[num_particles=64]") is None  # a matrix point without a replicate
-    assert parse_name("posterior") is None
+    assert at_k("fm-smc") == "fm-smc[num_particles=1024]"
+    assert at_k("fm-is", 64) == "fm-is[num_particles=64]"
 
 
 @pytest.mark.parametrize("claim", ["fm-smc-consistency", "fm-smc-beats-is", "fm-smc-beats-guidance"])
@@ -65,18 +63,16 @@ def test_claim_runs_at_smoke_scale(registry, tmp_path, claim):
     (record,), report = verify(registry, claim, scale="smoke", out_dir=tmp_path)
     assert record["status"] == "ran", record.get("traceback", record["summary"])
     observations = record["observations"][""]
-    assert set(observations) == (
-        {"fm-smc"} if claim == "fm-smc-consistency" else {"fm-smc", "fm-" + claim.rsplit("-", 1)[1]}
-    )
+    expected = {
+        "fm-smc-consistency": {"fm-smc", "fm-guidance"},
+        "fm-smc-beats-is": {"fm-smc[num_particles=1024]", "fm-is[num_particles=1024]"},
+        "fm-smc-beats-guidance": {"fm-smc[num_particles=1024]", "fm-guidance[num_particles=1024]"},
+    }[claim]
+    assert set(observations) == expected
     for values in observations.values():
         assert len(values) == 2 and all(v == v and abs(v) < 1e6 for v in values)
-    # smoke scale: K in {32, 64, 128}; every sampler's ESS is reported at every K
-    numbers = record["numbers"]
-    assert {
-        f"{s} ess_fraction K={k}" for s in ("fm-smc", "fm-is", "fm-guidance") for k in (32, 64, 128)
-    } <= set(numbers)
-    assert 0 < numbers["fm-is ess_fraction K=128"] <= 1 and numbers["fm-guidance ess_fraction K=32"] == 1.0
-    # smoke scale gives numbers, not verdicts: the sign of a 3-point slope on 2 replicates is not asserted
-    if claim != "fm-smc-consistency":
-        assert numbers["K"] == 128
+    if claim == "fm-smc-beats-is":  # every sampler's ESS fraction at K = 1024 is reported
+        numbers = record["numbers"]
+        assert 0 < numbers["fm-is[num_particles=1024] ess_fraction"] <= 1
+        assert numbers["fm-guidance[num_particles=1024] ess_fraction"] == 1.0
     assert "not verdicts" in report.read_text()
