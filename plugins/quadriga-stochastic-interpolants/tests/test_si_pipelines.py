@@ -67,5 +67,6 @@ def test_claims_run_at_smoke_scale(tmp_path, name, claim):
     assert rec["status"] == "ran", rec.get("summary")
     obs = rec["observations"][""]
     assert set(obs) == set(claim.arms)
+    assert {f"{s}_mean" for s in ("ode", "sde_01", "sde_05", "sde_1", "floor")} <= set(rec["numbers"])
     assert all(len(v) == 2 and all(math.isfinite(x) and x >= 0 for x in v) for v in obs.values())
     assert report.exists()
