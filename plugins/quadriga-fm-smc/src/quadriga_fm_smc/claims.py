@@ -163,6 +163,7 @@ BEATS_GUIDANCE = Claim(
     plan=Plan(
         effect=0.3,
         pilot_replicates=5,
+        sd=0.169,  # quadriga verify fm-smc-beats-guidance --plan, 2026-12-02: 5 replicates needed
         rationale="a ratio of 0.7; the record measured 0.36",
     ),
     preconditions=(Precondition.varies(at_k("fm-guidance"), "the guidance baseline is not degenerate"),),

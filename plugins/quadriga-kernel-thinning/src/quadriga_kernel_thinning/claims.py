@@ -163,6 +163,8 @@ after_mcmc = Claim(
     plan=Plan(
         effect=0.01,
         pilot_replicates=5,
+        # quadriga verify kt-after-mcmc --plan, 2026-12-02: 53 replicates needed (20 were declared)
+        sd=0.0253,
         rationale="an MMD gap of 0.01 (about 5 % of standard thinning's 0.19)",
     ),
     preconditions=(Precondition.varies(_STANDARD, "the standard-thinning baseline varies"),),
@@ -172,8 +174,9 @@ after_mcmc = Claim(
             replicates=2,
             overrides=("stage.mala.num_chains=4", "stage.mala.num_samples=64", "stage.mala.burn_in=50"),
         ),
-        # the pipeline as written: 16 chains x 256 draws after 200 burn-in, thinned to 64 points
-        "paper": Scale(replicates=20),
+        # the pipeline as written: 16 chains x 256 draws after 200 burn-in, thinned to 64 points;
+        # 53 replicates from the plan's pilot (sd 0.0253 for an effect of 0.01)
+        "paper": Scale(replicates=53),
     },
     tuning={
         _ROOT_KT: Tuning(1, "Gaussian kernel sigma = 1"),
