@@ -10,6 +10,8 @@ import pytest
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, decide, evaluate_claim
 from quadriga.errors import ConfigError
 
+WHY = "the paper claims the direction only"
+
 SCALES = {"smoke": Scale(replicates=3), "paper": Scale(replicates=50)}
 
 
@@ -23,7 +25,9 @@ def _claim(effect: Effect, arms=("method", "baseline"), **kw) -> Claim:
     return Claim(arms=arms, effect=effect, scales=SCALES, experiment=lambda s, d: {}, **kw)
 
 
-GREATER = Effect(quantity="return difference", statistic="difference", relation="greater", value=0.0)
+GREATER = Effect(
+    quantity="return difference", statistic="difference", relation="greater", value=0.0, why_sign=WHY
+)
 
 
 def test_clear_pass_clear_refute_and_underpowered():
@@ -47,7 +51,7 @@ def test_margin_ratio_and_within():
     x, y = _pair(-0.2, 0.1)  # method 0.2 worse
     nonin = Effect(quantity="d", statistic="difference", relation="greater", value=0.0, tolerance=0.5)
     assert decide(nonin, x, y)["verdict"] == "passed"  # non-inferior within the 0.5 margin
-    ratio = Effect(quantity="MSE ratio", statistic="ratio", relation="less", value=1.0)
+    ratio = Effect(quantity="MSE ratio", statistic="ratio", relation="less", value=1.0, why_sign=WHY)
     assert decide(ratio, 0.6 * y, y)["verdict"] == "passed"
     assert decide(ratio, 1.5 * y, y)["verdict"] == "refuted"
     cov = Effect(quantity="coverage", statistic="mean", relation="within", value=0.9, tolerance=0.02)
@@ -108,9 +112,9 @@ def test_tuning_parity_flag():
 
 def test_declaration_errors():
     with pytest.raises(ConfigError, match="statistic"):
-        Effect(quantity="q", statistic="median", relation="greater", value=0)
+        Effect(quantity="q", statistic="median", relation="greater", value=0, why_sign=WHY)
     with pytest.raises(ConfigError, match="relation"):
-        Effect(quantity="q", statistic="mean", relation="above", value=0)
+        Effect(quantity="q", statistic="mean", relation="above", value=0, why_sign=WHY)
     with pytest.raises(ConfigError, match="tolerance"):
         Effect(quantity="q", statistic="mean", relation="within", value=0)
     with pytest.raises(ConfigError, match="two arms"):
@@ -245,7 +249,9 @@ inputs = { subject = ["draw", "draw2"], reference = "normal" }
 def _two_claims(path):
     """Two claims on one pipeline reading different arms; both repeat both samplers."""
     mean = Effect(quantity="|mean error|", statistic="mean", relation="less", value=0.5)
-    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    diff = Effect(
+        quantity="error difference", statistic="difference", relation="less", value=0.0, why_sign=WHY
+    )
     common = dict(pipeline=str(path), metric=("check", "mean_error"), scales=SCALES)
     first = Claim(arms=("draw",), repeat_stages=("draw2",), effect=mean, **common)
     second = Claim(arms=("draw2", "draw"), effect=diff, **common)
@@ -355,7 +361,9 @@ def test_arms_may_be_matrix_points_of_one_table(registry, tmp_path):
             '["draw", "draw2"]', '["draw[*]", "draw2"]'
         )
     )
-    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    diff = Effect(
+        quantity="error difference", statistic="difference", relation="less", value=0.0, why_sign=WHY
+    )
     claim = Claim(
         pipeline=str(path),
         arms=("draw[num_samples=1600]", "draw[num_samples=100]"),
@@ -421,7 +429,9 @@ def test_paper_p_values_name_their_method_and_tiny_ones_are_floored(tmp_path):
     from quadriga.claims.verdict import format_p
 
     x, y = _pair(-3.0, 0.2, n=8)  # a large effect on 8 replicates: the normal tail is tiny
-    claim = _claim(Effect(quantity="TV difference", statistic="difference", relation="less", value=0.0))
+    claim = _claim(
+        Effect(quantity="TV difference", statistic="difference", relation="less", value=0.0, why_sign=WHY)
+    )
     rec = evaluate_claim(claim, Observations(values={"method": x, "baseline": y}), "paper")
     (c,) = rec["comparisons"]
     from scipy.stats import norm
@@ -458,7 +468,9 @@ def test_interval_claims_print_the_statistics_name():
 
 
 def test_two_replicates_carry_the_range_caveat():
-    claim = _claim(Effect(quantity="q", statistic="mean", relation="greater", value=0.0), arms=("m",))
+    claim = _claim(
+        Effect(quantity="q", statistic="mean", relation="greater", value=0.0, why_sign=WHY), arms=("m",)
+    )
     rec = evaluate_claim(claim, Observations(values={"m": [1.0, 3.0]}), "smoke")
     assert "(n = 2: the range of the two values)" not in rec["summary"]  # the n=2 caveat goes in the method
     assert "; n = 2: the range of the two values)" in rec["summary"]

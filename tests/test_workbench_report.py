@@ -15,6 +15,8 @@ import pytest
 
 from quadriga.claims import Effect, decide
 
+WHY = "the paper claims the direction only"
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
@@ -70,7 +72,9 @@ def reported(registry, tmp_path):
     rng = np.random.default_rng(0)
     base = rng.normal(10.0, 2.0, 40)
     x, y = base + 1.0 + rng.normal(0, 0.5, 40), base  # paired arms, the method 1 unit higher
-    effect = Effect(quantity="return difference", statistic="difference", relation="greater", value=0.0)
+    effect = Effect(
+        quantity="return difference", statistic="difference", relation="greater", value=0.0, why_sign=WHY
+    )
     comparison = {**decide(effect, x, y), "arm": "method", "baseline": "baseline"}
     verify_dir = tmp_path / "verify" / "20260101T000000Z"
     verify_dir.mkdir(parents=True)
@@ -219,7 +223,7 @@ def claims_page(registry, tmp_path, monkeypatch):
 
     claim = Claim(
         arms=("srmala", "mala"),
-        effect=Effect(quantity="variance ratio", statistic="ratio", relation="less", value=1.0),
+        effect=Effect(quantity="variance ratio", statistic="ratio", relation="less", value=1.0, why_sign=WHY),
         scales={"smoke": Scale(replicates=3), "paper": Scale(replicates=30)},
         experiment=experiment,
     )
