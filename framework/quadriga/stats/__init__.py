@@ -24,13 +24,13 @@ comparisons and power); every name is re-exported here.
 
 from __future__ import annotations
 
+from quadriga.stats.calibrated import interval, loglog_slope
 from quadriga.stats.intervals import (
     STATISTICS,
     Interval,
     batch_means_se,
     bootstrap_ci,
     group_values,
-    loglog_slope,
     mean_se,
     small_sample_note,
 )
@@ -46,6 +46,7 @@ __all__ = [
     "ess",
     "group_values",
     "holm",
+    "interval",
     "iqm",
     "loglog_slope",
     "mcse",
