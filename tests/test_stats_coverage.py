@@ -76,10 +76,16 @@ def test_old_bca_undercovers_and_the_new_interval_does_not():
 
 def test_method_string_says_where_it_is_not_calibrated():
     rng = np.random.default_rng(4)
-    skewed = rng.lognormal(0, 1.0, size=8)
-    ci = stats.interval(skewed)
-    assert ci.method.startswith("Student t (one sample, df 7); not calibrated: skewed data")
-    assert "not calibrated" not in stats.interval(rng.lognormal(0, 1.0, size=30)).method
+    # sample skewness 1.58 > 2 standard errors (1.50 at n = 8) and below the strong limit 2
+    ci = stats.interval([0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 6.0])
+    assert (
+        ci.method
+        == "Student t (one sample, df 7); not calibrated: skewed data (sample skewness 1.6) at n < 20"
+    )
+    assert "not calibrated" not in stats.interval([0.0, 0.0, 0.0, 1.0, 1.0, 2.0, 3.0, 6.0] * 3).method
+    assert "not calibrated" not in stats.interval(rng.lognormal(0, 0.3, size=30)).method
+    strong = stats.interval(rng.lognormal(0, 1.0, size=50))
+    assert "not calibrated: strongly skewed data" in strong.method
     assert "not calibrated" not in stats.interval(rng.normal(size=8)).method
     boot = stats.interval(rng.normal(size=5), lambda a, axis: np.median(a, axis), resamples=99)
     assert "conservative at n < 10" in boot.method
@@ -236,3 +242,10 @@ def test_loglog_slope_is_an_interval_that_unpacks():
     c = lxc / (lxc @ lxc)
     assert rep.se == pytest.approx(math.sqrt(np.sum(c**2 * s2 / (8 * m**2))))
     assert rep.n == 8 and "Welch df" in rep.method and rep.low < -1 < rep.high
+
+
+def test_yuen_without_spread_in_the_kept_values_is_unbounded():
+    # n = 5 trims one value at each end; the three kept values of x agree and y is constant
+    ci = stats.interval([0.0, 1.0, 1.0, 1.0, 2.0], "iqm-difference", [0.0] * 5)
+    assert ci.estimate == 1.0 and (ci.low, ci.high) == (-math.inf, math.inf)
+    assert "no spread" in ci.method and ci.pvalue(0.0, "greater") == 0.5
