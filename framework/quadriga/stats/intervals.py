@@ -107,15 +107,20 @@ class Interval:
         return float(self._the_pivot().pvalue(float(boundary), alternative))
 
     def at_level(self, level: float) -> Interval:
-        """The same method at another ``level`` in (0, 1) (e.g. a Holm-adjusted 0.9999).
+        """The same method at another ``level`` in (0, 1] (e.g. a Holm-adjusted 0.9999).
+
+        ``level == 1`` gives ``(-inf, inf)`` (no finite interval has coverage 1), unless the
+        interval is a point (constant data) or absent (n < 2), which stay as they are.
 
         Raises:
-            ConfigError: ``level`` outside (0, 1).
+            ConfigError: ``level`` outside (0, 1].
         """
-        if not 0 < level < 1:
-            raise ConfigError(f"level must be in (0, 1), got {level}.", key="level")
+        if not 0 < level <= 1:
+            raise ConfigError(f"level must be in (0, 1], got {level}.", key="level")
         if math.isnan(self.low) or (self.low == self.high and self._pivot is None):
             return attrs.evolve(self, level=level)
+        if level == 1:
+            return attrs.evolve(self, low=-math.inf, high=math.inf, level=1.0)
         pivot = self._the_pivot()
         low, high = pivot.ends(level)
         return attrs.evolve(self, low=float(low), high=float(high), level=level, pivot=pivot)
