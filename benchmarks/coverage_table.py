@@ -86,22 +86,26 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("")
     lines.append(
         f"Monte-Carlo s.e. at 0.95: {se_new:.4f} ({args.reps} data sets per cell, closed-form methods), "
-        f"{se_boot:.4f} ({args.bca_reps}, bootstrap methods). Cells outside 0.925-0.975 are in bold. "
-        f"{time.time() - start:.0f} s."
+        f"{se_boot:.4f} ({args.bca_reps}, bootstrap methods). Cells outside 0.925-0.975 are in bold."
     )
+    print(f"{time.time() - start:.0f} s", file=sys.stderr)
     table = "\n".join(lines)
     print(table)
     if args.write:
-        path = Path(__file__).resolve().parents[1] / "docs" / "concepts" / "intervals.md"
-        text = path.read_text()
-        new = re.sub(
-            r"(<!-- coverage-table -->\n).*?(\n<!-- /coverage-table -->)",
-            lambda m: m.group(1) + table + m.group(2),
-            text,
-            flags=re.S,
-        )
-        path.write_text(new)
+        write_docs(table)
     return 0
+
+
+def write_docs(table: str) -> None:
+    """Replace the text between the ``coverage-table`` markers of docs/concepts/intervals.md."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "concepts" / "intervals.md"
+    new = re.sub(
+        r"(<!-- coverage-table -->\n).*?(<!-- /coverage-table -->)",
+        lambda m: m.group(1) + table + "\n" + m.group(2),
+        path.read_text(),
+        flags=re.S,
+    )
+    path.write_text(new)
 
 
 def _cell(c: float, reps: int) -> str:
