@@ -194,7 +194,7 @@ def test_a_sweep_section_gives_n_mean_and_interval_per_grid_point(plugin_path, t
     (expected,) = [e for e in aggregate(rows, keys) if e["metric"] == "draw/mean_error"]
     assert row["n"] == "3" == str(expected["n"]) and row["mean"] == f"{expected['mean']:.4g}"
     assert row["interval"] == f"[{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]"
-    assert "BCa" in row["method"] and page.images  # the sweep's summary figure is embedded
+    assert "Student t" in row["method"] and page.images  # the sweep's summary figure is embedded
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ The tidy table has one row per run x stage x metric, with the swept parameters, 
 and ``config`` (a digest of the run's resolved configuration without its root seed) as
 columns. The summary groups rows by settings (swept parameters, stage, metric) and gives
 the mean over seeds, its standard error and a 95% interval with its method and ``n``
-(BCa bootstrap of the mean through :func:`quadriga.stats.bootstrap_ci`, 2000 resamples,
-fixed seed, so it is reproducible). Runs given one by one (``quadriga compare runs/a/*``)
-are grouped by ``config``: runs that differ only in the seed are one source with
-``n`` = the number of runs.
+(Student t interval of the mean through :func:`quadriga.stats.interval`, calibrated at the
+few seeds a sweep has, where a BCa bootstrap undercovers: docs/concepts/intervals.md). Runs
+given one by one (``quadriga compare runs/a/*``) are grouped by ``config``: runs that differ
+only in the seed are one source with ``n`` = the number of runs.
 """
 
 from __future__ import annotations
@@ -147,17 +147,19 @@ def bootstrap_ci(
         ``(low, high)``; both equal the value when ``n == 1`` or the values are equal.
         Source: Efron & Tibshirani 1993, ch. 14.
     """
-    ci = _interval(values, level=level, resamples=resamples, seed=seed)
+    from quadriga.stats import bootstrap_ci as stats_ci
+
+    ci = stats_ci(list(values), "mean", method="BCa", level=level, resamples=resamples, rng=seed)
     return ci.low, ci.high
 
 
-def _interval(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> Any:
-    from quadriga.stats import Interval
-    from quadriga.stats import bootstrap_ci as stats_ci
+def _interval(values: Sequence[float], *, level: float = 0.95) -> Any:
+    """The summary's interval of the mean: :func:`quadriga.stats.interval` (Student t)."""
+    from quadriga.stats import Interval, interval
 
     if len(values) == 0:
         return Interval(math.nan, math.nan, math.nan, level, "none (n=0)", 0)
-    return stats_ci(list(values), "mean", method="BCa", level=level, resamples=resamples, rng=seed)
+    return interval(list(values), "mean", level=level)
 
 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
@@ -274,7 +276,7 @@ def plot_summary(
     """One panel per metric: the metric against the first swept parameter, one line per subject.
 
     The line is the mean over seeds and the band its 95% interval (the summary's ``ci_method``,
-    BCa bootstrap); the figure's title says so and gives ``n``. A point with ``n < 2`` has no band.
+    a Student t interval); the figure's title says so and gives ``n``. A point with ``n < 2`` has no band.
     Ticks are the swept values (a log axis when they span a factor of 10 or more). Bars with
     interval whiskers when nothing numeric was swept. At most ``max_panels`` metrics are drawn;
     the title says how many were left out (all are in ``summary.csv``).

@@ -85,11 +85,11 @@ def _product(observe: str) -> Callable[[Scale, Path], Observations]:
             return Observations(values=_paired(energy, ("fkc", "fkc-naive"), ks[-1]), numbers=numbers)
         reps = sorted(set.intersection(*(set(energy["fkc"][k]) for k in ks)))
         grid = np.array([[energy["fkc"][k][i] for i in reps] for k in ks])
-        slopes = [loglog_slope(ks, grid[:, j])[0] for j in range(grid.shape[1])]
+        slopes = [loglog_slope(ks, grid[:, j]).estimate for j in range(grid.shape[1])]
         for arm in ("fkc", "fkc-naive"):
             g = np.array([[energy[arm][k][i] for i in reps] for k in ks])
             if g.shape[1] >= 2:
-                s, lo, hi = loglog_slope(ks, g, rng=0)
+                s, lo, hi = loglog_slope(ks, g)
                 numbers.update(
                     {
                         f"{arm} slope of mean energy distance": s,

@@ -110,7 +110,7 @@ def _numbers(result: Any) -> dict[str, float]:
     for sampler, table in sorted(by_replicate(result, "energy", "energy_distance").items()):
         ks, _, values = _aligned(table)
         if len(ks) >= 2 and values.shape[1] >= 2:
-            slope, low, high = loglog_slope(ks, values, rng=0)
+            slope, low, high = loglog_slope(ks, values)
             numbers[f"{sampler} slope of mean energy distance"] = slope
             numbers[f"{sampler} slope low"] = low
             numbers[f"{sampler} slope high"] = high
@@ -120,7 +120,7 @@ def _numbers(result: Any) -> dict[str, float]:
 def _slopes(result: Any) -> Observations:
     """Per-replicate log-log slope of fm-smc's energy distance against K (least squares over the Ks)."""
     ks, _, values = _aligned(by_replicate(result, "energy", "energy_distance")["fm-smc"])
-    slopes = [loglog_slope(ks, values[:, j])[0] for j in range(values.shape[1])]
+    slopes = [loglog_slope(ks, values[:, j]).estimate for j in range(values.shape[1])]
     return Observations(values={"fm-smc": slopes}, numbers=_numbers(result))
 
 

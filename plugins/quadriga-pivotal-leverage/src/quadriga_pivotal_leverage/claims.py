@@ -166,7 +166,7 @@ def _linear_growth(scale: Scale, out_dir: Path) -> Observations:
         extra[f"growth rate of mean k* {arm} low"] = low
         extra[f"growth rate of mean k* {arm} high"] = high
         extra[f"mean per-replicate slope {arm}"] = float(np.mean(slopes[arm]))
-    rows = ["| arm | slope of mean k* over d [95% bootstrap] |", "|---|---|"]
+    rows = ["| arm | slope of mean k* over d [95% interval] |", "|---|---|"]
     rows += [f"| {arm} | {s:.3f} [{lo:.3f}, {hi:.3f}] |" for arm, (s, lo, hi) in rates.items()]
     return Observations(values=slopes, numbers={**numbers, **extra}, table="\n".join(rows))
 

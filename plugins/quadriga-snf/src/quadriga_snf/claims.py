@@ -146,15 +146,12 @@ def _convergence(scale: Scale, out_dir: Path) -> Observations:
         y = np.array([per_replicate(result, arm, f"mode_error_n{m}", n) for m in sizes])
         y = np.maximum(y, 1e-12)
         slopes[arm] = stats.loglog_slope(sizes, y)
-        numbers[f"{arm} slope"] = slopes[arm][0]
-        numbers[f"{arm} slope interval"] = list(slopes[arm][1:])
+        numbers[f"{arm} slope"] = slopes[arm].estimate
+        numbers[f"{arm} slope interval"] = [slopes[arm].low, slopes[arm].high]
         numbers[f"{arm} mean error"] = y.mean(1).tolist()
     for j, m in enumerate(sizes):
         rows.append(f"| {m} | {numbers['snf mean error'][j]:.4f} | {numbers['nf mean error'][j]:.4f} |")
-    slope, low, high = slopes["snf"]
-    interval = stats.Interval(
-        slope, low, high, 0.95, "percentile bootstrap over replicates within each m (2000)", n
-    )
+    interval = slopes["snf"]
     return Observations(intervals={"": interval}, numbers=numbers, table="\n".join(rows))
 
 
