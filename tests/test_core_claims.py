@@ -40,8 +40,12 @@ def test_clear_pass_clear_refute_and_underpowered():
     x, y = _pair(0.1, 3.0, n=10)
     weak = decide(GREATER, x, y)
     assert weak["verdict"] == "inconclusive" and weak["low"] < 0 < weak["high"]
-    # the MDE is (1.96 + 0.84) se, and the replicates needed exceed the 10 we have
-    assert weak["mde"] == pytest.approx(2.8016 * weak["se"], rel=1e-3)
+    # the MDE is (t_0.975 + t_0.8) se with the interval's 9 degrees of freedom, and the replicates
+    # needed exceed the 10 we have
+    from scipy.stats import t as student_t
+
+    q = student_t.ppf(0.975, 9) + student_t.ppf(0.8, 9)
+    assert weak["mde"] == pytest.approx(q * weak["se"], rel=1e-9)
     assert weak["replicates_needed"] > 10
     # with that many replicates of the same effect size the interval no longer straddles 0.1 - 0
     assert passed["replicates_needed"] is None
@@ -170,7 +174,11 @@ def test_verify_report_record_and_last_verdict(registry, tmp_path, monkeypatch):
     records, report = qc.verify(registry, "toy-claim", scale="paper", out_dir=tmp_path / "p", record=True)
     assert records[0]["status"] == "passed"
     text = report.read_text()
-    assert "| method | baseline |" in text and "BCa bootstrap" in text and "| extra | 1.5 |" in text
+    assert (
+        "| method | baseline |" in text
+        and "Student t (paired differences, df 49)" in text
+        and "| extra | 1.5 |" in text
+    )
     saved = json.loads((tmp_path / "p" / "report.json").read_text())[0]
     assert saved["comparisons"][0]["n"] == 50
     last = qc.last_verdict(spec)
@@ -196,13 +204,18 @@ def test_interval_statistic_for_slopes():
     x = np.array([10.0, 100.0, 1000.0, 10000.0])
     rng = np.random.default_rng(0)
     y = (x**-1.0)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
-    slope, lo, hi = loglog_slope(x, y)
-    obs = Observations(intervals={"": Interval(slope, lo, hi, 0.95, "percentile bootstrap", 40)})
+    obs = Observations(intervals={"": loglog_slope(x, y)})
     rec = evaluate_claim(claim, obs, "paper")
     assert rec["status"] == "passed" and rec["comparisons"][0]["se"] > 0
     y_half = (x**-0.5)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
-    obs = Observations(intervals={"": Interval(*loglog_slope(x, y_half), 0.95, "percentile bootstrap", 40)})
+    obs = Observations(intervals={"": loglog_slope(x, y_half)})
     assert evaluate_claim(claim, obs, "paper")["status"] == "refuted"
+    # an interval built by hand (no pivot) is decided on a t pivot from its half-width
+    s, lo, hi = loglog_slope(x, y)
+    rec = evaluate_claim(
+        claim, Observations(intervals={"": Interval(s, lo, hi, 0.95, "by hand", 40)}), "paper"
+    )
+    assert rec["status"] == "passed"
 
 
 def test_verify_names_an_installed_distribution_without_claims():
@@ -434,17 +447,18 @@ def test_paper_p_values_name_their_method_and_tiny_ones_are_floored(tmp_path):
     )
     rec = evaluate_claim(claim, Observations(values={"method": x, "baseline": y}), "paper")
     (c,) = rec["comparisons"]
-    from scipy.stats import norm
+    from scipy.stats import t as student_t
 
-    assert c["p_claim"] == pytest.approx(norm.sf((0.0 - c["estimate"]) / c["se"]))  # normal approximation
-    assert c["p_claim"] < 1 / (9999 + 1) and "normal approximation" in c["p_method"]
+    # the paired t test on 7 degrees of freedom: the same method as the interval
+    assert c["p_claim"] == pytest.approx(student_t.sf((0.0 - c["estimate"]) / c["se"], 7))
+    assert c["p_claim"] < 1e-4 and "Student t (paired differences, df 7)" in c["p_method"]
     assert format_p(c["p_claim"]) == "< 1e-04" and format_p(0.0312) == "0.0312" and format_p(None) == "-"
     rec.update(name="tv", claim="c", paper="", seconds=0.1)
     path = tmp_path / "report.md"
     _write_report(path, [rec], "tv", "paper")
     text = path.read_text()
     assert "| method | baseline | difference |" in text and "| < 1e-04 |" in text
-    assert "not bounded by 1/(resamples + 1)" in text
+    assert "it is below (1 - level) / 2 exactly when the interval lies on the claimed side" in text
 
 
 def test_interval_claims_print_the_statistics_name():

@@ -250,7 +250,7 @@ def test_a_claims_page_shows_each_group_and_embeds_the_claims_figure(claims_page
     assert 0.55 < record["comparisons"][0]["estimate"] < 0.65 < 0.75 < record["comparisons"][1]["estimate"]
     (figure,) = page.images  # verify wrote it into <out>/<claim>/, not next to report.json
     assert base64.b64decode(figure.split(",", 1)[1]) == (out_dir / "toy-claim" / "ratios.png").read_bytes()
-    assert "normal approximation" in out.read_text()
+    assert "from the interval's own method" in out.read_text()
 
 
 def _screenshot(page, shot):
