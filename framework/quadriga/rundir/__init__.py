@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -275,6 +276,32 @@ class RunDir:
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomically write ``manifest.json``."""
         atomic_write_json(self._file("manifest.json"), manifest)
+
+    def saved_pipeline(self) -> Path | None:
+        """The path of the run's resolved ``pipeline.toml`` (for ``--resume``), or ``None`` when absent."""
+        path = self.path / "pipeline.toml"
+        return path if path.is_file() else None
+
+    def read_pipeline(self, *, key: str = "path") -> dict[str, Any]:
+        """The resolved configuration in ``pipeline.toml`` as a dict (``{}`` when absent).
+
+        Raises:
+            ConfigError: the file is not TOML, naming it and ``key``.
+        """
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
+        toml = self.path / "pipeline.toml"
+        try:
+            return tomllib.loads(toml.read_text(encoding="utf-8")) if toml.is_file() else {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"'{toml}' cannot be read as TOML ({exc}). The run directory is damaged; re-run the "
+                "pipeline or restore the file from a copy.",
+                key=key,
+            ) from exc
 
     def write_pipeline(self, resolved: dict[str, Any]) -> None:
         """Write the resolved, expanded configuration to ``pipeline.toml``."""
