@@ -88,7 +88,7 @@ def _load(
 
 
 def load_resumed(
-    source: str | Path | Mapping[str, Any],
+    source: str | Path | Mapping[str, Any] | None,
     run_dir: Path,
     registry: Registry,
     *,
@@ -96,6 +96,9 @@ def load_resumed(
     seed: int | None = None,
 ) -> Pipeline:
     """The pipeline of an earlier run, from its saved ``pipeline.toml``, for ``--resume``.
+
+    The saved configuration is built once; ``source`` (``None``: the run's own) is only read for
+    its name, which must be the run's.
 
     Raises:
         ConfigError: ``run_dir`` is not a run directory, overrides or a seed were given (a resumed run
@@ -115,8 +118,10 @@ def load_resumed(
             key="--resume",
         )
     pipeline = load_pipeline(saved, registry)
-    same_file = isinstance(source, (str, Path)) and Path(source).resolve() == saved.resolve()
-    if not same_file:  # only the name of the requested pipeline is needed: read it, build nothing
+    same_file = source is None or (
+        isinstance(source, (str, Path)) and Path(source).resolve() == saved.resolve()
+    )
+    if not same_file and source is not None:  # only its name is needed: read it, build nothing
         data, file = read_source(source, registry)
         default = Path(file).stem if file.endswith(".toml") else "pipeline"  # as load_pipeline names it
         requested = data.get("pipeline", {}).get("name", default)

@@ -47,6 +47,7 @@ a pipeline file:
   inputs = { subject = ["mala"], reference = "gmm" }
 """
 
+
 def add_parser(sub: Subparsers) -> None:
     """Add ``run`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
@@ -122,8 +123,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         from quadriga.api import load_resumed
         from quadriga.runs import resume_plan
 
-        if args.pipeline is None:
-            args.pipeline = str(Path(args.resume) / "pipeline.toml")
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
         reloaded, rerun = resume_plan(args.resume)
         con.print(

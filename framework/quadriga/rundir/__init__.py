@@ -209,6 +209,28 @@ class RunDir:
                 status.stages[rec["stage"]] = StageStatus.from_json(rec.get("status", {}))
         return status
 
+    def recorded_status(self) -> str | None:
+        """The ``status`` written in ``status.json``; ``None`` when there is none or it is damaged."""
+        data = self._read_json("status.json")
+        return None if _status_problem(data) else str(data["status"])
+
+    def mark_ended(self, state: str, error: str) -> None:
+        """Record a run that ended abnormally (``failed``, ``interrupted``) in ``status.json``.
+
+        The finished stages are kept and none stays ``running``; a final status the run wrote
+        itself on the way out (``failed``, ``interrupted``, ``finished``) is kept as it is. A
+        write that fails (a full disk) is skipped: the caller reports the error anyway.
+        """
+        status = self.read_status()
+        if status.status in ("failed", "interrupted", "finished"):
+            return
+        status.mark_running_as(state)
+        status.status, status.error = state, error
+        try:
+            self.write_status(status)
+        except OSError:
+            pass
+
     def write_status(self, status: RunStatus) -> None:
         """Atomically rewrite ``status.json``."""
         atomic_write_json(self._file("status.json"), status.to_json())
@@ -302,6 +324,20 @@ class RunDir:
                 "pipeline or restore the file from a copy.",
                 key=key,
             ) from exc
+
+    def read_pipeline_text(self) -> str:
+        """The text of ``pipeline.toml`` as saved (``""`` when absent), for reports."""
+        path = self.saved_pipeline()
+        return path.read_text(encoding="utf-8") if path is not None else ""
+
+    def resumable(self) -> bool:
+        """Whether an attempt saved its configuration (``pipeline.toml`` and ``manifest.json``)."""
+        return self.saved_pipeline() is not None and (self.path / "manifest.json").is_file()
+
+    def record_files(self) -> list[Path]:
+        """The run's record files that exist: manifest, pipeline, results, status and error text."""
+        names = ("manifest.json", "pipeline.toml", "results.json", "status.json", "error.txt")
+        return [self.path / n for n in names if (self.path / n).is_file()]
 
     def write_pipeline(self, resolved: dict[str, Any]) -> None:
         """Write the resolved, expanded configuration to ``pipeline.toml``."""
