@@ -212,7 +212,9 @@ class RunDir:
     def recorded_status(self) -> str | None:
         """The ``status`` written in ``status.json``; ``None`` when there is none or it is damaged."""
         data = self._read_json("status.json")
-        return None if _status_problem(data) else str(data["status"])
+        if _status_problem(data) or not isinstance(data.get("status"), str):
+            return None
+        return str(data["status"])
 
     def mark_ended(self, state: str, error: str) -> None:
         """Record a run that ended abnormally (``failed``, ``interrupted``) in ``status.json``.
@@ -221,9 +223,10 @@ class RunDir:
         itself on the way out (``failed``, ``interrupted``, ``finished``) is kept as it is. A
         write that fails (a full disk) is skipped: the caller reports the error anyway.
         """
-        status = self.read_status()
-        if status.status in ("failed", "interrupted", "finished"):
+        if self.recorded_status() in ("failed", "interrupted", "finished"):
             return
+        data = self._read_json("status.json")  # as written: its process is gone, nothing to infer
+        status = RunStatus.from_json(data if isinstance(data, dict) and not _status_problem(data) else {})
         status.mark_running_as(state)
         status.status, status.error = state, error
         try:
