@@ -70,7 +70,6 @@ _LAYER_OF: tuple[tuple[str, str], ...] = (
     ("quadriga.components", "contract"),
     ("quadriga.registry.", "contract"),
     ("quadriga.registry", "contract"),
-    ("quadriga.registry_cache", "contract"),
     ("quadriga.hookspecs", "contract"),
     ("quadriga.catalogue", "contract"),
     # ground
