@@ -225,9 +225,9 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
                 pipelines[d.name] = rd.read_pipeline()
             except ConfigError:
                 pipelines[d.name] = {"unreadable": texts[d.name]}
-        manifest = rd.read_manifest()
-        if manifest:
-            manifests[d.name] = manifest
+        recorded = rd.read_manifest()
+        if recorded:
+            manifests[d.name] = recorded
     grid = sweep.get("grid", {}) or {}
     head = [
         f"# sweep of {sweep.get('source')}: {len(run_dirs)} runs",
