@@ -1,4 +1,4 @@
-"""The Python path: build a component by name, register one defined in a notebook, read a saved run.
+"""The Python path: build a component by name, register one defined in a notebook, tidy a run.
 
 Everything a pipeline does by name works from Python too::
 
@@ -27,6 +27,12 @@ In Jupyter, :func:`quadriga.api.run` shows a table of progress bars in the cell'
 (:class:`JupyterProgress`; ``progress=False`` turns it off, ``progress=True`` asks for bars or
 progress lines outside Jupyter too).
 
+This module holds :func:`build`, :func:`register` and :func:`to_pandas`; the rest of the
+notebook's surface lives one job per module, on the layer it belongs to, and is re-exported
+here: reading a saved run (:mod:`quadriga.rundir.loaded`), the tidy-row schema
+(:mod:`quadriga.rundir.tidy`), the one-line reprs (:mod:`quadriga._repr`) and the progress
+displays (:mod:`quadriga.progress_display`).
+
 Parameters given to :func:`build` are checked exactly as in a pipeline file: an unknown name or
 a wrong type is a :class:`~quadriga.errors.ConfigError` naming the parameter and the fix.
 Nothing here imports torch until an artifact is loaded.
@@ -51,8 +57,6 @@ from quadriga.rundir.tidy import COLUMNS, tidy_rows
 if TYPE_CHECKING:
     from quadriga.registry import Registry
 
-# compact_repr, component_repr (quadriga._repr), the progress displays (quadriga.progress_display) and
-# LoadedRun, load_run, read_run_file (quadriga.rundir.loaded) are re-exported for notebook users.
 __all__ = [
     "COLUMNS",
     "JupyterProgress",
