@@ -8,8 +8,8 @@ import re
 import pytest
 from rich.console import Console
 
-from quadriga.progress_display import rich_progress
 from quadriga.progress import ProgressLines, StageProgress, format_seconds
+from quadriga.progress_display import rich_progress
 
 
 class FakeClock:
