@@ -29,6 +29,7 @@ __all__ = [
     "config_digest",
     "constant_zero",
     "load_rows",
+    "metric_label",
     "rows_from_run",
     "write_outputs",
 ]
@@ -39,18 +40,15 @@ def config_digest(run_dir: Path) -> str | None:
 
     Two runs with the same digest differ at most in their seed (and description).
     """
-    import sys
+    from quadriga.errors import ConfigError
+    from quadriga.rundir import RunDir
 
-    path = Path(run_dir) / "pipeline.toml"
-    if not path.is_file():
+    rd = RunDir(Path(run_dir))
+    if rd.saved_pipeline() is None:
         return None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = rd.read_pipeline()
+    except (OSError, ConfigError):
         return None
     head = dict(data.get("pipeline", {}))
     head.pop("seed", None)
@@ -81,44 +79,46 @@ def constant_zero(summary: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
     return {k for k, v in zero.items() if v}
 
 
-def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tidy rows from one run's ``results.json``: Metrics values, scalar Estimates, diagnostics.
+def _sweep_row(kind: str, metric: str) -> bool:
+    """Which numbers a sweep's table keeps: every evaluator value and estimate, a sampler's diagnostics."""
+    if kind == "Samples":
+        return metric in SAMPLER_DIAGNOSTICS
+    return kind in ("Metrics", "Estimate")
 
-    The diagnostics are the :data:`SAMPLER_DIAGNOSTICS` of each Samples stage's ``info``
-    (``acceptance_rate``, ...), one row each with that stage's name.
+
+def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tidy rows from one run's ``results.json``, in the schema of :mod:`quadriga.rundir.tidy`.
+
+    Kept: every evaluator value, every scalar estimate (``estimate``, ``estimate_stderr``) and
+    the :data:`SAMPLER_DIAGNOSTICS` of each Samples stage (``acceptance_rate``, ...); each row has
+    ``stage, component, type, subject, metric, value`` (an evaluator's ``"mala/tv"`` is subject
+    ``mala``, metric ``tv``; other numbers have the stage as subject).
 
     Each row is tagged with ``base``, the run's ``pipeline`` name and its ``config`` digest
     (:func:`config_digest`).
+
+    Raises:
+        ConfigError: a damaged ``results.json`` (naming it).
     """
-    path = Path(run_dir) / "results.json"
-    if not path.is_file():
+    from quadriga.rundir.loaded import is_run, read_run_file
+    from quadriga.rundir.tidy import tidy_rows
+
+    if not is_run(run_dir):
         return []
-    results = json.loads(path.read_text())
+    results = read_run_file(Path(run_dir), "results.json", key="path")
     base = {"pipeline": results.get("pipeline"), "config": config_digest(run_dir), **base}
-    rows = []
-    for stage, res in results.get("stages", {}).items():
-        items: list[tuple[str, Any]] = []
-        if res.get("type") == "Metrics":
-            items = list(res.get("values", {}).items())
-        elif res.get("type") == "Samples":
-            info = res.get("info", {})
-            items = [(k, info[k]) for k in SAMPLER_DIAGNOSTICS if k in info]
-        elif res.get("type") == "Estimate" and isinstance(res.get("value"), (int, float)):
-            items = [("estimate", res["value"])]
-            if isinstance(res.get("stderr"), (int, float)):
-                items.append(("estimate_stderr", res["stderr"]))
-        for metric, value in items:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append(
-                    {
-                        **base,
-                        "stage": stage,
-                        "component": res.get("component"),
-                        "metric": metric,
-                        "value": float(value),
-                    }
-                )
-    return rows
+    return tidy_rows(results, base, keep=_sweep_row)
+
+
+def metric_label(row: Mapping[str, Any]) -> str:
+    """A row's metric as the sweep summary names it: ``"<subject>/<metric>"`` or ``"<metric>"``.
+
+    The subject is left out when it is the row's own stage (and a row without one keeps its metric).
+    """
+    subject = row.get("subject")
+    if subject is None or subject == row.get("stage"):
+        return str(row["metric"])
+    return f"{subject}/{row['metric']}"
 
 
 def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -163,7 +163,7 @@ def _interval(values: Sequence[float], *, level: float = 0.95) -> Any:
 
 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Group rows by ``keys`` + stage + metric.
+    """Group rows by ``keys`` + stage + metric (:func:`metric_label`: subject and metric).
 
     Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``.
 
@@ -182,7 +182,7 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             )
             for k in keys
         ]
-        key = (*labels, row["stage"], row["metric"])
+        key = (*labels, row["stage"], metric_label(row))
         groups.setdefault(key, []).append(row["value"])
         sources.setdefault(key, set()).add(row.get("source", row.get("run_id")))
     out = []
@@ -377,8 +377,10 @@ def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         runs_file = path / "runs.json"
         runs = json.loads(runs_file.read_text()) if runs_file.is_file() else []
         return collect_rows(path / "runs", runs), list(sweep.get("grid", {}))
-    if (path / "results.json").is_file():
-        results = json.loads((path / "results.json").read_text())
+    from quadriga.rundir.loaded import is_run, read_run_file
+
+    if is_run(path):
+        results = read_run_file(path, "results.json", key="path")
         return rows_from_run(path, {"run_id": path.name, "seed": results.get("seed")}), []
     raise FileNotFoundError(
         f"'{path}' is neither a sweep directory (sweep.json) nor a run directory (results.json)"
