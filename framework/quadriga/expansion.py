@@ -7,12 +7,17 @@ A ``[stage.NAME]`` (or ``[task.NAME]``) table may carry
   its seed (common random numbers: the arms of one replicate are paired);
 - ``matrix = { key = [v1, v2], ... }``: one table per point of the grid (the Cartesian
   product in key order), named ``NAME[key=v1]`` or ``NAME[k1=a,k2=b]``; a dotted key sets a
-  nested component's parameter (``matrix = { "kernel.step_size" = [0.1, 0.3] }``). A point
+  nested component's parameter (``matrix = { kernel.step_size = [0.1, 0.3] }``; nested tables
+  and quoted dotted keys are the same). A key may also be ``use`` or ``inputs.ARG`` (methods x
+  tasks in one table: ``matrix = { use = ["mala", "rwm"], inputs.target = ["gmm", "funnel"] }``),
+  never one of :data:`~quadriga.pipeline_schema.NOT_VARIED`. An axis of component tables is
+  written by their ``use`` when that tells them apart (``NAME[sampler=hmc]``). A point
   without ``repeat`` keeps the seed of its source table, so the points are paired too.
 - both: ``NAME[key=v1][0]`` ...
 
 Inputs then name expanded tables: ``"mala[*]"`` is every expansion of ``mala``
-(``"mala[step_size=0.1][*]"`` the replicates of one point), ``"mala[step_size=0.1][2]"``
+(``"mala[step_size=0.1][*]"`` the replicates of one point; ``"draw[inputs.target=gmm][*]"``
+every point that begins with ``inputs.target=gmm``), ``"mala[step_size=0.1][2]"``
 one of them. A repeated stage whose input names a node repeated as often binds replicate-wise:
 ``[stage.fit] repeat = 5, inputs = { data = "data" }`` gives ``fit[i]`` the task ``data[i]``.
 

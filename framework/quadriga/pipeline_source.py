@@ -323,7 +323,7 @@ def _swap(registry: Any, table: dict[str, Any], where: str, old: Any, notes: lis
     if dropped:
         note += f"; dropped {', '.join(dropped)}, which '{new}' does not take"
     notes.append(note + ".")
-    _log.info(note)
+    _log.info(notes[-1])
 
 
 def apply_overrides(
