@@ -177,3 +177,12 @@ def test_schema_errors_name_table_and_key(registry, edit, table, key, message):
     with pytest.raises(ConfigError, match=message) as info:
         check(data, registry=registry)
     assert (info.value.table, info.value.key) == (table, key)
+
+
+def test_set_reaches_a_matrix_axis_and_creates_missing_inputs(registry):
+    p = check(
+        grid(**METHODS_X_TASKS), registry=registry, overrides=['stage.draw.matrix.inputs.target=["far"]']
+    )
+    assert list(p.stages) == ["draw[use=toy-iid,inputs.target=far]", "draw[use=mala,inputs.target=far]"]
+    p = check(grid(use="toy-iid"), registry=registry, overrides=["stage.draw.inputs.target=far"])
+    assert p.stages["draw"].inputs == {"target": "far"}

@@ -326,6 +326,22 @@ def _swap(registry: Any, table: dict[str, Any], where: str, old: Any, notes: lis
     _log.info(notes[-1])
 
 
+def _child(node: dict[str, Any], part: str, cls: Any, registry: Any) -> tuple[Any, Any]:
+    """What ``--set`` descends into under ``part``: ``(table or the value found there, its class)``.
+
+    An absent table is created (``inputs``: empty; a parameter: its default component's table when
+    ``registry`` finds one); a component given by name becomes ``{"use": name}``.
+    """
+    current = node.get(part)
+    if current is None:
+        node[part], cls = ({}, None) if part == "inputs" else _default_component(registry, node, cls, part)
+    elif isinstance(current, str) and part != "inputs":
+        node[part], cls = {"use": current}, None  # a nested component given by name
+    else:
+        cls = None
+    return node[part], cls
+
+
 def apply_overrides(
     data: dict[str, Any], overrides: Iterable[str], registry: Any = None, *, notes: list[str] | None = None
 ) -> set[tuple[str, str]]:
@@ -376,23 +392,15 @@ def apply_overrides(
             raise ConfigError(f"[{where}] is {node!r}, not a table.", file=ORIGIN, table=where)
         cls: Any = None
         for i, part in enumerate(keys[:-1]):
-            current = node.get(part)
-            if isinstance(current, str) and part != "inputs":
-                node[part] = {"use": current}  # a nested component given by name
-                cls = None
-            elif current is None and part != "inputs":
-                node[part], cls = _default_component(registry, node, cls, part)
-            elif not isinstance(current, dict):
+            node, cls = _child(node, part, cls, registry)
+            if not isinstance(node, dict):
                 raise ConfigError(
-                    f"'{'.'.join(keys[: i + 1])}' is {current!r}, a value and not a table, so "
+                    f"'{'.'.join(keys[: i + 1])}' is {node!r}, a value and not a table, so "
                     f"--set {'.'.join(path)} cannot set a key inside it.",
                     file=ORIGIN,
                     table=where,
                     key=".".join(keys[: i + 1]),
                 )
-            else:
-                cls = None
-            node = node[part]
         old = node.get(keys[-1])
         node[keys[-1]] = value
         if keys == ["use"]:
