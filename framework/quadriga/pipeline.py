@@ -5,8 +5,10 @@ A pipeline has one ``[pipeline]`` table (``name``, ``seed``, ``description``),
 tables, each with ``use`` (a registered name), optional ``kind`` (to pick between
 an estimator and an evaluator of the same name), ``inputs`` (stages only:
 ``{argument = "node"}`` or ``{argument = ["node", ...]}``) and the component's
-parameters. :func:`load_pipeline` parses, applies ``--set`` overrides, builds every
-component and checks names, parameters, types, inputs and cycles, raising a
+parameters (the reserved keys are :data:`quadriga.pipeline_schema.RESERVED`, structured by the
+component converter). :func:`load_pipeline` parses, applies ``--set`` overrides, expands
+``repeat``/``matrix``, builds every component and checks names, parameters, types, inputs and
+cycles, raising a
 :class:`~quadriga.errors.ConfigError` that names the file, table and key.
 A pipeline file can only name registered components: nothing in it is imported
 or evaluated.
