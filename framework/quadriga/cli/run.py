@@ -144,6 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         wrap="inputs",
         wrap_at=", ",
     )
+    for note in pipeline.notes:
+        con.print(f"[cyan]note[/]: {escape(note)}")
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")
         return 0

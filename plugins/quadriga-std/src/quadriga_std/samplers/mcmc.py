@@ -123,6 +123,8 @@ class MCMCKernel(Sampler):
     #: capabilities other plugins dispatch on (never on class names)
     discrete: ClassVar[bool] = False  # moves on spin configurations only (Gibbs)
     metropolis_adjusted: ClassVar[bool] = True  # False for ULA: no accept/reject step
+    #: the acceptance rate a step-size tuner aims at (fraction; None: no known optimum)
+    optimal_acceptance: ClassVar[float | None] = None
 
     num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
     num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
@@ -265,6 +267,8 @@ class RWM(MCMCKernel):
     """
 
     uses_score: ClassVar[bool] = False
+    #: Roberts, Gelman & Gilks 1997, Ann. Appl. Probab. 7(1): 0.234 as the dimension grows
+    optimal_acceptance: ClassVar[float | None] = 0.234
     step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=_pos)
 
     def transition(self, state, target, generator):
@@ -356,6 +360,8 @@ class MALA(MCMCKernel):
     (discussion of Grenander & Miller, JRSS B 56).
     """
 
+    #: Roberts & Rosenthal 1998, JRSS B 60(1): 0.574 as the dimension grows
+    optimal_acceptance: ClassVar[float | None] = 0.574
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
 
     def transition(self, state, target, generator):
@@ -397,6 +403,9 @@ class HMC(MCMCKernel):
     rule, kinetic energy |p|^2 / 2).
     """
 
+    #: Beskos, Pillai, Roberts, Sanz-Serna & Stuart 2013, Bernoulli 19(5): 0.651 as the dimension
+    #: grows; 0.65 as in Hoffman & Gelman 2014 (sec. 3.2)
+    optimal_acceptance: ClassVar[float | None] = 0.65
     step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=_pos)
     num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=_pos_int)
 
