@@ -115,8 +115,6 @@ class _SampleDistance(Evaluator):
     num_reference_samples: int = param(
         2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
     )
-    _notes: list = attrs.field(factory=list, init=False, repr=False, eq=False)
-    _generator: Any = attrs.field(default=None, init=False, repr=False, eq=False)
 
     def _reference(self, reference: Any, generator: Any) -> Samples:
         if reference is None:
@@ -138,8 +136,23 @@ class _SampleDistance(Evaluator):
         return Samples(x=torch.as_tensor(x), info={"stage": "reference"})
 
     def _compute(
-        self, x: torch.Tensor, a: torch.Tensor, y: torch.Tensor, b: torch.Tensor
+        self,
+        x: torch.Tensor,
+        a: torch.Tensor,
+        y: torch.Tensor,
+        b: torch.Tensor,
+        *,
+        generator: Any,
+        notes: list[str],
     ) -> dict[str, float]:
+        """The metrics of subject ``x`` ``Tensor[n, d]`` (weights ``a``) against ``y`` ``Tensor[m, d]``
+        (weights ``b``).
+
+        Args:
+            x, a, y, b: float64 points and normalised weights of the subject and the reference.
+            generator: the stage generator (its named child streams for any random draw).
+            notes: caveats of this computation are appended here (they go to ``info["notes"]``).
+        """
         raise NotImplementedError
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
@@ -159,7 +172,6 @@ class _SampleDistance(Evaluator):
             ConfigError: no reference, a target without an exact sampler, a non-Samples
                 subject, or dimensions that differ.
         """
-        self._generator = generator
         ref = self._reference(reference, generator)
         y = torch.as_tensor(ref.x).detach().cpu().to(torch.float64).reshape(ref.num_samples, -1)
         b = _weights(ref)
@@ -176,9 +188,9 @@ class _SampleDistance(Evaluator):
                     f"{y.shape[1]}; compare samples of the same target.",
                     key="subject",
                 )
-            self._notes.clear()
-            res = self._compute(x, _weights(s), y, b)
-            notes += [f"{name}: {n}" for n in self._notes]
+            caveats: list[str] = []
+            res = self._compute(x, _weights(s), y, b, generator=generator, notes=caveats)
+            notes += [f"{name}: {n}" for n in caveats]
             rows.append({"subject": name, **res})
             counts[name] = draws_label(s)
             values.update({f"{name}/{k}": float(v) for k, v in res.items()})
@@ -274,7 +286,7 @@ class EnergyDistance(_SampleDistance):
     Source: Székely & Rizzo 2013, "Energy statistics", eq. 2.
     """
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         _check_reference_spread(y, "energy-distance")
 
         def dist(d: torch.Tensor) -> torch.Tensor:
@@ -358,14 +370,14 @@ class MMD(_SampleDistance):
         None, doc="kernel bandwidth h (units of x); None = median heuristic", validator=_positive("bandwidth")
     )
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         _check_reference_spread(y, "mmd")
         if self.bandwidth is not None:
             h = float(self.bandwidth)
         else:
             h, note = _median_distance(x, y)
             if note:
-                self._notes.append(note)
+                notes.append(note)
         if self.kernel == "gaussian":
 
             def k(d: torch.Tensor) -> torch.Tensor:
@@ -413,7 +425,7 @@ class SlicedWasserstein(_SampleDistance):
         theta = rng.standard_normal((dim, int(self.num_projections)))
         return theta / np.linalg.norm(theta, axis=0, keepdims=True)
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         import ot
 
         sw = ot.sliced_wasserstein_distance(
@@ -423,7 +435,7 @@ class SlicedWasserstein(_SampleDistance):
             b.numpy(),
             n_projections=int(self.num_projections),
             p=float(self.p),
-            projections=self.projections(x.shape[1], self._generator),
+            projections=self.projections(x.shape[1], generator),
         )
         return {"sliced_wasserstein": float(sw)}
 
@@ -448,26 +460,31 @@ class Wasserstein(_SampleDistance):
         validator=_positive("max_points"),
     )
 
-    def _subsample(self, z, w, role):
+    def _subsample(self, z, w, role, generator, notes):
+        """At most ``max_points`` of ``z`` (``Tensor[n, d]``) and their renormalised weights ``w``.
+
+        Draws from the ``"subsample/<role>"`` stream of ``generator``; warns and appends a note
+        when it subsamples.
+        """
         n = z.shape[0]
         if n <= self.max_points:
             return z, w
-        rng = child_numpy_rng(self._generator, f"subsample/{role}")
+        rng = child_numpy_rng(generator, f"subsample/{role}")
         keep = torch.as_tensor(np.sort(rng.choice(n, size=int(self.max_points), replace=False)))
         msg = (
             f"{role} subsampled from {n} to {self.max_points} points for the exact solver "
             "(raise max_points for an exact value on all points)"
         )
         warnings.warn(msg, stacklevel=3)
-        self._notes.append(msg)
+        notes.append(msg)
         wk = w[keep]
         return z[keep], wk / wk.sum()
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         import ot
 
-        x, a = self._subsample(x, a, "subject")
-        y, b = self._subsample(y, b, "reference")
+        x, a = self._subsample(x, a, "subject", generator, notes)
+        y, b = self._subsample(y, b, "reference", generator, notes)
         cost = torch.cdist(x, y, compute_mode="donot_use_mm_for_euclid_dist").pow(float(self.p)).numpy()
         w = float(ot.emd2(a.numpy(), b.numpy(), cost, numItermax=10_000_000))
         return {"wasserstein": max(w, 0.0) ** (1.0 / float(self.p))}
