@@ -24,12 +24,13 @@ import attrs
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Environment
+from quadriga_std.learners.target_update import periodic_hard_update
 
 # torchrl logs every replay-buffer allocation at INFO; keep the terminal for progress and results
 # (set RL_LOGGING_LEVEL=INFO to see them). Read by torchrl when it is first imported, in fit().
 os.environ.setdefault("RL_LOGGING_LEVEL", "WARNING")
 
-__all__ = ["DQN", "DQNOnline", "DoubleDQN"]
+__all__ = ["DQN", "DQNOnline", "DoubleDQN", "periodic_hard_update"]
 
 _pos = attrs.validators.gt(0)
 _nonneg = attrs.validators.ge(0)
@@ -43,41 +44,6 @@ def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
             "e.g. hidden_sizes = [64, 64].",
             key="hidden_sizes",
         )
-
-
-def periodic_hard_update(loss_module: Any, period: int) -> Any:
-    """A torchrl ``HardUpdate`` that copies the online network into the target every ``period`` updates.
-
-    torchrl's ``HardUpdate`` copies when its counter equals the interval and then resets it to 0,
-    i.e. every ``period + 1`` calls (3 copies in 2000 updates at period 500). Here the counter is
-    advanced first, so ``n`` calls of ``step()`` make exactly ``floor(n / period)`` copies, at
-    updates ``period, 2 period, ...`` as in Mnih et al. 2015 (Algorithm 1, "every C steps reset
-    Q_hat = Q"). ``copies`` counts them.
-
-    Args:
-        loss_module: a torchrl loss with target parameters (``DQNLoss`` or a subclass).
-        period: updates between copies (>= 1).
-
-    Returns:
-        The updater (call ``step()`` after each optimiser step).
-
-    Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Alg. 1.
-    """
-    from torchrl.objectives import HardUpdate
-    from torchrl.objectives.utils import TargetNetUpdater
-
-    class PeriodicHardUpdate(HardUpdate):
-        copies = 0
-
-        def step(self) -> None:
-            self.counter += 1
-            if self.counter >= self.value_network_update_interval:
-                self.counter = self.value_network_update_interval  # HardUpdate._step copies at equality
-                TargetNetUpdater.step(self)
-                self.counter = 0
-                self.copies += 1
-
-    return PeriodicHardUpdate(loss_module, value_network_update_interval=int(period))
 
 
 @attrs.define(kw_only=True)
