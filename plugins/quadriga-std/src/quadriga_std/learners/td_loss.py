@@ -20,7 +20,7 @@ from tensordict import TensorDict
 from torchrl.objectives import DQNLoss
 from torchrl.objectives.utils import distance_loss
 
-__all__ = ["TDLossTerms", "TDTargetDQNLoss"]
+__all__ = ["TDLossTerms", "TDTargetDQNLoss", "check_target_shape"]
 
 #: ``fn(next_q_online, next_q_target, reward, done, gamma) -> (target, info)``
 TDTargetFn = Callable[[Any, Any, Any, Any, float], tuple[Any, dict[str, Any]]]
@@ -267,6 +267,10 @@ class TDTargetDQNLoss(DQNLoss):
 
 
 def check_target_shape(target: torch.Tensor, q_taken: torch.Tensor) -> None:
-    """Raise ``RuntimeError`` unless the TD targets have the shape of ``Q(s, a)`` (``Tensor[B]``)."""
+    """Check that the TD targets have the shape of ``Q(s, a)`` (``Tensor[B]``).
+
+    Raises:
+        RuntimeError: the shapes differ (a ``td_target`` rule that kept a dimension, say).
+    """
     if target.shape != q_taken.shape:
         raise RuntimeError(f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}")
