@@ -10,6 +10,8 @@ import pytest
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, decide, evaluate_claim
 from quadriga.errors import ConfigError
 
+WHY = "the paper claims the direction only"
+
 SCALES = {"smoke": Scale(replicates=3), "paper": Scale(replicates=50)}
 
 
@@ -23,7 +25,9 @@ def _claim(effect: Effect, arms=("method", "baseline"), **kw) -> Claim:
     return Claim(arms=arms, effect=effect, scales=SCALES, experiment=lambda s, d: {}, **kw)
 
 
-GREATER = Effect(quantity="return difference", statistic="difference", relation="greater", value=0.0)
+GREATER = Effect(
+    quantity="return difference", statistic="difference", relation="greater", value=0.0, why_sign=WHY
+)
 
 
 def test_clear_pass_clear_refute_and_underpowered():
@@ -36,8 +40,12 @@ def test_clear_pass_clear_refute_and_underpowered():
     x, y = _pair(0.1, 3.0, n=10)
     weak = decide(GREATER, x, y)
     assert weak["verdict"] == "inconclusive" and weak["low"] < 0 < weak["high"]
-    # the MDE is (1.96 + 0.84) se, and the replicates needed exceed the 10 we have
-    assert weak["mde"] == pytest.approx(2.8016 * weak["se"], rel=1e-3)
+    # the MDE is (t_0.975 + t_0.8) se with the interval's 9 degrees of freedom, and the replicates
+    # needed exceed the 10 we have
+    from scipy.stats import t as student_t
+
+    q = student_t.ppf(0.975, 9) + student_t.ppf(0.8, 9)
+    assert weak["mde"] == pytest.approx(q * weak["se"], rel=1e-9)
     assert weak["replicates_needed"] > 10
     # with that many replicates of the same effect size the interval no longer straddles 0.1 - 0
     assert passed["replicates_needed"] is None
@@ -47,7 +55,7 @@ def test_margin_ratio_and_within():
     x, y = _pair(-0.2, 0.1)  # method 0.2 worse
     nonin = Effect(quantity="d", statistic="difference", relation="greater", value=0.0, tolerance=0.5)
     assert decide(nonin, x, y)["verdict"] == "passed"  # non-inferior within the 0.5 margin
-    ratio = Effect(quantity="MSE ratio", statistic="ratio", relation="less", value=1.0)
+    ratio = Effect(quantity="MSE ratio", statistic="ratio", relation="less", value=1.0, why_sign=WHY)
     assert decide(ratio, 0.6 * y, y)["verdict"] == "passed"
     assert decide(ratio, 1.5 * y, y)["verdict"] == "refuted"
     cov = Effect(quantity="coverage", statistic="mean", relation="within", value=0.9, tolerance=0.02)
@@ -108,9 +116,9 @@ def test_tuning_parity_flag():
 
 def test_declaration_errors():
     with pytest.raises(ConfigError, match="statistic"):
-        Effect(quantity="q", statistic="median", relation="greater", value=0)
+        Effect(quantity="q", statistic="median", relation="greater", value=0, why_sign=WHY)
     with pytest.raises(ConfigError, match="relation"):
-        Effect(quantity="q", statistic="mean", relation="above", value=0)
+        Effect(quantity="q", statistic="mean", relation="above", value=0, why_sign=WHY)
     with pytest.raises(ConfigError, match="tolerance"):
         Effect(quantity="q", statistic="mean", relation="within", value=0)
     with pytest.raises(ConfigError, match="two arms"):
@@ -166,7 +174,11 @@ def test_verify_report_record_and_last_verdict(registry, tmp_path, monkeypatch):
     records, report = qc.verify(registry, "toy-claim", scale="paper", out_dir=tmp_path / "p", record=True)
     assert records[0]["status"] == "passed"
     text = report.read_text()
-    assert "| method | baseline |" in text and "BCa bootstrap" in text and "| extra | 1.5 |" in text
+    assert (
+        "| method | baseline |" in text
+        and "Student t (paired differences, df 49)" in text
+        and "| extra | 1.5 |" in text
+    )
     saved = json.loads((tmp_path / "p" / "report.json").read_text())[0]
     assert saved["comparisons"][0]["n"] == 50
     last = qc.last_verdict(spec)
@@ -192,13 +204,18 @@ def test_interval_statistic_for_slopes():
     x = np.array([10.0, 100.0, 1000.0, 10000.0])
     rng = np.random.default_rng(0)
     y = (x**-1.0)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
-    slope, lo, hi = loglog_slope(x, y)
-    obs = Observations(intervals={"": Interval(slope, lo, hi, 0.95, "percentile bootstrap", 40)})
+    obs = Observations(intervals={"": loglog_slope(x, y)})
     rec = evaluate_claim(claim, obs, "paper")
     assert rec["status"] == "passed" and rec["comparisons"][0]["se"] > 0
     y_half = (x**-0.5)[:, None] * rng.lognormal(0, 0.1, size=(4, 40))
-    obs = Observations(intervals={"": Interval(*loglog_slope(x, y_half), 0.95, "percentile bootstrap", 40)})
+    obs = Observations(intervals={"": loglog_slope(x, y_half)})
     assert evaluate_claim(claim, obs, "paper")["status"] == "refuted"
+    # an interval built by hand (no pivot) is decided on a t pivot from its half-width
+    s, lo, hi = loglog_slope(x, y)
+    rec = evaluate_claim(
+        claim, Observations(intervals={"": Interval(s, lo, hi, 0.95, "by hand", 40)}), "paper"
+    )
+    assert rec["status"] == "passed"
 
 
 def test_verify_names_an_installed_distribution_without_claims():
@@ -245,7 +262,9 @@ inputs = { subject = ["draw", "draw2"], reference = "normal" }
 def _two_claims(path):
     """Two claims on one pipeline reading different arms; both repeat both samplers."""
     mean = Effect(quantity="|mean error|", statistic="mean", relation="less", value=0.5)
-    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    diff = Effect(
+        quantity="error difference", statistic="difference", relation="less", value=0.0, why_sign=WHY
+    )
     common = dict(pipeline=str(path), metric=("check", "mean_error"), scales=SCALES)
     first = Claim(arms=("draw",), repeat_stages=("draw2",), effect=mean, **common)
     second = Claim(arms=("draw2", "draw"), effect=diff, **common)
@@ -332,7 +351,7 @@ def test_shared_computes_once_per_key_inside_the_block_only():
 
 def test_replicate_helpers_read_paired_values_and_name_what_is_missing():
     from quadriga.claims import mean_intervals, replicate_values
-    from quadriga.stats import bootstrap_ci
+    from quadriga.stats import interval
 
     values = {"a[0]/m": 1.0, "a[1]/m": 3.0, "a[2]/m": 2.0, "b[0]/m": 5.0, "b[2]/m": 4.0}
     assert replicate_values(values, "a", "m") == [1.0, 3.0, 2.0]
@@ -342,7 +361,7 @@ def test_replicate_helpers_read_paired_values_and_name_what_is_missing():
     with pytest.raises(ConfigError, match=r"no value 'c\[0\]/m'"):
         replicate_values(values, "c", "m")
     numbers, table = mean_intervals({"a": {"m": [1.0, 3.0, 2.0, 4.0, 2.5]}})
-    ci = bootstrap_ci([1.0, 3.0, 2.0, 4.0, 2.5], "mean", resamples=2000, rng=0)
+    ci = interval([1.0, 3.0, 2.0, 4.0, 2.5], "mean")
     assert numbers["a/m"] == pytest.approx(2.5)
     assert (numbers["a/m_low"], numbers["a/m_high"]) == (ci.low, ci.high) and ci.low < 2.5 < ci.high
     assert "| a | m | 2.5 |" in table and table.endswith("| 5 |")
@@ -355,7 +374,9 @@ def test_arms_may_be_matrix_points_of_one_table(registry, tmp_path):
             '["draw", "draw2"]', '["draw[*]", "draw2"]'
         )
     )
-    diff = Effect(quantity="error difference", statistic="difference", relation="less", value=0.0)
+    diff = Effect(
+        quantity="error difference", statistic="difference", relation="less", value=0.0, why_sign=WHY
+    )
     claim = Claim(
         pipeline=str(path),
         arms=("draw[num_samples=1600]", "draw[num_samples=100]"),
@@ -421,20 +442,23 @@ def test_paper_p_values_name_their_method_and_tiny_ones_are_floored(tmp_path):
     from quadriga.claims.verdict import format_p
 
     x, y = _pair(-3.0, 0.2, n=8)  # a large effect on 8 replicates: the normal tail is tiny
-    claim = _claim(Effect(quantity="TV difference", statistic="difference", relation="less", value=0.0))
+    claim = _claim(
+        Effect(quantity="TV difference", statistic="difference", relation="less", value=0.0, why_sign=WHY)
+    )
     rec = evaluate_claim(claim, Observations(values={"method": x, "baseline": y}), "paper")
     (c,) = rec["comparisons"]
-    from scipy.stats import norm
+    from scipy.stats import t as student_t
 
-    assert c["p_claim"] == pytest.approx(norm.sf((0.0 - c["estimate"]) / c["se"]))  # normal approximation
-    assert c["p_claim"] < 1 / (9999 + 1) and "normal approximation" in c["p_method"]
+    # the paired t test on 7 degrees of freedom: the same method as the interval
+    assert c["p_claim"] == pytest.approx(student_t.sf((0.0 - c["estimate"]) / c["se"], 7))
+    assert c["p_claim"] < 1e-4 and "Student t (paired differences, df 7)" in c["p_method"]
     assert format_p(c["p_claim"]) == "< 1e-04" and format_p(0.0312) == "0.0312" and format_p(None) == "-"
     rec.update(name="tv", claim="c", paper="", seconds=0.1)
     path = tmp_path / "report.md"
     _write_report(path, [rec], "tv", "paper")
     text = path.read_text()
     assert "| method | baseline | difference |" in text and "| < 1e-04 |" in text
-    assert "not bounded by 1/(resamples + 1)" in text
+    assert "it is below (1 - level) / 2 exactly when the interval lies on the claimed side" in text
 
 
 def test_interval_claims_print_the_statistics_name():
@@ -458,7 +482,9 @@ def test_interval_claims_print_the_statistics_name():
 
 
 def test_two_replicates_carry_the_range_caveat():
-    claim = _claim(Effect(quantity="q", statistic="mean", relation="greater", value=0.0), arms=("m",))
+    claim = _claim(
+        Effect(quantity="q", statistic="mean", relation="greater", value=0.0, why_sign=WHY), arms=("m",)
+    )
     rec = evaluate_claim(claim, Observations(values={"m": [1.0, 3.0]}), "smoke")
     assert "(n = 2: the range of the two values)" not in rec["summary"]  # the n=2 caveat goes in the method
     assert "; n = 2: the range of the two values)" in rec["summary"]

@@ -12,8 +12,8 @@ import sys
 import pytest
 from qtest_helpers import BROKEN, make_dist, run_cli
 
-from quadriga import registry_cache
 from quadriga.registry import Registry
+from quadriga.registry import cache as registry_cache
 
 PLUGIN = """
 import quadriga

@@ -153,7 +153,10 @@ def test_repeated_tasks_bind_replicate_wise_and_overrides_set_repeat(registry):
         (dict(DRAW, matrix={"num_samples": []}), "stage.draw", "matrix.num_samples", "non-empty list"),
         (dict(DRAW, matrix={"num_samples": [1, 2]}), "stage.draw", "matrix.num_samples", "both in the table"),
         (dict(DRAW, matrix=[1]), "stage.draw", "matrix", "matrix must be a table"),
-        (dict(DRAW, matrix={"use": ["a"]}), "stage.draw", "matrix.use", "cannot vary"),
+        (dict(DRAW, matrix={"kind": ["sampler"]}), "stage.draw", "matrix.kind", "cannot vary"),
+        (dict(DRAW, matrix={"save": [True, False]}), "stage.draw", "matrix.save", "cannot vary"),
+        (dict(DRAW, matrix={"use": ["toy-iid"]}), "stage.draw", "matrix.use", "both in the table and in its"),
+        (dict(DRAW, matrix={"inputs": ["normal"]}), "stage.draw", "matrix.inputs", "matrix = { inputs.ARG"),
         (
             dict(VARY, matrix={"num_sample": [1, 2]}),
             "stage.draw",

@@ -11,6 +11,8 @@ import scipy.stats as st
 from quadriga import stats
 from quadriga.errors import ConfigError
 
+WHY = "the paper claims the direction only"
+
 
 def _data() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
@@ -156,7 +158,7 @@ def test_one_replicate_has_no_interval_and_no_verdict():
 
     ci = stats.bootstrap_ci([0.3], "mean")
     assert ci.n == 1 and math.isnan(ci.low) and math.isnan(ci.high)
-    effect = Effect(quantity="x", statistic="mean", relation="greater", value=0.0)
+    effect = Effect(quantity="x", statistic="mean", relation="greater", value=0.0, why_sign=WHY)
     assert decide(effect, [5.0])["verdict"] == "inconclusive"
 
 

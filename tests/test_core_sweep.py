@@ -55,7 +55,9 @@ def test_local_sweep_table_summary_and_figure(plugin_path, tmp_path):
         2,
     }
     errors = [
-        r["value"] for r in table if r["metric"] == "draw/mean_error" and r["stage.draw.num_samples"] == 400
+        r["value"]
+        for r in table
+        if (r["subject"], r["metric"]) == ("draw", "mean_error") and r["stage.draw.num_samples"] == 400
     ]
     summary = [
         row

@@ -100,6 +100,28 @@ class EveryOther(Sampler):
 
 
 @attrs.define(kw_only=True)
+class KeepsGenerator(Sampler):
+    __doc__ = DOC
+    _generator: object = attrs.field(default=None, init=False, repr=False, eq=False)
+
+    def sample(self, target, *, generator):
+        self._generator = generator  # run state on the component
+        return Samples(x=target.sample(8, generator=generator))
+
+
+@attrs.define(kw_only=True)
+class CountsCalls(Sampler):
+    __doc__ = DOC
+    num_samples: int = param(8, doc="draws (count)", validator=attrs.validators.ge(1))
+    sizes: list = param(factory=list, doc="sizes drawn so far (count)")
+
+    def sample(self, target, *, generator):
+        self.calls = getattr(self, "calls", 0) + 1  # an attribute added by the call
+        self.sizes.append(self.num_samples)  # a hyperparameter changed in place
+        return Samples(x=target.sample(self.num_samples, generator=generator))
+
+
+@attrs.define(kw_only=True)
 class DeclaresXfail(Nondeterministic):
     __doc__ = DOC
     check_xfail = {"determinism": "draws from the system's entropy"}
@@ -114,6 +136,8 @@ def quadriga_register(registry):
                             ("sampler", "kit-raises", "RaisesOnBuild"),
                             ("sampler", "kit-undocumented", "Undocumented"),
                             ("sampler", "kit-every-other", "EveryOther"),
+                            ("sampler", "kit-keeps-generator", "KeepsGenerator"),
+                            ("sampler", "kit-counts-calls", "CountsCalls"),
                             ("evaluator", "kit-needs-fitted", "NeedsFitted"),
                             ("evaluator", "kit-wrong-metrics", "WrongMetrics")]:
         registry.add(kind, name, f"kit_bad_components:{cls}")
@@ -153,6 +177,7 @@ def test_good_component_passes_every_check(registry):
         "run",
         "output",
         "determinism",
+        "stateless",
     }
     assert report.artifact.x.shape == (50, 2)
     assert report.pipeline["stage"]["checked"]["inputs"] == {"target": "target"}
@@ -168,6 +193,35 @@ def test_thinning_style_input_gets_samples(registry):
 def test_nondeterminism_is_reported(registry):
     failures = _failures(registry, "sampler", "kit-nondeterministic")
     assert set(failures) == {"determinism"}
+
+
+def test_run_state_on_the_component_is_reported(registry):
+    failures = _failures(registry, "sampler", "kit-keeps-generator")
+    assert set(failures) == {"stateless"}
+    assert "field '_generator' is not a hyperparameter (init=False)" in failures["stateless"]
+    assert "'_generator' changed by sample()" in failures["stateless"]
+
+
+def test_attributes_added_or_changed_by_the_call_are_reported(registry):
+    failures = _failures(registry, "sampler", "kit-counts-calls")
+    assert set(failures) == {"stateless"}
+    assert "'calls' was added by sample()" in failures["stateless"]
+    assert "'sizes' changed by sample()" in failures["stateless"]
+    assert "init=False" not in failures["stateless"]
+
+
+def test_stateless_check_snapshots_compare_by_value():
+    import torch
+
+    from quadriga.testing.problems import _changes, snapshot
+
+    x, items = torch.zeros(3), [1, 2]
+    holder = {"x": x, "items": items, "obj": object}
+    before = snapshot(holder)
+    x.add_(1.0)
+    items.append(3)
+    assert _changes(before, snapshot(holder)) == ["'x' changed", "'items' changed"]
+    assert _changes(snapshot(holder), snapshot(holder)) == []
 
 
 def test_shape_errors_are_all_reported(registry):

@@ -88,7 +88,8 @@ def test_load_run_gives_artifacts_a_compact_repr_and_a_tidy_frame(registry, tmp_
     result = run("toy-pipeline", out=tmp_path / "r", registry=registry)
     loaded = quadriga.load_run(tmp_path / "r")
     text = repr(loaded)
-    assert len(text) < 600 and "tensor(" not in text and "draw: Samples from toy-iid (500 x 3)" in text
+    assert len(text) < 600 and "tensor(" not in text
+    assert "draw: Samples from toy-iid (500 x 3 samples)" in text
     assert loaded.pipeline["stage"]["draw"]["num_samples"] == 500 and loaded.manifest["seed"] == 0
     x = loaded.artifacts["draw"].x
     assert torch.equal(x, result.artifacts["draw"].x)

@@ -8,8 +8,8 @@ import re
 import pytest
 from rich.console import Console
 
-from quadriga.cli.run import rich_progress
 from quadriga.progress import ProgressLines, StageProgress, format_seconds
+from quadriga.progress_display import rich_progress
 
 
 class FakeClock:
@@ -186,7 +186,7 @@ def _toy_learn() -> dict:
 
 def test_jupyter_progress_table_shows_each_stage_and_its_completion(registry, tmp_path, monkeypatch):
     """In a (faked) Jupyter kernel ``api.run`` draws one table updated in place, one row per stage."""
-    import quadriga.notebook as nb
+    import quadriga.progress_display as nb
     from quadriga.api import run
 
     shown: list[dict[str, str]] = []
@@ -209,7 +209,7 @@ def test_jupyter_progress_table_shows_each_stage_and_its_completion(registry, tm
 
 
 def test_no_progress_display_outside_jupyter_unless_asked(registry, tmp_path, monkeypatch, capsys):
-    import quadriga.notebook as nb
+    import quadriga.progress_display as nb
     from quadriga.api import run
 
     monkeypatch.setattr(nb, "_ipython_show", lambda bundle: pytest.fail("displayed outside Jupyter"))
@@ -227,7 +227,7 @@ def test_in_jupyter_reads_the_ipython_shell_class(monkeypatch):
     import sys
     import types
 
-    import quadriga.notebook as nb
+    import quadriga.progress_display as nb
 
     class ZMQInteractiveShell:
         pass

@@ -15,6 +15,8 @@ import pytest
 
 from quadriga.claims import Effect, decide
 
+WHY = "the paper claims the direction only"
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 
@@ -70,7 +72,9 @@ def reported(registry, tmp_path):
     rng = np.random.default_rng(0)
     base = rng.normal(10.0, 2.0, 40)
     x, y = base + 1.0 + rng.normal(0, 0.5, 40), base  # paired arms, the method 1 unit higher
-    effect = Effect(quantity="return difference", statistic="difference", relation="greater", value=0.0)
+    effect = Effect(
+        quantity="return difference", statistic="difference", relation="greater", value=0.0, why_sign=WHY
+    )
     comparison = {**decide(effect, x, y), "arm": "method", "baseline": "baseline"}
     verify_dir = tmp_path / "verify" / "20260101T000000Z"
     verify_dir.mkdir(parents=True)
@@ -190,7 +194,7 @@ def test_a_sweep_section_gives_n_mean_and_interval_per_grid_point(plugin_path, t
     (expected,) = [e for e in aggregate(rows, keys) if e["metric"] == "draw/mean_error"]
     assert row["n"] == "3" == str(expected["n"]) and row["mean"] == f"{expected['mean']:.4g}"
     assert row["interval"] == f"[{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]"
-    assert "BCa" in row["method"] and page.images  # the sweep's summary figure is embedded
+    assert "Student t" in row["method"] and page.images  # the sweep's summary figure is embedded
 
 
 @pytest.fixture
@@ -219,7 +223,7 @@ def claims_page(registry, tmp_path, monkeypatch):
 
     claim = Claim(
         arms=("srmala", "mala"),
-        effect=Effect(quantity="variance ratio", statistic="ratio", relation="less", value=1.0),
+        effect=Effect(quantity="variance ratio", statistic="ratio", relation="less", value=1.0, why_sign=WHY),
         scales={"smoke": Scale(replicates=3), "paper": Scale(replicates=30)},
         experiment=experiment,
     )
@@ -246,7 +250,7 @@ def test_a_claims_page_shows_each_group_and_embeds_the_claims_figure(claims_page
     assert 0.55 < record["comparisons"][0]["estimate"] < 0.65 < 0.75 < record["comparisons"][1]["estimate"]
     (figure,) = page.images  # verify wrote it into <out>/<claim>/, not next to report.json
     assert base64.b64decode(figure.split(",", 1)[1]) == (out_dir / "toy-claim" / "ratios.png").read_bytes()
-    assert "normal approximation" in out.read_text()
+    assert "from the interval's own method" in out.read_text()
 
 
 def _screenshot(page, shot):

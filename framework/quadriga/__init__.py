@@ -38,7 +38,7 @@ _LAZY = {
     "ConfigError": "quadriga.errors",
     "build": "quadriga.notebook",
     "register": "quadriga.notebook",
-    "load_run": "quadriga.notebook",
+    "load_run": "quadriga.rundir.loaded",
     "to_pandas": "quadriga.notebook",
     "run": "quadriga.api",
     "api": "quadriga.api",

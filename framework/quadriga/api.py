@@ -3,9 +3,10 @@
 ``quadriga.api.run("srmc-vs-mala", overrides=["stage.srmc.alpha=2"], seed=3)``
 does what ``quadriga run`` does, without a terminal display by default (progress bars in
 Jupyter; ``progress=True`` or ``False`` to choose).
-:func:`build`, :func:`register`, :func:`load_run` and :func:`to_pandas` (from :mod:`quadriga.notebook`,
-also ``quadriga.build`` and so on) build a component by name, register a class defined in a
-notebook, and read a saved run back with its artifacts and a tidy table.
+``quadriga.build``, ``quadriga.register``, ``quadriga.load_run`` and ``quadriga.to_pandas``
+(:mod:`quadriga.notebook`) build a component by name, register a class defined in a notebook,
+and read a saved run back with its artifacts and a tidy table; this module does not import them
+(the notebook helpers sit above the run, not below it).
 """
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from quadriga.notebook import LoadedRun, build, load_run, progress_display, register, to_pandas
 from quadriga.pipeline import Pipeline, load_pipeline
+from quadriga.progress_display import progress_display
 from quadriga.registry import Registry, get_registry
 from quadriga.runs import RunResult, execute
 
-__all__ = ["LoadedRun", "build", "check", "load_resumed", "load_run", "register", "run", "to_pandas"]
+__all__ = ["check", "load_resumed", "run"]
 
 #: how errors in the ``overrides`` argument are attributed here (the command line says ``--set``)
 API_ORIGIN = "overrides=[...]"
@@ -87,7 +88,7 @@ def _load(
 
 
 def load_resumed(
-    source: str | Path | Mapping[str, Any],
+    source: str | Path | Mapping[str, Any] | None,
     run_dir: Path,
     registry: Registry,
     *,
@@ -96,14 +97,19 @@ def load_resumed(
 ) -> Pipeline:
     """The pipeline of an earlier run, from its saved ``pipeline.toml``, for ``--resume``.
 
+    The saved configuration is built once; ``source`` (``None``: the run's own) is only read for
+    its name, which must be the run's.
+
     Raises:
         ConfigError: ``run_dir`` is not a run directory, overrides or a seed were given (a resumed run
             keeps its configuration), or ``source`` names another pipeline than the run's.
     """
     from quadriga.errors import ConfigError
+    from quadriga.pipeline_source import read_source
+    from quadriga.rundir import RunDir
 
-    saved = Path(run_dir) / "pipeline.toml"
-    if not saved.is_file():
+    saved = RunDir(Path(run_dir)).saved_pipeline()
+    if saved is None:
         raise ConfigError(f"'{run_dir}' is not a run directory (no pipeline.toml).", key="--resume")
     if list(overrides) or seed is not None:
         raise ConfigError(
@@ -112,13 +118,19 @@ def load_resumed(
             key="--resume",
         )
     pipeline = load_pipeline(saved, registry)
-    requested = load_pipeline(source, registry).name
-    if requested != pipeline.name:
-        raise ConfigError(
-            f"'{run_dir}' is a run of pipeline '{pipeline.name}', not '{requested}'. Resume it with "
-            f"`quadriga run {pipeline.name} --resume {run_dir}`.",
-            key="--resume",
-        )
+    same_file = source is None or (
+        isinstance(source, (str, Path)) and Path(source).resolve() == saved.resolve()
+    )
+    if not same_file and source is not None:  # only its name is needed: read it, build nothing
+        data, file = read_source(source, registry)
+        default = Path(file).stem if file.endswith(".toml") else "pipeline"  # as load_pipeline names it
+        requested = data.get("pipeline", {}).get("name", default)
+        if requested != pipeline.name:
+            raise ConfigError(
+                f"'{run_dir}' is a run of pipeline '{pipeline.name}', not '{requested}'. Resume it with "
+                f"`quadriga run {pipeline.name} --resume {run_dir}`.",
+                key="--resume",
+            )
     return pipeline
 
 
@@ -173,7 +185,7 @@ def run(
             of returning a result with ``status == "failed"``.
         progress: progress bars: ``None`` (default) shows them in Jupyter only (a table updated in
             the cell's output), ``True`` also elsewhere (bars on a terminal, else progress lines
-            on stderr), ``False`` never (see :func:`quadriga.notebook.progress_display`).
+            on stderr), ``False`` never (see :func:`quadriga.progress_display.progress_display`).
 
     Returns:
         :class:`~quadriga.runs.RunResult` with ``.dir``, ``.status``, ``.artifacts``, ``.results``.

@@ -23,11 +23,13 @@ Tensors are ``torch.Tensor``; this module imports torch only inside those method
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
 
+from quadriga._repr import compact_repr, short
 from quadriga.errors import QuadrigaError
 from quadriga.serialization import (
     TIMING_KEYS,
@@ -50,6 +52,7 @@ __all__ = [
     "Fitted",
     "Metrics",
     "Samples",
+    "artifact_class",
     "is_timing",
     "jsonable",
     "same_numbers",
@@ -71,15 +74,38 @@ class Artifact:
         """One line: tensors as ``Tensor[n, d] dtype``, floats to 4 digits, long dicts cut.
 
         E.g. ``Samples(x=Tensor[10000, 20] float64, log_weights=None, chains=None,
-        info={acceptance_rate: 0.57})``; built by :func:`quadriga.notebook.compact_repr`.
+        info={acceptance_rate: 0.57})``; built by :func:`quadriga._repr.compact_repr`.
         """
-        from quadriga.notebook import compact_repr
-
         return compact_repr(self)
 
     def label(self) -> str:
         """A few words naming the artifact: ``Samples[300, 2]``, ``Metrics[4 values]``, ``Estimate``."""
         return type(self).__name__
+
+    #: whether the keys of :meth:`scalars` read ``"<subject>/<metric>"`` (an evaluator's values)
+    keyed_by_subject: ClassVar[bool] = False
+
+    @classmethod
+    def scalars(cls, summary: Mapping[str, Any]) -> dict[str, float]:
+        """The numbers of a summary (as :meth:`summary` writes it) that tables and trackers show.
+
+        The one reader of a summary's numbers: the run table, the notebook's tidy rows, the sweep
+        table, the report and the tracker plugins all call it. Booleans, strings (a NaN is
+        written as ``"nan"``) and nested values are left out; ints become floats.
+
+        Args:
+            summary: a stage's entry of ``results.json`` (older files load the same way: only
+                the keys each class has always written are read).
+
+        Returns:
+            ``{name: value}``; the base class gives the numbers of ``info``.
+        """
+        return _numbers(_mapping(summary.get("info")))
+
+    @classmethod
+    def headline(cls, summary: Mapping[str, Any]) -> str:
+        """One line for tables and ``repr`` (``"300 x 2 samples"``); the base class gives the type name."""
+        return str(summary.get("type") or cls.__name__)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready numbers for ``results.json``: ``{"type": ..., ..., "info": {...}}`` (no timings)."""
@@ -219,6 +245,19 @@ class Samples(Artifact):
         """``Samples[n, d]``."""
         return f"Samples[{self.num_samples}, {self.dim}]"
 
+    @classmethod
+    def scalars(cls, summary: Mapping[str, Any]) -> dict[str, float]:
+        """``num_samples``, ``dim`` and the numbers of ``info`` (acceptance rate, evaluation counts)."""
+        sizes = {k: summary.get(k) for k in ("num_samples", "dim")}
+        return {**_numbers(sizes), **_numbers(_mapping(summary.get("info")))}
+
+    @classmethod
+    def headline(cls, summary: Mapping[str, Any]) -> str:
+        """``"8000 x 2 samples"``, with ``", acceptance 0.2649"`` when ``info`` has an acceptance rate."""
+        text = f"{summary.get('num_samples')} x {summary.get('dim')} samples"
+        acc = _mapping(summary.get("info")).get("acceptance_rate")
+        return text + (f", acceptance {short(acc)}" if isinstance(acc, (int, float)) else "")
+
     def summary(self) -> dict[str, Any]:
         """``{"type": "Samples", "num_samples": n, "dim": d, "info": {...}}``."""
         return {
@@ -282,6 +321,17 @@ class Fitted(Artifact):
     saved_fields: ClassVar[tuple[str, ...]] = ("model", "history", "info")
     unsaved_fields: ClassVar[tuple[str, ...]] = ("predict",)
 
+    @classmethod
+    def scalars(cls, summary: Mapping[str, Any]) -> dict[str, float]:
+        """The ``final`` numbers: the last logged value of each history key (``loss``, ...)."""
+        return _numbers(_mapping(summary.get("final")))
+
+    @classmethod
+    def headline(cls, summary: Mapping[str, Any]) -> str:
+        """``"fitted loss=0.3333, return=12"`` (every final number), or ``"fitted"``."""
+        final = ", ".join(f"{k}={short(v)}" for k, v in cls.scalars(summary).items())
+        return f"fitted {final}".strip()
+
     def summary(self) -> dict[str, Any]:
         """``{"type": "Fitted", "info": {...}, "final": {key: last history value}}``."""
         final = {k: jsonable(v[-1]) for k, v in self.history.items() if isinstance(v, list) and v}
@@ -341,6 +391,17 @@ class Estimate(Artifact):
     saved_fields: ClassVar[tuple[str, ...]] = ("value", "stderr", "interval", "info")
     unsaved_fields: ClassVar[tuple[str, ...]] = ("predict",)
 
+    @classmethod
+    def scalars(cls, summary: Mapping[str, Any]) -> dict[str, float]:
+        """``estimate`` and ``estimate_stderr`` (each only when a number: a tensor value has neither)."""
+        return _numbers({"estimate": summary.get("value"), "estimate_stderr": summary.get("stderr")})
+
+    @classmethod
+    def headline(cls, summary: Mapping[str, Any]) -> str:
+        """``"estimate 0.2242 ± 0.02226"`` (``± ...`` only with a standard error)."""
+        err = summary.get("stderr")
+        return f"estimate {short(summary.get('value'))}" + (f" ± {short(err)}" if err is not None else "")
+
     def summary(self) -> dict[str, Any]:
         """``{"type": "Estimate", "value", "stderr", ["interval"], "info"}``."""
         out: dict[str, Any] = {
@@ -396,6 +457,19 @@ class Metrics(Artifact):
         """``Metrics[k values]``."""
         return f"Metrics[{len(self.values)} values]"
 
+    keyed_by_subject: ClassVar[bool] = True
+
+    @classmethod
+    def scalars(cls, summary: Mapping[str, Any]) -> dict[str, float]:
+        """The ``values``, keyed as the evaluator wrote them (``"<subject>/<metric>"`` or ``"<metric>"``)."""
+        return _numbers(_mapping(summary.get("values")))
+
+    @classmethod
+    def headline(cls, summary: Mapping[str, Any]) -> str:
+        """``"6 metrics"`` (``"1 metric"``)."""
+        n = len(_mapping(summary.get("values")))
+        return f"{n} metric{'' if n == 1 else 's'}"
+
     def summary(self) -> dict[str, Any]:
         """``{"type": "Metrics", "values", "tables", "info"}``; wall-clock values (``is_timing``) left out."""
         return {
@@ -437,3 +511,19 @@ ARTIFACT_TYPES: dict[str, type[Artifact]] = {
     "Estimate": Estimate,
     "Metrics": Metrics,
 }
+
+
+def artifact_class(summary: Mapping[str, Any]) -> type[Artifact]:
+    """The artifact class that reads ``summary`` (by its ``"type"``); :class:`Artifact` when unknown."""
+    return ARTIFACT_TYPES.get(str(summary.get("type")), Artifact)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _numbers(values: Mapping[str, Any]) -> dict[str, float]:
+    """The int and float entries of ``values`` as floats (booleans, strings and nested values dropped)."""
+    return {
+        str(k): float(v) for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }

@@ -7,12 +7,17 @@ A ``[stage.NAME]`` (or ``[task.NAME]``) table may carry
   its seed (common random numbers: the arms of one replicate are paired);
 - ``matrix = { key = [v1, v2], ... }``: one table per point of the grid (the Cartesian
   product in key order), named ``NAME[key=v1]`` or ``NAME[k1=a,k2=b]``; a dotted key sets a
-  nested component's parameter (``matrix = { "kernel.step_size" = [0.1, 0.3] }``). A point
+  nested component's parameter (``matrix = { kernel.step_size = [0.1, 0.3] }``; nested tables
+  and quoted dotted keys are the same). A key may also be ``use`` or ``inputs.ARG`` (methods x
+  tasks in one table: ``matrix = { use = ["mala", "rwm"], inputs.target = ["gmm", "funnel"] }``),
+  never one of :data:`~quadriga.pipeline_schema.NOT_VARIED`. An axis of component tables is
+  written by their ``use`` when that tells them apart (``NAME[sampler=hmc]``). A point
   without ``repeat`` keeps the seed of its source table, so the points are paired too.
 - both: ``NAME[key=v1][0]`` ...
 
 Inputs then name expanded tables: ``"mala[*]"`` is every expansion of ``mala``
-(``"mala[step_size=0.1][*]"`` the replicates of one point), ``"mala[step_size=0.1][2]"``
+(``"mala[step_size=0.1][*]"`` the replicates of one point; ``"draw[inputs.target=gmm][*]"``
+every point that begins with ``inputs.target=gmm``), ``"mala[step_size=0.1][2]"``
 one of them. A repeated stage whose input names a node repeated as often binds replicate-wise:
 ``[stage.fit] repeat = 5, inputs = { data = "data" }`` gives ``fit[i]`` the task ``data[i]``.
 
@@ -31,8 +36,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from quadriga.errors import ConfigError, suggest
+from quadriga.pipeline_schema import EXPANSION_KEYS, NOT_VARIED
 
-__all__ = ["EXPANDED_RE", "expand_sections", "point_label", "replicate_base", "replicate_groups"]
+__all__ = [
+    "EXPANDED_RE",
+    "expand_sections",
+    "matrix_keys",
+    "point_label",
+    "replicate_base",
+    "replicate_groups",
+]
 
 EXPANDED_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}(\[[^\[\]]+\])+$")
 _LAST_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
@@ -105,6 +118,84 @@ def _copy(value: Any) -> Any:
     return value
 
 
+def matrix_keys(matrix: Any) -> list[str]:
+    """The keys a ``matrix`` table varies, nested tables flattened to dotted keys.
+
+    ``{"inputs": {"target": ["a", "b"]}, "use": ["mala", "rwm"]}`` -> ``["inputs.target", "use"]``
+    (TOML's ``matrix = { inputs.target = [...] }`` is the nested form; ``"inputs.target"`` quoted is
+    the flat one). Anything but a table gives ``[]``.
+    """
+    return list(_flatten(matrix)) if isinstance(matrix, Mapping) else []
+
+
+def _flatten(matrix: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, values in matrix.items():
+        if isinstance(values, Mapping) and values:
+            out.update(_flatten(values, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = values
+    return out
+
+
+def _check_axis(key: str, values: Any, body: Mapping[str, Any], where: str, err: Err) -> None:
+    head = key.split(".")[0]
+    if head in NOT_VARIED or key == "inputs":
+        fix = " Vary one input at a time: matrix = { inputs.ARG = [...] }." if key == "inputs" else ""
+        raise err(f"'{key}' cannot vary in a matrix.{fix}", table=where, key=f"matrix.{key}")
+    if not isinstance(values, list) or not values:
+        raise err(
+            f"matrix.{key} must be a non-empty list of values, got {values!r}.",
+            table=where,
+            key=f"matrix.{key}",
+        )
+    if _has_path(body, key):
+        raise err(
+            f"'{key}' is set both in the table and in its matrix; keep one of them.",
+            table=where,
+            key=f"matrix.{key}",
+        )
+
+
+def _shown(values: list[Any]) -> list[Any]:
+    """How an axis's values are written in names.
+
+    A component table ``{use = "mala", ...}`` is written as its ``use`` when the ``use`` names tell
+    the axis's values apart, otherwise as it is (JSON).
+    """
+    uses = [v.get("use") if isinstance(v, Mapping) else None for v in values]
+    if all(isinstance(u, str) for u in uses) and len(set(uses)) == len(uses):
+        return uses
+    return values
+
+
+def _points(matrix: Any, body: Mapping[str, Any], where: str, err: Err) -> list[tuple[dict, dict]]:
+    """``[(point, shown point)]`` of a matrix: the Cartesian product in key order."""
+    if not isinstance(matrix, dict) or not matrix:
+        raise err(
+            "matrix must be a table of lists, e.g. matrix = { step_size = [0.1, 0.3] }.",
+            table=where,
+            key="matrix",
+        )
+    axes = _flatten(matrix)
+    for key, values in axes.items():
+        _check_axis(key, values, body, where, err)
+    keys = list(axes)
+    shown = {k: _shown(axes[k]) for k in keys}
+    index = itertools.product(*(range(len(axes[k])) for k in keys))
+    points = [
+        (
+            {k: axes[k][i] for k, i in zip(keys, ix, strict=True)},
+            {k: shown[k][i] for k, i in zip(keys, ix, strict=True)},
+        )
+        for ix in index
+    ]
+    labels = [point_label(p) for _, p in points]
+    if len(set(labels)) != len(labels):
+        raise err("the matrix holds the same point twice; list each value once.", table=where, key="matrix")
+    return points
+
+
 def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> list[tuple[str, dict]]:
     where = f"{section}.{name}"
     repeat = table.get("repeat")
@@ -113,44 +204,13 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
         return [(name, table)]
     if EXPANDED_RE.match(name) or "source" in table:
         raise err("an expanded table cannot be expanded again; remove 'repeat' and 'matrix'.", table=where)
-    body = {k: v for k, v in table.items() if k not in ("repeat", "matrix")}
-    points: list[dict[str, Any]] = [{}]
-    if matrix is not None:
-        if not isinstance(matrix, dict) or not matrix:
-            raise err(
-                "matrix must be a table of lists, e.g. matrix = { step_size = [0.1, 0.3] }.",
-                table=where,
-                key="matrix",
-            )
-        for key, values in matrix.items():
-            if key in ("use", "kind", "inputs", "source", "replicate", "save", "save_thin"):
-                raise err(f"'{key}' cannot vary in a matrix.", table=where, key=f"matrix.{key}")
-            if not isinstance(values, list) or not values:
-                raise err(
-                    f"matrix.{key} must be a non-empty list of values, got {values!r}.",
-                    table=where,
-                    key=f"matrix.{key}",
-                )
-            if _has_path(body, key):
-                raise err(
-                    f"'{key}' is set both in the table and in its matrix; keep one of them.",
-                    table=where,
-                    key=f"matrix.{key}",
-                )
-        keys = list(matrix)
-        points = [
-            dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(matrix[k] for k in keys))
-        ]
-        labels = [point_label(p) for p in points]
-        if len(set(labels)) != len(labels):
-            raise err(
-                "the matrix holds the same point twice; list each value once.", table=where, key="matrix"
-            )
+    body = {k: v for k, v in table.items() if k not in EXPANSION_KEYS}
+    points = [({}, {})] if matrix is None else _points(matrix, body, where, err)
     if repeat is not None and (not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1):
         raise err(f"repeat must be an integer >= 1, got {repeat!r}.", table=where, key="repeat")
     out: list[tuple[str, dict]] = []
-    for point in points:
-        stem = f"{name}[{point_label(point)}]" if point else name
+    for point, shown in points:
+        stem = f"{name}[{point_label(shown)}]" if point else name
         copies = range(repeat) if repeat is not None else [None]
         for i in copies:
             expanded = _copy(body)
@@ -164,7 +224,12 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
 
 
 def _members(prefix: str, names: list[str]) -> list[str]:
-    return [n for n in names if n.startswith(prefix + "[")]
+    """The expansions of ``prefix``: ``x[...]`` of ``x``; of ``x[k=v]`` also ``x[k=v,...]``.
+
+    A leading part of a matrix point selects every point that begins with it.
+    """
+    heads = (prefix + "[", prefix[:-1] + ",") if prefix.endswith("]") else (prefix + "[",)
+    return [n for n in names if n.startswith(heads)]
 
 
 def _resolve_ref(

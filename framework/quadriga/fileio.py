@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from quadriga.errors import ConfigError, QuadrigaError
+from quadriga.serialization import jsonable
 
 #: the lock file of a run or sweep run directory (see :func:`lock_dir`)
 LOCK = ".lock"
@@ -187,8 +188,6 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Atomically write ``data`` as indented JSON (small tensors as lists, NaN/inf as strings)."""
-    from quadriga.artifacts import jsonable
-
     atomic_write_text(path, json.dumps(jsonable(data), indent=2, sort_keys=False) + "\n")
 
 
@@ -198,8 +197,6 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     Raises:
         ConfigError: ``path`` is a symbolic link.
     """
-    from quadriga.artifacts import jsonable
-
     refuse_symlinks(path)
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags, 0o666)

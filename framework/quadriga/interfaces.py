@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from quadriga._repr import component_repr
 from quadriga.artifacts import Estimate, Fitted, Metrics, Samples
 from quadriga.errors import ConfigError
 
@@ -82,7 +83,7 @@ class Component:
         """Give each attrs component a one-line ``repr`` (public parameters, tensors as shapes).
 
         attrs calls this once it has built a subclass. Its generated ``repr`` would print every
-        field, private tensors included; :func:`quadriga.notebook.component_repr` replaces it.
+        field, private tensors included; :func:`quadriga._repr.component_repr` replaces it.
         A ``__repr__`` the class writes itself is kept.
         """
         code = getattr(cls.__dict__.get("__repr__"), "__code__", None)
@@ -91,8 +92,6 @@ class Component:
 
 
 def _component_repr(self: object) -> str:
-    from quadriga.notebook import component_repr
-
     return component_repr(self)
 
 

@@ -5,8 +5,10 @@ A pipeline has one ``[pipeline]`` table (``name``, ``seed``, ``description``),
 tables, each with ``use`` (a registered name), optional ``kind`` (to pick between
 an estimator and an evaluator of the same name), ``inputs`` (stages only:
 ``{argument = "node"}`` or ``{argument = ["node", ...]}``) and the component's
-parameters. :func:`load_pipeline` parses, applies ``--set`` overrides, builds every
-component and checks names, parameters, types, inputs and cycles, raising a
+parameters (the reserved keys are :data:`quadriga.pipeline_schema.RESERVED`, structured by the
+component converter). :func:`load_pipeline` parses, applies ``--set`` overrides, expands
+``repeat``/``matrix``, builds every component and checks names, parameters, types, inputs and
+cycles, raising a
 :class:`~quadriga.errors.ConfigError` that names the file, table and key.
 A pipeline file can only name registered components: nothing in it is imported
 or evaluated.
@@ -14,7 +16,6 @@ or evaluated.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,23 +24,27 @@ import attrs
 
 from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
-from quadriga.expansion import EXPANDED_RE, expand_sections
-from quadriga.interfaces import INTERFACES, TASK_KINDS, Component, interface_of
+from quadriga.expansion import EXPANDED_RE, expand_sections, matrix_keys
+from quadriga.interfaces import Component, interface_of
 from quadriga.pipeline_checks import check_inputs, topological_order
+from quadriga.pipeline_schema import (
+    DEVICE_RE,
+    NAME_RE,
+    PipelineMeta,
+    StageTable,
+    TaskTable,
+    split_table,
+    structure,
+)
+from quadriga.pipeline_source import ORIGIN, apply_overrides, parse_override, read_source
 from quadriga.pipeline_source import TOP as _TOP
-from quadriga.pipeline_source import apply_overrides, parse_override, read_source
 from quadriga.seeding import derive_seed
 
 if TYPE_CHECKING:
     from quadriga.interfaces import Component
     from quadriga.registry import Registry
 
-__all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
-
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
-_RESERVED = {"use", "kind", "inputs", "source", "replicate", "device", "save", "save_thin"}
-_META = ("name", "seed", "description", "device")
-DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
+__all__ = ["DEVICE_RE", "NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
 
 @attrs.define(eq=False)
@@ -126,6 +131,8 @@ class Pipeline:
         stages: stage nodes in execution order (a topological order, file order among ties).
         device: from ``[pipeline] device`` (``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``);
             a stage's own ``device`` overrides it.
+        notes: what loading changed that the user did not write, one sentence each (a component
+            swapped by ``--set stage.NAME.use=...`` and the parameters it dropped); shown before a run.
     """
 
     name: str
@@ -135,6 +142,7 @@ class Pipeline:
     tasks: dict[str, Node]
     stages: dict[str, Node]
     device: str = "cpu"
+    notes: list[str] = attrs.field(factory=list)
 
     def device_of(self, node: Node) -> str:
         """The device of a node's generator: its own ``device`` or the pipeline's."""
@@ -192,6 +200,37 @@ class Pipeline:
         return rows
 
 
+class _Blame:
+    """Builds the :class:`ConfigError` of a pipeline: the file (or the command line) and the table at fault.
+
+    An error in an expanded table names its source table and the expansion; a key a ``matrix``
+    varies is shown as ``matrix.KEY``; a key set by ``--set``/``--grid`` names the command line.
+    """
+
+    def __init__(self, file: str, touched: set[tuple[str, str]]) -> None:
+        self.file, self.touched = file, touched
+        self.origin: dict[str, tuple[str, str]] = {}  # "stage.x[a=1]" -> ("stage.x", "x[a=1]")
+        self.varied: dict[str, list[str]] = {}  # "stage.x" -> the matrix keys ("a", "inputs.target")
+
+    def __call__(self, msg: str, table: str | None = None, key: str | None = None) -> ConfigError:
+        if table in self.origin:  # an expanded table: name its source (and the matrix key it varies)
+            table, name = self.origin[table]
+            msg = f"{msg} (in its expansion '{name}')"
+            if key is not None and any(
+                key == v or key.startswith(v + ".") for v in self.varied.get(table, ())
+            ):
+                key = f"matrix.{key}"
+        shown = ORIGIN if table and (table, key) in self.touched else self.file
+        return ConfigError(msg, file=shown, table=table, key=key)
+
+    def expanded(self, sections: dict[str, dict[str, Any]]) -> None:
+        """Remember where each expanded table came from (its ``source``)."""
+        for section, tables in sections.items():
+            for name, table in tables.items():
+                if isinstance(table.get("source"), str):
+                    self.origin[f"{section}.{name}"] = (f"{section}.{table['source']}", name)
+
+
 def load_pipeline(
     source: str | Path | Mapping[str, Any],
     registry: Registry,
@@ -199,12 +238,13 @@ def load_pipeline(
     overrides: Iterable[str] = (),
     seed: int | None = None,
 ) -> Pipeline:
-    """Read, override, build and check a pipeline.
+    """Read, override, build and check a pipeline: read -> structure -> expand -> build -> check.
 
     Args:
         source: a path to a TOML file, a registered pipeline name, or a dict.
         registry: the :class:`~quadriga.registry.Registry`.
-        overrides: ``--set`` strings.
+        overrides: ``--set`` strings (``stage.NAME.use=OTHER`` swaps the component and drops the
+            parameters it does not take, with a note in :attr:`Pipeline.notes`).
         seed: replaces ``[pipeline] seed`` when given.
 
     Returns:
@@ -214,20 +254,29 @@ def load_pipeline(
         ConfigError: anything wrong, naming the file, table and key.
     """
     data, file = read_source(source, registry)
-    touched = apply_overrides(data, overrides, registry)
+    notes: list[str] = []
+    err = _Blame(file, apply_overrides(data, overrides, registry, notes=notes))
+    meta = _read_meta(data, file, seed, err)
+    sections = _read_sections(data, err)
+    tasks = {n: _build_node(registry, TaskTable, n, t, file, err) for n, t in sections["task"].items()}
+    stages = {n: _build_node(registry, StageTable, n, t, file, err) for n, t in sections["stage"].items()}
+    order = topological_order(stages, err)
+    for node in stages.values():
+        check_inputs(node, {**tasks, **stages}, err)
+    return Pipeline(
+        meta.name,
+        meta.seed,
+        meta.description,
+        file,
+        tasks,
+        {n: stages[n] for n in order},
+        device=meta.device,
+        notes=notes,
+    )
 
-    origin: dict[str, tuple[str, str]] = {}
-    varied: dict[str, set[str]] = {}
 
-    def err(msg: str, table: str | None = None, key: str | None = None) -> ConfigError:
-        if table in origin:  # an expanded table: name its source (and the matrix key it varies)
-            table, name = origin[table]
-            msg = f"{msg} (in its expansion '{name}')"
-            if key in varied.get(table, ()):
-                key = f"matrix.{key}"
-        shown = "command line (--set/--grid)" if table and (table, key) in touched else file
-        return ConfigError(msg, file=shown, table=table, key=key)
-
+def _read_meta(data: dict[str, Any], file: str, seed: int | None, err: _Blame) -> PipelineMeta:
+    """The ``[pipeline]`` table, structured (the name defaults to the file's stem)."""
     for top in data:
         if top not in _TOP:
             raise err(
@@ -235,177 +284,77 @@ def load_pipeline(
                 "[task.NAME] and [stage.NAME] tables.",
                 table=top,
             )
-    meta = data.get("pipeline", {})
-    if not isinstance(meta, dict):
-        raise err("'pipeline' must be a table.", table="pipeline")
-    for key in meta:
-        if key not in _META:
-            raise err(
-                f"unknown key.{suggest(key, _META)} [pipeline] takes name, seed, description and device.",
-                table="pipeline",
-                key=key,
-            )
-    device = meta.get("device", "cpu")
-    if not isinstance(device, str) or not DEVICE_RE.match(device):
-        raise err(
-            f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.',
-            table="pipeline",
-            key="device",
-        )
-    name = meta.get("name", Path(file).stem if file.endswith(".toml") else "pipeline")
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise err(
-            "the name must start with a letter and use only letters, digits, '.', '_' and '-' "
-            "(it becomes a directory name).",
-            table="pipeline",
-            key="name",
-        )
-    root_seed = meta.get("seed", 0) if seed is None else seed
-    if not isinstance(root_seed, int) or isinstance(root_seed, bool):
-        raise err(f"the seed must be an integer, got {root_seed!r}.", table="pipeline", key="seed")
-    description = meta.get("description", "")
+    table = dict(data.get("pipeline", {}))
+    table.setdefault("name", Path(file).stem if file.endswith(".toml") else "pipeline")
+    if seed is not None:
+        table["seed"] = seed
+    try:
+        return structure(table, PipelineMeta, "pipeline")
+    except ConfigError as exc:
+        raise err(exc.reason, table="pipeline", key=exc.key) from None
 
-    sections: dict[str, dict[str, Any]] = {}
-    for section in ("task", "stage"):
-        tables = data.get(section, {})
-        if not isinstance(tables, dict):
-            raise err(f"'{section}' must hold tables such as [{section}.NAME].", table=section)
-        sections[section] = tables
+
+def _read_sections(data: dict[str, Any], err: _Blame) -> dict[str, dict[str, Any]]:
+    """The task and stage tables, names checked, expanded (``repeat``, ``matrix``, ``name[*]``)."""
+    sections = {section: data.get(section, {}) for section in ("task", "stage")}
     if not sections["stage"]:
         raise err("the pipeline has no [stage.NAME] table; add at least one stage.")
     for section, tables in sections.items():
         for node_name, table in tables.items():
-            where = f"{section}.{node_name}"
-            expanded = isinstance(table, dict) and "source" in table and EXPANDED_RE.match(node_name)
-            if not NAME_RE.match(node_name) and not expanded:
+            if not NAME_RE.match(node_name) and not ("source" in table and EXPANDED_RE.match(node_name)):
                 raise err(
                     "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
-                    table=where,
+                    table=f"{section}.{node_name}",
                 )
-            if not isinstance(table, dict):
-                raise err("must be a table with 'use = \"name\"'.", table=where)
-            if section == "task" and "inputs" in table:
-                raise err("tasks take no inputs; move this table to [stage.NAME].", table=where, key="inputs")
-    varied = {
-        f"{section}.{n}": set(t["matrix"])
-        for section, tables in sections.items()
-        for n, t in tables.items()
-        if isinstance(t.get("matrix"), dict)
-    }
+            err.varied[f"{section}.{node_name}"] = matrix_keys(table.get("matrix"))
     sections = expand_sections(sections, err)
+    err.expanded(sections)
     seen: dict[str, str] = {}
     for section, tables in sections.items():
-        for node_name, table in tables.items():
+        for node_name in tables:
             where = f"{section}.{node_name}"
-            if "source" in table:
-                origin[where] = (f"{section}.{table['source']}", node_name)
-            _check_reserved(table, where, err)
             if node_name in seen:
                 raise err(
                     f"'{node_name}' is both [{seen[node_name]}] and [{where}]; names must be unique.",
                     table=where,
                 )
             seen[node_name] = where
-            if "use" not in table:
-                raise err(
-                    "missing 'use' (the registered component to build, e.g. use = \"mala\").",
-                    table=where,
-                    key="use",
-                )
-
-    tasks = {n: _build_node(registry, "task", n, t, file, err) for n, t in sections["task"].items()}
-    stages_unordered = {
-        n: _build_node(registry, "stage", n, t, file, err) for n, t in sections["stage"].items()
-    }
-    nodes = {**tasks, **stages_unordered}
-    order = topological_order(stages_unordered, err)
-    for node in stages_unordered.values():
-        check_inputs(node, nodes, err)
-    return Pipeline(
-        name, root_seed, description, file, tasks, {n: stages_unordered[n] for n in order}, device=device
-    )
+    return sections
 
 
 def _build_node(
-    registry: Registry, section: str, name: str, table: dict[str, Any], file: str, err: Any
+    registry: Registry, schema: type[TaskTable], name: str, table: dict[str, Any], file: str, err: _Blame
 ) -> Node:
-    where = f"{section}.{name}"
-    params = {k: v for k, v in table.items() if k not in _RESERVED}
-    kind = table.get("kind")
-    allowed = tuple(TASK_KINDS) if section == "task" else tuple(INTERFACES)
-    if kind is not None and kind not in allowed:
-        raise err(
-            f"kind '{kind}' is not allowed in [{section}.*]; use one of {', '.join(allowed)}."
-            f"{suggest(str(kind), allowed)}",
-            table=where,
-            key="kind",
-        )
-    kinds = (kind,) if kind else allowed
+    """Structure a table's reserved keys into ``schema``, build its component, make the :class:`Node`."""
+    where = f"{schema.section}.{name}"
+    reserved, params = split_table(table, schema)
     try:
-        built = build(registry, table["use"], params, kinds=kinds, file=file, table=where)
+        spec: TaskTable = structure(reserved, schema, where)
+        kinds = (spec.kind,) if spec.kind else schema.kinds
+        built = build(registry, spec.use, params, kinds=kinds, file=file, table=where)
     except ConfigError as exc:
         raise err(exc.reason, table=where, key=exc.key) from None
     except QuadrigaError as exc:
         raise err(str(exc), table=where, key="use") from None
-    inputs = table.get("inputs", {})
-    if section == "task" and ("save" in table or "save_thin" in table):
-        key = "save" if "save" in table else "save_thin"
-        raise err(f"tasks are not saved; '{key}' belongs in a [stage.NAME] table.", table=where, key=key)
-    save, thin = table.get("save", True), table.get("save_thin", 1)
-    if not isinstance(save, bool):
-        raise err(f"save must be true or false, got {save!r}.", table=where, key="save")
-    if not isinstance(thin, int) or isinstance(thin, bool) or thin < 1:
-        raise err(
-            f"save_thin must be an integer >= 1 (keep every N-th draw on disk), got {thin!r}.",
-            table=where,
-            key="save_thin",
-        )
-    if thin != 1 and section == "stage" and built.spec.kind != "sampler":
+    stage = spec if isinstance(spec, StageTable) else StageTable(use=spec.use)
+    if stage.save_thin != 1 and built.spec.kind != "sampler":
         raise err(
             f"save_thin applies to the Samples of a sampler, not to a {built.spec.kind}; remove it "
             "(save = false keeps this stage's output off disk).",
             table=where,
             key="save_thin",
         )
-    if section == "stage":
-        if not isinstance(inputs, dict):
-            raise err('inputs must be a table, e.g. inputs = { target = "gmm" }.', table=where, key="inputs")
-        for arg, ref in inputs.items():
-            ok = isinstance(ref, str) or (
-                isinstance(ref, list) and ref and all(isinstance(r, str) for r in ref)
-            )
-            if not ok:
-                raise err(
-                    f"input '{arg}' must name a task or stage, or a list of them; got {ref!r}.",
-                    table=where,
-                    key=f"inputs.{arg}",
-                )
     return Node(
         name,
-        section,
-        table["use"],
+        schema.section,
+        spec.use,
         built.spec.kind,
         built.component,
-        dict(inputs),
+        dict(stage.inputs),
         built.config,
-        source=table.get("source", name),
-        replicate=table.get("replicate"),
-        device=table.get("device"),
-        save=save,
-        save_thin=thin,
+        source=spec.source or name,
+        replicate=spec.replicate,
+        device=spec.device,
+        save=stage.save,
+        save_thin=stage.save_thin,
     )
-
-
-def _check_reserved(table: dict[str, Any], where: str, err: Any) -> None:
-    source, replicate = table.get("source", "x"), table.get("replicate")
-    if not isinstance(source, str) or not NAME_RE.match(source):
-        raise err(
-            f"'source' must name the table this one was expanded from, got {source!r}.", where, "source"
-        )
-    device = table.get("device")
-    if device is not None and (not isinstance(device, str) or not DEVICE_RE.match(device)):
-        raise err(f'device must be "cpu", "cuda", "cuda:N" or "mps", got {device!r}.', where, "device")
-    if replicate is not None and (
-        not isinstance(replicate, int) or isinstance(replicate, bool) or replicate < 0
-    ):
-        raise err(f"'replicate' must be an integer >= 0, got {replicate!r}.", where, "replicate")

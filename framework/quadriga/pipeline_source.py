@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -25,6 +26,8 @@ __all__ = [
     "parse_override",
     "read_source",
 ]
+
+_log = logging.getLogger(__name__)
 
 TOP = ("pipeline", "task", "stage")
 #: how ``--set`` and ``--grid`` values are named in error messages
@@ -86,15 +89,15 @@ def check_values(value: Any, file: str, path: list[str] | None = None, depth: in
             check_values(v, file, sub, depth + 1)
 
 
-def _check_structure(data: dict[str, Any], file: str) -> None:
+def _check_structure(data: dict[str, Any], file: str, *, need_pipeline: bool = True) -> None:
     """The top-level shape: a ``[pipeline]`` table with a string description, tables of tables."""
-    if "pipeline" not in data:
+    if need_pipeline and "pipeline" not in data:
         raise ConfigError(
             'there is no [pipeline] table. Start the file with [pipeline] and name = "..." '
             "(see `quadriga run --help` for an example).",
             file=file,
         )
-    meta = data["pipeline"]
+    meta = data.get("pipeline", {})
     if not isinstance(meta, dict):
         raise ConfigError(
             f"'pipeline' must be a table ([pipeline] with name, seed, ...), got {meta!r}.",
@@ -144,6 +147,7 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
     if isinstance(source, Mapping):
         data = _copy(source)
         check_values(data, "<dict>")
+        _check_structure(data, "<dict>", need_pipeline=False)
         return data, "<dict>"
     text: str
     path = Path(source)
@@ -294,14 +298,61 @@ def _default_component(
     return {}, None
 
 
+def _swap(registry: Any, table: dict[str, Any], where: str, old: Any, notes: list[str]) -> None:
+    """After ``--set TABLE.use=NEW``: drop the parameters ``NEW`` does not take, and say so in ``notes``.
+
+    Nothing is dropped when ``NEW`` is not a registered component (building the table then says so).
+    """
+    import attrs
+
+    from quadriga.pipeline_schema import RESERVED
+
+    new = table["use"]
+    if registry is None or new == old or not isinstance(new, str):
+        return
+    try:
+        kind = table.get("kind")
+        cls = registry.load_class(registry.get(new, kinds=(kind,) if kind else None))
+        takes = {f.name for f in attrs.fields(cls) if f.init}
+    except Exception:  # an unknown component is reported when the pipeline is built
+        return
+    dropped = [k for k in table if k not in RESERVED and k not in takes]
+    for key in dropped:
+        del table[key]
+    note = f"--set {where}.use={new}: [{where}] uses '{new}' instead of '{old}'"
+    if dropped:
+        note += f"; dropped {', '.join(dropped)}, which '{new}' does not take"
+    notes.append(note + ".")
+    _log.info(notes[-1])
+
+
+def _child(node: dict[str, Any], part: str, cls: Any, registry: Any) -> tuple[Any, Any]:
+    """What ``--set`` descends into under ``part``: ``(table or the value found there, its class)``.
+
+    An absent table is created (``inputs``: empty; a parameter: its default component's table when
+    ``registry`` finds one); a component given by name becomes ``{"use": name}``.
+    """
+    current = node.get(part)
+    if current is None:
+        node[part], cls = ({}, None) if part == "inputs" else _default_component(registry, node, cls, part)
+    elif isinstance(current, str) and part != "inputs":
+        node[part], cls = {"use": current}, None  # a nested component given by name
+    else:
+        cls = None
+    return node[part], cls
+
+
 def apply_overrides(
-    data: dict[str, Any], overrides: Iterable[str], registry: Any = None
+    data: dict[str, Any], overrides: Iterable[str], registry: Any = None, *, notes: list[str] | None = None
 ) -> set[tuple[str, str]]:
     """Apply ``--set`` strings to the raw tables in place; return the ``(table, key)`` pairs touched.
 
     ``stage.NAME.KEY=VALUE`` sets a parameter; ``stage.NAME.P.KEY=VALUE`` sets ``KEY`` of the nested
     component ``P`` (its default component when the table does not name one, given ``registry``);
-    ``pipeline.KEY=VALUE`` sets ``[pipeline] KEY``. Every error is attributed to :data:`ORIGIN`.
+    ``pipeline.KEY=VALUE`` sets ``[pipeline] KEY``. ``stage.NAME.use=OTHER`` swaps the component:
+    given ``registry``, the table's parameters that ``OTHER`` does not take are dropped and a
+    sentence saying so is appended to ``notes`` (and logged). Every error is attributed to
+    :data:`ORIGIN`.
 
     Raises:
         ConfigError: a key outside ``pipeline.``/``task.``/``stage.``, a table that does not exist,
@@ -341,24 +392,19 @@ def apply_overrides(
             raise ConfigError(f"[{where}] is {node!r}, not a table.", file=ORIGIN, table=where)
         cls: Any = None
         for i, part in enumerate(keys[:-1]):
-            current = node.get(part)
-            if isinstance(current, str) and part != "inputs":
-                node[part] = {"use": current}  # a nested component given by name
-                cls = None
-            elif current is None and part != "inputs":
-                node[part], cls = _default_component(registry, node, cls, part)
-            elif not isinstance(current, dict):
+            node, cls = _child(node, part, cls, registry)
+            if not isinstance(node, dict):
                 raise ConfigError(
-                    f"'{'.'.join(keys[: i + 1])}' is {current!r}, a value and not a table, so "
+                    f"'{'.'.join(keys[: i + 1])}' is {node!r}, a value and not a table, so "
                     f"--set {'.'.join(path)} cannot set a key inside it.",
                     file=ORIGIN,
                     table=where,
                     key=".".join(keys[: i + 1]),
                 )
-            else:
-                cls = None
-            node = node[part]
+        old = node.get(keys[-1])
         node[keys[-1]] = value
+        if keys == ["use"]:
+            _swap(registry, node, where, old, notes if notes is not None else [])
         touched.add((where, keys[0]))
         if keys[0] == "inputs" and len(keys) > 1:
             touched.add((where, ".".join(keys[:2])))

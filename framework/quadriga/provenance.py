@@ -38,11 +38,11 @@ def environment() -> dict[str, str]:
 
     Reading every distribution's metadata takes most of a small run's CPU time (about 0.15 s for
     200 distributions), so the answer is kept for this process while the installed distributions
-    are unchanged: the key is :func:`quadriga.registry_cache.fingerprint` (every ``*.dist-info``
+    are unchanged: the key is :func:`quadriga.registry.cache.fingerprint` (every ``*.dist-info``
     / ``*.egg-info`` name on ``sys.path``, its modification time and that of its entry points),
     the same key that keeps the registry cache honest through install, uninstall and upgrade.
     """
-    from quadriga.registry_cache import fingerprint
+    from quadriga.registry.cache import fingerprint
 
     key = fingerprint(set())
     found = _ENVIRONMENT.get(key)

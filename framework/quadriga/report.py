@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -78,12 +77,12 @@ def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     return {"title": title, "columns": list(columns), "rows": cells, "numeric": numeric}
 
 
-def _metrics_table(stage: str, res: Mapping[str, Any]) -> dict[str, Any]:
+def _metrics_table(stage: str, component: str, values: Mapping[str, float]) -> dict[str, Any]:
     from quadriga.cli.output import pivot
 
-    subjects, metrics, cells = pivot(res.get("values", {}))
+    subjects, metrics, cells = pivot(values)
     return _table(
-        f"{stage} ({res.get('component', 'evaluator')})",
+        f"{stage} ({component})",
         ["subject", *metrics],
         [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects],
     )
@@ -98,12 +97,14 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
     Raises:
         ConfigError: ``run_dir`` has no ``results.json``; ``results.json``, ``status.json`` or
             ``manifest.json`` is not JSON or not what a run writes
-            (:func:`quadriga.notebook.read_run_file`, naming the file).
+            (:func:`quadriga.rundir.loaded.read_run_file`, naming the file).
     """
-    from quadriga.notebook import read_run_file
+    from quadriga.artifacts import artifact_class
+    from quadriga.rundir import RunDir
+    from quadriga.rundir.loaded import is_run, read_run_file
 
     run_dir = Path(run_dir)
-    if not (run_dir / "results.json").is_file():
+    if not is_run(run_dir):
         raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).", key="report")
     results = read_run_file(run_dir, "results.json", key="report")
     manifest = read_run_file(run_dir, "manifest.json", key="report")
@@ -114,35 +115,16 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
     tables = []
     figures = []
     for stage, res in stages.items():
-        kind = res.get("type")
-        if kind == "Samples":
-            acc = _mapping(res.get("info")).get("acceptance_rate")
-            detail = f"{res.get('num_samples')} x {res.get('dim')} samples"
-            overview.append([stage, res.get("component", ""), detail, _fmt(acc), _fmt(seconds.get(stage))])
-        elif kind == "Estimate":
-            err = res.get("stderr")
-            detail = _fmt(res.get("value")) + (f" ± {_fmt(err)}" if err is not None else "")
-            overview.append([stage, res.get("component", ""), detail, "-", _fmt(seconds.get(stage))])
-        elif kind == "Fitted":
-            final = ", ".join(f"{k} = {_fmt(v)}" for k, v in _mapping(res.get("final")).items())
-            overview.append(
-                [stage, res.get("component", ""), final or "fitted", "-", _fmt(seconds.get(stage))]
-            )
-        elif kind == "Metrics":
-            overview.append(
-                [stage, res.get("component", ""), "metrics (table below)", "-", _fmt(seconds.get(stage))]
-            )
-            if _mapping(res.get("values")):
-                tables.append(_metrics_table(stage, res))
+        cls = artifact_class(res)
+        overview.append([stage, res.get("component", ""), cls.headline(res), _fmt(seconds.get(stage))])
+        if cls.keyed_by_subject and cls.scalars(res):
+            tables.append(_metrics_table(stage, res.get("component", "evaluator"), cls.scalars(res)))
         for name in _names(res.get("figures")):
             path = run_dir / name
             if path.is_file():
                 figures.append(_figure(path, f"stage {stage} ({res.get('component', '')})"))
     if overview:
-        tables.insert(
-            0, _table("stages", ["stage", "component", "result", "acceptance", "seconds"], overview)
-        )
-    pipeline_toml = run_dir / "pipeline.toml"
+        tables.insert(0, _table("stages", ["stage", "component", "result", "seconds"], overview))
     return {
         "kind": "run",
         "title": f"run of {results.get('pipeline')}",
@@ -156,7 +138,7 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         ],
         "tables": tables,
         "figures": figures,
-        "pipeline": pipeline_toml.read_text(encoding="utf-8") if pipeline_toml.is_file() else "",
+        "pipeline": RunDir(run_dir).read_pipeline_text(),
         "manifest": json.dumps(manifest, indent=2),
         "settings": "",
     }
@@ -227,10 +209,7 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
         ``differences`` says which entries differ between the runs (only the swept keys and
         per-run entries such as the seed and start time should).
     """
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
+    from quadriga.rundir import RunDir
 
     ids = [r.get("run_id") for r in runs if isinstance(r, Mapping) and r.get("run_id")]
     ids = ids or [r.get("run_id") for r in sweep.get("runs", []) if isinstance(r, Mapping)]
@@ -239,16 +218,16 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
     manifests: dict[str, Any] = {}
     texts: dict[str, str] = {}
     for d in run_dirs:
-        toml_path = d / "pipeline.toml"
-        if toml_path.is_file():
-            texts[d.name] = toml_path.read_text(encoding="utf-8")
+        rd = RunDir(d)
+        if rd.saved_pipeline() is not None:
+            texts[d.name] = rd.read_pipeline_text()
             try:
-                pipelines[d.name] = tomllib.loads(texts[d.name])
-            except tomllib.TOMLDecodeError:
+                pipelines[d.name] = rd.read_pipeline()
+            except ConfigError:
                 pipelines[d.name] = {"unreadable": texts[d.name]}
-        manifest = _read_json(d / "manifest.json")
-        if isinstance(manifest, dict):
-            manifests[d.name] = manifest
+        recorded = rd.read_manifest()
+        if recorded:
+            manifests[d.name] = recorded
     grid = sweep.get("grid", {}) or {}
     head = [
         f"# sweep of {sweep.get('source')}: {len(run_dirs)} runs",
@@ -562,13 +541,15 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
         ConfigError: a path is neither a run nor a sweep directory (a folder of runs names the fix),
             or a verify directory has no ``report.json``; nothing at all to report.
     """
+    from quadriga.rundir.loaded import is_run
+
     sections = []
     for d in map(Path, dirs):
         if (d / "sweep.json").is_file():
             sections.append(collect_sweep(d))
-        elif (d / "results.json").is_file():
+        elif is_run(d):
             sections.append(collect_run(d))
-        elif d.is_dir() and any((c / "results.json").is_file() for c in d.iterdir()):
+        elif d.is_dir() and any(is_run(c) for c in d.iterdir()):
             raise ConfigError(
                 f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga report {d}/*`.",
                 key="report",

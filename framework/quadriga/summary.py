@@ -4,10 +4,10 @@ The tidy table has one row per run x stage x metric, with the swept parameters, 
 and ``config`` (a digest of the run's resolved configuration without its root seed) as
 columns. The summary groups rows by settings (swept parameters, stage, metric) and gives
 the mean over seeds, its standard error and a 95% interval with its method and ``n``
-(BCa bootstrap of the mean through :func:`quadriga.stats.bootstrap_ci`, 2000 resamples,
-fixed seed, so it is reproducible). Runs given one by one (``quadriga compare runs/a/*``)
-are grouped by ``config``: runs that differ only in the seed are one source with
-``n`` = the number of runs.
+(Student t interval of the mean through :func:`quadriga.stats.interval`, calibrated at the
+few seeds a sweep has, where a BCa bootstrap undercovers: docs/concepts/intervals.md). Runs
+given one by one (``quadriga compare runs/a/*``) are grouped by ``config``: runs that differ
+only in the seed are one source with ``n`` = the number of runs.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ __all__ = [
     "config_digest",
     "constant_zero",
     "load_rows",
+    "metric_label",
     "rows_from_run",
     "write_outputs",
 ]
@@ -39,18 +40,15 @@ def config_digest(run_dir: Path) -> str | None:
 
     Two runs with the same digest differ at most in their seed (and description).
     """
-    import sys
+    from quadriga.errors import ConfigError
+    from quadriga.rundir import RunDir
 
-    path = Path(run_dir) / "pipeline.toml"
-    if not path.is_file():
+    rd = RunDir(Path(run_dir))
+    if rd.saved_pipeline() is None:
         return None
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = rd.read_pipeline()
+    except (OSError, ConfigError):
         return None
     head = dict(data.get("pipeline", {}))
     head.pop("seed", None)
@@ -81,44 +79,46 @@ def constant_zero(summary: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
     return {k for k, v in zero.items() if v}
 
 
-def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
-    """Tidy rows from one run's ``results.json``: Metrics values, scalar Estimates, diagnostics.
+def _sweep_row(kind: str, metric: str) -> bool:
+    """Which numbers a sweep's table keeps: every evaluator value and estimate, a sampler's diagnostics."""
+    if kind == "Samples":
+        return metric in SAMPLER_DIAGNOSTICS
+    return kind in ("Metrics", "Estimate")
 
-    The diagnostics are the :data:`SAMPLER_DIAGNOSTICS` of each Samples stage's ``info``
-    (``acceptance_rate``, ...), one row each with that stage's name.
+
+def rows_from_run(run_dir: Path, base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Tidy rows from one run's ``results.json``, in the schema of :mod:`quadriga.rundir.tidy`.
+
+    Kept: every evaluator value, every scalar estimate (``estimate``, ``estimate_stderr``) and
+    the :data:`SAMPLER_DIAGNOSTICS` of each Samples stage (``acceptance_rate``, ...); each row has
+    ``stage, component, type, subject, metric, value`` (an evaluator's ``"mala/tv"`` is subject
+    ``mala``, metric ``tv``; other numbers have the stage as subject).
 
     Each row is tagged with ``base``, the run's ``pipeline`` name and its ``config`` digest
     (:func:`config_digest`).
+
+    Raises:
+        ConfigError: a damaged ``results.json`` (naming it).
     """
-    path = Path(run_dir) / "results.json"
-    if not path.is_file():
+    from quadriga.rundir.loaded import is_run, read_run_file
+    from quadriga.rundir.tidy import tidy_rows
+
+    if not is_run(run_dir):
         return []
-    results = json.loads(path.read_text())
+    results = read_run_file(Path(run_dir), "results.json", key="path")
     base = {"pipeline": results.get("pipeline"), "config": config_digest(run_dir), **base}
-    rows = []
-    for stage, res in results.get("stages", {}).items():
-        items: list[tuple[str, Any]] = []
-        if res.get("type") == "Metrics":
-            items = list(res.get("values", {}).items())
-        elif res.get("type") == "Samples":
-            info = res.get("info", {})
-            items = [(k, info[k]) for k in SAMPLER_DIAGNOSTICS if k in info]
-        elif res.get("type") == "Estimate" and isinstance(res.get("value"), (int, float)):
-            items = [("estimate", res["value"])]
-            if isinstance(res.get("stderr"), (int, float)):
-                items.append(("estimate_stderr", res["stderr"]))
-        for metric, value in items:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append(
-                    {
-                        **base,
-                        "stage": stage,
-                        "component": res.get("component"),
-                        "metric": metric,
-                        "value": float(value),
-                    }
-                )
-    return rows
+    return tidy_rows(results, base, keep=_sweep_row)
+
+
+def metric_label(row: Mapping[str, Any]) -> str:
+    """A row's metric as the sweep summary names it: ``"<subject>/<metric>"`` or ``"<metric>"``.
+
+    The subject is left out when it is the row's own stage (and a row without one keeps its metric).
+    """
+    subject = row.get("subject")
+    if subject is None or subject == row.get("stage"):
+        return str(row["metric"])
+    return f"{subject}/{row['metric']}"
 
 
 def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -147,21 +147,23 @@ def bootstrap_ci(
         ``(low, high)``; both equal the value when ``n == 1`` or the values are equal.
         Source: Efron & Tibshirani 1993, ch. 14.
     """
-    ci = _interval(values, level=level, resamples=resamples, seed=seed)
+    from quadriga.stats import bootstrap_ci as stats_ci
+
+    ci = stats_ci(list(values), "mean", method="BCa", level=level, resamples=resamples, rng=seed)
     return ci.low, ci.high
 
 
-def _interval(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0) -> Any:
-    from quadriga.stats import Interval
-    from quadriga.stats import bootstrap_ci as stats_ci
+def _interval(values: Sequence[float], *, level: float = 0.95) -> Any:
+    """The summary's interval of the mean: :func:`quadriga.stats.interval` (Student t)."""
+    from quadriga.stats import Interval, interval
 
     if len(values) == 0:
         return Interval(math.nan, math.nan, math.nan, level, "none (n=0)", 0)
-    return stats_ci(list(values), "mean", method="BCa", level=level, resamples=resamples, rng=seed)
+    return interval(list(values), "mean", level=level)
 
 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
-    """Group rows by ``keys`` + stage + metric.
+    """Group rows by ``keys`` + stage + metric (:func:`metric_label`: subject and metric).
 
     Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``.
 
@@ -180,7 +182,7 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             )
             for k in keys
         ]
-        key = (*labels, row["stage"], row["metric"])
+        key = (*labels, row["stage"], metric_label(row))
         groups.setdefault(key, []).append(row["value"])
         sources.setdefault(key, set()).add(row.get("source", row.get("run_id")))
     out = []
@@ -274,7 +276,7 @@ def plot_summary(
     """One panel per metric: the metric against the first swept parameter, one line per subject.
 
     The line is the mean over seeds and the band its 95% interval (the summary's ``ci_method``,
-    BCa bootstrap); the figure's title says so and gives ``n``. A point with ``n < 2`` has no band.
+    a Student t interval); the figure's title says so and gives ``n``. A point with ``n < 2`` has no band.
     Ticks are the swept values (a log axis when they span a factor of 10 or more). Bars with
     interval whiskers when nothing numeric was swept. At most ``max_panels`` metrics are drawn;
     the title says how many were left out (all are in ``summary.csv``).
@@ -375,8 +377,10 @@ def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         runs_file = path / "runs.json"
         runs = json.loads(runs_file.read_text()) if runs_file.is_file() else []
         return collect_rows(path / "runs", runs), list(sweep.get("grid", {}))
-    if (path / "results.json").is_file():
-        results = json.loads((path / "results.json").read_text())
+    from quadriga.rundir.loaded import is_run, read_run_file
+
+    if is_run(path):
+        results = read_run_file(path, "results.json", key="path")
         return rows_from_run(path, {"run_id": path.name, "seed": results.get("seed")}), []
     raise FileNotFoundError(
         f"'{path}' is neither a sweep directory (sweep.json) nor a run directory (results.json)"

@@ -17,7 +17,7 @@ from quadriga.claims.run import markdown_table, shared_runs
 from quadriga.claims.verdict import _fmt, comparison_cells, evaluate_claim
 from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
 
-__all__ = ["SMOKE_NOTE", "claim_facts", "claim_lines", "comparison_note", "select_claims", "verify"]
+__all__ = ["SMOKE_NOTE", "comparison_note", "select_claims", "verify"]
 
 #: what a smoke-scale record is: the first line of its report, and the HTML page's note
 SMOKE_NOTE = "Smoke scale: numbers only, not verdicts (no verdict, p-value or MDE at this scale)"
@@ -70,117 +70,6 @@ def _catalogue_hint(registry: Any, what: str) -> str:
     if entry is None or not entry.names.get("claim"):
         return ""
     return f" {what} is not installed; install it from a clone of the repository: {entry.install}"
-
-
-def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
-    """What ``quadriga info CLAIM`` shows: the effect, arms, replicates per scale and the last verdict.
-
-    Args:
-        registry: the :class:`~quadriga.registry.Registry` (the claim's module is imported).
-        spec: the claim's registry entry (``registry.claims()``).
-
-    Returns:
-        ``{name, distribution, summary, paper, effect: {quantity, statistic, relation, value,
-        tolerance, claimed, level, method, resamples, computed_by_experiment} | None, arms,
-        pipeline, replicates: {scale: n}, last_verdict: {status, estimate, low, high, n, method,
-        comparisons, date, version} | None,
-        problem}``; ``effect`` is ``None`` for a legacy claim function, ``problem`` the error
-        when the claim could not be loaded.
-    """
-    facts: dict[str, Any] = {
-        "name": spec.name,
-        "distribution": spec.distribution,
-        "summary": spec.summary,
-        "paper": spec.paper,
-        "effect": None,
-        "arms": [],
-        "pipeline": None,
-        "replicates": {},
-        "last_verdict": _record.last_verdict(spec),
-        "problem": "",
-    }
-    try:
-        target = registry.load_claim(spec)
-    except Exception as exc:  # info must still print what the registry knows
-        facts["problem"] = f"{type(exc).__name__}: {exc}"
-        return facts
-    if isinstance(target, Claim):
-        e = target.effect
-        facts["effect"] = {
-            "quantity": e.quantity,
-            "statistic": e.statistic_name,
-            "relation": e.relation,
-            "value": e.value,
-            "tolerance": e.tolerance,
-            "claimed": e.describe(),
-            "level": e.level,
-            "method": e.method,
-            "resamples": e.resamples,
-            "computed_by_experiment": e.statistic == "interval",
-        }
-        facts["arms"] = list(target.arms)
-        facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
-        facts["replicates"] = {name: sc.replicates for name, sc in target.scales.items()}
-    return facts
-
-
-def claim_lines(facts: dict[str, Any]) -> list[str]:
-    """:func:`claim_facts` as plain lines (no markup) for the terminal."""
-    lines = [f"claim {facts['name']} from {facts['distribution']}: {facts['summary']}"]
-    lines.append(f"source: {facts['paper']}")
-    e = facts["effect"]
-    if e is not None:
-        lines.append(f"effect: {e['quantity']}")
-        how = (
-            "the interval is computed by the claim's experiment"
-            if e["computed_by_experiment"]
-            else f"{e['level']:.0%} {e['method']} bootstrap interval, {e['resamples']} resamples"
-        )
-        lines.append(
-            f"  claimed: {e['claimed']} (statistic {e['statistic']}, relation {e['relation']}, "
-            f"value {e['value']:g}, tolerance {e['tolerance']:g}); {how}"
-        )
-        arms = facts["arms"]
-        base = f"; baselines: {', '.join(arms[1:])}" if len(arms) > 1 else ""
-        lines.append(f"arms: {arms[0]} (the method){base}; pipeline: {facts['pipeline']}")
-        reps = facts["replicates"]
-        lines.append(
-            "replicates per arm: "
-            + ", ".join(f"{k} {v}" for k, v in reps.items())
-            + " (smoke: numbers only; paper: a verdict)"
-        )
-    elif facts["problem"]:
-        lines.append(f"effect: unknown, the claim could not be loaded ({facts['problem']})")
-    else:
-        lines.append("effect: none declared (a legacy claim function with its own pass rule)")
-    last = facts["last_verdict"]
-    if last:
-        est = last.get("estimate")
-        span = (
-            f": estimate {_fmt(est)} [{_fmt(last.get('low'))}, {_fmt(last.get('high'))}] "
-            f"(n = {last.get('n')}, {last.get('method')})"
-            if isinstance(est, (int, float))
-            else ""
-        )
-        comps = [c for c in last.get("comparisons") or [] if isinstance(c, dict)]
-        if len(comps) > 1:
-            span = ", per comparison:"
-        lines.append(
-            f"last verdict: {last.get('status')} on {last.get('date')} (v{last.get('version')}){span}"
-        )
-        for c in comps if len(comps) > 1 else []:
-            who = c.get("arm") if not c.get("baseline") else f"{c.get('arm')} vs {c.get('baseline')}"
-            where = f"{c['group']}: " if c.get("group") else ""
-            lines.append(
-                f"  {where}{who} {_fmt(c.get('estimate'))} [{_fmt(c.get('low'))}, {_fmt(c.get('high'))}] "
-                f"(n = {c.get('n')}) {c.get('verdict')}"
-            )
-    else:
-        lines.append(
-            f"last verdict: not recorded (`quadriga verify {facts['name']} --scale paper --record` keeps one)"
-        )
-    lines.append(f"run it: quadriga verify {facts['name']} [--scale paper]")
-    return lines
 
 
 def select_claims(registry: Any, what: str) -> list[Any]:

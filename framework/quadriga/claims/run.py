@@ -249,26 +249,26 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 def mean_intervals(
     series: Mapping[str, Mapping[str, Sequence[float]]], *, resamples: int = 2000, rng: Any = 0
 ) -> tuple[dict[str, float], str]:
-    """Means over replicates with BCa intervals: report numbers, never part of a verdict.
+    """Means over replicates with calibrated intervals: report numbers, never part of a verdict.
 
     Args:
         series: ``{arm: {metric: [per-replicate values]}}``.
-        resamples: bootstrap resamples.
-        rng: the bootstrap seed.
+        resamples: passed to :func:`quadriga.stats.interval` (unused by its t interval of a mean).
+        rng: passed to :func:`quadriga.stats.interval` (unused by its t interval of a mean).
 
     Returns:
         ``(numbers, table)``: ``numbers["<arm>/<metric>"]``, ``"..._low"``, ``"..._high"`` and a
         markdown table ``| arm | metric | mean | 95% interval | n |``.
 
-    Source: :func:`quadriga.stats.bootstrap_ci` (scipy.stats.bootstrap, BCa).
+    Source: :func:`quadriga.stats.interval` (Student t for a mean).
     """
-    from quadriga.stats import bootstrap_ci
+    from quadriga.stats import interval
 
     numbers: dict[str, float] = {}
     rows = ["| arm | metric | mean | 95% interval | n |", "|---|---|---|---|---|"]
     for arm, metrics in series.items():
         for name, vals in metrics.items():
-            ci = bootstrap_ci(list(vals), "mean", resamples=resamples, rng=rng)
+            ci = interval(list(vals), "mean", resamples=resamples, rng=rng)
             numbers[f"{arm}/{name}"], numbers[f"{arm}/{name}_low"] = ci.estimate, ci.low
             numbers[f"{arm}/{name}_high"] = ci.high
             rows.append(f"| {arm} | {name} | {ci.estimate:.4g} | [{ci.low:.4g}, {ci.high:.4g}] | {ci.n} |")

@@ -78,9 +78,14 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
     Source: :func:`quadriga.stats.interval` (the method is chosen from the statistic and n and
     named in ``method``); Wellek 2010 (equivalence and non-inferiority tests by interval inclusion).
     """
+    return decide_interval(effect, _interval(effect, x, y, rng))
+
+
+def _interval(effect: Effect, x: Any, y: Any, rng: Any) -> Any:
+    """The effect's :class:`~quadriga.stats.Interval` on the values, by the effect's method."""
     from quadriga.stats import interval
 
-    ci = interval(
+    return interval(
         x,
         effect.statistic,
         y,
@@ -90,7 +95,6 @@ def decide(effect: Effect, x: Any, y: Any = None, *, rng: Any = 0) -> dict[str, 
         resamples=effect.resamples,
         rng=rng,
     )
-    return decide_interval(effect, ci)
 
 
 def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
@@ -98,8 +102,7 @@ def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
 
     Returns:
         ``{estimate, low, high, level, method, n, se, df, verdict, p_claim, p_refute, p_method,
-        distance, mde, replicates_needed, interval}``: ``interval`` is the :class:`Interval` object
-        itself (dropped when the record is written); ``mde`` is the minimum detectable distance from
+        distance, mde, replicates_needed}``; ``mde`` is the minimum detectable distance from
         the boundary at this n (one-sided test at ``(1 - level) / 2``, power 0.8, the interval's
         degrees of freedom) and ``replicates_needed`` the n at which the observed distance would be
         detected with power 0.8 (set when inconclusive, else ``None``).
@@ -122,12 +125,11 @@ def decide_interval(effect: Effect, ci: Any) -> dict[str, Any]:
         distance=dist,
         mde=min_detectable_effect(ci.se, level=effect.level, df=ci.df) if se_ok else math.nan,
         replicates_needed=needed,
-        interval=ci,
     )
     return out
 
 
-def _holm(effect: Effect, comparisons: list[dict[str, Any]]) -> None:
+def _holm(effect: Effect, comparisons: list[dict[str, Any]], intervals: list[Any]) -> None:
     """Holm-adjust the comparisons' p-values, decide on them, and add the adjusted intervals.
 
     The adjusted interval of a comparison is its interval at the one-sided level
@@ -143,7 +145,7 @@ def _holm(effect: Effect, comparisons: list[dict[str, Any]]) -> None:
     alpha = (1 - effect.level) / 2
     adj_claim = holm_adjust([c["p_claim"] for c in comparisons])
     adj_refute = holm_adjust([c["p_refute"] for c in comparisons])
-    for c, pc, pr in zip(comparisons, adj_claim, adj_refute, strict=True):
+    for c, ci, pc, pr in zip(comparisons, intervals, adj_claim, adj_refute, strict=True):
         c["p_claim_holm"], c["p_refute_holm"] = pc, pr
         c["verdict"] = "passed" if pc < alpha else ("refuted" if pr < alpha else "inconclusive")
         ratios = {
@@ -153,8 +155,7 @@ def _holm(effect: Effect, comparisons: list[dict[str, Any]]) -> None:
         ratio = {"passed": ratios["claim"], "refuted": ratios["refute"]}.get(
             c["verdict"], min(ratios.values())
         )
-        ci = c.get("interval")
-        if ci is None or ratio >= 1.0:
+        if ratio >= 1.0:
             c["low_holm"], c["high_holm"], c["level_holm"] = c["low"], c["high"], c["level"]
             continue
         adj = ci.at_level(1 - 2 * alpha * ratio)
@@ -182,7 +183,8 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         ConfigError: an arm missing from the observations, non-finite values.
     """
     groups = _groups(obs.values, claim.arms) if obs.values else {}
-    comparisons = []
+    comparisons: list[dict[str, Any]] = []
+    intervals: list[Any] = []
     if claim.effect.statistic == "interval":
         if not obs.intervals:
             raise ConfigError(
@@ -192,6 +194,7 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
             res = decide_interval(claim.effect, ci)
             res.update(group=group, arm=claim.arms[0], baseline=None)
             comparisons.append(res)
+            intervals.append(ci)
         groups = {}
     for group, vals in groups.items():
         for method, base in claim.comparisons:
@@ -202,12 +205,14 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
                         f"(have {', '.join(map(str, vals))}).",
                         key="arms",
                     )
-            res = decide(claim.effect, vals[method], None if base is None else vals[base], rng=rng)
+            ci = _interval(claim.effect, vals[method], None if base is None else vals[base], rng)
+            res = decide_interval(claim.effect, ci)
             res.update(group=group, arm=method, baseline=base)
             comparisons.append(res)
+            intervals.append(ci)
     holm = len(comparisons) > 1
     if holm:
-        _holm(claim.effect, comparisons)
+        _holm(claim.effect, comparisons, intervals)
     checks = []
     for pre in claim.preconditions:
         holds, diagnostic = pre.evaluate(obs)
@@ -219,8 +224,6 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     if scale != "paper":  # smoke scale: numbers, never a verdict (the status says "ran")
         for c in comparisons:
             c["verdict"], c["replicates_needed"] = "ran", None
-    for c in comparisons:
-        c.pop("interval", None)
     numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
     verdicts = [c["verdict"] for c in comparisons]
     if scale != "paper" or not comparisons:  # no comparison (a benchmark table): nothing to decide

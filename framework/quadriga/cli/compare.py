@@ -53,7 +53,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         ConfigError: a directory does not exist, holds runs rather than being one, or holds no results.
     """
     from quadriga.errors import ConfigError
-    from quadriga.summary import aggregate, load_rows, write_outputs
+    from quadriga.rundir.loaded import is_run
+    from quadriga.summary import aggregate, load_rows, metric_label, write_outputs
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     console = make_console()
@@ -62,8 +63,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for d in args.dirs:
         if not d.exists():
             raise ConfigError(f"'{d}' does not exist.", key="compare")
-        if d.is_dir() and not (d / "results.json").exists() and not (d / "sweep.json").exists():
-            children = sorted(c for c in d.iterdir() if (c / "results.json").exists())
+        if d.is_dir() and not is_run(d) and not (d / "sweep.json").exists():
+            children = sorted(c for c in d.iterdir() if is_run(c))
             if children:
                 raise ConfigError(
                     f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
@@ -82,7 +83,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(args.dirs) > 1:
         keys = ["source", *keys]
     if args.metric:
-        all_rows = [r for r in all_rows if args.metric in r["metric"]]
+        all_rows = [r for r in all_rows if args.metric in metric_label(r)]
     if not all_rows:
         if args.json:
             print_json({"summary": [], "keys": keys})

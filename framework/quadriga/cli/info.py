@@ -281,7 +281,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                     sys.stdout.write("\n")
     for c in reg.claims() if kind in (None, "claim") else []:
         if c.name == name:
-            from quadriga.claims.report import claim_facts, claim_lines
+            from quadriga.claims.info import claim_facts, claim_lines
 
             facts = claim_facts(reg, c)
             found.append(dict(kind="claim", **facts))

@@ -375,47 +375,40 @@ def results_payload(
 
 
 def print_results(con: Console, results: Mapping[str, Any]) -> None:
-    """Print a run's ``results.json`` dict: one table of samplers and learners, one pivot per evaluator.
+    """Print a run's ``results.json`` dict: one table of stages, one pivot per evaluator.
 
-    Samples give ``n x d`` and the acceptance rate, estimates their value and standard error,
-    fitted models their last logged values; every metric of every evaluator is printed.
+    Each stage's line is its artifact's :meth:`~quadriga.artifacts.Artifact.headline` (samples
+    give ``n x d`` and the acceptance rate, estimates their value and standard error, fitted
+    models their last logged values); every metric of every evaluator is printed as a pivot of
+    its :meth:`~quadriga.artifacts.Artifact.scalars` (subject x metric).
     """
+    from quadriga.artifacts import artifact_class
+
     stages: Mapping[str, Any] = results.get("stages", {})
     overview: list[list[Any]] = []
     figures: list[list[Any]] = []
+    pivots: list[tuple[str, Any, Mapping[str, float]]] = []
     for stage, res in stages.items():
-        kind = res.get("type")
-        if kind == "Samples":
-            acc = res.get("info", {}).get("acceptance_rate")
-            detail = f"{res.get('num_samples')} x {res.get('dim')} samples"
-            overview.append([stage, res.get("component", ""), detail, acc if acc is not None else ""])
-        elif kind == "Estimate":
-            err = res.get("stderr")
-            value = format_value(res.get("value")) + (f" ± {format_value(err)}" if err is not None else "")
-            overview.append([stage, res.get("component", ""), f"estimate {value}", ""])
-        elif kind == "Fitted":
-            final = ", ".join(f"{k}={format_value(v)}" for k, v in res.get("final", {}).items())
-            overview.append([stage, res.get("component", ""), f"fitted {final}".strip(), ""])
+        cls = artifact_class(res)
+        if cls.keyed_by_subject:
+            pivots.append((stage, res.get("component", "evaluator"), cls.scalars(res)))
+        else:
+            overview.append([stage, res.get("component", ""), cls.headline(res)])
         for fig in res.get("figures", []):
             figures.append([stage, fig])
     if overview:
-        columns = ["stage", "component", "result", "acceptance"]
-        if all(row[3] == "" for row in overview):  # no sampler: no acceptance column
-            columns, overview = columns[:3], [row[:3] for row in overview]
         print_table(
             con,
-            columns,
+            ["stage", "component", "result"],
             overview,
             title="stages",
             key_columns=2,
             wrap="result",
             wrap_at=", ",
-            right=["acceptance"],
         )
-    for stage, res in stages.items():
-        if res.get("type") == "Metrics" and res.get("values"):
-            component = res.get("component", "evaluator")
-            print_pivot(con, res["values"], title=stage if component == stage else f"{stage} ({component})")
+    for stage, component, values in pivots:
+        if values:
+            print_pivot(con, values, title=stage if component == stage else f"{stage} ({component})")
     if figures:
         print_table(con, ["stage", "figure"], figures, title="figures")
 

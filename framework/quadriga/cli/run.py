@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from rich.console import Console
 from rich.markup import escape
 
 from quadriga.cli._common import (
@@ -23,6 +19,7 @@ from quadriga.cli._common import (
 )
 from quadriga.cli.output import print_json, print_results, print_table, results_payload
 from quadriga.errors import QuadrigaError
+from quadriga.progress_display import rich_progress
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]
 
@@ -49,9 +46,6 @@ a pipeline file:
   use = "energy-distance"
   inputs = { subject = ["mala"], reference = "gmm" }
 """
-
-#: what a progress display gives each stage: ``on_update(completed, total, description)``
-OnUpdate = Callable[[float, "float | None", "str | None"], None]
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -98,96 +92,6 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_run)
 
 
-@contextlib.contextmanager
-def rich_progress(
-    con: Console,
-    enabled: bool,
-    *,
-    lines: bool = False,
-    min_interval: float = 10.0,
-    max_interval: float = 30.0,
-    clock: Callable[[], float] = time.monotonic,
-) -> Iterator[Callable[[str], contextlib.AbstractContextManager[OnUpdate]]]:
-    """A rich progress display; yields ``display(stage)``, a context manager giving the stage's ``on_update``.
-
-    Args:
-        con: where to print.
-        enabled: draw bars; when false only one line per finished or stopped stage is printed
-            (``  stage NAME done in 12.3 s``).
-        lines: with ``enabled`` false, also print a plain progress line now and then while a long
-            stage runs (:class:`~quadriga.progress.ProgressLines`: at most one per ``min_interval``
-            seconds, one per 10 % of a known total, at least one per ``max_interval``); for logs
-            and pipes, where bars cannot be drawn.
-        min_interval: seconds, see ``lines``.
-        max_interval: seconds, see ``lines``.
-        clock: the monotonic clock of the progress lines and stage times (tests pass a fake one).
-    """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    from quadriga.progress import ProgressLines
-
-    progress = Progress(
-        SpinnerColumn(),
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=con,
-        disable=not enabled,
-        transient=False,
-    )
-
-    @contextlib.contextmanager
-    def display(stage: str) -> Iterator[OnUpdate]:
-        task = progress.add_task(stage, total=None)
-        start = clock()
-        plain = (
-            ProgressLines(
-                stage,
-                lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True),
-                min_interval=min_interval,
-                max_interval=max_interval,
-                clock=clock,
-                width=max(40, min(con.width, 100)),
-            )
-            if lines and not enabled
-            else None
-        )
-
-        def on_update(completed: float, total: float | None, description: str | None) -> None:
-            label = stage if not description or description == stage else f"{stage}: {description}"
-            progress.update(task, completed=completed, total=total, description=label)
-            if plain is not None:
-                plain(completed, total, description)
-
-        try:
-            yield on_update
-        except BaseException:
-            progress.update(task, description=f"{stage} (stopped)")
-            if not enabled:
-                con.print(f"  stage [bold]{escape(stage)}[/] stopped")
-            raise
-        t = progress.tasks[task] if task < len(progress.tasks) else None
-        if t is not None and t.total is None:
-            progress.update(task, total=1, completed=1)
-        elif t is not None:
-            progress.update(task, completed=t.total)
-        if not enabled:
-            con.print(f"  stage [bold]{escape(stage)}[/] done in {clock() - start:.1f} s")
-
-    with progress:
-        yield display
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     """``quadriga run``: check a pipeline, then run it with progress bars and a results table.
 
@@ -219,8 +123,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         from quadriga.api import load_resumed
         from quadriga.runs import resume_plan
 
-        if args.pipeline is None:
-            args.pipeline = str(Path(args.resume) / "pipeline.toml")
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
         reloaded, rerun = resume_plan(args.resume)
         con.print(
@@ -242,6 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         wrap="inputs",
         wrap_at=", ",
     )
+    for note in pipeline.notes:
+        con.print(f"[cyan]note[/]: {escape(note)}")
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")
         return 0

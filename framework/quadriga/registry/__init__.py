@@ -19,7 +19,7 @@ import importlib
 import importlib.metadata as md
 import os
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pluggy
@@ -84,7 +84,7 @@ class Registry:
         plugins: extra ``{name: module_or_object}`` registered as if found by
             entry point (for notebooks and tests).
         use_cache: reuse a stored discovery while the installed distributions and plugin files are
-            unchanged (:mod:`quadriga.registry_cache`); the plugin modules are then imported only
+            unchanged (:mod:`quadriga.registry.cache`); the plugin modules are then imported only
             when a hook is called or ``pm`` is used.
 
     Loading is lazy: the first query discovers and registers the plugins.
@@ -134,18 +134,59 @@ class Registry:
             return self
         self._loaded = True
         if self._use_cache and not self._extra:
-            from quadriga import registry_cache
+            from quadriga.registry import cache as registry_cache
 
             if registry_cache.enabled() and registry_cache.restore(self):
                 self._restored = True
                 return self
         self._discover()
         if self._use_cache and not self._extra:
-            from quadriga import registry_cache
+            from quadriga.registry import cache as registry_cache
 
             if registry_cache.enabled():
                 registry_cache.store(self)
         return self
+
+    # ----------------------------------------------------------------- cache
+    def to_cache(self) -> dict[str, Any] | None:
+        """The discovery as JSON-ready data for :mod:`quadriga.registry.cache`.
+
+        Returns:
+            ``{"plugins": [...], "specs": [...]}``, or ``None`` when it must not be stored (a
+            broken plugin, which the next call retries, or plugin objects given to the constructor).
+        """
+        if self._extra or any(s.status == "broken" for s in self.plugins.values()):
+            return None
+        plugins = [
+            {
+                "plugin": s.plugin,
+                "distribution": s.distribution,
+                "version": s.version,
+                "entry_point": s.entry_point,
+                "status": s.status,
+            }
+            for s in self.plugins.values()
+        ]
+        specs = [
+            [s.kind, s.name, s.target, s.summary, s.paper, s.plugin, s.distribution, list(s.tags)]
+            for same in self._table.values()
+            for s in same
+        ]
+        return {"plugins": plugins, "specs": specs}
+
+    def from_cache(self, data: Mapping[str, Any]) -> None:
+        """Replace the discovered plugins and specs by ``data`` as :meth:`to_cache` gave it.
+
+        Raises:
+            KeyError, TypeError: ``data`` is not what :meth:`to_cache` writes (the cache then
+                falls back to discovery).
+        """
+        plugins = {p["plugin"]: PluginStatus(**p) for p in data["plugins"]}
+        table: dict[tuple[str, str], list[Spec]] = {}
+        for row in data["specs"]:
+            spec = Spec(*row)
+            table.setdefault((spec.kind, spec.name), []).append(spec)
+        self.plugins, self._table = plugins, table
 
     def _discover(self) -> None:
         pm = self._pm
@@ -414,7 +455,7 @@ def get_registry(*, disable: Iterable[str] = (), cache: bool = False) -> Registr
         disable: plugins to disable (names in any spelling, :func:`normalize_name`); a registry is
             made anew whenever this set or ``QUADRIGA_DISABLE`` differs from the current one's.
         cache: when the registry is created, let it reuse a stored discovery
-            (:mod:`quadriga.registry_cache`; the command line's default, off with ``--no-cache``).
+            (:mod:`quadriga.registry.cache`; the command line's default, off with ``--no-cache``).
 
     Raises:
         ConfigError: (on first use) a disabled name that no installed plugin has.

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -208,6 +209,31 @@ class RunDir:
                 status.stages[rec["stage"]] = StageStatus.from_json(rec.get("status", {}))
         return status
 
+    def recorded_status(self) -> str | None:
+        """The ``status`` written in ``status.json``; ``None`` when there is none or it is damaged."""
+        data = self._read_json("status.json")
+        if _status_problem(data) or not isinstance(data.get("status"), str):
+            return None
+        return str(data["status"])
+
+    def mark_ended(self, state: str, error: str) -> None:
+        """Record a run that ended abnormally (``failed``, ``interrupted``) in ``status.json``.
+
+        The finished stages are kept and none stays ``running``; a final status the run wrote
+        itself on the way out (``failed``, ``interrupted``, ``finished``) is kept as it is. A
+        write that fails (a full disk) is skipped: the caller reports the error anyway.
+        """
+        if self.recorded_status() in ("failed", "interrupted", "finished"):
+            return
+        data = self._read_json("status.json")  # as written: its process is gone, nothing to infer
+        status = RunStatus.from_json(data if isinstance(data, dict) and not _status_problem(data) else {})
+        status.mark_running_as(state)
+        status.status, status.error = state, error
+        try:
+            self.write_status(status)
+        except OSError:
+            pass
+
     def write_status(self, status: RunStatus) -> None:
         """Atomically rewrite ``status.json``."""
         atomic_write_json(self._file("status.json"), status.to_json())
@@ -275,6 +301,46 @@ class RunDir:
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomically write ``manifest.json``."""
         atomic_write_json(self._file("manifest.json"), manifest)
+
+    def saved_pipeline(self) -> Path | None:
+        """The path of the run's resolved ``pipeline.toml`` (for ``--resume``), or ``None`` when absent."""
+        path = self.path / "pipeline.toml"
+        return path if path.is_file() else None
+
+    def read_pipeline(self, *, key: str = "path") -> dict[str, Any]:
+        """The resolved configuration in ``pipeline.toml`` as a dict (``{}`` when absent).
+
+        Raises:
+            ConfigError: the file is not TOML, naming it and ``key``.
+        """
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
+        toml = self.path / "pipeline.toml"
+        try:
+            return tomllib.loads(toml.read_text(encoding="utf-8")) if toml.is_file() else {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"'{toml}' cannot be read as TOML ({exc}). The run directory is damaged; re-run the "
+                "pipeline or restore the file from a copy.",
+                key=key,
+            ) from exc
+
+    def read_pipeline_text(self) -> str:
+        """The text of ``pipeline.toml`` as saved (``""`` when absent), for reports."""
+        path = self.saved_pipeline()
+        return path.read_text(encoding="utf-8") if path is not None else ""
+
+    def resumable(self) -> bool:
+        """Whether an attempt saved its configuration (``pipeline.toml`` and ``manifest.json``)."""
+        return self.saved_pipeline() is not None and (self.path / "manifest.json").is_file()
+
+    def record_files(self) -> list[Path]:
+        """The run's record files that exist: manifest, pipeline, results, status and error text."""
+        names = ("manifest.json", "pipeline.toml", "results.json", "status.json", "error.txt")
+        return [self.path / n for n in names if (self.path / n).is_file()]
 
     def write_pipeline(self, resolved: dict[str, Any]) -> None:
         """Write the resolved, expanded configuration to ``pipeline.toml``."""

@@ -9,15 +9,17 @@ unpaired two samples) on the named statistics of :data:`STATISTICS` or a vectori
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
 from quadriga.errors import ConfigError
+from quadriga.stats.pivots import InvertedPivot
 
 
 @attrs.frozen
@@ -26,11 +28,22 @@ class Interval:
 
     Attributes:
         estimate: the statistic on the data.
-        low, high: the interval ends.
+        low, high: the interval ends (infinite when the data cannot bound the effect, e.g. a
+            Fieller ratio whose denominator is not distinguishable from 0).
         level: the confidence level, e.g. 0.95.
-        method: how the interval was computed, e.g. ``"BCa bootstrap (9999 resamples, paired)"``.
+        method: how the interval was computed, e.g. ``"Student t (paired differences, df 9)"``.
         n: the number of observations (pairs when paired).
-        se: the standard error (bootstrap standard deviation of the statistic), or NaN.
+        se: the standard error on the interval's scale (of ``log(estimate)`` when
+            ``scale == "log"``; the bootstrap standard deviation for a bootstrap), or NaN.
+        df: degrees of freedom of the pivot (``inf``: normal).
+        scale: ``"identity"`` or ``"log"`` (the interval is symmetric in ``log``).
+
+    A private pivot (not compared, not printed, not in :meth:`as_dict`) remembers how the
+    interval was made, so that :meth:`pvalue` and :meth:`at_level` use the same method. An
+    ``Interval`` built by hand or read back from JSON has none: then both fall back to the
+    t pivot ``(estimate - b) / se ~ t_df`` on ``scale`` (``se`` taken as the half-width over
+    ``t_q`` when it is NaN), which is exact for intervals that were t intervals and an
+    approximation otherwise.
     """
 
     estimate: float
@@ -40,14 +53,77 @@ class Interval:
     method: str
     n: int
     se: float = math.nan
+    df: float = math.inf
+    scale: str = attrs.field(default="identity", validator=attrs.validators.in_(("identity", "log")))
+    _pivot: Any = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready ``{estimate, low, high, level, method, n, se}``."""
-        return attrs.asdict(self)
+        """JSON-ready ``{estimate, low, high, level, method, n, se, df, scale}`` (no pivot)."""
+        return attrs.asdict(self, filter=lambda a, _: a.name != "_pivot")
 
     def __str__(self) -> str:
         """``"estimate [low, high]"`` with 4 significant digits."""
         return f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}]"
+
+    def __iter__(self) -> Iterator[float]:
+        """``(estimate, low, high)``, so ``slope, low, high = loglog_slope(...)`` reads as before."""
+        return iter((self.estimate, self.low, self.high))
+
+    def _the_pivot(self) -> Any:
+        from quadriga.stats.pivots import TPivot, t_quantile
+
+        if self._pivot is not None:
+            return self._pivot
+        log = self.scale == "log"
+        center = math.log(self.estimate) if log and self.estimate > 0 else self.estimate
+        se = self.se
+        if not math.isfinite(se):
+            lo, hi = (math.log(self.low), math.log(self.high)) if log else (self.low, self.high)
+            se = (hi - lo) / (2 * t_quantile(self.level, self.df))
+        return TPivot(center, se, self.df, self.scale)
+
+    def pvalue(self, boundary: float, alternative: str) -> float:
+        """One-sided p-value by the interval's own method.
+
+        Args:
+            boundary: the value ``b`` of the null hypothesis.
+            alternative: ``"greater"`` (H0: effect <= b) or ``"less"`` (H0: effect >= b).
+
+        Returns:
+            p in [0, 1] with, for ``alpha = (1 - level) / 2``, ``low > b <=> p("greater") < alpha``
+            and ``high < b <=> p("less") < alpha`` (equalities aside). Without a pivot (an
+            interval built by hand or read from JSON) a t pivot on ``se``, ``df`` and ``scale``;
+            1.0 when there is no interval (n < 2: nothing can be rejected).
+
+        Raises:
+            ConfigError: ``alternative`` not ``"greater"`` or ``"less"``.
+        """
+        if math.isnan(self.low) and self._pivot is None:
+            if alternative not in ("greater", "less"):
+                raise ConfigError(
+                    f"alternative '{alternative}' is not 'greater' or 'less'.", key="alternative"
+                )
+            return 1.0
+        return float(self._the_pivot().pvalue(float(boundary), alternative))
+
+    def at_level(self, level: float) -> Interval:
+        """The same method at another ``level`` in (0, 1] (e.g. a Holm-adjusted 0.9999).
+
+        ``level == 1`` gives ``(-inf, inf)`` (no finite interval has coverage 1), unless the
+        interval is a point (constant data) or absent (n < 2), which stay as they are.
+
+        Raises:
+            ConfigError: ``level`` outside (0, 1].
+        """
+        if not 0 < level <= 1:
+            raise ConfigError(f"level must be in (0, 1], got {level}.", key="level")
+        if math.isnan(self.low) or (self.low == self.high and self._pivot is None):
+            return attrs.evolve(self, level=level)
+        if level == 1:
+            return attrs.evolve(self, low=-math.inf, high=math.inf, level=1.0)
+        pivot = self._the_pivot()
+        low, high = pivot.ends(level)
+        return attrs.evolve(self, low=float(low), high=float(high), level=level, pivot=pivot)
 
 
 def small_sample_note(n: int, *, constant: bool = False) -> str:
@@ -153,12 +229,66 @@ def bootstrap_ci(
 
     Source: Efron 1987 (BCa); Efron & Tibshirani 1993, ch. 13-14; ``scipy.stats.bootstrap``.
     """
-    from scipy.stats import bootstrap
-
-    if not 0 < level < 1:
-        raise ConfigError(f"level must be in (0, 1), got {level}.", key="level")
     if method not in ("BCa", "percentile", "basic"):
         raise ConfigError(f"method '{method}' is not one of BCa, percentile, basic.", key="method")
+    data, fn, samples = prepare(x, statistic, y, paired=paired, level=level)
+    estimate = float(fn(*data, axis=-1))
+    n = len(data[0])
+    kind = "paired" if samples == 2 and paired else ("unpaired" if samples == 2 else "one sample")
+    if n < 2:
+        return Interval(estimate, math.nan, math.nan, level, small_sample_note(n), n, math.nan)
+    if all(np.ptp(d) == 0 for d in data):
+        return Interval(estimate, estimate, estimate, level, small_sample_note(n, constant=True), n, 0.0)
+    run = functools.partial(_scipy_bootstrap, data, fn, paired=samples == 2 and paired)
+    res = run(method, level, n_resamples=resamples, rng=_rng(rng))
+    used = method
+    if not all(math.isfinite(v) for v in (res.confidence_interval.low, res.confidence_interval.high)):
+        used = "percentile"
+    family = functools.partial(_ends, run, used, res)
+    low, high = family(level)
+    name = used if used == method else "percentile (BCa undefined)"
+    how = f"{name} bootstrap ({resamples} resamples, {kind})"
+    return Interval(
+        estimate, low, high, level, how, n, float(res.standard_error), pivot=InvertedPivot(family)
+    )
+
+
+def _scipy_bootstrap(
+    data: tuple[np.ndarray, ...],
+    fn: Callable[..., Any],
+    method: str,
+    level: float,
+    *,
+    paired: bool,
+    **kw: Any,
+) -> Any:
+    """One ``scipy.stats.bootstrap`` call, warnings silenced (``kw``: resamples, rng or a previous result)."""
+    from scipy.stats import bootstrap
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bootstrap(
+            data, fn, paired=paired, vectorized=True, confidence_level=level, method=method, **kw
+        )
+
+
+def _ends(run: Callable[..., Any], method: str, res: Any, level: float) -> tuple[float, float]:
+    """``(low, high)`` at ``level`` from the bootstrap distribution already drawn in ``res``."""
+    again = run(method, level, n_resamples=0, bootstrap_result=res)
+    return float(again.confidence_interval.low), float(again.confidence_interval.high)
+
+
+def prepare(
+    x: Any, statistic: str | Callable[..., Any], y: Any, *, paired: bool, level: float
+) -> tuple[tuple[np.ndarray, ...], Callable[..., Any], int]:
+    """Check the arguments of an interval: ``(samples, statistic function, number of samples)``.
+
+    Raises:
+        ConfigError: unknown statistic, level outside (0, 1), empty or non-finite samples, a
+            two-sample statistic without ``y``, paired samples of unequal length.
+    """
+    if not 0 < level < 1:
+        raise ConfigError(f"level must be in (0, 1), got {level}.", key="level")
     if isinstance(statistic, str):
         if statistic not in STATISTICS:
             raise ConfigError(
@@ -168,54 +298,18 @@ def bootstrap_ci(
     else:
         samples, fn = (1 if y is None else 2), statistic
     xs = _vector(x, "x")
-    data: tuple[np.ndarray, ...] = (xs,)
-    if samples == 2:
-        if y is None:
-            raise ConfigError(f"statistic '{statistic}' compares two samples; give y.", key="y")
-        ys = _vector(y, "y")
-        if paired and len(ys) != len(xs):
-            raise ConfigError(
-                f"paired samples need equal lengths (x: {len(xs)}, y: {len(ys)}); pass paired=False "
-                "for independent samples.",
-                key="y",
-            )
-        data = (xs, ys)
-    estimate = float(fn(*data, axis=-1))
-    n = len(xs)
-    kind = "paired" if samples == 2 and paired else ("unpaired" if samples == 2 else "one sample")
-    if n < 2:
-        return Interval(estimate, math.nan, math.nan, level, small_sample_note(n), n, math.nan)
-    if all(np.ptp(d) == 0 for d in data):
-        return Interval(estimate, estimate, estimate, level, small_sample_note(n, constant=True), n, 0.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = bootstrap(
-            data,
-            fn,
-            n_resamples=resamples,
-            paired=samples == 2 and paired,
-            vectorized=True,
-            confidence_level=level,
-            method=method,
-            rng=_rng(rng),
+    if samples == 1:
+        return (xs,), fn, 1
+    if y is None:
+        raise ConfigError(f"statistic '{statistic}' compares two samples; give y.", key="y")
+    ys = _vector(y, "y")
+    if paired and len(ys) != len(xs):
+        raise ConfigError(
+            f"paired samples need equal lengths (x: {len(xs)}, y: {len(ys)}); pass paired=False "
+            "for independent samples.",
+            key="y",
         )
-        used = method
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if not (math.isfinite(low) and math.isfinite(high)):
-            res = bootstrap(
-                data,
-                fn,
-                n_resamples=resamples,
-                paired=samples == 2 and paired,
-                vectorized=True,
-                confidence_level=level,
-                method="percentile",
-                rng=_rng(rng),
-            )
-            used = "percentile (BCa undefined)"
-            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    how = f"{used} bootstrap ({resamples} resamples, {kind})"
-    return Interval(estimate, low, high, level, how, n, float(res.standard_error))
+    return (xs, ys), fn, 2
 
 
 def mean_se(x: Any) -> tuple[float, float]:
@@ -253,55 +347,6 @@ def batch_means_se(chain: Any, batches: int | None = None) -> float:
     size = len(arr) // b
     means = arr[: b * size].reshape(b, size).mean(axis=1)
     return float(means.std(ddof=1) / math.sqrt(b))
-
-
-def loglog_slope(
-    x: Any, y: Any, *, level: float = 0.95, resamples: int = 2000, rng: Any = 0
-) -> tuple[float, float, float]:
-    """Slope of ``log y`` against ``log x`` (a rate ``y ~ x^slope``) with its interval.
-
-    Shapes: ``x`` ``(k,)`` positive settings (sample sizes, alphas). ``y`` ``(k,)`` positive
-    values (then the interval is the t interval of the least-squares slope, k - 2 degrees of
-    freedom), or ``(k, r)`` with ``r`` replicates per setting (then the slope is fitted to the
-    per-setting mean of ``y`` and the interval is a percentile bootstrap that resamples
-    replicates within each setting).
-
-    Returns:
-        ``(slope, low, high)``.
-
-    Raises:
-        ConfigError: fewer than 3 settings (2 with replicates), non-positive values, shape mismatch.
-
-    Source: ``scipy.stats.linregress``; Efron & Tibshirani 1993, ch. 9 (bootstrapping regressions).
-    """
-    from scipy.stats import linregress
-    from scipy.stats import t as student_t
-
-    xs = np.asarray(x, dtype=float).reshape(-1)
-    ys = np.asarray(y, dtype=float)
-    if ys.shape[0] != len(xs):
-        raise ConfigError(f"x has {len(xs)} settings but y has {ys.shape[0]} rows.", key="y")
-    if np.any(xs <= 0) or np.any(ys <= 0) or not np.all(np.isfinite(ys)):
-        raise ConfigError("a log-log slope needs positive finite x and y.", key="y")
-    lx = np.log(xs)
-    if ys.ndim == 1:
-        if len(xs) < 3:
-            raise ConfigError("a slope interval needs at least 3 settings.", key="x")
-        fit = linregress(lx, np.log(ys))
-        q = student_t.ppf(0.5 + level / 2, len(xs) - 2)
-        return float(fit.slope), float(fit.slope - q * fit.stderr), float(fit.slope + q * fit.stderr)
-    if len(xs) < 2:
-        raise ConfigError("a slope needs at least 2 settings.", key="x")
-    slope = float(linregress(lx, np.log(ys.mean(axis=1))).slope)
-    gen = _rng(rng)
-    r = ys.shape[1]
-    idx = gen.integers(0, r, size=(resamples, len(xs), r))
-    means = np.take_along_axis(ys[None, :, :].repeat(resamples, 0), idx, axis=2).mean(axis=2)
-    ly = np.log(means)
-    lxc = lx - lx.mean()
-    slopes = (ly - ly.mean(axis=1, keepdims=True)) @ lxc / (lxc @ lxc)
-    a = (1 - level) / 2
-    return slope, float(np.quantile(slopes, a)), float(np.quantile(slopes, 1 - a))
 
 
 def group_values(values: Mapping[Any, Sequence[float]]) -> dict[Any, np.ndarray]:

@@ -3,7 +3,7 @@
 ``quadriga sweep NAME --seeds 0:10 --grid stage.srmc.alpha=0.5,1,2`` runs every
 combination in its own run directory under the sweep directory, on local worker
 processes (default), Ray tasks or submitit jobs (SLURM), then writes one tidy table, a summary with
-means, standard errors and bootstrap 95% intervals, and a figure.
+means, standard errors and 95% intervals (Student t), and a figure.
 
 A run that fails, or whose worker is killed, is recorded as failed and the sweep
 goes on; running the same sweep again (same output directory) skips the runs

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import shutil
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from quadriga.fileio import LOCK, atomic_write_text, lock_dir
-from quadriga.runs import atomic_write_json
+from quadriga.rundir import RunDir
 from quadriga.sweep.grid import RunSpec
 
 
@@ -45,7 +44,7 @@ def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
         with lock_dir(directory, wait=True):
             if _status_of(directory) == "finished":  # another sweep ran it while this one waited
                 return {"run_id": spec.run_id, "status": "finished", "error": None, "skipped": True}
-            resumable = (directory / "pipeline.toml").is_file() and (directory / "manifest.json").is_file()
+            resumable = RunDir(directory).resumable()
             if not resumable:  # an attempt that died before saving its configuration: start afresh
                 for entry in directory.iterdir():
                     if entry.name == LOCK:
@@ -84,30 +83,14 @@ def execute_one(source: str, spec: RunSpec, run_dir: str) -> dict[str, Any]:
 
 def _status_of(directory: Path) -> str | None:
     """The ``status`` in ``directory/status.json``, ``None`` when there is none or it cannot be read."""
-    try:
-        data = json.loads((directory / "status.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data.get("status") if isinstance(data, dict) else None
+    return RunDir(directory).recorded_status()
 
 
 def _mark_failed(run_dir: str, error: str, state: str = "failed") -> None:
-    """Record a run that ended abnormally: the finished stages are kept, none stays ``running``.
+    """Record a run that ended abnormally through the typed status record (:meth:`RunDir.mark_ended`).
 
-    A status the run wrote itself on the way out (``failed``, ``interrupted``) is kept as it is.
+    The finished stages are kept, none stays ``running``; a status the run wrote itself on the way
+    out (``failed``, ``interrupted``) is kept as it is.
     """
-    path = Path(run_dir) / "status.json"
-    status: dict[str, Any] = {"stages": {}}
-    if path.is_file():
-        with contextlib.suppress(Exception):
-            loaded = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(loaded, dict) and isinstance(loaded.get("stages", {}), dict):
-                status = loaded
-    if status.get("status") in ("failed", "interrupted", "finished"):
-        return
-    for stage in status.get("stages", {}).values():
-        if isinstance(stage, dict) and stage.get("status") == "running":
-            stage["status"] = state
-    status.update(status=state, error=error)
     with contextlib.suppress(OSError):
-        atomic_write_json(path, status)
+        RunDir(Path(run_dir)).mark_ended(state, error)

@@ -27,7 +27,10 @@ Checks, in order (:data:`CHECKS`):
   errors and source, and every parameter has a ``doc``;
 - ``run``: it runs on a small task inside a pipeline (the core checks inputs and types);
 - ``output``: the artifact has the declared type and consistent shapes;
-- ``determinism``: two runs with the same seed give identical numbers.
+- ``determinism``: two runs with the same seed give identical numbers;
+- ``stateless``: its fields are its hyperparameters only (no ``init=False`` run state), and
+  running it changes none of them and adds no attribute (the generator and any diagnostics are
+  passed down and returned, not kept on ``self``).
 
 Setup comes from the component class (or from the case, which takes precedence):
 
@@ -72,6 +75,7 @@ from quadriga.testing.checks import (
     check_docstring,
     check_output,
     check_run,
+    check_stateless,
 )
 from quadriga.testing.parametrize import parametrize_with_checks, plugin_cases
 from quadriga.testing.problems import DOC_SECTIONS, docstring_problems
@@ -105,6 +109,7 @@ __all__ = [
     "check_docstring",
     "check_output",
     "check_run",
+    "check_stateless",
     "default_tasks",
     "docstring_problems",
     "parametrize_with_checks",

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from quadriga.pipeline import Pipeline
     from quadriga.runs import RunResult
 
-from quadriga.testing.problems import _type_name
+from quadriga.testing.problems import _type_name, snapshot
 from quadriga.testing.report import CheckFailed, CheckInputsUnavailable, CheckSkipped
 
 _TASKS = "quadriga.testing.tasks"
@@ -158,6 +158,8 @@ class ComponentCase:
     _cls: type | None = attrs.field(default=None, init=False, repr=False)
     _build: tuple[Any, BaseException | None] | None = attrs.field(default=None, init=False, repr=False)
     _runs: list[tuple[RunResult, Pipeline]] = attrs.field(factory=list, init=False, repr=False)
+    #: the run component's :func:`~quadriga.testing.problems.snapshot` before each run
+    _before: list[Any] = attrs.field(factory=list, init=False, repr=False)
     _ready: bool = attrs.field(default=False, init=False, repr=False)
     _run_problem: str | None = attrs.field(default=None, init=False, repr=False)
 
@@ -271,6 +273,7 @@ class ComponentCase:
                     self._run_problem = f"the pipeline rejects it with these inputs: {exc}"
                     raise CheckFailed(self._run_problem, [self._run_problem]) from exc
                 raise CheckInputsUnavailable(f"the check's input pipeline is invalid: {exc}") from exc
+            before = snapshot(pipe.stages["checked"].component) if "checked" in pipe.stages else None
             with tempfile.TemporaryDirectory(prefix="quadriga-check-") as tmp:
                 result = execute(pipe, self.reg, out=Path(tmp) / "run")
             if result.status != "finished":
@@ -284,7 +287,17 @@ class ComponentCase:
                 )
                 raise CheckFailed(self._run_problem, [self._run_problem])
             self._runs.append((result, pipe))
+            self._before.append(before)
         return self._runs[index]
+
+    def state_change(self, index: int = 0) -> tuple[Any, Any]:
+        """``(before, after)``: snapshots of the ``index``-th run's component around its run.
+
+        Raises:
+            CheckSkipped: the run failed.
+        """
+        _, pipe = self.ran(index)
+        return self._before[index], snapshot(pipe.stages["checked"].component)
 
     def ran(self, index: int = 0) -> tuple[RunResult, Pipeline]:
         """:meth:`run`, or :class:`CheckSkipped` when the ``run`` check fails."""

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from quadriga.artifacts import same_numbers
 from quadriga.interfaces import TASK_KINDS, interface_of
 from quadriga.registry import Registry
-
-if TYPE_CHECKING:
-    pass
-
 from quadriga.testing.case import ComponentCase, _fail
 from quadriga.testing.problems import (
     _bad_params,
     _config_problems,
     _output_problems,
+    _state_problems,
     _task_problems,
     docstring_problems,
 )
@@ -129,6 +126,25 @@ def check_determinism(case: ComponentCase) -> None:
     _fail(case, "determinism", [] if same else ["two runs with the same seed gave different results"])
 
 
+def check_stateless(case: ComponentCase) -> None:
+    """Its fields are its hyperparameters, and running it changes none of them and adds no attribute.
+
+    Every attrs field must be a constructor argument (``init=False`` fields hold run state), and
+    the component's fields and other attributes after its run in the pipeline equal those before
+    (containers and tensors compared by value, other objects by identity), as BlackJAX's kernels
+    return ``(state, info)`` and keep nothing. Tasks are exempt: they prepare and cache their data.
+
+    Raises:
+        CheckFailed: each run-state field, and each attribute the run changed, added or removed.
+        CheckSkipped: a task, or the run failed.
+    """
+    if case.kind in TASK_KINDS:
+        raise CheckSkipped("tasks prepare and cache their data")
+    before, after = case.state_change(0)
+    method = interface_of(case.cls).method
+    _fail(case, "stateless", _state_problems(case.cls, before, after, method))
+
+
 #: check name -> check function, in the order they run
 CHECK_FUNCTIONS: dict[str, Callable[[ComponentCase], None]] = {
     "build": check_build,
@@ -138,6 +154,7 @@ CHECK_FUNCTIONS: dict[str, Callable[[ComponentCase], None]] = {
     "run": check_run,
     "output": check_output,
     "determinism": check_determinism,
+    "stateless": check_stateless,
 }
 
 

@@ -211,3 +211,59 @@ def _output_problems(interface: type[Component], art: Any, inputs: dict[str, Any
         if want is not None and int(want) != art.dim:
             out.append(f"Samples.x has d = {art.dim}, its input has dim {int(want)}")
     return out
+
+
+def run_state_fields(cls: type) -> list[str]:
+    """Problems with ``cls``'s attrs fields that are not hyperparameters (``init=False``: run state)."""
+    if not attrs.has(cls):
+        return []
+    return [
+        f"field '{f.name}' is not a hyperparameter (init=False): keep run state in local variables "
+        "and return diagnostics in the artifact's info, not on the component"
+        for f in attrs.fields(cls)
+        if not f.init
+    ]
+
+
+def snapshot(obj: Any, depth: int = 0) -> Any:
+    """What a component holds, for comparing before and after a call: attrs fields and other attributes.
+
+    Containers are copied and tensors or arrays cloned, so that a change in place shows; other
+    objects are kept by reference (a rebinding shows, a change inside them does not). Nested
+    components are followed 4 levels deep.
+    """
+    if depth > 4:
+        return obj
+    if attrs.has(type(obj)):
+        out = {f.name: snapshot(getattr(obj, f.name, None), depth + 1) for f in attrs.fields(type(obj))}
+        extra = getattr(obj, "__dict__", {})
+        out.update({f"{k} (attribute)": snapshot(v, depth + 1) for k, v in extra.items()})
+        return out
+    if isinstance(obj, dict):
+        return {k: snapshot(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [snapshot(v, depth + 1) for v in obj]
+    if hasattr(obj, "shape") and hasattr(obj, "clone"):  # a tensor
+        return obj.detach().clone()
+    if hasattr(obj, "shape") and hasattr(obj, "copy"):  # an array
+        return obj.copy()
+    return obj
+
+
+def _changes(before: Any, after: Any) -> list[str]:
+    """Problems naming each attribute of a :func:`snapshot` that a call changed, added or removed."""
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return [] if same_numbers(before, after) else ["its state changed"]
+    out = [f"'{k.removesuffix(' (attribute)')}' was added" for k in after if k not in before]
+    out += [f"'{k.removesuffix(' (attribute)')}' was removed" for k in before if k not in after]
+    out += [
+        f"'{k.removesuffix(' (attribute)')}' changed"
+        for k in before
+        if k in after and not (before[k] is after[k] or same_numbers(before[k], after[k]))
+    ]
+    return out
+
+
+def _state_problems(cls: type, before: Any, after: Any, method: str) -> list[str]:
+    """Run-state fields of ``cls`` and the attributes its ``method`` changed between two snapshots."""
+    return run_state_fields(cls) + [f"{change} by {method}()" for change in _changes(before, after)]

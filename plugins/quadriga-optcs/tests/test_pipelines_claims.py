@@ -50,7 +50,7 @@ def test_claims_name_registered_pipeline_arms_and_metrics():
         claim = registry.load_claim(next(c for c in registry.claims() if c.name == name))
         assert isinstance(claim, Claim) and claim.pipeline == claims.PIPELINE
         assert set(claim.arms) <= set(claims.ARMS)
-        q = float(claim.experiment.keywords["metric"].rsplit("_q", 1)[1])
+        q = float(claim.observe.keywords["metric"].rsplit("_q", 1)[1])
         assert q in stages["fdr"]["levels"]
         assert claim.scales["paper"].replicates >= 500 and claim.scales["smoke"].replicates == 3
 

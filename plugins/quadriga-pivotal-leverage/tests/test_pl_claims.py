@@ -18,6 +18,7 @@ from quadriga_pivotal_leverage.observe import (
 )
 
 from quadriga.claims import Claim, verify
+from quadriga.pipeline import read_source
 from quadriga.registry import get_registry
 
 # risk ratios per (arm, replicate, d, multiple of d)
@@ -114,6 +115,15 @@ def test_claims_are_claim_objects_on_the_registered_pipeline():
         assert claim.arms == _ARMS
         assert set(claim.scales) == {"smoke", "paper"}
         assert claim.scales["paper"].replicates == 400
+        # label noise is the declared nuisance setting: the task's own key, 0 (as shipped) and 0.1
+        assert claim.fragility == {"task.legendre.noise": [0.0, 0.1]}
+        assert claim.plan is not None and claim.plan.effect > 0
+    task = read_source("pivotal-legendre", get_registry())[0]["task"]["legendre"]
+    assert task["noise"] == 0.0  # the headline claims are stated for noise-free labels
+    # the growth claim tests the paper's rate (slope 1 within log 1.2 / log 4), not a sign
+    eff = claims.LINEAR_GROWTH.effect
+    assert (eff.statistic, eff.relation, eff.value) == ("mean", "within", 1.0)
+    assert eff.tolerance == pytest.approx(math.log(1.2) / math.log(4), abs=0.002)
 
 
 def test_smoke_verify_runs_the_grid_once_and_reports_numbers(tmp_path):

@@ -114,8 +114,11 @@ def test_claims_of_one_pipeline_share_one_run(tmp_path, monkeypatch):
     for method in ("prospect", "saddle-saga", "lsvrg", "sgd", "srda"):
         assert 1 <= passes.numbers[f"{method}/passes_to_tol"] <= 13
     assert passes.numbers["prospect/lr"] in (0.01, 0.03)
-    # the rate is the evaluator's per-replicate slope: negative for Prospect in 12 passes
+    # the rate is the evaluator's per-replicate slope: negative for Prospect in 12 passes, and the
+    # claim compares it with SGD's slope on the same index streams
     assert all(r < 0 for r in rate.values["prospect"])
+    assert set(rate.values) == {"prospect", "sgd"} and len(rate.values["sgd"]) == 2
+    assert claims.LINEAR_RATE.effect.boundary == claims.RATE_MARGIN == -6 / 50
 
 
 @pytest.mark.parametrize("claim_name", ["prospect-linear-rate", "prospect-passes-wine"])  # one per pipeline
@@ -142,7 +145,7 @@ def test_claims_name_existing_stages_and_metrics():
     ):
         table = _table(claim.pipeline)
         assert all(arm in table["stage"] for arm in claim.arms)
-        evaluator, metric = claim.experiment.keywords["evaluator"], claim.experiment.keywords["metric"]
+        evaluator, metric = claim.observe.keywords["evaluator"], claim.observe.keywords["metric"]
         assert table["stage"][evaluator]["use"] == "spectral-suboptimality"
         assert metric in ("log10_rate", "curvature", "passes_to_tol")
         assert set(claim.tuning) == set(claim.arms)

@@ -173,13 +173,14 @@ def test_tensor_loss_equals_the_tensordict_loss_and_its_gradient():
         )
         l_td = loss(td)["loss"]
         grads_td = torch.autograd.grad(l_td, list(net.parameters()))
-        l_t, q_taken, y = loss.loss_terms(obs, act, nxt, rew.ravel(), term.ravel().float())
+        l_t, q_taken, y, info = loss.loss_terms(obs, act, nxt, rew.ravel(), term.ravel().float())
+        assert info == {}
         grads_t = torch.autograd.grad(l_t, list(net.parameters()))
         # reference: the swap path computed by hand
         with torch.no_grad():
             q_next_t = loss._q_values(loss.target_value_network_params, nxt)
             q_next_o = net(nxt)
-        ref_y = cls().td_target(q_next_o, q_next_t, rew.ravel(), term.ravel().float(), 0.9)
+        ref_y, _ = cls().td_target(q_next_o, q_next_t, rew.ravel(), term.ravel().float(), 0.9)
         torch.testing.assert_close(y, ref_y, rtol=0, atol=0)
         torch.testing.assert_close(q_taken, net(obs).gather(-1, act[:, None]).squeeze(-1), rtol=0, atol=0)
         assert torch.equal(l_td, l_t)
@@ -187,16 +188,21 @@ def test_tensor_loss_equals_the_tensordict_loss_and_its_gradient():
             assert torch.equal(a, b_)
 
 
-def test_a_variant_with_its_own_loss_forward_is_called_on_tensordicts():
-    """A loss subclass that replaces ``forward`` (another value head) gets every update's batch."""
-    from quadriga_std.learners.td_loss import TDTargetDQNLoss
+def test_a_variant_with_its_own_loss_gets_every_update_and_its_info_is_averaged():
+    """A loss subclass that replaces ``loss_terms`` (another loss) gets every update's minibatch;
+    the ``info`` of each update is averaged per ``log_every`` updates into the history and over the
+    run into ``Fitted.info``; the learner's own fields are left as they were."""
+    import attrs
+    from quadriga_std.learners.td_loss import TDLossTerms, TDTargetDQNLoss
 
     calls = []
 
     class CountingLoss(TDTargetDQNLoss):
-        def forward(self, tensordict):
-            calls.append(tensordict.batch_size[0])
-            return super().forward(tensordict)
+        def loss_terms(self, obs, action, next_obs, reward, done):
+            calls.append(obs.shape[0])
+            terms = super().loss_terms(obs, action, next_obs, reward, done)
+            # the update's index as its diagnostic: interval means are closed forms
+            return TDLossTerms(*terms[:3], {**terms.info, "index": torch.tensor(float(len(calls)))})
 
     class Variant(DQN):
         def make_loss_module(self, actor, qnet):
@@ -210,7 +216,31 @@ def test_a_variant_with_its_own_loss_forward_is_called_on_tensordicts():
                 loss_function=self.loss_function,
             )
 
-    fit = Variant(
-        total_frames=300, learning_starts=100, frames_per_batch=10, num_updates_per_batch=3, batch_size=16
-    ).fit(GymEnv(env_id="CartPole-v1"), generator=torch.Generator().manual_seed(0), progress=StageProgress())
+    learner = Variant(
+        total_frames=300,
+        learning_starts=100,
+        frames_per_batch=10,
+        num_updates_per_batch=3,
+        batch_size=16,
+        log_every=10,
+    )
+    before = attrs.asdict(learner)
+    fit = learner.fit(
+        GymEnv(env_id="CartPole-v1"), generator=torch.Generator().manual_seed(0), progress=StageProgress()
+    )
     assert fit.info["updates"] == len(calls) == 3 * 21 and set(calls) == {16}
+    # 63 updates: 6 full intervals of 10 (means 5.5, 15.5, ..., 55.5); the mean of 1..63 is 32
+    assert fit.history["index"] == [10 * k + 5.5 for k in range(6)]
+    assert len(fit.history["update_step"]) == 6 and fit.info["index"] == 32.0
+    assert attrs.asdict(learner) == before
+
+
+def test_a_td_target_rule_returning_a_bare_tensor_is_an_error():
+    class Old(DQN):
+        def td_target(self, next_q_online, next_q_target, reward, done, gamma):
+            return reward
+
+    with pytest.raises(TypeError, match=r"td_target must return \(target"):
+        Old(total_frames=120, learning_starts=100, frames_per_batch=10).fit(
+            GymEnv(env_id="CartPole-v1"), generator=torch.Generator().manual_seed(0), progress=StageProgress()
+        )

@@ -57,20 +57,23 @@ DONE = torch.tensor([0.0, 1.0])
 
 
 def test_td_target_dqn():
-    y = DQN().td_target(Q_ONLINE, Q_TARGET, REWARD, DONE, 0.5)
+    y, info = DQN().td_target(Q_ONLINE, Q_TARGET, REWARD, DONE, 0.5)
     torch.testing.assert_close(y, torch.tensor([1.0 + 0.5 * 2.0, -1.0]))
-    y = DQN().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    assert info == {}
+    y, _ = DQN().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
     torch.testing.assert_close(y, torch.tensor([2.0, -1.0 + 0.5 * 4.0]))
 
 
 def test_td_target_online():
-    y = DQNOnline().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    y, info = DQNOnline().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    assert info == {}
     torch.testing.assert_close(y, torch.tensor([1.0 + 0.5 * 3.0, -1.0 + 0.5 * 2.0]))
 
 
 def test_td_target_double():
     # online argmax: action 1 then action 0; target values 1.5 and 4.0
-    y = DoubleDQN().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    y, info = DoubleDQN().td_target(Q_ONLINE, Q_TARGET, REWARD, torch.zeros(2), 0.5)
+    assert info == {}
     torch.testing.assert_close(y, torch.tensor([1.0 + 0.5 * 1.5, -1.0 + 0.5 * 4.0]))
 
 

@@ -14,7 +14,7 @@ from quadriga_value_classification.claims import (
 )
 
 from quadriga import api
-from quadriga.claims import evaluate_claim
+from quadriga.claims import evaluate_claim, shared_runs
 
 
 @pytest.mark.parametrize("name", ["cartpole-value-classification", "acrobot-value-classification"])
@@ -35,18 +35,25 @@ def test_claim_run_keeps_the_four_noisy_arms_of_the_pipeline():
 
 
 def test_smoke_claims_share_one_run_with_paired_replicates(tmp_path):
-    obs = noisy_auc_claim.observations("smoke", tmp_path)
+    with shared_runs():  # as verify does around the claims it runs
+        obs = noisy_auc_claim.observations("smoke", tmp_path)
+        gaps = width_gap_claim.observations("smoke", tmp_path / "second")
     assert set(obs.values) == {"dqn-hlgauss-noisy", "dqn-mse-noisy"}
     assert all(len(v) == 2 for v in obs.values.values())
     rec = evaluate_claim(noisy_auc_claim, obs, "smoke")
     assert rec["status"] == "ran" and rec["tuning_flags"] == []
     (c,) = rec["comparisons"]
-    assert c["n"] == 2 and c["baseline"] == "dqn-mse-noisy" and "paired" in c["method"]
+    assert c["n"] == 2 and c["baseline"] == "dqn-mse-noisy" and c["method"]
     # CartPole pays 1 per step (plus zero-mean noise): the AUC is an episode-length level, far below 500
     assert all(0.0 < v < 200.0 for v in obs.values["dqn-mse-noisy"] + obs.values["dqn-hlgauss-noisy"])
     assert 0.0 <= rec["numbers"]["dqn-hlgauss-noisy/clipped_fraction"] <= 1.0
-    gaps = width_gap_claim.observations("smoke", tmp_path / "second")
-    assert not (tmp_path / "second" / "run").exists()  # the second claim reuses the first one's run
+    (support,) = rec["preconditions"]  # the support check reads the larger of the two HL-Gauss arms
+    clipped = rec["numbers"]["hlgauss/clipped_fraction_max"]
+    assert clipped >= rec["numbers"]["dqn-hlgauss-noisy/clipped_fraction"]
+    assert support["holds"] == (clipped <= 0.05), support
+    # the second claim reuses the first one's run (the core's shared runs)
+    assert not (tmp_path / "second" / "run").exists()
+    assert (tmp_path / "second" / "shared-run.txt").read_text().strip() == obs.numbers["run"]
     auc = obs.numbers["auc"]
     expected = [h - m for h, m in zip(auc["dqn-hlgauss-noisy-wide"], auc["dqn-mse-noisy-wide"], strict=True)]
     assert gaps.values["gap-wide"] == expected

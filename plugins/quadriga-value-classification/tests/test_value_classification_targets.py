@@ -135,7 +135,7 @@ def test_loss_module_gradient_on_a_hand_built_batch():
         projection=lambda y: two_hot(y, bin_centres(edges)),
         low=0.5,
         high=3.5,
-        td_target=lambda qo, qt, r, d, g: r,
+        td_target=lambda qo, qt, r, d, g: (r, {}),
         gamma=0.9,
         needs_online=False,
         needs_target=True,

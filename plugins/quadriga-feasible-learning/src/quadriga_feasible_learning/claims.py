@@ -8,9 +8,13 @@ MLP, Adam, epochs and mini-batches on a fresh random split per replicate (the da
 repeated; replicate ``i`` of both arms shares its seed, so initialisation and batch order are
 paired). Two claims per pipeline, with the thresholds fixed before any run:
 
-- ``fl-<task>-tail``: FL - ERM < 0 (paired difference of means over replicates, BCa interval)
-  for each of six tail statistics of the per-sample loss: max, q95 and q99 on the train split
-  and on the test split. Six comparisons, Holm-adjusted; the claim passes only when all six do.
+- ``fl-<task>-tail``: FL - ERM < 0 (paired difference of means over replicates) for each of six
+  tail statistics of the per-sample loss: max, q95 and q99 on the train split and on the test
+  split. Six comparisons, Holm-adjusted; the claim passes only when all six do. The paper claims
+  "improved tail behavior" without a size, so the sign is the claim. Precondition: the constraint
+  binds for ERM (at most 99% of its training samples have loss <= eps); where plain training
+  already satisfies every constraint (digits at the paper's eps) no tail comparison can favour FL
+  and the claim is inconclusive (precondition).
 - ``fl-digits-accuracy``: test accuracy FL - ERM > -0.01 (non-inferiority margin: 1 point).
 - ``fl-diabetes-mse``: test MSE ratio FL / ERM < 1.05 (non-inferiority margin: 5%).
 
@@ -29,7 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, replicate_values
+from quadriga.claims import (
+    Claim,
+    Effect,
+    Observations,
+    Plan,
+    Precondition,
+    Scale,
+    Tuning,
+    replicate_values,
+)
 
 __all__ = ["ARMS", "DIABETES_MSE", "DIABETES_TAIL", "DIGITS_ACCURACY", "DIGITS_TAIL", "TAIL_METRICS"]
 
@@ -101,6 +114,22 @@ _TAIL = Effect(
     statistic="difference",
     relation="less",
     value=0.0,
+    why_sign="the paper (abstract, sec. 5) claims 'improved tail behavior' of the per-sample losses against "
+    "ERM and states no size: the direction is the claim",
+)
+_TAIL_PLAN = Plan(
+    effect=0.1,
+    pilot_replicates=5,
+    rationale="a tail statistic 0.1 lower (nats, or squared standardized units) is the smallest "
+    "improvement worth reporting; the former record's paired sds are 0.02-2.5 per statistic, so the "
+    "test max needs the most replicates",
+)
+#: the constraint binds for ERM: some of its training samples violate ``loss <= eps``
+_BINDS = Precondition.number(
+    "erm/train_feasible_fraction",
+    "<=",
+    0.99,
+    "the constraint binds for ERM: at least 1% of its training samples have loss above eps",
 )
 
 
@@ -113,13 +142,14 @@ def _claim(task: str, effect: Effect, **read: Any) -> Claim:
         effect=effect,
         scales=_SCALES,
         tuning=_TUNING,
+        libraries=("torch", "numpy", "scikit-learn"),
         **read,
     )
 
 
 _ALSO = ("test_mean", "train_mean")
 
-DIGITS_TAIL = _claim("digits", _TAIL, observe=observe_tail)
+DIGITS_TAIL = _claim("digits", _TAIL, observe=observe_tail, plan=_TAIL_PLAN, preconditions=(_BINDS,))
 """Digits (MLP 64-64, 60 epochs): FL's max, q95 and q99 per-sample cross-entropy (train, test) below ERM's."""
 
 DIGITS_ACCURACY = _claim(
@@ -133,10 +163,18 @@ DIGITS_ACCURACY = _claim(
     ),
     metric=("tail", "test_accuracy"),
     also=_ALSO,
+    plan=Plan(
+        effect=0.005,
+        pilot_replicates=5,
+        sd=0.004,
+        rationale="the paper's 'marginal impact on average performance' read as a 1-point non-inferiority "
+        "margin (fixed before the first run); detect a true gap half-way to it; sd 0.004 from the "
+        "20-replicate record: about 6 replicates, 20 declared",
+    ),
 )
 """Digits: FL's test accuracy is no more than 1 point below ERM's (non-inferiority)."""
 
-DIABETES_TAIL = _claim("diabetes", _TAIL, observe=observe_tail)
+DIABETES_TAIL = _claim("diabetes", _TAIL, observe=observe_tail, plan=_TAIL_PLAN, preconditions=(_BINDS,))
 """Diabetes (MLP 64-64, 200 epochs, eps = 0.25): FL's squared-error tail, train and test, below ERM's."""
 
 DIABETES_MSE = _claim(
@@ -150,5 +188,11 @@ DIABETES_MSE = _claim(
     ),
     metric=("tail", "test_mse"),
     also=_ALSO,
+    plan=Plan(
+        effect=0.05,
+        pilot_replicates=5,
+        rationale="'marginal impact on average performance' read as a 5% non-inferiority margin on the "
+        "test MSE (fixed before the first run); detect a true ratio of 1.0",
+    ),
 )
 """Diabetes: FL's test MSE is at most 5% above ERM's (non-inferiority)."""

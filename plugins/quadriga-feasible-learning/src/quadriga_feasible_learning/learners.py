@@ -119,7 +119,8 @@ class _MLPLearner(Learner):
     )
     log_every: int = param(10, doc="epochs between history records", validator=int_at_least(1))
 
-    def _weights(self, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
+    def _weights(self, lam: torch.Tensor | None, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
+        """Weights ``Tensor[|B|]`` of the batch's losses (may update the multipliers ``lam`` in place)."""
         raise NotImplementedError
 
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
@@ -149,7 +150,7 @@ class _MLPLearner(Learner):
         opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
         batches = child_generator(generator, "batches")
         batch = n if self.batch_size in (0, None) or self.batch_size >= n else int(self.batch_size)
-        self._start(n, device)
+        lam = self._multipliers(n, device)
         history: dict[str, list] = {
             "epoch": [],
             "train_mean_loss": [],
@@ -169,7 +170,7 @@ class _MLPLearner(Learner):
             for start in range(0, n, batch):
                 idx = order[start : start + batch]
                 losses = sample_losses(model(X[idx]), y[idx], data["task_type"])
-                weights = self._weights(idx, losses.detach())
+                weights = self._weights(lam, idx, losses.detach())
                 opt.zero_grad(set_to_none=True)
                 (weights * losses).sum().backward()
                 opt.step()
@@ -182,8 +183,8 @@ class _MLPLearner(Learner):
                     "train_max_loss": float(full.max()),
                     "feasible_fraction": float((full <= self.epsilon).float().mean()),
                 }
-                if self.constrained:
-                    rec.update(multiplier_mean=float(self._lam.mean()), multiplier_max=float(self._lam.max()))
+                if lam is not None:
+                    rec.update(multiplier_mean=float(lam.mean()), multiplier_max=float(lam.max()))
                 history["epoch"].append(epoch)
                 for k, v in rec.items():
                     history[k].append(v)
@@ -200,12 +201,13 @@ class _MLPLearner(Learner):
             "batch_size": int(batch),
             "updates": updates,
         }
-        if self.constrained:
-            info["multipliers"] = self._lam.detach().cpu().clone()
+        if lam is not None:
+            info["multipliers"] = lam.detach().cpu().clone()
         return Fitted(model=model, history=history, info=info)
 
-    def _start(self, n: int, device: Any) -> None:
-        """Reset the learner's per-run state before training on ``n`` samples."""
+    def _multipliers(self, n: int, device: Any) -> torch.Tensor | None:
+        """The run's per-sample multipliers ``Tensor[n]`` at their initial values (``None``: none kept)."""
+        return None
 
 
 @attrs.define(kw_only=True)
@@ -227,7 +229,7 @@ class ERM(_MLPLearner):
     Source: Ramirez et al. 2025, "Feasible Learning", AISTATS 2025, arXiv 2501.14912, sec. 2 (ERM, eq. 0).
     """
 
-    def _weights(self, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
+    def _weights(self, lam: torch.Tensor | None, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
         return torch.full_like(losses, 1.0 / losses.numel())
 
 
@@ -272,15 +274,14 @@ class FeasibleLearning(_MLPLearner):
         validator=number_in(0, low_open=True),
     )
 
-    _lam: Any = attrs.field(default=None, init=False, repr=False)
+    def _multipliers(self, n: int, device: Any) -> torch.Tensor:
+        return torch.zeros(n, device=device)
 
-    def _start(self, n: int, device: Any) -> None:
-        self._lam = torch.zeros(n, device=device)
-
-    def _weights(self, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
+    def _weights(self, lam: torch.Tensor | None, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
+        assert lam is not None
         alpha = self.alpha if self.resilient else math.inf
-        self._lam[idx] = dual_step(self._lam[idx], losses, self.epsilon, self.dual_lr, alpha)
-        return self._lam[idx]
+        lam[idx] = dual_step(lam[idx], losses, self.epsilon, self.dual_lr, alpha)
+        return lam[idx]
 
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
         """Train by alternating dual-then-primal steps (see the class docstring).

@@ -30,7 +30,7 @@ TARGETS = {
     "sv": "ig-stochastic-volatility",
     "irt": "ig-item-response-theory",
 }
-#: the samplers: stage prefix -> registered sampler it wraps
+#: the samplers: the name the benchmark table gives each -> the registered sampler it wraps
 SAMPLERS = {"rwm": "rwm", "mala": "mala", "hmc": "hmc", "srmala": "srmc"}
 
 
@@ -63,6 +63,8 @@ def apply_budget(
 ) -> dict[str, Any]:
     """A copy of a benchmark pipeline dict with every ``dual-averaging`` stage given these budgets.
 
+    A stage's sampler is its ``sampler`` table, or each table of its ``matrix.sampler`` axis.
+
     Args:
         data: the pipeline as a dict (``read_source``).
         budget: sampling evaluations per chain (burn-in included).
@@ -73,8 +75,9 @@ def apply_budget(
     for table in out.get("stage", {}).values():
         if table.get("use") != "dual-averaging":
             continue
-        inner = table["sampler"]
-        inner.update(sampler_lengths(inner, budget))
+        axis = table.get("matrix", {}).get("sampler")  # samplers x targets: one table per sampler
+        for inner in axis if isinstance(axis, list) else [table["sampler"]]:
+            inner.update(sampler_lengths(inner, budget))
         table["tuning_budget"] = tuning
         if replicates is not None:
             table["repeat"] = replicates

@@ -16,7 +16,7 @@ from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
 
 from .budget import SAMPLERS, TARGETS, apply_budget, benchmark_pipeline
 
-__all__ = ["TABLE", "benchmark_table", "run_benchmark"]
+__all__ = ["TABLE", "benchmark_table", "config_name", "run_benchmark"]
 
 _TARGET_NAMES = {
     "es": "eight schools (10)",
@@ -49,10 +49,22 @@ def _se_cell(row: dict[str, Any], key: str) -> str:
     return "exact g.t." if key in _EXACT and row.get("n", 0) else "-"
 
 
+def config_name(target: str, sampler: str) -> str:
+    """The benchmark's stage for a target and a registered sampler, without the replicate index.
+
+    ``config_name("es", "rwm") == "sample[inputs.target=es,sampler=rwm]"``: the ``sample`` stage's
+    matrix point, written by the pipeline language (:func:`quadriga.expansion.point_label`).
+    """
+    from quadriga.expansion import point_label
+
+    return f"sample[{point_label({'inputs.target': target, 'sampler': sampler})}]"
+
+
 def benchmark_table(stages: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The markdown table (target x sampler) and its numbers from a run's ``results["stages"]``.
 
-    Reads ``tables["configs"]`` of every ``error-<target>`` stage (``ground-truth-error``). Columns:
+    Reads ``tables["configs"]`` of every ``error-<target>`` stage (``ground-truth-error``), one row
+    per sampler (:func:`config_name`; numbers keyed ``"<sampler>-<target>/<metric>"``). Columns:
     RMS standardized error of the mean, RMS error in ground-truth standard errors, bulk ESS (min
     over coordinates) per 1000 density evaluations, mean acceptance and tuned step, each the mean
     over replicates with its 95% BCa bootstrap interval.
@@ -71,9 +83,12 @@ def benchmark_table(stages: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if stage is None:
             continue
         summary = {r["subject"]: r for r in stage.get("tables", {}).get("summary", [])}
-        for row in stage.get("tables", {}).get("configs", []):
-            config = row["config"]
-            sampler = config.rsplit("-", 1)[0]
+        configs = {r["config"]: r for r in stage.get("tables", {}).get("configs", [])}
+        for sampler, use in SAMPLERS.items():
+            config = config_name(key, use)
+            if config not in configs:
+                continue
+            row = configs[config]
             members = [r for name, r in summary.items() if name.startswith(config + "[")]
             acc = [r["acceptance_rate"] for r in members if "acceptance_rate" in r]
             step = [r["step_size"] for r in members if "step_size" in r]
@@ -87,7 +102,7 @@ def benchmark_table(stages: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             )
             for k in ("standardized_error_rms", "ess_per_grad", "diverged"):
                 if k in row:
-                    numbers[f"{config}/{k}"] = row[k]
+                    numbers[f"{sampler}-{key}/{k}"] = row[k]
     return "\n".join(lines), numbers
 
 

@@ -149,7 +149,8 @@ class DualAveraging(Sampler):
 
     Raises:
         ConfigError: a wrapped sampler without a kernel with ``transition``/``step_size``,
-            ``target_acceptance`` outside (0, 1), ``tuning_budget`` < 1 or below one transition.
+            ``target_acceptance`` outside (0, 1) or not given for a kernel without
+            ``optimal_acceptance``, ``tuning_budget`` < 1 or below one transition.
 
     Source: Hoffman & Gelman 2014, "The No-U-Turn Sampler", JMLR 15, Algorithm 5 and sec. 3.2
     (dual averaging of the step size during warm-up).
@@ -166,10 +167,11 @@ class DualAveraging(Sampler):
         converter=_to_sampler,
         doc='the sampler to tune and run, e.g. { use = "mala", num_samples = 2000 }',
     )
-    target_acceptance: float = param(
-        0.574,
-        doc="acceptance rate the step is tuned to (fraction; 0.234 RWM, 0.574 MALA, 0.65-0.8 HMC)",
-        validator=[attrs.validators.gt(0), attrs.validators.lt(1)],
+    target_acceptance: float | None = param(
+        None,
+        doc="acceptance rate the step is tuned to (fraction); default: the kernel's optimal_acceptance "
+        "(0.234 RWM, 0.574 MALA and SR-MALA's base MALA, 0.65 HMC)",
+        validator=attrs.validators.optional([attrs.validators.gt(0), attrs.validators.lt(1)]),
     )
     tuning_budget: int = param(
         1000, doc="density evaluations per chain spent on the pilot (count)", validator=_pos_int
@@ -179,6 +181,19 @@ class DualAveraging(Sampler):
         doc="pilot start: 'warm' (target.warm_start, near the posterior) or 'kernel' (the kernel's own init)",
         validator=attrs.validators.in_(("warm", "kernel")),
     )
+
+    def __attrs_post_init__(self) -> None:
+        """Fill ``target_acceptance`` from the kernel's ``optimal_acceptance`` when it is not given."""
+        if self.target_acceptance is None:
+            kernel, _ = self._kernel()
+            optimum = getattr(kernel, "optimal_acceptance", None)
+            if optimum is None:
+                raise ConfigError(
+                    f"{type(kernel).__name__} declares no optimal acceptance rate; set target_acceptance "
+                    "(a fraction in (0, 1)).",
+                    key="target_acceptance",
+                )
+            self.target_acceptance = float(optimum)
 
     def _kernel(self) -> tuple[Any, str]:
         s = self.sampler

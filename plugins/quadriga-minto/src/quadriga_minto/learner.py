@@ -5,11 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import attrs
-import numpy as np
 import torch
 from quadriga_std.learners.dqn import DQN
-
-from quadriga import Fitted
 
 __all__ = ["MINTO"]
 
@@ -23,11 +20,12 @@ class MINTO(DQN):
     ``target_update_period`` updates, hyperparameters, artifact) is the ``dqn`` baseline's; the
     only extra cost is one forward pass of the online network on s'.
 
-    Diagnostic: the fraction of replay rows in which the minimum *binds*, i.e. the MINTO bootstrap
-    max_a' min(Q_target, Q_online)(s', a') is strictly below DQN's max_a' Q_target(s', a') (the two
-    targets differ; terminal rows are counted too, where both bootstraps are masked). ``fit`` adds
-    it to the artifact: ``info["min_binds_fraction"]`` (mean over all updates, in [0, 1]) and
-    ``history["min_binds"]`` (mean over each block of ``log_every`` updates, aligned with
+    Diagnostic: ``min_binds_fraction``, the fraction of replay rows in which the minimum *binds*,
+    i.e. the MINTO bootstrap max_a' min(Q_target, Q_online)(s', a') is strictly below DQN's
+    max_a' Q_target(s', a') (the two targets differ; terminal rows are counted too, where both
+    bootstraps are masked). :meth:`td_target` returns it with each target; the ``dqn`` learner
+    averages it into ``info["min_binds_fraction"]`` (over all updates, in [0, 1]) and
+    ``history["min_binds_fraction"]`` (over each block of ``log_every`` updates, aligned with
     ``history["update_step"]``).
 
     Raises:
@@ -40,31 +38,9 @@ class MINTO(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = True
 
-    _binds: list[Any] = attrs.field(init=False, factory=list, repr=False, eq=False)
-
-    def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
-        """Train as :meth:`quadriga_std.learners.dqn.DQN.fit` and add the binding diagnostic.
-
-        Returns:
-            :class:`quadriga.Fitted` as DQN's, with ``info["min_binds_fraction"]`` and
-            ``history["min_binds"]`` (see the class docstring).
-
-        Raises:
-            ConfigError: as :meth:`DQN.fit`.
-        """
-        self._binds.clear()
-        fitted = super().fit(task, generator=generator, progress=progress)
-        fractions = torch.stack(self._binds).double().numpy() if self._binds else np.zeros(0)
-        blocks = len(fitted.history.get("update_step", []))
-        every = self.log_every
-        fitted.history["min_binds"] = [
-            float(fractions[k * every : (k + 1) * every].mean()) for k in range(blocks)
-        ]
-        fitted.info["min_binds_fraction"] = float(fractions.mean()) if fractions.size else float("nan")
-        self._binds.clear()
-        return fitted
-
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
+    def td_target(
+        self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float
+    ) -> tuple[Any, dict[str, Any]]:
         """MINTO target.
 
         Args:
@@ -75,12 +51,11 @@ class MINTO(DQN):
             gamma: discount factor.
 
         Returns:
-            ``Tensor[B]``: r + gamma (1 - done) max_a' min(Q_target(s', a'), Q_online(s', a')); the min is
-            taken per action before the max (taking it after the max is a different operator).
-            Appends the fraction of rows where the min binds to the diagnostic read by ``fit``.
+            ``(y, {"min_binds_fraction": 0-d Tensor})``: ``Tensor[B]`` targets
+            r + gamma (1 - done) max_a' min(Q_target(s', a'), Q_online(s', a')) (the min is taken per
+            action before the max; taking it after the max is a different operator) and the fraction
+            of rows where the min binds (0-d float32, kept on the device: no synchronisation).
         """
         bootstrap = torch.minimum(next_q_target, next_q_online.detach()).amax(dim=-1)
-        if bootstrap.numel():
-            # kept as a 0-d tensor (no synchronisation per update); fit() converts them once
-            self._binds.append(torch.lt(bootstrap, next_q_target.amax(dim=-1)).float().mean())
-        return reward + gamma * (1.0 - done) * bootstrap
+        binds = torch.lt(bootstrap, next_q_target.amax(dim=-1)).float().mean()
+        return reward + gamma * (1.0 - done) * bootstrap, {"min_binds_fraction": binds}

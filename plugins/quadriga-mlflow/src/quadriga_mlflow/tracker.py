@@ -158,28 +158,17 @@ class MlflowTracker:
 
     def log_stage(self, stage: str, artifact: Any, seconds: float) -> None:
         """A finished stage: its summary numbers and its seconds."""
-        summary = artifact.summary()
-        kind = summary.get("type")
-        values: dict[str, Any] = {"seconds": seconds}
-        if kind == "Metrics":
-            values.update(summary.get("values", {}))
-        elif kind == "Samples":
-            values.update(summary.get("info", {}))
-            values.update(num_samples=summary.get("num_samples"), dim=summary.get("dim"))
-        elif kind == "Estimate":
-            values.update(estimate=summary.get("value"), estimate_stderr=summary.get("stderr"))
-        elif kind == "Fitted":
-            values.update(summary.get("final", {}))
+        values: dict[str, Any] = {"seconds": seconds, **type(artifact).scalars(artifact.summary())}
         self._log({metric_key(stage, *k.split("/")): v for k, v in _numbers(values).items()})
 
     def end(self, status: str, error: BaseException | None) -> None:
         """Log figures and records as artifacts, then close the run with its status."""
         for path in sorted(self.run_dir.glob("*.png")):
             self.client.log_artifact(self.run_id, str(path), artifact_path="figures")
-        for name in ("manifest.json", "pipeline.toml", "results.json", "status.json", "error.txt"):
-            path = self.run_dir / name
-            if path.is_file():
-                self.client.log_artifact(self.run_id, str(path))
+        from quadriga.rundir import RunDir
+
+        for path in RunDir(self.run_dir).record_files():
+            self.client.log_artifact(self.run_id, str(path))
         if error is not None:
             self.client.set_tag(self.run_id, "quadriga.error", f"{type(error).__name__}: {error}"[:5000])
         mlflow_status = {"finished": "FINISHED", "interrupted": "KILLED"}.get(status, "FAILED")

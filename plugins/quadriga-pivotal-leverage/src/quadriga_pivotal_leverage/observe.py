@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from quadriga.stats import loglog_slope
+from quadriga.stats import Interval, loglog_slope
 from quadriga_pivotal_leverage.evaluators import replicate_index
 
 __all__ = [
@@ -181,20 +181,20 @@ def samples_to_target_slope(
     reps = _paired(table)
     ds = _features(table, arms, reps)
     return {
-        arm: [loglog_slope(ds, [k_star(table[arm][i][d], target) for d in ds])[0] for i in reps]
+        arm: [loglog_slope(ds, [k_star(table[arm][i][d], target) for d in ds]).estimate for i in reps]
         for arm in arms
     }
 
 
 def growth_rates(
     table: Table, arms: Sequence[str], target: float = 1.25, *, rng: int = 0
-) -> dict[str, tuple[float, float, float]]:
+) -> dict[str, Interval]:
     """Per arm: the log-log slope of the mean ``k*`` over d with its 95% interval
-    (:func:`quadriga.stats.loglog_slope` on ``(d, replicates)``: percentile bootstrap that
-    resamples replicates within each d).
+    (:func:`quadriga.stats.loglog_slope` on ``(d, replicates)``: delta-method t interval of the
+    slope of log mean k*).
 
     Returns:
-        ``{arm: (slope, low, high)}``.
+        ``{arm: Interval}`` (unpacks as ``slope, low, high``).  ``rng`` is unused (closed form).
 
     Source: Shimizu et al. 2024, Theorem 1.2 and sec. 5 (samples to reach a target error against d).
     """
@@ -203,5 +203,5 @@ def growth_rates(
     out = {}
     for arm in arms:
         ks = np.array([[k_star(table[arm][i][d], target) for i in reps] for d in ds])
-        out[arm] = loglog_slope(ds, ks, rng=rng)
+        out[arm] = loglog_slope(ds, ks)
     return out

@@ -53,22 +53,13 @@ def _numbers(values: dict[str, Any]) -> dict[str, float]:
 def stage_numbers(stage: str, artifact: Any, seconds: float) -> dict[str, float]:
     """The finite numbers of a finished stage, as ``{"<stage>/<key>": value}``.
 
-    ``Metrics``: every value; ``Samples``: the diagnostics in ``info`` and ``num_samples``/``dim``;
-    ``Estimate``: ``estimate`` and ``estimate_stderr``; ``Fitted``: its ``final`` numbers; always
-    ``seconds`` (wall clock). Non-finite and non-numeric values are left out.
+    The numbers are those the artifact reads from its own summary
+    (:meth:`quadriga.artifacts.Artifact.scalars`: ``Metrics`` every value, ``Samples`` the
+    diagnostics in ``info`` and ``num_samples``/``dim``, ``Estimate`` ``estimate`` and
+    ``estimate_stderr``, ``Fitted`` its ``final`` numbers), and always ``seconds`` (wall clock).
+    Non-finite values are left out.
     """
-    summary = artifact.summary()
-    kind = summary.get("type")
-    values: dict[str, Any] = {"seconds": seconds}
-    if kind == "Metrics":
-        values.update(summary.get("values", {}))
-    elif kind == "Samples":
-        values.update(summary.get("info", {}))
-        values.update(num_samples=summary.get("num_samples"), dim=summary.get("dim"))
-    elif kind == "Estimate":
-        values.update(estimate=summary.get("value"), estimate_stderr=summary.get("stderr"))
-    elif kind == "Fitted":
-        values.update(summary.get("final", {}))
+    values: dict[str, Any] = {"seconds": seconds, **type(artifact).scalars(artifact.summary())}
     return {f"{stage}/{k}": v for k, v in _numbers(values).items()}
 
 
@@ -82,19 +73,15 @@ class TensorBoardRun:
 
     @classmethod
     def start(cls, run: Any) -> TensorBoardRun:
-        """Open the event directory and write the resolved pipeline (``pipeline.toml``) as text."""
+        """Open the event directory and write the resolved pipeline (``pipeline.toml``'s text) as text."""
         from tensorboardX import SummaryWriter  # type: ignore[import-untyped]
 
         logdir = event_dir(run)
         logdir.mkdir(parents=True, exist_ok=True)
         writer = SummaryWriter(logdir=str(logdir), flush_secs=10)
-        toml = Path(run.dir) / "pipeline.toml"
-        if toml.is_file():
-            text = toml.read_text(encoding="utf-8")
-        else:
-            import tomli_w
+        import tomli_w
 
-            text = tomli_w.dumps(run.pipeline.resolved())
+        text = tomli_w.dumps(run.pipeline.resolved())  # what the run saves as pipeline.toml
         # TensorBoard's text panel renders markdown: indented by four spaces, the TOML is a code block
         writer.add_text("pipeline", "\n".join("    " + line for line in text.splitlines()), 0)
         return cls(writer, Path(run.dir), logdir)

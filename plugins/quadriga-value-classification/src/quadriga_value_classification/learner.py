@@ -20,10 +20,9 @@ from typing import Any, ClassVar
 import attrs
 import torch
 from quadriga_std.learners.dqn import DQN
-from quadriga_std.learners.td_loss import TDTargetDQNLoss
-from tensordict import TensorDict
+from quadriga_std.learners.td_loss import TDLossTerms, TDTargetDQNLoss, check_target_shape
 
-from quadriga import Fitted, param
+from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.validators import finite, int_at_least, number_in
 from quadriga_value_classification.targets import bin_centres, bin_edges, clip_to, hl_gauss, two_hot
@@ -86,7 +85,7 @@ class CrossEntropyTDLoss(TDTargetDQNLoss):
         low, high: targets are clipped into ``[low, high]`` before projecting (return units).
         td_target, gamma, needs_online, needs_target: as in ``TDTargetDQNLoss``.
 
-    Counters (summed over every call, int64 tensors): ``targets_seen``, ``targets_clipped``.
+    Counters of the run (summed over every call, int64 tensors): ``targets_seen``, ``targets_clipped``.
 
     Source: Farebrother et al. 2024, the cross-entropy value loss (Appendix A ``HLGaussLoss``).
     """
@@ -99,34 +98,37 @@ class CrossEntropyTDLoss(TDTargetDQNLoss):
         self.targets_seen = torch.zeros((), dtype=torch.int64)
         self.targets_clipped = torch.zeros((), dtype=torch.int64)
 
-    def forward(self, tensordict: Any) -> TensorDict:
-        """Loss on a replay-buffer batch (keys as ``TDTargetDQNLoss.forward``).
+    def loss_terms(
+        self,
+        obs: torch.Tensor,
+        action: torch.Tensor,
+        next_obs: torch.Tensor,
+        reward: torch.Tensor,
+        done: torch.Tensor,
+    ) -> TDLossTerms:
+        """The cross-entropy loss on plain tensors (arguments as ``TDTargetDQNLoss.loss_terms``).
 
         Returns:
-            ``TensorDict`` with ``"loss"`` (scalar cross-entropy, nats), ``"q_taken"`` (mean Q(s, a),
-            detached), ``"td_target"`` (mean y before clipping) and ``"clipped_fraction"``; writes
-            ``"td_error"`` (``Tensor[B, 1]``, squared error of the categorical mean) into ``tensordict``.
+            ``TDLossTerms``: ``loss`` (scalar cross-entropy, nats), ``q_taken`` (``Tensor[B]``, the
+            taken action's categorical mean, detached), ``td_target`` (``Tensor[B]``, y before
+            clipping) and ``info``: the ``td_target`` rule's, plus ``"clipped_fraction"`` (0-d, the
+            fraction of this batch's targets outside ``[low, high]``). Adds to the counters.
         """
-        obs = tensordict.get("observation")
-        action = tensordict.get("action").long().reshape(-1)
+        action = action.long().reshape(-1)
         with self.value_network_params.to_module(self.value_network, preserve_module_state=False):
             logits = self._q_network.logits(obs)
         taken = logits[torch.arange(action.numel()), action]  # [B, m]
-        target = self.td_targets(tensordict)
+        target, info = self.targets(next_obs, reward, done)
         clipped, n_out = clip_to(target, self._low, self._high)
         with torch.no_grad():
             probs = self._projection(clipped)
         loss = torch.nn.functional.cross_entropy(taken, probs)
         q_taken = (taken.detach().softmax(-1) * self._q_network.centres).sum(-1)
+        check_target_shape(target, q_taken)
         self.targets_seen += target.numel()
         self.targets_clipped += n_out
-        tensordict.set("td_error", (q_taken - target).pow(2).unsqueeze(-1), inplace=True)
-        return TensorDict(
-            loss=loss,
-            q_taken=q_taken.mean(),
-            td_target=target.mean(),
-            clipped_fraction=n_out.float() / max(target.numel(), 1),
-        )
+        info = {**info, "clipped_fraction": n_out.float() / max(target.numel(), 1)}
+        return TDLossTerms(loss, q_taken, target, info)
 
 
 def _cross_entropy_only(instance: Any, attribute: Any, value: Any) -> None:
@@ -152,8 +154,6 @@ class _ValueClassificationDQN(DQN):
         doc="the value loss: cross-entropy against the target histogram",
         validator=_cross_entropy_only,
     )
-
-    _loss: Any = attrs.field(init=False, default=None, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -189,7 +189,7 @@ class _ValueClassificationDQN(DQN):
     def make_loss_module(self, actor: Any, qnet: Any) -> CrossEntropyTDLoss:
         """A :class:`CrossEntropyTDLoss` with this learner's TD target, projection and clipping range."""
         low, high = self.target_range()
-        self._loss = CrossEntropyTDLoss(
+        return CrossEntropyTDLoss(
             actor,
             q_network=qnet,
             projection=self.project,
@@ -200,34 +200,25 @@ class _ValueClassificationDQN(DQN):
             needs_online=self.needs_next_q_online,
             needs_target=self.needs_next_q_target,
         )
-        return self._loss
 
-    def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:
-        """Train as :meth:`quadriga_std.learners.dqn.DQN.fit` and count the clipped targets.
+    def fit_info(self, loss_module: Any) -> dict[str, Any]:
+        """The clipping counts of the run, read from its :class:`CrossEntropyTDLoss`.
 
         Returns:
-            :class:`quadriga.Fitted` as ``dqn``'s (``model`` maps observations to Q-values), with
-            ``info["targets_clipped"]`` (TD targets outside the clipping range, over all updates),
-            ``info["targets_seen"]``, ``info["clipped_fraction"]`` (their ratio, NaN before any
-            update), ``info["projection"]``, ``info["bin_width"]`` and ``info["support"]`` ([low, high]).
-
-        Raises:
-            ConfigError: as :meth:`DQN.fit` (continuous actions, non-vector observations).
+            ``targets_clipped`` (TD targets outside the clipping range, over all updates),
+            ``targets_seen``, ``clipped_fraction`` (their ratio, NaN before any update; it replaces
+            the mean of the per-update fractions), ``projection``, ``bin_width`` and ``support``
+            ([v_min, v_max]), added to ``dqn``'s ``Fitted.info``.
         """
-        self._loss = None
-        fitted = super().fit(task, generator=generator, progress=progress)
-        seen = int(self._loss.targets_seen) if self._loss is not None else 0
-        clipped = int(self._loss.targets_clipped) if self._loss is not None else 0
-        fitted.info.update(
-            targets_seen=seen,
-            targets_clipped=clipped,
-            clipped_fraction=clipped / seen if seen else float("nan"),
-            projection=self.projection_name,
-            bin_width=self.bin_width,
-            support=[self.v_min, self.v_max],
-        )
-        self._loss = None
-        return fitted
+        seen, clipped = int(loss_module.targets_seen), int(loss_module.targets_clipped)
+        return {
+            "targets_seen": seen,
+            "targets_clipped": clipped,
+            "clipped_fraction": clipped / seen if seen else float("nan"),
+            "projection": self.projection_name,
+            "bin_width": self.bin_width,
+            "support": [self.v_min, self.v_max],
+        }
 
 
 @attrs.define(kw_only=True)

@@ -16,7 +16,6 @@ weights ``w`` is compared).
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from typing import Any, ClassVar
 
@@ -29,6 +28,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target, named
 from quadriga.params import param
 from quadriga.seeding import child_generator, child_numpy_rng
+from quadriga_std.evaluators._distance_figure import bar_figure, draws_label, reference_label
 
 __all__ = ["MMD", "EnergyDistance", "SlicedWasserstein", "Wasserstein", "draws_label", "weighted_pair_sum"]
 
@@ -74,23 +74,6 @@ def weighted_pair_sum(
     return float(total)
 
 
-def draws_label(samples: Any) -> str:
-    """What a sample set's size means, for figure labels.
-
-    ``"8000 draws (4 chains x 2000, correlated)"`` when the artifact comes from several Markov
-    chains (``chains: Tensor[c, n, d]`` or ``info["num_chains"]``), ``"2000 draws (1 chain,
-    correlated)"`` for one chain, ``"n = 2000 draws"`` otherwise (independence is not known here).
-    """
-    n = int(samples.num_samples)
-    chains = getattr(samples, "chains", None)
-    c = int(chains.shape[0]) if chains is not None else int(samples.info.get("num_chains", 0) or 0)
-    if c > 1 and n % c == 0:
-        return f"{n} draws ({c} chains \u00d7 {n // c}, correlated)"
-    if c == 1:
-        return f"{n} draws (1 chain, correlated)"
-    return f"n = {n} draws"
-
-
 def _as_samples(value: Any, role: str) -> Samples:
     if not isinstance(value, Samples):
         raise ConfigError(
@@ -115,8 +98,6 @@ class _SampleDistance(Evaluator):
     num_reference_samples: int = param(
         2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
     )
-    _notes: list = attrs.field(factory=list, init=False, repr=False, eq=False)
-    _generator: Any = attrs.field(default=None, init=False, repr=False, eq=False)
 
     def _reference(self, reference: Any, generator: Any) -> Samples:
         if reference is None:
@@ -138,8 +119,23 @@ class _SampleDistance(Evaluator):
         return Samples(x=torch.as_tensor(x), info={"stage": "reference"})
 
     def _compute(
-        self, x: torch.Tensor, a: torch.Tensor, y: torch.Tensor, b: torch.Tensor
+        self,
+        x: torch.Tensor,
+        a: torch.Tensor,
+        y: torch.Tensor,
+        b: torch.Tensor,
+        *,
+        generator: Any,
+        notes: list[str],
     ) -> dict[str, float]:
+        """The metrics of subject ``x`` ``Tensor[n, d]`` (weights ``a``) against ``y`` ``Tensor[m, d]``
+        (weights ``b``).
+
+        Args:
+            x, a, y, b: float64 points and normalised weights of the subject and the reference.
+            generator: the stage generator (its named child streams for any random draw).
+            notes: caveats of this computation are appended here (they go to ``info["notes"]``).
+        """
         raise NotImplementedError
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
@@ -159,7 +155,6 @@ class _SampleDistance(Evaluator):
             ConfigError: no reference, a target without an exact sampler, a non-Samples
                 subject, or dimensions that differ.
         """
-        self._generator = generator
         ref = self._reference(reference, generator)
         y = torch.as_tensor(ref.x).detach().cpu().to(torch.float64).reshape(ref.num_samples, -1)
         b = _weights(ref)
@@ -176,9 +171,9 @@ class _SampleDistance(Evaluator):
                     f"{y.shape[1]}; compare samples of the same target.",
                     key="subject",
                 )
-            self._notes.clear()
-            res = self._compute(x, _weights(s), y, b)
-            notes += [f"{name}: {n}" for n in self._notes]
+            caveats: list[str] = []
+            res = self._compute(x, _weights(s), y, b, generator=generator, notes=caveats)
+            notes += [f"{name}: {n}" for n in caveats]
             rows.append({"subject": name, **res})
             counts[name] = draws_label(s)
             values.update({f"{name}/{k}": float(v) for k, v in res.items()})
@@ -186,76 +181,10 @@ class _SampleDistance(Evaluator):
             values=values,
             tables={"summary": rows},
             figures={
-                "distances": _bar_figure(rows, type(self).__name__, counts, _reference_label(ref, reference))
+                "distances": bar_figure(rows, type(self).__name__, counts, reference_label(ref, reference))
             },
             info={"notes": notes} if notes else {},
         )
-
-
-def _reference_label(ref: Samples, given: Any) -> str:
-    """``"reference: 2000 independent exact draws from the target"`` or the stage it came from."""
-    if not isinstance(given, Samples):
-        return f"reference: {ref.num_samples} independent exact draws from the target"
-    stage = given.info.get("stage")
-    return f"reference: {draws_label(ref)}" + (f" of stage '{stage}'" if stage else "")
-
-
-def _words(name: str) -> str:
-    """A class or metric name in words: ``"EnergyDistance"`` -> ``"energy distance"``.
-
-    ``"energy_distance_sqrt"`` -> ``"energy distance sqrt"``; acronyms (``MMD``) are kept.
-    """
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ")
-    return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in spaced.split())
-
-
-#: y-axis units of the metrics whose units are known (the others are labelled by name only)
-_UNITS = {"energy_distance": "units of x", "energy_distance_sqrt": "\u221a(units of x)"}
-
-
-def _bar_figure(
-    rows: list[dict[str, Any]], title: str, counts: dict[str, str] | None = None, reference: str = ""
-) -> Any:
-    """One bar panel per metric, one bar per subject (matplotlib object API).
-
-    Each bar is one estimate from one run (no interval is drawn: there is nothing to draw it
-    from); tick labels give the subject and what its sample size is (:func:`draws_label`: MCMC
-    draws are correlated, so their count is not an effective sample size), the title the
-    reference set's size.
-    """
-    from matplotlib.figure import Figure
-
-    metrics = [k for k in rows[0] if k != "subject"] if rows else []
-    fig = Figure(figsize=(4.0 * max(len(metrics), 1), 3.8), layout="constrained")
-    axes = fig.subplots(1, max(len(metrics), 1), squeeze=False)[0]
-    counts = counts or {}
-    shared = {counts.get(r["subject"]) for r in rows}
-    common = shared.pop() if len(shared) == 1 else None  # one size for all: said once, in the title
-    names = [
-        f"{r['subject']}\n" + counts[r["subject"]].replace(" (", "\n(").replace(", ", ",\n")
-        if r["subject"] in counts and common is None
-        else r["subject"]
-        for r in rows
-    ]
-    for ax, metric in zip(axes, metrics, strict=False):
-        ax.bar(range(len(rows)), [r[metric] for r in rows], color="tab:blue")
-        ax.set_xticks(
-            range(len(rows)),
-            names,
-            rotation=30 if len(rows) > 3 else 0,
-            ha="right" if len(rows) > 3 else "center",
-            fontsize=8,
-        )
-        unit = _UNITS.get(metric)
-        ax.set_ylabel(f"{_words(metric)} ({unit})" if unit else _words(metric))
-        ax.set_title(_words(metric), fontsize=10)
-    lines = [f"{_words(title)} of each sampler to the reference (one estimate per sampler, no interval)"]
-    if common:
-        lines.append(f"each sampler: {common}")
-    if reference:
-        lines.append(reference)
-    fig.suptitle("\n".join(lines), fontsize=9)
-    return fig
 
 
 @attrs.define(kw_only=True)
@@ -274,7 +203,7 @@ class EnergyDistance(_SampleDistance):
     Source: Székely & Rizzo 2013, "Energy statistics", eq. 2.
     """
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         _check_reference_spread(y, "energy-distance")
 
         def dist(d: torch.Tensor) -> torch.Tensor:
@@ -358,14 +287,14 @@ class MMD(_SampleDistance):
         None, doc="kernel bandwidth h (units of x); None = median heuristic", validator=_positive("bandwidth")
     )
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         _check_reference_spread(y, "mmd")
         if self.bandwidth is not None:
             h = float(self.bandwidth)
         else:
             h, note = _median_distance(x, y)
             if note:
-                self._notes.append(note)
+                notes.append(note)
         if self.kernel == "gaussian":
 
             def k(d: torch.Tensor) -> torch.Tensor:
@@ -413,7 +342,7 @@ class SlicedWasserstein(_SampleDistance):
         theta = rng.standard_normal((dim, int(self.num_projections)))
         return theta / np.linalg.norm(theta, axis=0, keepdims=True)
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         import ot
 
         sw = ot.sliced_wasserstein_distance(
@@ -423,7 +352,7 @@ class SlicedWasserstein(_SampleDistance):
             b.numpy(),
             n_projections=int(self.num_projections),
             p=float(self.p),
-            projections=self.projections(x.shape[1], self._generator),
+            projections=self.projections(x.shape[1], generator),
         )
         return {"sliced_wasserstein": float(sw)}
 
@@ -448,26 +377,31 @@ class Wasserstein(_SampleDistance):
         validator=_positive("max_points"),
     )
 
-    def _subsample(self, z, w, role):
+    def _subsample(self, z, w, role, generator, notes):
+        """At most ``max_points`` of ``z`` (``Tensor[n, d]``) and their renormalised weights ``w``.
+
+        Draws from the ``"subsample/<role>"`` stream of ``generator``; warns and appends a note
+        when it subsamples.
+        """
         n = z.shape[0]
         if n <= self.max_points:
             return z, w
-        rng = child_numpy_rng(self._generator, f"subsample/{role}")
+        rng = child_numpy_rng(generator, f"subsample/{role}")
         keep = torch.as_tensor(np.sort(rng.choice(n, size=int(self.max_points), replace=False)))
         msg = (
             f"{role} subsampled from {n} to {self.max_points} points for the exact solver "
             "(raise max_points for an exact value on all points)"
         )
         warnings.warn(msg, stacklevel=3)
-        self._notes.append(msg)
+        notes.append(msg)
         wk = w[keep]
         return z[keep], wk / wk.sum()
 
-    def _compute(self, x, a, y, b):
+    def _compute(self, x, a, y, b, *, generator, notes):
         import ot
 
-        x, a = self._subsample(x, a, "subject")
-        y, b = self._subsample(y, b, "reference")
+        x, a = self._subsample(x, a, "subject", generator, notes)
+        y, b = self._subsample(y, b, "reference", generator, notes)
         cost = torch.cdist(x, y, compute_mode="donot_use_mm_for_euclid_dist").pow(float(self.p)).numpy()
         w = float(ot.emd2(a.numpy(), b.numpy(), cost, numItermax=10_000_000))
         return {"wasserstein": max(w, 0.0) ** (1.0 / float(self.p))}

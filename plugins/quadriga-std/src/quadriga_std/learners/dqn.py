@@ -24,12 +24,13 @@ import attrs
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Environment
+from quadriga_std.learners.target_update import periodic_hard_update
 
 # torchrl logs every replay-buffer allocation at INFO; keep the terminal for progress and results
 # (set RL_LOGGING_LEVEL=INFO to see them). Read by torchrl when it is first imported, in fit().
 os.environ.setdefault("RL_LOGGING_LEVEL", "WARNING")
 
-__all__ = ["DQN", "DQNOnline", "DoubleDQN"]
+__all__ = ["DQN", "DQNOnline", "DoubleDQN", "periodic_hard_update"]
 
 _pos = attrs.validators.gt(0)
 _nonneg = attrs.validators.ge(0)
@@ -45,41 +46,6 @@ def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
         )
 
 
-def periodic_hard_update(loss_module: Any, period: int) -> Any:
-    """A torchrl ``HardUpdate`` that copies the online network into the target every ``period`` updates.
-
-    torchrl's ``HardUpdate`` copies when its counter equals the interval and then resets it to 0,
-    i.e. every ``period + 1`` calls (3 copies in 2000 updates at period 500). Here the counter is
-    advanced first, so ``n`` calls of ``step()`` make exactly ``floor(n / period)`` copies, at
-    updates ``period, 2 period, ...`` as in Mnih et al. 2015 (Algorithm 1, "every C steps reset
-    Q_hat = Q"). ``copies`` counts them.
-
-    Args:
-        loss_module: a torchrl loss with target parameters (``DQNLoss`` or a subclass).
-        period: updates between copies (>= 1).
-
-    Returns:
-        The updater (call ``step()`` after each optimiser step).
-
-    Source: Mnih et al. 2015, "Human-level control through deep reinforcement learning", Alg. 1.
-    """
-    from torchrl.objectives import HardUpdate
-    from torchrl.objectives.utils import TargetNetUpdater
-
-    class PeriodicHardUpdate(HardUpdate):
-        copies = 0
-
-        def step(self) -> None:
-            self.counter += 1
-            if self.counter >= self.value_network_update_interval:
-                self.counter = self.value_network_update_interval  # HardUpdate._step copies at equality
-                TargetNetUpdater.step(self)
-                self.counter = 0
-                self.copies += 1
-
-    return PeriodicHardUpdate(loss_module, value_network_update_interval=int(period))
-
-
 @attrs.define(kw_only=True)
 class DQN(Learner):
     """Deep Q-network with a target network (y = r + gamma (1 - done) max_a' Q_target(s', a')).
@@ -88,8 +54,10 @@ class DQN(Learner):
     ``Fitted(model, history, info)``: ``model`` is the Q-network ``nn.Module`` mapping observations
     ``Tensor[..., obs_dim]`` to Q-values ``Tensor[..., num_actions]`` (units of return);
     ``history`` has ``env_step``/``episode_return`` (one entry per finished training episode,
-    return in reward units) and ``update_step``/``loss``/``q_mean`` (one entry per logged update);
-    ``info`` has ``env_steps``, ``updates``, ``seconds``, ``gamma``, ``num_actions``.
+    return in reward units), ``update_step``/``loss``/``q_mean`` (one entry per logged update) and,
+    for each key of the ``info`` that :meth:`td_target` returns, its mean over each ``log_every``
+    updates; ``info`` has ``env_steps``, ``updates``, ``seconds``, ``gamma``, ``num_actions``,
+    ``obs_dim``, ``episodes`` and each such key's mean over all updates.
 
     Raises:
         ConfigError: bad hyperparameters (when built); a continuous-action or non-vector-observation
@@ -151,7 +119,9 @@ class DQN(Learner):
                 key="learning_starts",
             )
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
+    def td_target(
+        self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float
+    ) -> tuple[Any, dict[str, Any]]:
         """TD target ``y = r + gamma (1 - done) max_a' Q_target(s', a')``.
 
         Args:
@@ -163,11 +133,14 @@ class DQN(Learner):
             gamma: discount factor.
 
         Returns:
-            ``Tensor[B]`` targets y (no gradient).
+            ``(y, info)``: ``Tensor[B]`` targets y (no gradient) and the rule's diagnostics,
+            ``{name: 0-d Tensor}`` (none here). The learner averages each ``info`` key per
+            ``log_every`` updates into ``history[name]`` and over the run into ``info[name]``; a
+            rule keeps nothing on the learner.
 
         Source: Mnih et al. 2015, Algorithm 1.
         """
-        return reward + gamma * (1.0 - done) * next_q_target.max(dim=-1).values
+        return reward + gamma * (1.0 - done) * next_q_target.max(dim=-1).values, {}
 
     def make_q_network(self, obs_dim: int, num_actions: int) -> Any:
         """The Q-network: a ReLU MLP ``Tensor[..., obs_dim] -> Tensor[..., num_actions]`` (``hidden_sizes``).
@@ -194,8 +167,8 @@ class DQN(Learner):
             qnet: the module from :meth:`make_q_network`.
 
         Returns:
-            A torchrl loss module returning ``"loss"`` and ``"q_taken"`` (a subclass of
-            ``TDTargetDQNLoss``, so that the target-network updaters apply).
+            A ``TDTargetDQNLoss`` (or subclass: the target-network updaters apply to it) whose
+            ``loss_terms`` the learner calls once per update.
         """
         from quadriga_std.learners.td_loss import TDTargetDQNLoss
 
@@ -264,147 +237,105 @@ class DQN(Learner):
 
         Each round collects ``frames_per_batch`` steps (uniformly random actions while fewer than
         ``learning_starts`` steps were taken before the round, else epsilon-greedy with the epsilon
-        of the steps taken before the round), stores them with one ``extend``, then, once
-        ``learning_starts`` steps are stored, makes ``num_updates_per_batch`` updates on
-        independent uniform minibatches (drawn as one sample of ``num_updates_per_batch *
-        batch_size`` rows with replacement, which has the same law). Episodes end on termination or
-        truncation; the stored ``("next", "observation")`` is the last observation of the episode.
+        of the steps taken before the round) and stores them with one ``extend``; then, once
+        ``learning_starts`` steps are stored, it makes ``num_updates_per_batch`` updates on
+        independent uniform minibatches (one draw of ``num_updates_per_batch * batch_size`` rows
+        with replacement, which has the same law).
+
+        Source: Mnih et al. 2015, Algorithm 1.
         """
         import numpy as np
         import torch
-        from tensordict import TensorDict
+
+        from quadriga_std.learners._dqn_loop import Rollout, TrainingRecord, minibatches
+
+        q_network, loss_module, target_network = self._networks(obs_dim, num_actions)
+        params = list(loss_module.parameters())
+        optimizer = torch.optim.Adam(params, lr=self.lr)
+        k, batch_size = self.num_updates_per_batch, self.batch_size
+        buffer = self._replay_buffer(max(1, k) * batch_size)  # one draw per round serves its k updates
+        explore = np.random.default_rng(int(torch.randint(0, 2**62, ()).item()))
+        record = TrainingRecord(self.log_every, progress, self.epsilon)
+        progress.start(self.total_frames, description=type(self).__name__)
+        start = time.perf_counter()
+        rollout = Rollout(task.make(), env_seed, obs_dim, num_actions, self.frames_per_batch)
+        try:
+            while rollout.frames < self.total_frames:
+                uniform, eps = rollout.frames < self.learning_starts, self.epsilon(rollout.frames)
+                transitions, finished = rollout.collect(
+                    loss_module.q_online, explore, uniform=uniform, epsilon=eps
+                )
+                buffer.extend(transitions)
+                record.episodes(finished)
+                learning = rollout.frames >= self.learning_starts and k > 0
+                for s, a, s_next, r, done in minibatches(buffer.sample(), k, batch_size) if learning else ():
+                    # Algorithm 1: y = td_target(Q(s', .), Q_target(s', .), r, done); descend on |Q(s, a) - y|
+                    terms = loss_module.loss_terms(s, a, s_next, r, done)  # loss, q_taken, td_target, info
+                    optimizer.zero_grad(set_to_none=True)
+                    terms.loss.backward()
+                    if self.max_grad_norm > 0:
+                        torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+                    optimizer.step()
+                    target_network.step()  # Q_target <- Q every target_update_period updates (or Polyak)
+                    record.update(rollout.frames, terms.loss, terms.q_taken, terms.info)
+                progress.advance(self.frames_per_batch)
+        finally:
+            rollout.close()
+        q_network.eval()
+        return Fitted(
+            model=q_network,
+            history=record.history,
+            info=record.info(
+                env_steps=rollout.frames,
+                seconds=time.perf_counter() - start,
+                gamma=self.gamma,
+                num_actions=num_actions,
+                obs_dim=obs_dim,
+            )
+            | self.fit_info(loss_module),
+        )
+
+    def _networks(self, obs_dim: int, num_actions: int) -> tuple[Any, Any, Any]:
+        """``(q_network, loss_module, target_network)``: the Q-network, its loss and the target updater.
+
+        ``target_network`` is torchrl's ``SoftUpdate`` (``tau > 0``) or :func:`periodic_hard_update`;
+        its ``step()`` after each optimiser step moves the loss's target parameters.
+
+        Raises:
+            TypeError: :meth:`make_loss_module` did not return a ``TDTargetDQNLoss``.
+        """
         from torchrl.data import Categorical
         from torchrl.modules import QValueActor
         from torchrl.objectives import SoftUpdate
 
         from quadriga_std.learners.td_loss import TDTargetDQNLoss
 
-        qnet = self.make_q_network(obs_dim, num_actions)
-        actor = QValueActor(qnet, in_keys=["observation"], spec=Categorical(num_actions))
-        loss_module = self.make_loss_module(actor, qnet)
-        updater = (
+        q_network = self.make_q_network(obs_dim, num_actions)
+        actor = QValueActor(q_network, in_keys=["observation"], spec=Categorical(num_actions))
+        loss_module = self.make_loss_module(actor, q_network)
+        if not isinstance(loss_module, TDTargetDQNLoss):
+            raise TypeError(
+                f"{type(self).__name__}.make_loss_module must return a TDTargetDQNLoss (subclass), "
+                f"got {type(loss_module).__name__}"
+            )
+        target_network = (
             SoftUpdate(loss_module, tau=self.tau)
             if self.tau > 0
             else periodic_hard_update(loss_module, self.target_update_period)
         )
-        params = list(loss_module.parameters())
-        # the loss on plain tensors unless a variant replaced TDTargetDQNLoss.forward
-        tensor_path = isinstance(loss_module, TDTargetDQNLoss) and (
-            type(loss_module).forward is TDTargetDQNLoss.forward
-        )
-        act_q = loss_module.q_online if isinstance(loss_module, TDTargetDQNLoss) else qnet
-        optimizer = torch.optim.Adam(params, lr=self.lr)
-        fpb, k, bsz = self.frames_per_batch, self.num_updates_per_batch, self.batch_size
-        # one draw per round serves its k updates: k * batch_size rows, uniform with replacement
-        buffer = self._replay_buffer(max(1, k) * bsz)
-        rng = np.random.default_rng(int(torch.randint(0, 2**62, ()).item()))  # exploration draws
-        obs_b = np.empty((fpb, obs_dim), np.float32)
-        next_b = np.empty((fpb, obs_dim), np.float32)
-        act_b = np.empty(fpb, np.int64)
-        rew_b = np.empty((fpb, 1), np.float32)
-        term_b = np.empty((fpb, 1), bool)
-        trunc_b = np.empty((fpb, 1), bool)
-        history: dict[str, list] = {
-            "env_step": [],
-            "episode_return": [],
-            "update_step": [],
-            "loss": [],
-            "q_mean": [],
-        }
-        progress.start(self.total_frames, description=type(self).__name__)
-        frames = updates = 0
-        start = time.perf_counter()
-        env = task.make()
-        try:
-            obs, _ = env.reset(seed=env_seed)
-            episode_return = 0.0
-            while frames < self.total_frames:
-                random_round = frames < self.learning_starts
-                eps = self.epsilon(frames)
-                finished: list[tuple[int, float]] = []
-                with torch.inference_mode():
-                    for i in range(fpb):
-                        obs_b[i] = obs
-                        if random_round or rng.random() < eps:
-                            action = int(rng.integers(num_actions))
-                        else:
-                            action = int(act_q(torch.from_numpy(obs_b[i])).argmax())
-                        next_obs, reward, terminated, truncated, _ = env.step(action)
-                        act_b[i], rew_b[i, 0] = action, reward
-                        next_b[i], term_b[i, 0], trunc_b[i, 0] = next_obs, terminated, truncated
-                        episode_return += float(reward)
-                        if terminated or truncated:
-                            finished.append((frames + i + 1, episode_return))
-                            episode_return = 0.0
-                            obs, _ = env.reset()
-                        else:
-                            obs = next_obs
-                terminated_t = torch.from_numpy(term_b)
-                truncated_t = torch.from_numpy(trunc_b)
-                buffer.extend(
-                    TensorDict(
-                        {
-                            "observation": torch.from_numpy(obs_b),
-                            "action": torch.from_numpy(act_b),
-                            "next": {
-                                "observation": torch.from_numpy(next_b),
-                                "reward": torch.from_numpy(rew_b),
-                                "terminated": terminated_t,
-                                "truncated": truncated_t,
-                                "done": terminated_t | truncated_t,
-                            },
-                        },
-                        batch_size=[fpb],
-                    )
-                )
-                for step, ret in finished:
-                    history["env_step"].append(step)
-                    history["episode_return"].append(ret)
-                    progress.log(step, episode_return=ret)
-                frames += fpb
-                if frames >= self.learning_starts and k > 0:
-                    batch = buffer.sample()
-                    obs_s = batch.get("observation")
-                    act_s = batch.get("action")
-                    next_s = batch.get(("next", "observation"))
-                    rew_s = batch.get(("next", "reward")).reshape(-1)
-                    done_s = batch.get(("next", "terminated")).reshape(-1).float()
-                    for u in range(k):
-                        rows = slice(u * bsz, (u + 1) * bsz)
-                        if tensor_path:
-                            loss, q_taken, _ = loss_module.loss_terms(
-                                obs_s[rows], act_s[rows], next_s[rows], rew_s[rows], done_s[rows]
-                            )
-                        else:  # a loss of its own (another value head): torchrl's TensorDict call
-                            out = loss_module(batch[rows])
-                            loss, q_taken = out["loss"], out["q_taken"]
-                        optimizer.zero_grad(set_to_none=True)
-                        loss.backward()
-                        if self.max_grad_norm > 0:
-                            torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
-                        optimizer.step()
-                        updater.step()
-                        updates += 1
-                        if updates % self.log_every == 0:
-                            loss_v, q_mean = float(loss.detach()), float(q_taken.detach().mean())
-                            history["update_step"].append(frames)
-                            history["loss"].append(loss_v)
-                            history["q_mean"].append(q_mean)
-                            progress.log(frames, loss=loss_v, q_mean=q_mean, epsilon=self.epsilon(frames))
-                progress.advance(fpb)
-        finally:
-            env.close()
-        qnet.eval()
-        info = {
-            "env_steps": frames,
-            "updates": updates,
-            "seconds": time.perf_counter() - start,
-            "gamma": self.gamma,
-            "num_actions": num_actions,
-            "obs_dim": obs_dim,
-            "episodes": len(history["episode_return"]),
-        }
-        return Fitted(model=qnet, history=history, info=info)
+        return q_network, loss_module, target_network
+
+    def fit_info(self, loss_module: Any) -> dict[str, Any]:
+        """Entries added last to ``Fitted.info``, read from the trained loss module (none here).
+
+        A variant whose loss counts something over the run (e.g. clipped targets) overrides this
+        instead of keeping run state on the learner; its entries replace the per-update means of
+        the same name.
+
+        Args:
+            loss_module: the run's :class:`~quadriga_std.learners.td_loss.TDTargetDQNLoss`.
+        """
+        return {}
 
 
 @attrs.define(kw_only=True)
@@ -419,9 +350,11 @@ class DQNOnline(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = False
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
-        """``y = r + gamma (1 - done) max_a' Q_online(s', a')`` (shapes as in :meth:`DQN.td_target`)."""
-        return reward + gamma * (1.0 - done) * next_q_online.max(dim=-1).values
+    def td_target(
+        self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float
+    ) -> tuple[Any, dict[str, Any]]:
+        """``(y, {})``, ``y = r + gamma (1 - done) max_a' Q_online(s', a')`` (as :meth:`DQN.td_target`)."""
+        return reward + gamma * (1.0 - done) * next_q_online.max(dim=-1).values, {}
 
 
 @attrs.define(kw_only=True)
@@ -436,10 +369,12 @@ class DoubleDQN(DQN):
     needs_next_q_online: ClassVar[bool] = True
     needs_next_q_target: ClassVar[bool] = True
 
-    def td_target(self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float) -> Any:
-        """``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))``.
+    def td_target(
+        self, next_q_online: Any, next_q_target: Any, reward: Any, done: Any, gamma: float
+    ) -> tuple[Any, dict[str, Any]]:
+        """``(y, {})`` with ``y = r + gamma (1 - done) Q_target(s', argmax Q_online(s', .))``.
 
         Shapes as in :meth:`DQN.td_target`.
         """
         best = next_q_online.argmax(dim=-1, keepdim=True)
-        return reward + gamma * (1.0 - done) * next_q_target.gather(-1, best).squeeze(-1)
+        return reward + gamma * (1.0 - done) * next_q_target.gather(-1, best).squeeze(-1), {}

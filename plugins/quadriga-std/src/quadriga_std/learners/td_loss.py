@@ -13,16 +13,34 @@ target computation by a callable.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from tensordict import TensorDict
 from torchrl.objectives import DQNLoss
 from torchrl.objectives.utils import distance_loss
 
-__all__ = ["TDTargetDQNLoss"]
+__all__ = ["TDLossTerms", "TDTargetDQNLoss", "check_target_shape"]
 
-TDTargetFn = Callable[[Any, Any, Any, Any, float], Any]
+#: ``fn(next_q_online, next_q_target, reward, done, gamma) -> (target, info)``
+TDTargetFn = Callable[[Any, Any, Any, Any, float], tuple[Any, dict[str, Any]]]
+
+
+class TDLossTerms(NamedTuple):
+    """What one DQN update computes from a minibatch of ``B`` transitions.
+
+    Attributes:
+        loss: the scalar loss (with gradient).
+        q_taken: ``Tensor[B]`` Q(s, a) of the taken actions (return units).
+        td_target: ``Tensor[B]`` TD targets y (return units, no gradient).
+        info: diagnostics of this update, ``{name: 0-d Tensor}`` (those of the ``td_target`` rule and
+            of the loss); the learner averages each per logging interval into its history.
+    """
+
+    loss: torch.Tensor
+    q_taken: torch.Tensor
+    td_target: torch.Tensor
+    info: dict[str, torch.Tensor]
 
 
 class TDTargetDQNLoss(DQNLoss):
@@ -33,10 +51,11 @@ class TDTargetDQNLoss(DQNLoss):
             ``"action_value"`` (``Tensor[B, num_actions]``).
         q_network: the ``nn.Module`` inside ``value_network`` mapping ``Tensor[B, obs_dim]`` to
             ``Tensor[B, num_actions]``; called directly with the swapped-in parameters.
-        td_target: ``fn(next_q_online, next_q_target, reward, done, gamma) -> Tensor[B]`` where the
-            Q tensors are ``Tensor[B, num_actions]`` (or ``None`` when not requested), ``reward`` and
-            ``done`` are ``Tensor[B]`` (float; ``done`` is the *termination* flag, so truncated
-            episodes still bootstrap).
+        td_target: ``fn(next_q_online, next_q_target, reward, done, gamma) -> (Tensor[B], info)`` where
+            the Q tensors are ``Tensor[B, num_actions]`` (or ``None`` when not requested), ``reward``
+            and ``done`` are ``Tensor[B]`` (float; ``done`` is the *termination* flag, so truncated
+            episodes still bootstrap) and ``info`` is a dict of 0-d tensors (diagnostics of the rule,
+            e.g. MINTO's binding fraction; ``{}`` for none).
         gamma: discount factor in [0, 1].
         needs_online: compute the online network's next-state Q-values (one more forward pass).
         needs_target: compute the target network's next-state Q-values.
@@ -144,7 +163,9 @@ class TDTargetDQNLoss(DQNLoss):
         with params.to_module(self.value_network, preserve_module_state=False):
             return self._q_network(obs)
 
-    def targets(self, next_obs: torch.Tensor, reward: torch.Tensor, done: torch.Tensor) -> torch.Tensor:
+    def targets(
+        self, next_obs: torch.Tensor, reward: torch.Tensor, done: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """TD targets ``y`` from the ``td_target`` rule on plain tensors, without gradient.
 
         Args:
@@ -153,14 +174,23 @@ class TDTargetDQNLoss(DQNLoss):
             done: ``Tensor[B]`` float termination flags.
 
         Returns:
-            ``Tensor[B]`` targets (return units).
+            ``(Tensor[B] targets (return units), info)``: ``info`` as the rule returned it.
+
+        Raises:
+            TypeError: the ``td_target`` rule did not return a ``(target, info)`` pair.
         """
         with torch.no_grad():
             q_next_online = self.q_online(next_obs) if self._needs_online else None
             q_next_target = self.q_target(next_obs) if self._needs_target else None
-            return self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+            out = self._td_target(q_next_online, q_next_target, reward, done, self._gamma)
+        if not (isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict)):
+            raise TypeError(
+                f"td_target must return (target Tensor[B], info dict), got {type(out).__name__}; "
+                "return (y, {}) when the rule has no diagnostics."
+            )
+        return out
 
-    def td_targets(self, tensordict: Any) -> torch.Tensor:
+    def td_targets(self, tensordict: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The TD targets ``y`` of a replay-buffer batch, from the ``td_target`` rule, without gradient.
 
         Args:
@@ -168,8 +198,7 @@ class TDTargetDQNLoss(DQNLoss):
                 ``Tensor[B, 1]`` and ``("next", "terminated")`` ``Tensor[B, 1]`` (bool).
 
         Returns:
-            ``Tensor[B]`` targets (return units). A subclass that replaces the regression loss
-            (e.g. a cross-entropy over value bins) calls this for the target.
+            ``(Tensor[B] targets (return units), info)`` as :meth:`targets`.
         """
         return self.targets(
             tensordict.get(("next", "observation")),
@@ -184,8 +213,11 @@ class TDTargetDQNLoss(DQNLoss):
         next_obs: torch.Tensor,
         reward: torch.Tensor,
         done: torch.Tensor,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ) -> TDLossTerms:
         """The loss on plain tensors (what :meth:`forward` computes, without the TensorDicts).
+
+        The learner calls this once per update; a variant with another loss (e.g. a cross-entropy
+        over value bins) overrides it and reads its targets from :meth:`targets`.
 
         Args:
             obs: ``Tensor[B, obs_dim]`` observations s.
@@ -195,22 +227,20 @@ class TDTargetDQNLoss(DQNLoss):
             done: ``Tensor[B]`` float termination flags (1 where s' is terminal).
 
         Returns:
-            ``(loss, q_taken, target)``: the scalar loss (with gradient), ``Tensor[B]`` Q(s, a)
-            (with gradient) and ``Tensor[B]`` TD targets y (no gradient).
+            :class:`TDLossTerms`: the scalar loss (with gradient), ``Tensor[B]`` Q(s, a) (with
+            gradient), ``Tensor[B]`` TD targets y (no gradient) and the rule's ``info``.
 
         Raises:
             RuntimeError: ``td_target`` returned a tensor of the wrong shape.
+            TypeError: ``td_target`` did not return a ``(target, info)`` pair.
 
         Source: Mnih et al. 2015, Algorithm 1 (loss).
         """
         q = self.q_online(obs)
         q_taken = q.gather(-1, action.reshape(-1, 1)).squeeze(-1)
-        target = self.targets(next_obs, reward, done)
-        if target.shape != q_taken.shape:
-            raise RuntimeError(
-                f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}"
-            )
-        return distance_loss(q_taken, target, self.loss_function).mean(), q_taken, target
+        target, info = self.targets(next_obs, reward, done)
+        check_target_shape(target, q_taken)
+        return TDLossTerms(distance_loss(q_taken, target, self.loss_function).mean(), q_taken, target, info)
 
     def forward(self, tensordict: Any) -> TensorDict:
         """Loss on a replay-buffer batch.
@@ -221,10 +251,11 @@ class TDTargetDQNLoss(DQNLoss):
                 ``("next", "terminated")`` ``Tensor[B, 1]`` (bool).
 
         Returns:
-            ``TensorDict`` with ``"loss"`` (scalar), ``"q_taken"`` (mean Q(s, a), detached) and
-            ``"td_target"`` (mean y, detached); writes ``"td_error"`` (``Tensor[B, 1]``) into ``tensordict``.
+            ``TensorDict`` with ``"loss"`` (scalar), ``"q_taken"`` (mean Q(s, a), detached),
+            ``"td_target"`` (mean y, detached) and the update's ``info`` entries (0-d); writes
+            ``"td_error"`` (``Tensor[B, 1]``) into ``tensordict``.
         """
-        loss, q_taken, target = self.loss_terms(
+        loss, q_taken, target, info = self.loss_terms(
             tensordict.get("observation"),
             tensordict.get("action").long(),
             tensordict.get(("next", "observation")),
@@ -232,4 +263,14 @@ class TDTargetDQNLoss(DQNLoss):
             tensordict.get(("next", "terminated")).reshape(-1).float(),
         )
         tensordict.set("td_error", (q_taken - target).detach().pow(2).unsqueeze(-1), inplace=True)
-        return TensorDict(loss=loss, q_taken=q_taken.detach().mean(), td_target=target.mean())
+        return TensorDict(loss=loss, q_taken=q_taken.detach().mean(), td_target=target.mean(), **info)
+
+
+def check_target_shape(target: torch.Tensor, q_taken: torch.Tensor) -> None:
+    """Check that the TD targets have the shape of ``Q(s, a)`` (``Tensor[B]``).
+
+    Raises:
+        RuntimeError: the shapes differ (a ``td_target`` rule that kept a dimension, say).
+    """
+    if target.shape != q_taken.shape:
+        raise RuntimeError(f"td_target returned shape {tuple(target.shape)}, expected {tuple(q_taken.shape)}")

@@ -85,8 +85,12 @@ class Gibbs(MCMCKernel):
         validator=attrs.validators.in_(("systematic", "random")),
     )
 
-    def initial_state(self, target: Any, generator: torch.Generator) -> ChainState:
-        """Uniformly random spins (``init = "normal"``) or exact target draws (``"target"``)."""
+    def start(self, target: Any, generator: torch.Generator) -> tuple[ChainState, int]:
+        """Uniformly random spins (``init = "normal"``) or exact target draws (``"target"``), and 0 redraws.
+
+        Raises:
+            ConfigError: ``init = "target"`` on a target whose exact samples are not spins.
+        """
         if self.init == "target":
             x = initial_points(target, self.num_chains, "target", 1.0, _DTYPES[self.dtype], generator)
             if not bool(((x == 1) | (x == -1)).all()):
@@ -98,7 +102,7 @@ class Gibbs(MCMCKernel):
         else:
             bits = torch.randint(0, 2, (self.num_chains, int(target.dim)), generator=generator)
             x = (2 * bits - 1).to(_DTYPES[self.dtype])
-        return self.init_state(target, x)
+        return self.init_state(target, x), 0
 
     def transition(
         self, state: ChainState, target: Any, generator: torch.Generator

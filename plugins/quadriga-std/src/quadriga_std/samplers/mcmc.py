@@ -123,6 +123,8 @@ class MCMCKernel(Sampler):
     #: capabilities other plugins dispatch on (never on class names)
     discrete: ClassVar[bool] = False  # moves on spin configurations only (Gibbs)
     metropolis_adjusted: ClassVar[bool] = True  # False for ULA: no accept/reject step
+    #: the acceptance rate a step-size tuner aims at (fraction; None: no known optimum)
+    optimal_acceptance: ClassVar[float | None] = None
 
     num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
     num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
@@ -167,14 +169,25 @@ class MCMCKernel(Sampler):
 
     #: how many times starting points where ``log_prob`` is not finite are drawn again
     max_init_redraws: ClassVar[int] = 100
-    _init_redraws: int = attrs.field(default=0, init=False, repr=False, eq=False)
 
     def initial_state(self, target: Any, generator: torch.Generator) -> ChainState:
         """Draw starting points (see :func:`initial_points`) and evaluate the target there.
 
         Chains whose starting point has a non-finite ``log_prob`` (outside the target's support:
-        such a chain would never move) are drawn again, up to :attr:`max_init_redraws` times; the
-        number of points drawn again is reported as ``info['init_redraws']``.
+        such a chain would never move) are drawn again, up to :attr:`max_init_redraws` times (see
+        :meth:`start`, which also counts them).
+
+        Raises:
+            ConfigError: some chain still starts where ``log_prob`` is not finite.
+        """
+        return self.start(target, generator)[0]
+
+    def start(self, target: Any, generator: torch.Generator) -> tuple[ChainState, int]:
+        """:meth:`initial_state` and the number of starting points drawn again (a kernel with its
+        own starting points overrides this).
+
+        Returns:
+            ``(state, redraws)``; ``sample`` reports ``redraws`` as ``info['init_redraws']``.
 
         Raises:
             ConfigError: some chain still starts where ``log_prob`` is not finite.
@@ -183,17 +196,17 @@ class MCMCKernel(Sampler):
             target, self.num_chains, self.init, self.init_scale, _DTYPES[self.dtype], generator
         )
         state = self.init_state(target, x)
-        self._init_redraws = 0
+        redraws = 0
         for _ in range(self.max_init_redraws):
             bad = ~torch.isfinite(state.log_prob)
             if not bool(bad.any()):
-                return state
+                return state, redraws
             fresh = initial_points(
                 target, int(bad.sum()), self.init, self.init_scale, _DTYPES[self.dtype], generator
             )
             x = state.x.clone()
             x[bad] = fresh.to(x.device)
-            self._init_redraws += int(bad.sum())
+            redraws += int(bad.sum())
             state = self.init_state(target, x)
         bad = ~torch.isfinite(state.log_prob)
         if bool(bad.any()):
@@ -204,7 +217,7 @@ class MCMCKernel(Sampler):
                 "reaches the support.",
                 key="init",
             )
-        return state
+        return state, redraws
 
     def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
         """Raise when the chains cannot be trusted; Metropolis-adjusted kernels always can.
@@ -220,7 +233,7 @@ class MCMCKernel(Sampler):
         if not hasattr(target, "log_prob") or not hasattr(target, "dim"):
             raise ConfigError(f"{type(self).__name__} needs a target with dim and log_prob.", key="target")
         t0 = time.perf_counter()
-        state = self.initial_state(target, generator)
+        state, redraws = self.start(target, generator)
         c = self.num_chains
         counts = {"score_evals": c if self.uses_score else 0, "log_prob_evals": c, "rejected_nonfinite": 0}
         total = self.burn_in + self.num_samples * self.thin
@@ -241,7 +254,7 @@ class MCMCKernel(Sampler):
         info = {
             "acceptance_rate": accepted_total / (total * c) if total else float("nan"),
             **counts,
-            "init_redraws": self._init_redraws,
+            "init_redraws": redraws,
             "seconds": time.perf_counter() - t0,
             "num_chains": c,
             "transitions": total,
@@ -265,6 +278,8 @@ class RWM(MCMCKernel):
     """
 
     uses_score: ClassVar[bool] = False
+    #: Roberts, Gelman & Gilks 1997, Ann. Appl. Probab. 7(1): 0.234 as the dimension grows
+    optimal_acceptance: ClassVar[float | None] = 0.234
     step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=_pos)
 
     def transition(self, state, target, generator):
@@ -356,6 +371,8 @@ class MALA(MCMCKernel):
     (discussion of Grenander & Miller, JRSS B 56).
     """
 
+    #: Roberts & Rosenthal 1998, JRSS B 60(1): 0.574 as the dimension grows
+    optimal_acceptance: ClassVar[float | None] = 0.574
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
 
     def transition(self, state, target, generator):
@@ -397,6 +414,9 @@ class HMC(MCMCKernel):
     rule, kinetic energy |p|^2 / 2).
     """
 
+    #: Beskos, Pillai, Roberts, Sanz-Serna & Stuart 2013, Bernoulli 19(5): 0.651 as the dimension
+    #: grows; 0.65 as in Hoffman & Gelman 2014 (sec. 3.2)
+    optimal_acceptance: ClassVar[float | None] = 0.65
     step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=_pos)
     num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=_pos_int)
 

@@ -77,9 +77,9 @@ def _stat(path: str) -> list[int] | None:
 def fingerprint(disabled: set[str]) -> str:
     """JSON text of everything discovery depends on except the plugin modules' files (see module doc)."""
     parts: list[Any] = [FORMAT, sys.executable, sys.version, sorted(disabled)]
-    here = os.path.dirname(__file__)
-    parts += [_stat(os.path.join(here, "registry", name)) for name in ("__init__.py", "specs.py")]
-    parts += [_stat(os.path.join(here, name)) for name in ("hookspecs.py", "tags.py")] + [_stat(__file__)]
+    here = os.path.dirname(__file__)  # the registry package
+    parts += [_stat(os.path.join(here, name)) for name in ("__init__.py", "specs.py", "cache.py")]
+    parts += [_stat(os.path.join(os.path.dirname(here), name)) for name in ("hookspecs.py", "tags.py")]
     for entry in sys.path:
         where = entry or os.getcwd()
         parts.append(entry)
@@ -116,30 +116,17 @@ def _module_files(registry: Registry) -> dict[str, list[int] | None]:
 def store(registry: Registry) -> None:
     """Write ``registry``'s discovery to :func:`cache_path` (silently skipped on any error).
 
-    Nothing is written when a plugin is broken or extra plugin objects were given.
+    Nothing is written when :meth:`Registry.to_cache` declines (a broken plugin, extra plugin objects).
     """
-    if registry._extra or any(s.status == "broken" for s in registry.plugins.values()):
+    discovery = registry.to_cache()
+    if discovery is None:
         return
     try:
         data = {
             "format": FORMAT,
             "key": fingerprint(registry.disabled),
             "files": _module_files(registry),
-            "plugins": [
-                {
-                    "plugin": s.plugin,
-                    "distribution": s.distribution,
-                    "version": s.version,
-                    "entry_point": s.entry_point,
-                    "status": s.status,
-                }
-                for s in registry.plugins.values()
-            ],
-            "specs": [
-                [s.kind, s.name, s.target, s.summary, s.paper, s.plugin, s.distribution, list(s.tags)]
-                for specs in registry._table.values()
-                for s in specs
-            ],
+            **discovery,
         }
         path = _cache_file()
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -157,8 +144,6 @@ def restore(registry: Registry) -> bool:
     The registry's plugin manager is left empty: :class:`~quadriga.registry.Registry` discovers
     the plugins for real the first time a hook is called or ``pm`` is used.
     """
-    from quadriga.registry import PluginStatus, Spec
-
     try:
         with open(_cache_file(), encoding="utf-8") as f:
             data = json.load(f)
@@ -166,12 +151,7 @@ def restore(registry: Registry) -> bool:
             return False
         if any(_stat(path) != stamp for path, stamp in data["files"].items()):
             return False
-        plugins = {p["plugin"]: PluginStatus(**p) for p in data["plugins"]}
-        table: dict[tuple[str, str], list[Spec]] = {}
-        for row in data["specs"]:
-            spec = Spec(*row)
-            table.setdefault((spec.kind, spec.name), []).append(spec)
+        registry.from_cache(data)
     except Exception:
         return False
-    registry.plugins, registry._table = plugins, table
     return True

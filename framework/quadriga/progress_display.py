@@ -1,0 +1,270 @@
+"""Progress displays for a run: rich bars or plain lines on a console, a table in Jupyter.
+
+A display is what :func:`quadriga.runner.execute` takes as ``display``: ``display(stage)`` is a
+context manager yielding the stage's ``on_update(completed, total, description)``.
+
+- :func:`rich_progress`: rich's bars on a terminal, or one line per finished stage (and, with
+  ``lines``, a plain progress line now and then) for logs and pipes; ``quadriga run`` uses it;
+- :class:`JupyterProgress`: one table of bars updated in place in a notebook cell;
+- :func:`progress_display`: the choice :func:`quadriga.api.run` makes from its ``progress``.
+
+This is the one progress-display module: the command line imports it, never the reverse. It
+imports rich only when a display is made, and nothing above the run layer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import sys
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["JupyterProgress", "OnUpdate", "in_jupyter", "progress_display", "rich_progress"]
+
+#: what a progress display gives each stage: ``on_update(completed, total, description)``
+OnUpdate = Callable[[float, "float | None", "str | None"], None]
+
+
+@contextlib.contextmanager
+def rich_progress(
+    con: Console,
+    enabled: bool,
+    *,
+    lines: bool = False,
+    min_interval: float = 10.0,
+    max_interval: float = 30.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[Callable[[str], contextlib.AbstractContextManager[OnUpdate]]]:
+    """A rich progress display; yields ``display(stage)``, a context manager giving the stage's ``on_update``.
+
+    Args:
+        con: where to print.
+        enabled: draw bars; when false only one line per finished or stopped stage is printed
+            (``  stage NAME done in 12.3 s``).
+        lines: with ``enabled`` false, also print a plain progress line now and then while a long
+            stage runs (:class:`~quadriga.progress.ProgressLines`: at most one per ``min_interval``
+            seconds, one per 10 % of a known total, at least one per ``max_interval``); for logs
+            and pipes, where bars cannot be drawn.
+        min_interval: seconds, see ``lines``.
+        max_interval: seconds, see ``lines``.
+        clock: the monotonic clock of the progress lines and stage times (tests pass a fake one).
+    """
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from quadriga.progress import ProgressLines
+
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=con,
+        disable=not enabled,
+        transient=False,
+    )
+
+    @contextlib.contextmanager
+    def display(stage: str) -> Iterator[OnUpdate]:
+        task = progress.add_task(stage, total=None)
+        start = clock()
+        plain = (
+            ProgressLines(
+                stage,
+                lambda text: con.print(text, markup=False, highlight=False, soft_wrap=True),
+                min_interval=min_interval,
+                max_interval=max_interval,
+                clock=clock,
+                width=max(40, min(con.width, 100)),
+            )
+            if lines and not enabled
+            else None
+        )
+
+        def on_update(completed: float, total: float | None, description: str | None) -> None:
+            label = stage if not description or description == stage else f"{stage}: {description}"
+            progress.update(task, completed=completed, total=total, description=label)
+            if plain is not None:
+                plain(completed, total, description)
+
+        try:
+            yield on_update
+        except BaseException:
+            progress.update(task, description=f"{stage} (stopped)")
+            if not enabled:
+                con.print(f"  stage [bold]{escape(stage)}[/] stopped")
+            raise
+        t = progress.tasks[task] if task < len(progress.tasks) else None
+        if t is not None and t.total is None:
+            progress.update(task, total=1, completed=1)
+        elif t is not None:
+            progress.update(task, completed=t.total)
+        if not enabled:
+            con.print(f"  stage [bold]{escape(stage)}[/] done in {clock() - start:.1f} s")
+
+    with progress:
+        yield display
+
+
+def in_jupyter() -> bool:
+    """Whether this process is a Jupyter kernel (notebook, JupyterLab, VS Code, Colab).
+
+    A terminal IPython session is not: it gets the terminal's bars. IPython is never imported
+    here; a process that has not imported it is not a kernel.
+    """
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if callable(get) else None
+    if shell is None:
+        return False
+    return type(shell).__name__ == "ZMQInteractiveShell" or "google.colab" in str(type(shell))
+
+
+def _ipython_show(bundle: dict[str, str]) -> Any:
+    """Display a MIME bundle in the cell's output; return a handle whose ``update`` redraws it."""
+    import importlib
+
+    display = importlib.import_module("IPython.display").display
+    return display(bundle, raw=True, display_id=True)
+
+
+#: how the bars' HTML is wrapped (the same ``<pre>`` block rich uses for its Jupyter output)
+_HTML = (
+    '<pre style="white-space:pre;overflow-x:auto;line-height:normal;'
+    "font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace\">{code}</pre>"
+)
+
+
+class JupyterProgress:
+    """Progress bars for :func:`quadriga.api.run` in a notebook: one table, one row per stage.
+
+    The table is drawn by rich's progress columns (stage, bar, count, elapsed, remaining) and
+    shown as one HTML output (with a plain-text twin) updated in place through an IPython display
+    handle, so it needs neither a terminal nor ipywidgets. It is an ``execute(display=...)``
+    factory: ``display(stage)`` is a context manager yielding the stage's ``on_update``.
+
+    Args:
+        show: ``show(bundle) -> handle`` displays a MIME bundle (``{"text/plain": ..., "text/html":
+            ...}``) and returns a handle with ``update(bundle, raw=True)``; default IPython's
+            ``display(bundle, raw=True, display_id=True)``.
+        min_refresh: seconds between two redraws while a stage runs (the state at the end of each
+            stage is always drawn).
+        width: columns of the table.
+        clock: a monotonic clock in seconds (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        *,
+        show: Callable[[dict[str, str]], Any] | None = None,
+        min_refresh: float = 0.2,
+        width: int = 100,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._show = show or _ipython_show
+        self._handle: Any = None
+        self.min_refresh, self.width, self.clock = min_refresh, width, clock
+        self._last = -math.inf
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(file=io.StringIO()),
+            disable=True,
+            auto_refresh=False,
+        )
+
+    def render(self) -> dict[str, str]:
+        """The table now, as a MIME bundle (``text/plain`` and ``text/html``)."""
+        from rich.console import Console
+
+        con = Console(
+            record=True, file=io.StringIO(), width=self.width, force_terminal=True, color_system="truecolor"
+        )
+        con.print(self.progress.make_tasks_table(self.progress.tasks))
+        html = con.export_html(inline_styles=True, code_format=_HTML, clear=False)
+        return {"text/plain": con.export_text().rstrip("\n"), "text/html": html}
+
+    def refresh(self, force: bool = False) -> None:
+        """Redraw the table if ``min_refresh`` seconds have passed (or ``force``)."""
+        now = self.clock()
+        if not force and now - self._last < self.min_refresh:
+            return
+        self._last = now
+        bundle = self.render()
+        if self._handle is None:
+            self._handle = self._show(bundle)
+        elif hasattr(self._handle, "update"):
+            self._handle.update(bundle, raw=True)
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[Callable[[float, float | None, str | None], None]]:
+        """A context manager for one stage, yielding its ``on_update(completed, total, description)``."""
+        task = self.progress.add_task(stage, total=None)
+
+        def on_update(completed: float, total: float | None, description: str | None) -> None:
+            label = stage if not description or description == stage else f"{stage}: {description}"
+            self.progress.update(task, completed=completed, total=total, description=label)
+            self.refresh()
+
+        try:
+            yield on_update
+        except BaseException:
+            self.progress.update(task, description=f"{stage} (stopped)")
+            self.progress.stop_task(task)
+            self.refresh(force=True)
+            raise
+        done = self.progress.tasks[task]
+        total = done.total if done.total is not None else max(done.completed, 1)
+        self.progress.update(task, total=total, completed=total, description=f"{stage} (done)")
+        self.progress.stop_task(task)
+        self.refresh(force=True)
+
+
+def progress_display(progress: bool | None) -> contextlib.AbstractContextManager[Any]:
+    """The progress display :func:`quadriga.api.run` passes to the runner, as a context manager.
+
+    Args:
+        progress: ``None`` (default of ``run``): bars in Jupyter (:class:`JupyterProgress`), nothing
+            elsewhere; ``True``: bars in Jupyter, else rich's bars on a terminal's stderr, else
+            plain progress lines on stderr (as ``quadriga run`` prints to a log); ``False``: nothing.
+
+    Returns:
+        A context manager yielding ``display`` for ``execute(display=...)`` (``None`` for nothing).
+    """
+    if progress is False or (progress is None and not in_jupyter()):
+        return contextlib.nullcontext(None)
+    if in_jupyter():
+        return contextlib.nullcontext(JupyterProgress())
+    from rich.console import Console
+
+    con = Console(stderr=True, highlight=False)
+    return rich_progress(con, con.is_terminal, lines=not con.is_terminal)
