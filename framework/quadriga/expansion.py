@@ -16,66 +16,46 @@ Inputs then name expanded tables: ``"mala[*]"`` is every expansion of ``mala``
 one of them. A repeated stage whose input names a node repeated as often binds replicate-wise:
 ``[stage.fit] repeat = 5, inputs = { data = "data" }`` gives ``fit[i]`` the task ``data[i]``.
 
-Expansion runs before the tables are built and checked; every expanded table keeps
-``source`` (the table it came from, used in error messages) and ``replicate`` (its index or
-absent), which is how the saved ``pipeline.toml`` holds the expanded form and reruns with the
-same seeds. Nothing here imports torch.
+The names are written by :func:`quadriga.stagename.format_stage_name`, the one owner of their
+grammar (:func:`~quadriga.stagename.parse_stage_name` reads them back). Expansion runs before the
+tables are built and checked; every expanded table keeps ``source`` (the table it came from, used
+in error messages) and ``replicate`` (its index or absent), and its name holds the matrix point,
+which is how the saved ``pipeline.toml`` holds the expanded form and reruns with the same seeds.
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from quadriga.errors import ConfigError, suggest
+from quadriga.stagename import (
+    KEY_RE,
+    StageName,
+    format_point,
+    format_stage_name,
+    parse_stage_name,
+    replicate_base,
+    replicate_groups,
+    replicate_index,
+)
 
-__all__ = ["EXPANDED_RE", "expand_sections", "point_label", "replicate_base", "replicate_groups"]
-
-EXPANDED_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}(\[[^\[\]]+\])+$")
-_LAST_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
-_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.+-]+$")
+__all__ = ["expand_sections", "is_expanded", "replicate_base", "replicate_groups"]
 
 Err = Callable[..., ConfigError]
 
 
-def replicate_base(name: str) -> str:
-    """The name before the last ``[i]``: ``"mala[step_size=0.1][2]"`` -> ``"mala[step_size=0.1]"``.
-
-    A name without a trailing replicate index is returned unchanged. Evaluators that pool
-    replicates group subjects by this base (one configuration), never by component name.
-    """
-    m = _LAST_INDEX.match(name)
-    return m.group(1) if m else name
-
-
-def replicate_groups(subjects: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Group ``{stage name: artifact}`` by :func:`replicate_base`, keeping the input order.
-
-    Returns:
-        ``{base: {stage name: artifact}}``; ``{"dqn": {"dqn[0]": a0, "dqn[1]": a1}, "pg": {"pg": b}}``.
-    """
-    groups: dict[str, dict[str, Any]] = {}
-    for name, value in subjects.items():
-        groups.setdefault(replicate_base(name), {})[name] = value
-    return groups
-
-
-def _format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str) and _PLAIN_VALUE.match(value):
-        return value
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
-def point_label(point: Mapping[str, Any]) -> str:
-    """``{"step_size": 0.1, "schedule": "theory"}`` -> ``"step_size=0.1,schedule=theory"``."""
-    return ",".join(f"{k}={_format_value(v)}" for k, v in point.items())
+def is_expanded(name: str) -> bool:
+    """Whether ``name`` is an expanded name (``NAME[...]``) that :func:`parse_stage_name` reads."""
+    if "[" not in name:
+        return False
+    try:
+        parse_stage_name(name)
+    except ConfigError:
+        return False
+    return True
 
 
 def _set_path(table: dict[str, Any], key: str, value: Any) -> None:
@@ -111,7 +91,7 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
     matrix = table.get("matrix")
     if repeat is None and matrix is None:
         return [(name, table)]
-    if EXPANDED_RE.match(name) or "source" in table:
+    if is_expanded(name) or "source" in table:
         raise err("an expanded table cannot be expanded again; remove 'repeat' and 'matrix'.", table=where)
     body = {k: v for k, v in table.items() if k not in ("repeat", "matrix")}
     points: list[dict[str, Any]] = [{}]
@@ -123,6 +103,13 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
                 key="matrix",
             )
         for key, values in matrix.items():
+            if not isinstance(key, str) or not KEY_RE.match(key):
+                raise err(
+                    f"matrix key {key!r} must be a parameter name or a dotted path to a nested "
+                    "component's parameter (letters, digits and '_', parts joined by '.').",
+                    table=where,
+                    key="matrix",
+                )
             if key in ("use", "kind", "inputs", "source", "replicate", "save", "save_thin"):
                 raise err(f"'{key}' cannot vary in a matrix.", table=where, key=f"matrix.{key}")
             if not isinstance(values, list) or not values:
@@ -141,7 +128,7 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
         points = [
             dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(matrix[k] for k in keys))
         ]
-        labels = [point_label(p) for p in points]
+        labels = [format_point(p) for p in points]
         if len(set(labels)) != len(labels):
             raise err(
                 "the matrix holds the same point twice; list each value once.", table=where, key="matrix"
@@ -150,7 +137,6 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
         raise err(f"repeat must be an integer >= 1, got {repeat!r}.", table=where, key="repeat")
     out: list[tuple[str, dict]] = []
     for point in points:
-        stem = f"{name}[{point_label(point)}]" if point else name
         copies = range(repeat) if repeat is not None else [None]
         for i in copies:
             expanded = _copy(body)
@@ -159,7 +145,7 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
             expanded["source"] = name
             if i is not None:
                 expanded["replicate"] = i
-            out.append((stem if i is None else f"{stem}[{i}]", expanded))
+            out.append((format_stage_name(StageName(name, tuple(point.items()), i)), expanded))
     return out
 
 
@@ -187,7 +173,7 @@ def _resolve_ref(
     if not members:
         return ref  # unknown: the checks after building name it with suggestions
     replicate, repeats = table.get("replicate"), _own_repeat(consumer, table, names)
-    indexed = [m for m in members if _LAST_INDEX.match(m) and replicate_base(m) == ref]
+    indexed = [m for m in members if replicate_index(m) is not None and replicate_base(m) == ref]
     if replicate is not None and len(indexed) == len(members) == repeats:
         return f"{ref}[{replicate}]"
     shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
@@ -208,7 +194,7 @@ def _own_repeat(consumer: str, table: dict[str, Any], names: list[str]) -> int:
     if table.get("replicate") is None:
         return 0
     base = replicate_base(consumer)
-    return sum(1 for n in names if replicate_base(n) == base and _LAST_INDEX.match(n))
+    return sum(1 for n in names if replicate_base(n) == base and replicate_index(n) is not None)
 
 
 def expand_sections(sections: dict[str, dict[str, Any]], err: Err) -> dict[str, dict[str, Any]]:

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from quadriga.errors import ConfigError
+from quadriga.stagename import INFO_KEYS
 
 if TYPE_CHECKING:
     from quadriga.registry import Registry
@@ -470,7 +471,7 @@ def _rows(results: Mapping[str, Any], base: Mapping[str, Any]) -> list[dict[str,
             items += [(stage, "estimate", res.get("value")), (stage, "estimate_stderr", res.get("stderr"))]
         elif kind == "Samples":
             items += [(stage, "num_samples", res.get("num_samples")), (stage, "dim", res.get("dim"))]
-            items += [(stage, k, v) for k, v in res.get("info", {}).items()]
+            items += [(stage, k, v) for k, v in res.get("info", {}).items() if k not in INFO_KEYS]
         elif kind == "Fitted":
             items += [(stage, k, v) for k, v in res.get("final", {}).items()]
         for subject, metric, value in items:

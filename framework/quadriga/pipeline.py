@@ -23,12 +23,13 @@ import attrs
 
 from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
-from quadriga.expansion import EXPANDED_RE, expand_sections
+from quadriga.expansion import expand_sections, is_expanded
 from quadriga.interfaces import INTERFACES, TASK_KINDS, Component, interface_of
 from quadriga.pipeline_checks import check_inputs, topological_order
 from quadriga.pipeline_source import TOP as _TOP
 from quadriga.pipeline_source import apply_overrides, parse_override, read_source
 from quadriga.seeding import derive_seed
+from quadriga.stagename import NAME_RE, StageName, parse_stage_name
 
 if TYPE_CHECKING:
     from quadriga.interfaces import Component
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
 
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _RESERVED = {"use", "kind", "inputs", "source", "replicate", "device", "save", "save_thin"}
 _META = ("name", "seed", "description", "device")
 DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
@@ -57,6 +57,9 @@ class Node:
         source: the table it was expanded from (``"mala"`` for ``mala[step_size=0.1][2]``;
             its own name when not expanded).
         replicate: the replicate index ``i`` of a repeated table, else ``None``.
+        point: the matrix point of an expanded table, ``((key, value), ...)`` in matrix order
+            (``(("step_size", 0.1),)`` for ``mala[step_size=0.1][2]``); ``()`` without a matrix.
+            The values are those the table was built with.
         save: whether the run writes the stage's artifact to disk (``save = false`` keeps it
             in memory only; ``--resume`` then recomputes the stage).
         save_thin: keep every ``save_thin``-th draw of a sampler's ``Samples`` on disk (``1``:
@@ -73,6 +76,7 @@ class Node:
     config: dict[str, Any] = attrs.field(factory=dict)
     source: str = ""
     replicate: int | None = None
+    point: tuple[tuple[str, Any], ...] = ()
     device: str | None = None
     save: bool = True
     save_thin: int = 1
@@ -107,6 +111,11 @@ class Node:
     def output_type(self) -> type:
         """What the node produces: a task's own class, or the artifact class of the stage's interface."""
         return type(self.component) if self.section == "task" else self.interface.output_type
+
+    @property
+    def stage_name(self) -> StageName:
+        """The name as its parts, :class:`~quadriga.stagename.StageName` ``(source, point, replicate)``."""
+        return StageName(self.source, self.point, self.replicate)
 
     def method(self) -> Any:
         """The bound interface method a stage calls (``interface.method``: ``sample``, ``fit``, ...)."""
@@ -276,7 +285,7 @@ def load_pipeline(
     for section, tables in sections.items():
         for node_name, table in tables.items():
             where = f"{section}.{node_name}"
-            expanded = isinstance(table, dict) and "source" in table and EXPANDED_RE.match(node_name)
+            expanded = isinstance(table, dict) and "source" in table and is_expanded(node_name)
             if not NAME_RE.match(node_name) and not expanded:
                 raise err(
                     "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
@@ -390,10 +399,32 @@ def _build_node(
         built.config,
         source=table.get("source", name),
         replicate=table.get("replicate"),
+        point=_point(name, table),
         device=table.get("device"),
         save=save,
         save_thin=thin,
     )
+
+
+def _point(name: str, table: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The matrix point of an expanded table: the keys its name holds, each with the value in the table.
+
+    The name gives the keys (``mala[step_size=0.1]``); each value is read from the table, where the
+    expansion set it, so it keeps its type (the name writes the string ``"1"`` and the integer ``1``
+    alike). A hand-written expanded table without the value keeps the one its name reads.
+    """
+    if "source" not in table or "[" not in name:
+        return ()
+    point = []
+    for key, value in parse_stage_name(name).point:
+        node: Any = table
+        for part in key.split("."):
+            node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
+        point.append((key, value if node is _MISSING else node))
+    return tuple(point)
+
+
+_MISSING = object()
 
 
 def _check_reserved(table: dict[str, Any], where: str, err: Any) -> None:

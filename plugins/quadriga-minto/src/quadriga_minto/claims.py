@@ -21,12 +21,12 @@ Source: Hendawy et al. 2025, "Use the Online Network If You Can" (arXiv 2510.025
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
 from quadriga.errors import ConfigError
+from quadriga.stagename import parse_stage_name
 
 __all__ = [
     "METHODS",
@@ -105,9 +105,10 @@ def observe(stage: str, metric: str) -> Any:
         values = result.results.get("stages", {}).get(stage, {}).get("values", {})
         arms: dict[str, dict[int, float]] = {}
         for key, value in values.items():
-            m = re.fullmatch(rf"(.+)\[(\d+)\]/{re.escape(metric)}", key)
-            if m:
-                arms.setdefault(m.group(1), {})[int(m.group(2))] = float(value)
+            subject, _, name = key.rpartition("/")
+            parsed = parse_stage_name(subject) if name == metric and subject else None
+            if parsed is not None and parsed.replicate is not None:
+                arms.setdefault(str(parsed.base), {})[parsed.replicate] = float(value)
         for arm in ("minto", "dqn"):
             if arm not in arms:
                 raise ConfigError(f"stage '{stage}' has no values '{arm}[i]/{metric}'.", key="metric")
@@ -115,7 +116,7 @@ def observe(stage: str, metric: str) -> Any:
         binds = [
             float(art.info["min_binds_fraction"])
             for name, art in sorted(result.artifacts.items())
-            if name.startswith("minto[") and "min_binds_fraction" in getattr(art, "info", {})
+            if parse_stage_name(name).source == "minto" and "min_binds_fraction" in getattr(art, "info", {})
         ]
         numbers: dict[str, Any] = {metric: {"minto": ordered["minto"], "dqn": ordered["dqn"]}}
         if binds:

@@ -33,6 +33,8 @@ from typing import Any
 
 import attrs
 
+from quadriga.stagename import INFO_KEYS
+
 __all__ = [
     "DEFAULT_URI",
     "PARENT_ENV",
@@ -164,7 +166,7 @@ class MlflowTracker:
         if kind == "Metrics":
             values.update(summary.get("values", {}))
         elif kind == "Samples":
-            values.update(summary.get("info", {}))
+            values.update({k: v for k, v in summary.get("info", {}).items() if k not in INFO_KEYS})
             values.update(num_samples=summary.get("num_samples"), dim=summary.get("dim"))
         elif kind == "Estimate":
             values.update(estimate=summary.get("value"), estimate_stderr=summary.get("stderr"))

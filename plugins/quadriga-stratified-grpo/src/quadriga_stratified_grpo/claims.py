@@ -138,24 +138,27 @@ def _per_replicate(result: Any) -> dict[str, dict[int, dict[str, float]]]:
     ``final`` is the mean ``mean_return`` over the last 10% of updates (as in ``training-curves``),
     ``greedy`` the learner's greedy-evaluation return, ``between`` its mean ``between_share`` over updates.
     """
-    import re
-
     import numpy as np
 
+    from quadriga.stagename import format_point, parse_stage_name
     from quadriga_stratified_grpo.curves import TrainingCurves
 
     fraction = TrainingCurves().final_fraction
-    pattern = re.compile(r"^(grpo|sgrpo\[alpha=([0-9.]+)\])\[(\d+)\]$")
     out: dict[str, dict[int, dict[str, float]]] = {}
     for name, art in result.artifacts.items():
-        m = pattern.match(name)
+        parsed = parse_stage_name(name)  # grpo[i] or sgrpo[alpha=a][i]
+        keys = [k for k, _ in parsed.point]
+        band = {("grpo", ()): "grpo", ("sgrpo", ("alpha",)): format_point(parsed.point)}.get(
+            (parsed.source, tuple(keys))
+        )
         history = getattr(art, "history", None)
-        if not m or not isinstance(history, dict) or not history.get("mean_return"):
+        if band is None or parsed.replicate is None or not isinstance(history, dict):
+            continue
+        if not history.get("mean_return"):
             continue
         r = np.asarray(history["mean_return"], float)
         tail = max(1, round(fraction * len(r)))
-        band = "grpo" if m.group(1) == "grpo" else f"alpha={m.group(2)}"
-        out.setdefault(band, {})[int(m.group(3))] = {
+        out.setdefault(band, {})[parsed.replicate] = {
             "final": float(r[-tail:].mean()),
             "greedy": float(art.info.get("greedy_return", float("nan"))),
             "between": float(np.mean(history.get("between_share") or [float("nan")])),

@@ -28,6 +28,8 @@ from typing import Any
 
 import attrs
 
+from quadriga.stagename import INFO_KEYS
+
 __all__ = ["DIR_ENV", "TensorBoardRun", "event_dir", "stage_numbers"]
 
 #: a root for the event directories of every run (default: each run's own directory)
@@ -63,7 +65,7 @@ def stage_numbers(stage: str, artifact: Any, seconds: float) -> dict[str, float]
     if kind == "Metrics":
         values.update(summary.get("values", {}))
     elif kind == "Samples":
-        values.update(summary.get("info", {}))
+        values.update({k: v for k, v in summary.get("info", {}).items() if k not in INFO_KEYS})
         values.update(num_samples=summary.get("num_samples"), dim=summary.get("dim"))
     elif kind == "Estimate":
         values.update(estimate=summary.get("value"), estimate_stderr=summary.get("stderr"))

@@ -26,12 +26,12 @@ Scalable Deep RL" (ICML, arXiv 2403.03950): abstract and the noisy-target and ne
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
 from quadriga.errors import ConfigError
+from quadriga.stagename import parse_stage_name
 
 __all__ = [
     "ARMS",
@@ -129,9 +129,10 @@ def read_auc(result: Any, stage: str = "return-curve", metric: str = "auc") -> d
     values = result.results.get("stages", {}).get(stage, {}).get("values", {})
     arms: dict[str, dict[int, float]] = {}
     for key, value in values.items():
-        m = re.fullmatch(rf"(.+)\[(\d+)\]/{re.escape(metric)}", key)
-        if m:
-            arms.setdefault(m.group(1), {})[int(m.group(2))] = float(value)
+        subject, _, name = key.rpartition("/")
+        parsed = parse_stage_name(subject) if name == metric and subject else None
+        if parsed is not None and parsed.replicate is not None:
+            arms.setdefault(str(parsed.base), {})[parsed.replicate] = float(value)
     for arm in ARMS:
         if arm not in arms:
             raise ConfigError(f"stage '{stage}' has no values '{arm}[i]/{metric}'.", key="metric")
@@ -164,6 +165,15 @@ def shared_run(scale: Scale, out_dir: Path) -> tuple[Any, Path]:
     return _RUNS[key]
 
 
+def _is_replicate_of(key: str, arm: str, metric: str) -> bool:
+    """Whether an evaluator value ``key`` is ``"<arm>[i]/<metric>"`` for some replicate ``i``."""
+    subject, _, name = key.rpartition("/")
+    if name != metric or not subject:
+        return False
+    parsed = parse_stage_name(subject)
+    return parsed.replicate is not None and str(parsed.base) == arm
+
+
 def _clipping(result: Any, arm: str) -> float:
     fr = [
         float(art.info["clipped_fraction"])
@@ -190,9 +200,7 @@ def _numbers(result: Any, auc: dict[str, list[float]]) -> dict[str, Any]:
         numbers[f"{arm}/clipped_fraction"] = _clipping(result, arm)
     final = result.results.get("stages", {}).get("episode-return", {}).get("values", {})
     for arm in ARMS:
-        vals = [
-            float(v) for k, v in final.items() if re.fullmatch(rf"{re.escape(arm)}\[\d+\]/mean_return", k)
-        ]
+        vals = [float(v) for k, v in final.items() if _is_replicate_of(k, arm, "mean_return")]
         if vals:
             numbers[f"{arm}/greedy_return_mean"] = math.fsum(vals) / len(vals)
     return numbers
