@@ -10,10 +10,9 @@ import torch
 
 from quadriga.api import check, run
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base, replicate_groups
 from quadriga.runs import stage_dir_name
 from quadriga.seeding import derive_seed
-from quadriga.stagename import format_point
+from quadriga.stagename import format_point, replicate_base, replicate_groups
 
 if sys.version_info >= (3, 11):
     import tomllib

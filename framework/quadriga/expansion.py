@@ -38,11 +38,10 @@ from quadriga.stagename import (
     format_stage_name,
     parse_stage_name,
     replicate_base,
-    replicate_groups,
     replicate_index,
 )
 
-__all__ = ["expand_sections", "is_expanded", "replicate_base", "replicate_groups"]
+__all__ = ["expand_sections", "is_expanded"]
 
 Err = Callable[..., ConfigError]
 

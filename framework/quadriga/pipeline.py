@@ -32,7 +32,6 @@ from quadriga.seeding import derive_seed
 from quadriga.stagename import NAME_RE, StageName, parse_stage_name
 
 if TYPE_CHECKING:
-    from quadriga.interfaces import Component
     from quadriga.registry import Registry
 
 __all__ = ["NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]

@@ -9,8 +9,8 @@ import numpy as np
 
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
+from quadriga.stagename import replicate_base
 from quadriga.stagename import replicate_index as stage_replicate_index
 
 __all__ = ["ExcessRisk", "replicate_index"]

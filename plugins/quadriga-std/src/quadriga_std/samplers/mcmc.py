@@ -123,6 +123,10 @@ class MCMCKernel(Sampler):
     #: capabilities other plugins dispatch on (never on class names)
     discrete: ClassVar[bool] = False  # moves on spin configurations only (Gibbs)
     metropolis_adjusted: ClassVar[bool] = True  # False for ULA: no accept/reject step
+    #: True when ``transition`` returns ``x = where(accepted, proposal, x)`` and evaluates the target
+    #: only at the proposal (ULA, MALA), so a caller may reuse the proposal's cached values; a
+    #: subclass that changes ``transition`` sets it again
+    selects_proposal: ClassVar[bool] = False
 
     num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
     num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
@@ -299,6 +303,7 @@ class ULA(MCMCKernel):
     """
 
     metropolis_adjusted: ClassVar[bool] = False
+    selects_proposal: ClassVar[bool] = True
 
     step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
 
@@ -355,6 +360,8 @@ class MALA(MCMCKernel):
     correction; their step is 2h here); the adjusted Langevin proposal appears earlier in Besag 1994
     (discussion of Grenander & Miller, JRSS B 56).
     """
+
+    selects_proposal: ClassVar[bool] = True
 
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
 
