@@ -203,7 +203,8 @@ def parse_stage_name(text: str) -> StageName:
     source = _SOURCE.match(text)
     if source is None:
         raise bad("it must start with a letter, then letters, digits, '.', '_' or '-', at most 64")
-    pos, point, replicate = source.end(), (), None
+    pos, replicate = source.end(), None
+    point: Point = ()
     if text.startswith("[", pos) and not _INDEX.match(text, pos):
         point, pos = _parse_point(text, pos + 1, bad)
     index = _INDEX.match(text, pos)
