@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from quadriga.api import check, run
 from quadriga.errors import ConfigError
 from quadriga.expansion import expand_sections
+from quadriga.notebook import to_pandas
 from quadriga.stagename import (
     StageName,
     format_stage_name,
@@ -186,3 +187,5 @@ def test_nodes_carry_their_point_and_the_run_records_source_point_replicate(regi
         0,
     )
     assert entry["info"]["point"] == {"num_samples": 40, "nan": False}
+    metrics = set(to_pandas(result.dir)["metric"])  # the name's parts are not numbers of the stage
+    assert "num_samples" in metrics and not metrics & {"source", "point", "replicate"}
