@@ -405,6 +405,9 @@ def _build_node(
     )
 
 
+_MISSING = object()
+
+
 def _point(name: str, table: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     """The matrix point of an expanded table: the keys its name holds, each with the value in the table.
 
@@ -421,9 +424,6 @@ def _point(name: str, table: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
             node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
         point.append((key, value if node is _MISSING else node))
     return tuple(point)
-
-
-_MISSING = object()
 
 
 def _check_reserved(table: dict[str, Any], where: str, err: Any) -> None:
