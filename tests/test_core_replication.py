@@ -12,7 +12,7 @@ from quadriga.api import check, run
 from quadriga.errors import ConfigError
 from quadriga.runs import stage_dir_name
 from quadriga.seeding import derive_seed
-from quadriga.stagename import format_point, replicate_base, replicate_groups
+from quadriga.stage_names import format_point, replicate_base, replicate_groups
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -16,8 +16,8 @@ Inputs then name expanded tables: ``"mala[*]"`` is every expansion of ``mala``
 one of them. A repeated stage whose input names a node repeated as often binds replicate-wise:
 ``[stage.fit] repeat = 5, inputs = { data = "data" }`` gives ``fit[i]`` the task ``data[i]``.
 
-The names are written by :func:`quadriga.stagename.format_stage_name`, the one owner of their
-grammar (:func:`~quadriga.stagename.parse_stage_name` reads them back). Expansion runs before the
+The names are written by :func:`quadriga.stage_names.format_stage_name`, the one owner of their
+grammar (:func:`~quadriga.stage_names.parse_stage_name` reads them back). Expansion runs before the
 tables are built and checked; every expanded table keeps ``source`` (the table it came from, used
 in error messages) and ``replicate`` (its index or absent), and its name holds the matrix point,
 which is how the saved ``pipeline.toml`` holds the expanded form and reruns with the same seeds.
@@ -31,19 +31,30 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from quadriga.errors import ConfigError, suggest
-from quadriga.stagename import (
+from quadriga.stage_names import (
     KEY_RE,
     StageName,
     format_point,
     format_stage_name,
     parse_stage_name,
     replicate_base,
+    replicate_groups,
     replicate_index,
 )
 
-__all__ = ["expand_sections", "is_expanded"]
+__all__ = ["expand_sections", "is_expanded", "point_label", "replicate_base", "replicate_groups"]
 
 Err = Callable[..., ConfigError]
+
+
+def point_label(point: Mapping[str, Any]) -> str:
+    """``{"step_size": 0.1, "schedule": "theory"}`` -> ``"step_size=0.1,schedule=theory"``.
+
+    The bracket of a matrix point in a stage name, :func:`quadriga.stage_names.format_point`
+    (kept here, with ``replicate_base`` and ``replicate_groups``, for code that imports them from
+    the pipeline language; the grammar lives in :mod:`quadriga.stage_names`).
+    """
+    return format_point(point)
 
 
 def is_expanded(name: str) -> bool:

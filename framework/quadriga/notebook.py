@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from quadriga.errors import ConfigError
-from quadriga.stagename import INFO_KEYS
+from quadriga.stage_names import INFO_KEYS
 
 if TYPE_CHECKING:
     from quadriga.registry import Registry

@@ -29,7 +29,7 @@ from quadriga.pipeline_checks import check_inputs, topological_order
 from quadriga.pipeline_source import TOP as _TOP
 from quadriga.pipeline_source import apply_overrides, parse_override, read_source
 from quadriga.seeding import derive_seed
-from quadriga.stagename import NAME_RE, StageName, parse_stage_name
+from quadriga.stage_names import NAME_RE, StageName, parse_stage_name
 
 if TYPE_CHECKING:
     from quadriga.registry import Registry
@@ -113,7 +113,7 @@ class Node:
 
     @property
     def stage_name(self) -> StageName:
-        """The name as its parts, :class:`~quadriga.stagename.StageName` ``(source, point, replicate)``."""
+        """The name as its parts, :class:`~quadriga.stage_names.StageName` ``(source, point, replicate)``."""
         return StageName(self.source, self.point, self.replicate)
 
     def method(self) -> Any:

@@ -197,7 +197,7 @@ def stage_name_fields(node: Node) -> dict[str, Any]:
     """``{"source", "point", "replicate"}`` of a stage, as its artifact's ``info`` and ``results.json`` say.
 
     ``point`` is ``{key: value}`` in matrix order (``{}`` without a matrix), ``replicate`` the index
-    or ``None`` (:class:`~quadriga.stagename.StageName`).
+    or ``None`` (:class:`~quadriga.stage_names.StageName`).
     """
     return {"source": node.source, "point": jsonable(dict(node.point)), "replicate": node.replicate}
 

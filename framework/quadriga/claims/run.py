@@ -119,7 +119,7 @@ def arm_table(arm: str) -> str:
     An arm is a stage table or one point of its ``matrix``; the claim repeats the table (every
     point) and reads the point's replicates ``values[f"{arm}[{i}]/{metric}"]``.
     """
-    from quadriga.stagename import parse_stage_name
+    from quadriga.stage_names import parse_stage_name
 
     return parse_stage_name(arm).source
 

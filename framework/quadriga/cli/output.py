@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from quadriga.stagename import replicate_base, replicate_index
+from quadriga.stage_names import replicate_base, replicate_index
 
 __all__ = [
     "across_seed_rows",

@@ -14,7 +14,7 @@ from quadriga.artifacts import Fitted, Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
-from quadriga.stagename import replicate_base, replicate_index
+from quadriga.stage_names import replicate_base, replicate_index
 from quadriga.validators import number_in, probabilities
 from quadriga_feasible_learning.feasible import CLASSIFICATION, loss_summary, sample_losses
 from quadriga_feasible_learning.learners import prepare_arrays

@@ -31,7 +31,7 @@ import numpy as np
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, run_repeated
 from quadriga.errors import ConfigError
-from quadriga.stagename import parse_stage_name
+from quadriga.stage_names import parse_stage_name
 from quadriga.stats import loglog_slope
 
 __all__ = ["ANNEAL_BEATS_NAIVE", "ANNEAL_TASKS", "CONSISTENCY", "PRODUCT_BEATS_NAIVE", "table"]

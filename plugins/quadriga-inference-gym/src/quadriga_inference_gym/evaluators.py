@@ -12,7 +12,7 @@ from quadriga import named, param
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target
-from quadriga.stagename import replicate_groups
+from quadriga.stage_names import replicate_groups
 
 __all__ = ["SUMMARY_METRICS", "GroundTruthError"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning
 from quadriga.errors import ConfigError
-from quadriga.stagename import parse_stage_name
+from quadriga.stage_names import parse_stage_name
 
 __all__ = [
     "METHODS",

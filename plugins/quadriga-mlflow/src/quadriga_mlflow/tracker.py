@@ -33,7 +33,7 @@ from typing import Any
 
 import attrs
 
-from quadriga.stagename import INFO_KEYS
+from quadriga.stage_names import INFO_KEYS
 
 __all__ = [
     "DEFAULT_URI",

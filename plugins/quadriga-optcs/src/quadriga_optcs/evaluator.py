@@ -11,7 +11,7 @@ from quadriga.artifacts import Estimate, Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
-from quadriga.stagename import replicate_base
+from quadriga.stage_names import replicate_base
 from quadriga.stats import mean_se
 from quadriga_optcs._common import check_levels, level_key
 

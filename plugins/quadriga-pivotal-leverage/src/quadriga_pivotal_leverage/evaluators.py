@@ -10,14 +10,14 @@ import numpy as np
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Evaluator, named
-from quadriga.stagename import replicate_base
-from quadriga.stagename import replicate_index as stage_replicate_index
+from quadriga.stage_names import replicate_base
+from quadriga.stage_names import replicate_index as stage_replicate_index
 
 __all__ = ["ExcessRisk", "replicate_index"]
 
 
 def replicate_index(subject: str) -> int | None:
-    """The replicate index ``i`` of ``name[i]`` (:func:`quadriga.stagename.replicate_index`), or
+    """The replicate index ``i`` of ``name[i]`` (:func:`quadriga.stage_names.replicate_index`), or
     ``None`` for a subject that is not a replicate of a repeated stage."""
     return stage_replicate_index(subject)
 

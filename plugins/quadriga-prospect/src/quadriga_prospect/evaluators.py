@@ -36,7 +36,7 @@ from quadriga.artifacts import Fitted, Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
 from quadriga.params import param
-from quadriga.stagename import replicate_base
+from quadriga.stage_names import replicate_base
 from quadriga.validators import number_in
 from quadriga_prospect.optimizers import lbfgs_optimum
 

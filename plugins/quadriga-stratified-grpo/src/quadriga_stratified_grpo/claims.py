@@ -140,7 +140,7 @@ def _per_replicate(result: Any) -> dict[str, dict[int, dict[str, float]]]:
     """
     import numpy as np
 
-    from quadriga.stagename import format_point, parse_stage_name
+    from quadriga.stage_names import format_point, parse_stage_name
     from quadriga_stratified_grpo.curves import TrainingCurves
 
     fraction = TrainingCurves().final_fraction

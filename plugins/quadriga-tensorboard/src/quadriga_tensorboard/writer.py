@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 
-from quadriga.stagename import INFO_KEYS
+from quadriga.stage_names import INFO_KEYS
 
 __all__ = ["DIR_ENV", "TensorBoardRun", "event_dir", "stage_numbers"]
 

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from quadriga.stagename import parse_stage_name
+from quadriga.stage_names import parse_stage_name
 from quadriga_value_classification.claims import (
     BASELINE,
     LR_GRID,

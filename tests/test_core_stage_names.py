@@ -13,7 +13,7 @@ from quadriga.api import check, run
 from quadriga.errors import ConfigError
 from quadriga.expansion import expand_sections
 from quadriga.notebook import to_pandas
-from quadriga.stagename import (
+from quadriga.stage_names import (
     StageName,
     format_stage_name,
     parse_stage_name,
