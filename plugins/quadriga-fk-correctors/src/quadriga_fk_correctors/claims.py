@@ -22,7 +22,6 @@ Source: Skreta et al. 2025, "Feynman-Kac Correctors in Diffusion" (arXiv 2503.02
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -32,12 +31,12 @@ import numpy as np
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, run_repeated
 from quadriga.errors import ConfigError
+from quadriga.stage_names import parse_stage_name
 from quadriga.stats import loglog_slope
 
 __all__ = ["ANNEAL_BEATS_NAIVE", "ANNEAL_TASKS", "CONSISTENCY", "PRODUCT_BEATS_NAIVE", "table"]
 
 ANNEAL_TASKS = ("gmm-b2", "gmm-b05", "well-b05", "well-b2", "well-b3")
-_NAME = re.compile(r"^(?P<stage>[^\[/]+)(?:\[num_particles=(?P<k>\d+)\])?\[(?P<i>\d+)\]$")
 
 
 def table(result: Any, stage: str, metric: str) -> dict[str, dict[int, dict[int, float]]]:
@@ -50,9 +49,12 @@ def table(result: Any, stage: str, metric: str) -> dict[str, dict[int, dict[int,
     out: dict[str, dict[int, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for key, value in values.items():
         subject, _, name = key.rpartition("/")
-        match = _NAME.match(subject) if name == metric else None
-        if match:
-            out[match["stage"]][int(match["k"] or 0)][int(match["i"])] = float(value)
+        if name != metric or not subject:
+            continue
+        parsed = parse_stage_name(subject)
+        point = parsed.point_dict()
+        if parsed.replicate is not None and set(point) <= {"num_particles"}:
+            out[parsed.source][int(point.get("num_particles", 0))][parsed.replicate] = float(value)
     if not out:
         raise ConfigError(f"stage '{stage}' has no '<sampler>[i]/{metric}' values.", key="metric")
     return out

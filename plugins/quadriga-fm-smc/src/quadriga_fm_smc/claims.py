@@ -7,7 +7,7 @@ every K shares its seed (common random numbers: the arms are paired); inside ``v
 one pipeline share its run (:func:`quadriga.claims.run_repeated`). The observations are the
 per-replicate energy distances to the exact posterior of the ``energy`` stage, keyed
 ``"<sampler>[num_particles=K][i]/energy_distance"`` (names parsed with
-:func:`quadriga.expansion.replicate_base`); :mod:`quadriga.claims` computes the interval and the
+:func:`quadriga.stage_names.replicate_base`); :mod:`quadriga.claims` computes the interval and the
 verdict.
 
 - ``CONSISTENCY``: per replicate, the log-log slope of fm-smc's energy distance against K
@@ -35,7 +35,7 @@ import numpy as np
 
 from quadriga.claims import Claim, Effect, Observations, Scale, Tuning, run_repeated
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base
+from quadriga.stage_names import replicate_base
 from quadriga.stats import loglog_slope
 
 __all__ = [
