@@ -66,7 +66,6 @@ _LAYER_OF: tuple[tuple[str, str], ...] = (
     ("quadriga.pipeline_source", "pipeline"),
     ("quadriga.pipeline_checks", "pipeline"),
     ("quadriga.expansion", "pipeline"),
-    ("quadriga.stage_names", "pipeline"),
     # contract
     ("quadriga.interfaces", "contract"),
     ("quadriga.artifacts", "contract"),
@@ -77,6 +76,7 @@ _LAYER_OF: tuple[tuple[str, str], ...] = (
     ("quadriga.catalogue", "contract"),
     # ground
     ("quadriga.errors", "ground"),
+    ("quadriga.stage_names", "ground"),
     ("quadriga.serialization", "ground"),
     ("quadriga.params", "ground"),
     ("quadriga.seeding", "ground"),

@@ -114,29 +114,31 @@ def benches(quick: bool) -> list[Bench]:
     torch.set_num_threads(1)
     out: list[Bench] = []
 
-    # --- RL: dqn against a CleanRL-style loop, minto against dqn (steps per CPU second)
+    # --- RL: dqn against a CleanRL-style loop (quadriga-std's benchmark), minto against dqn
+    # (quadriga-minto's benchmark); steps per CPU second
     rl = _script("plugins/quadriga-std/benchmarks/bench_dqn_speed.py")
     frames = 1500 if quick else 4000
     seed = iter(range(10_000))
-
-    def learner(name: str) -> Callable[[], float]:
-        return lambda: rl.cpu_seconds_per_step(
-            lambda f, s: rl.quadriga_learner(name, f, s), frames, next(seed)
-        )
-
     out.append(
         Bench(
             "DQN env steps/s / CleanRL-style PyTorch loop (CartPole-v1)",
-            learner("dqn"),
+            lambda: rl.cpu_seconds_per_step(rl.quadriga_dqn, frames, next(seed)),
             lambda: rl.cpu_seconds_per_step(rl.cleanrl_loop, frames, next(seed)),
             ">= 0.8",
             lambda r, rs: r >= 0.8,
             inverse=True,
             repeats=(5, 2),
-            setup=lambda: rl.cpu_seconds_per_step(lambda f, s: rl.quadriga_learner("dqn", f, s), 600, 0),
+            setup=lambda: rl.cpu_seconds_per_step(rl.quadriga_dqn, 600, 0),
         )
     )
     if importlib.util.find_spec("quadriga_minto") is not None:
+        mt = _script("plugins/quadriga-minto/benchmarks/bench_minto_speed.py")
+
+        def learner(name: str) -> Callable[[], float]:
+            return lambda: rl.cpu_seconds_per_step(
+                lambda f, s: mt.quadriga_learner(name, f, s), frames, next(seed)
+            )
+
         out.append(
             Bench(
                 "MINTO env steps/s / DQN (CartPole-v1)",

@@ -29,6 +29,16 @@ def test_each_class_reads_the_numbers_of_its_own_summary():
     assert artifact_class({"type": "Unknown", "info": {"n": 3}}).scalars({"info": {"n": 3}}) == {"n": 3.0}
 
 
+def test_scalars_leave_out_the_name_parts_the_runner_adds_to_info():
+    info = {"acceptance_rate": 0.5, "source": "mala", "point": {"step_size": 0.1}, "replicate": 3}
+    assert Samples.scalars({"num_samples": 10, "dim": 1, "info": info}) == {
+        "num_samples": 10.0,
+        "dim": 1.0,
+        "acceptance_rate": 0.5,
+    }
+    assert Artifact.scalars({"info": {"n": 2, "replicate": 0, "point": {}}}) == {"n": 2.0}
+
+
 def test_headlines_are_one_line_each():
     assert Samples.headline({"num_samples": 8000, "dim": 2, "info": {"acceptance_rate": 0.26491}}) == (
         "8000 x 2 samples, acceptance 0.2649"

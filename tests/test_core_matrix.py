@@ -10,6 +10,7 @@ from qtest_helpers import run_cli
 from quadriga.api import check, run
 from quadriga.errors import ConfigError
 from quadriga.pipeline_schema import NOT_VARIED, RESERVED, StageTable, TaskTable
+from quadriga.stage_names import StageName, format_stage_name, parse_stage_name
 
 
 def grid(**stage):
@@ -73,13 +74,43 @@ def test_a_leading_part_of_a_point_selects_its_expansions_in_order(registry):
     ]
 
 
+def test_matrix_names_read_back_as_their_parts_and_nodes_carry_the_point(registry):
+    data = grid(**METHODS_X_TASKS, repeat=2)
+    data["task"]["far"]["repeat"] = 2  # inputs.target = "far" binds replicate-wise to far[i]
+    p = check(data, registry=registry)
+    node = p.stages["draw[use=mala,inputs.target=far][1]"]
+    assert parse_stage_name(node.name) == StageName("draw", (("use", "mala"), ("inputs.target", "far")), 1)
+    assert node.stage_name == parse_stage_name(node.name)
+    assert (node.inputs["target"], node.point) == ("far[1]", (("use", "mala"), ("inputs.target", "far")))
+    assert all(format_stage_name(parse_stage_name(n)) == n for n in p.stages)
+
+
+def test_a_leading_part_of_a_point_is_compared_as_parsed_values(registry):
+    data = grid(use="toy-iid", inputs={"target": "near"}, matrix={"num_samples": [5, 6], "nan": [False]})
+    data["stage"]["check"] = {
+        "use": "toy-mean",
+        "kind": "evaluator",
+        # 5 and 6 are the integers the names hold; "5.0" and "draw[num" select nothing
+        "inputs": {"subject": "draw[num_samples=5][*]", "reference": "near"},
+    }
+    assert check(data, registry=registry).stages["check"].inputs["subject"] == [
+        "draw[num_samples=5,nan=false]"
+    ]
+    for bad in ("draw[num_samples=5.0][*]", "draw[num[*]", "draw[num_samples=5][0][*]"):
+        data["stage"]["check"]["inputs"]["subject"] = bad
+        with pytest.raises(ConfigError, match="selects nothing"):
+            check(data, registry=registry)
+
+
 def test_an_axis_of_component_tables_is_named_by_their_use(registry):
     wrap = {
         "use": "toy-wrap",
         "inputs": {"target": "near"},
         "matrix": {"inner": [{"use": "toy-iid", "num_samples": 5}, {"use": "mala", "num_samples": 5}]},
     }
-    assert list(check(grid(**wrap), registry=registry).stages) == ["draw[inner=toy-iid]", "draw[inner=mala]"]
+    p = check(grid(**wrap), registry=registry)
+    assert list(p.stages) == ["draw[inner=toy-iid]", "draw[inner=mala]"]
+    assert p.stages["draw[inner=mala]"].point == (("inner", "mala"),)  # the point as the name writes it
     # two tables with one use: their full values tell them apart
     wrap["matrix"] = {"inner": [{"use": "toy-iid", "num_samples": 5}, {"use": "toy-iid", "num_samples": 6}]}
     assert list(check(grid(**wrap), registry=registry).stages) == [

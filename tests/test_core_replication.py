@@ -10,9 +10,9 @@ import torch
 
 from quadriga.api import check, run
 from quadriga.errors import ConfigError
-from quadriga.expansion import point_label, replicate_base, replicate_groups
 from quadriga.runs import stage_dir_name
 from quadriga.seeding import derive_seed
+from quadriga.stage_names import format_point, replicate_base, replicate_groups
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -198,7 +198,7 @@ def test_names_helpers():
     assert replicate_base("mala[step_size=0.1]") == "mala[step_size=0.1]"
     assert replicate_base("dqn[10]") == "dqn" and replicate_base("dqn") == "dqn"
     assert (
-        point_label({"a": 0.1, "b": "adam", "c": True, "d": "two words"})
+        format_point({"a": 0.1, "b": "adam", "c": True, "d": "two words"})
         == 'a=0.1,b=adam,c=true,d="two words"'
     )
     assert stage_dir_name("mala") != stage_dir_name("mala_")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 
 import pytest
 import torch
 
 from quadriga.api import check, run
-from quadriga.errors import ConfigError, NonFiniteError, StageError
+from quadriga.errors import ConfigError, NonFiniteError, RunInterrupted, StageError
 from quadriga.pipeline import parse_override
 from quadriga.seeding import derive_seed
 
@@ -83,7 +84,9 @@ def test_failure_keeps_finished_stages_and_resume_reruns_only_the_rest(registry,
     assert "check" not in status["stages"]
     saved = json.loads((result.dir / "results.json").read_text())["stages"]
     assert set(saved) == {"draw", "est"}
-    assert "asked to fail" in (result.dir / "error.txt").read_text()
+    error_txt = (result.dir / "error.txt").read_text()
+    assert "asked to fail" in error_txt and result.error.stage == "boom"
+    assert result.error.details == error_txt and error_txt.startswith("Traceback (most recent call last)")
     # the saved configuration is what resumes; other settings or another pipeline are refused
     with pytest.raises(ConfigError, match="--set and --seed cannot change it"):
         run(bad, registry=registry, resume=result.dir, overrides=["stage.draw.num_samples=3"])
@@ -130,8 +133,12 @@ def test_interrupt_marks_the_run_and_keeps_finished_stages(registry, tmp_path, m
             "inputs": {"target": "normal"},
         }
     )
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(RunInterrupted) as info:  # a KeyboardInterrupt that carries its run directory
         run(data, registry=registry, out=tmp_path / "i")
+    assert isinstance(info.value, KeyboardInterrupt) and info.value.run_dir == tmp_path / "i"
+    assert info.value.exit_code == 130 and type(info.value.__cause__) is KeyboardInterrupt
+    again = pickle.loads(pickle.dumps(info.value))
+    assert (again.run_dir, again.exit_code) == (tmp_path / "i", 130)
     status = json.loads((tmp_path / "i" / "status.json").read_text())
     assert status["status"] == "interrupted" and status["stages"]["wrap"]["status"] == "interrupted"
     assert status["stages"]["draw"]["status"] == "finished"

@@ -333,7 +333,8 @@ def test_parametrize_with_checks_gives_one_item_per_component_and_check(tmp_path
 def test_default_tasks_come_from_plugins():
     """quadriga-std gives the default tasks through its quadriga_check_tasks hook; without it the
     built-in check-gaussian is the target and there is no default dataset or environment."""
-    from quadriga.testing import _registry, default_tasks
+    from quadriga.testing import default_tasks
+    from quadriga.testing.case import _registry
 
     with_std = default_tasks(_registry(Registry(use_env=False)))
     assert with_std == {

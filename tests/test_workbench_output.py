@@ -11,6 +11,7 @@ import tomllib
 from rich.console import Console
 
 from quadriga.cli.output import chunk_columns, pivot, print_pivot, print_results
+from quadriga.errors import RunInterrupted
 
 
 @pytest.fixture(autouse=True)
@@ -505,9 +506,7 @@ def test_interrupt_and_failure_messages_print_the_resume_command_whole(
     run_dir = tmp_path / ("a-long-run-directory-name-" * 3)
 
     def interrupted(*args, **kwargs):
-        exc = KeyboardInterrupt()
-        exc.run_dir = run_dir  # type: ignore[attr-defined]
-        raise exc
+        raise RunInterrupted(run_dir)
 
     monkeypatch.setattr(runs, "execute", interrupted)
     code, out, _ = cli(capsys, "run", "toy-pipeline", "--quiet")

@@ -43,6 +43,7 @@ from quadriga.serialization import (
     subclasses,
     timeless,
 )
+from quadriga.stage_names import INFO_KEYS
 
 __all__ = [
     "ARTIFACT_TYPES",
@@ -98,9 +99,10 @@ class Artifact:
                 the keys each class has always written are read).
 
         Returns:
-            ``{name: value}``; the base class gives the numbers of ``info``.
+            ``{name: value}``; the base class gives the numbers of ``info`` (less the name's
+            parts ``source``, ``point`` and ``replicate`` the runner adds, which are no metrics).
         """
-        return _numbers(_mapping(summary.get("info")))
+        return _info_numbers(summary)
 
     @classmethod
     def headline(cls, summary: Mapping[str, Any]) -> str:
@@ -247,9 +249,12 @@ class Samples(Artifact):
 
     @classmethod
     def scalars(cls, summary: Mapping[str, Any]) -> dict[str, float]:
-        """``num_samples``, ``dim`` and the numbers of ``info`` (acceptance rate, evaluation counts)."""
+        """``num_samples``, ``dim`` and the numbers of ``info`` (acceptance rate, evaluation counts).
+
+        The name's parts in ``info`` (``source``, ``point``, ``replicate``) are left out.
+        """
         sizes = {k: summary.get(k) for k in ("num_samples", "dim")}
-        return {**_numbers(sizes), **_numbers(_mapping(summary.get("info")))}
+        return {**_numbers(sizes), **_info_numbers(summary)}
 
     @classmethod
     def headline(cls, summary: Mapping[str, Any]) -> str:
@@ -520,6 +525,12 @@ def artifact_class(summary: Mapping[str, Any]) -> type[Artifact]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _info_numbers(summary: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers of a summary's ``info``, less the name's parts (``stage_names.INFO_KEYS``)."""
+    info = _mapping(summary.get("info"))
+    return _numbers({k: v for k, v in info.items() if k not in INFO_KEYS})
 
 
 def _numbers(values: Mapping[str, Any]) -> dict[str, float]:

@@ -10,6 +10,7 @@ usage errors, 1 for a run that failed) unless ``--debug`` is given.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 __all__ = [
     "ConfigError",
@@ -17,6 +18,7 @@ __all__ = [
     "DuplicateComponentError",
     "NonFiniteError",
     "QuadrigaError",
+    "RunInterrupted",
     "StageError",
     "UnknownComponentError",
     "suggest",
@@ -106,12 +108,14 @@ class StageError(QuadrigaError):
     Args:
         stage: the stage name.
         message: what went wrong.
+        details: the traceback of the exception the component raised, when there was one (the
+            run writes it to ``error.txt``); ``None`` otherwise.
     """
 
     exit_code = 1
 
-    def __init__(self, stage: str, message: str) -> None:
-        self.stage = stage
+    def __init__(self, stage: str, message: str, *, details: str | None = None) -> None:
+        self.stage, self.details = stage, details
         super().__init__(f"stage '{stage}' failed: {message}")
 
 
@@ -127,3 +131,23 @@ class NonFiniteError(StageError):
             "results computed so far are kept in the run directory. "
             "Lower the step size or learning rate, or check the inputs.",
         )
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) stopped a run; the run is marked interrupted and its finished stages are saved.
+
+    A :class:`KeyboardInterrupt`, so that whatever handles Ctrl-C handles it too; raised by
+    :func:`quadriga.runs.execute` from the interrupt it caught.
+
+    Args:
+        run_dir: the run directory (``quadriga run --resume RUN_DIR`` continues it).
+        exit_code: what the command line returns: 130 for Ctrl-C, 143 for SIGTERM.
+    """
+
+    def __init__(self, run_dir: Path, exit_code: int = 130) -> None:
+        self.run_dir, self.exit_code = Path(run_dir), exit_code
+        super().__init__(f"interrupted; finished stages are saved in {self.run_dir}")
+
+    def __reduce__(self) -> tuple[type, tuple[Path, int]]:
+        """Pickle with the constructor's arguments (a sweep sends errors between processes)."""
+        return type(self), (self.run_dir, self.exit_code)

@@ -21,74 +21,64 @@ every point that begins with ``inputs.target=gmm``), ``"mala[step_size=0.1][2]"`
 one of them. A repeated stage whose input names a node repeated as often binds replicate-wise:
 ``[stage.fit] repeat = 5, inputs = { data = "data" }`` gives ``fit[i]`` the task ``data[i]``.
 
-Expansion runs before the tables are built and checked; every expanded table keeps
-``source`` (the table it came from, used in error messages) and ``replicate`` (its index or
-absent), which is how the saved ``pipeline.toml`` holds the expanded form and reruns with the
-same seeds. Nothing here imports torch.
+The names are written by :func:`quadriga.stage_names.format_stage_name`, the one owner of their
+grammar (:func:`~quadriga.stage_names.parse_stage_name` reads them back). Expansion runs before the
+tables are built and checked; every expanded table keeps ``source`` (the table it came from, used
+in error messages) and ``replicate`` (its index or absent), and its name holds the matrix point,
+which is how the saved ``pipeline.toml`` holds the expanded form and reruns with the same seeds.
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from quadriga.errors import ConfigError, suggest
 from quadriga.pipeline_schema import EXPANSION_KEYS, NOT_VARIED
+from quadriga.stage_names import (
+    KEY_RE,
+    StageName,
+    format_point,
+    format_stage_name,
+    parse_stage_name,
+    replicate_base,
+    replicate_groups,
+    replicate_index,
+)
 
 __all__ = [
-    "EXPANDED_RE",
     "expand_sections",
+    "is_expanded",
     "matrix_keys",
     "point_label",
     "replicate_base",
     "replicate_groups",
 ]
 
-EXPANDED_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}(\[[^\[\]]+\])+$")
-_LAST_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
-_PLAIN_VALUE = re.compile(r"^[A-Za-z0-9_.+-]+$")
-
 Err = Callable[..., ConfigError]
 
 
-def replicate_base(name: str) -> str:
-    """The name before the last ``[i]``: ``"mala[step_size=0.1][2]"`` -> ``"mala[step_size=0.1]"``.
-
-    A name without a trailing replicate index is returned unchanged. Evaluators that pool
-    replicates group subjects by this base (one configuration), never by component name.
-    """
-    m = _LAST_INDEX.match(name)
-    return m.group(1) if m else name
-
-
-def replicate_groups(subjects: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Group ``{stage name: artifact}`` by :func:`replicate_base`, keeping the input order.
-
-    Returns:
-        ``{base: {stage name: artifact}}``; ``{"dqn": {"dqn[0]": a0, "dqn[1]": a1}, "pg": {"pg": b}}``.
-    """
-    groups: dict[str, dict[str, Any]] = {}
-    for name, value in subjects.items():
-        groups.setdefault(replicate_base(name), {})[name] = value
-    return groups
-
-
-def _format_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str) and _PLAIN_VALUE.match(value):
-        return value
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
 def point_label(point: Mapping[str, Any]) -> str:
-    """``{"step_size": 0.1, "schedule": "theory"}`` -> ``"step_size=0.1,schedule=theory"``."""
-    return ",".join(f"{k}={_format_value(v)}" for k, v in point.items())
+    """``{"step_size": 0.1, "schedule": "theory"}`` -> ``"step_size=0.1,schedule=theory"``.
+
+    The bracket of a matrix point in a stage name, :func:`quadriga.stage_names.format_point`
+    (kept here, with ``replicate_base`` and ``replicate_groups``, for code that imports them from
+    the pipeline language; the grammar lives in :mod:`quadriga.stage_names`).
+    """
+    return format_point(point)
+
+
+def is_expanded(name: str) -> bool:
+    """Whether ``name`` is an expanded name (``NAME[...]``) that :func:`parse_stage_name` reads."""
+    if "[" not in name:
+        return False
+    try:
+        parse_stage_name(name)
+    except ConfigError:
+        return False
+    return True
 
 
 def _set_path(table: dict[str, Any], key: str, value: Any) -> None:
@@ -139,6 +129,13 @@ def _flatten(matrix: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _check_axis(key: str, values: Any, body: Mapping[str, Any], where: str, err: Err) -> None:
+    if not KEY_RE.match(key):
+        raise err(
+            f"matrix key {key!r} must be a parameter name, 'use', 'inputs.ARG' or a dotted path to a "
+            "nested component's parameter (letters, digits and '_', parts joined by '.').",
+            table=where,
+            key="matrix",
+        )
     head = key.split(".")[0]
     if head in NOT_VARIED or key == "inputs":
         fix = " Vary one input at a time: matrix = { inputs.ARG = [...] }." if key == "inputs" else ""
@@ -202,7 +199,7 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
     matrix = table.get("matrix")
     if repeat is None and matrix is None:
         return [(name, table)]
-    if EXPANDED_RE.match(name) or "source" in table:
+    if is_expanded(name) or "source" in table:
         raise err("an expanded table cannot be expanded again; remove 'repeat' and 'matrix'.", table=where)
     body = {k: v for k, v in table.items() if k not in EXPANSION_KEYS}
     points = [({}, {})] if matrix is None else _points(matrix, body, where, err)
@@ -210,7 +207,6 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
         raise err(f"repeat must be an integer >= 1, got {repeat!r}.", table=where, key="repeat")
     out: list[tuple[str, dict]] = []
     for point, shown in points:
-        stem = f"{name}[{point_label(shown)}]" if point else name
         copies = range(repeat) if repeat is not None else [None]
         for i in copies:
             expanded = _copy(body)
@@ -219,17 +215,39 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
             expanded["source"] = name
             if i is not None:
                 expanded["replicate"] = i
-            out.append((stem if i is None else f"{stem}[{i}]", expanded))
+            out.append((format_stage_name(StageName(name, tuple(shown.items()), i)), expanded))
     return out
 
 
-def _members(prefix: str, names: list[str]) -> list[str]:
-    """The expansions of ``prefix``: ``x[...]`` of ``x``; of ``x[k=v]`` also ``x[k=v,...]``.
+def _parsed(name: str) -> StageName | None:
+    """``parse_stage_name(name)``, or ``None`` for text that is not a stage name."""
+    try:
+        return parse_stage_name(name)
+    except ConfigError:
+        return None
 
-    A leading part of a matrix point selects every point that begins with it.
+
+def _members(prefix: str, names: list[str]) -> list[str]:
+    """The expansions of ``prefix`` in ``names``, in their order.
+
+    Of ``x``: every ``x[...]``; of ``x[k=v]``: its replicates ``x[k=v][i]`` and every point that
+    begins with ``k=v`` (``x[k=v,j=w]``, ...).
+
+    Names are compared as :class:`~quadriga.stage_names.StageName` parts, the point's values as
+    :func:`~quadriga.stage_names.format_point` writes them; a prefix with a replicate index has none.
     """
-    heads = (prefix + "[", prefix[:-1] + ",") if prefix.endswith("]") else (prefix + "[",)
-    return [n for n in names if n.startswith(heads)]
+    head = _parsed(prefix)
+    if head is None or head.replicate is not None:
+        return []
+    width, label = len(head.point), format_point(head.point)
+    out = []
+    for name in names:
+        parsed = _parsed(name)
+        if parsed is None or parsed.source != head.source or name == prefix:
+            continue
+        if len(parsed.point) >= width and format_point(parsed.point[:width]) == label:
+            out.append(name)
+    return out
 
 
 def _resolve_ref(
@@ -252,9 +270,10 @@ def _resolve_ref(
     if not members:
         return ref  # unknown: the checks after building name it with suggestions
     replicate, repeats = table.get("replicate"), _own_repeat(consumer, table, names)
-    indexed = [m for m in members if _LAST_INDEX.match(m) and replicate_base(m) == ref]
+    indexed = [m for m in members if replicate_index(m) is not None and replicate_base(m) == ref]
     if replicate is not None and len(indexed) == len(members) == repeats:
-        return f"{ref}[{replicate}]"
+        base = parse_stage_name(ref)
+        return format_stage_name(StageName(base.source, base.point, replicate))
     shown = ", ".join(members[:3]) + (", ..." if len(members) > 3 else "")
     hint = (
         f" or give this stage repeat = {len(members)} to bind replicate-wise"
@@ -273,7 +292,7 @@ def _own_repeat(consumer: str, table: dict[str, Any], names: list[str]) -> int:
     if table.get("replicate") is None:
         return 0
     base = replicate_base(consumer)
-    return sum(1 for n in names if replicate_base(n) == base and _LAST_INDEX.match(n))
+    return sum(1 for n in names if replicate_base(n) == base and replicate_index(n) is not None)
 
 
 def expand_sections(sections: dict[str, dict[str, Any]], err: Err) -> dict[str, dict[str, Any]]:

@@ -22,7 +22,7 @@ inputs, e.g. ``inputs = { data = "mcmc", model = "fit" }``: every input name mus
 parameter of the method, and every parameter without a default must be given. When an input
 lists several names (``subject = ["mala", "srmc"]`` or ``"mala[*]"``) the method receives a
 ``dict`` from name to artifact; :func:`named` normalises both forms, and
-:func:`~quadriga.expansion.replicate_groups` groups replicates of one configuration.
+:func:`~quadriga.stage_names.replicate_groups` groups replicates of one configuration.
 
 Capabilities a plugin dispatches on are class attributes of its components (``discrete = True``),
 never class names. Nothing here imports torch.

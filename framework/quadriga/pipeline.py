@@ -24,12 +24,11 @@ import attrs
 
 from quadriga.components import build
 from quadriga.errors import ConfigError, QuadrigaError, suggest
-from quadriga.expansion import EXPANDED_RE, expand_sections, matrix_keys
+from quadriga.expansion import expand_sections, is_expanded, matrix_keys
 from quadriga.interfaces import Component, interface_of
 from quadriga.pipeline_checks import check_inputs, topological_order
 from quadriga.pipeline_schema import (
     DEVICE_RE,
-    NAME_RE,
     PipelineMeta,
     StageTable,
     TaskTable,
@@ -39,9 +38,9 @@ from quadriga.pipeline_schema import (
 from quadriga.pipeline_source import ORIGIN, apply_overrides, parse_override, read_source
 from quadriga.pipeline_source import TOP as _TOP
 from quadriga.seeding import derive_seed
+from quadriga.stage_names import NAME_RE, StageName, format_point, parse_stage_name
 
 if TYPE_CHECKING:
-    from quadriga.interfaces import Component
     from quadriga.registry import Registry
 
 __all__ = ["DEVICE_RE", "NAME_RE", "Node", "Pipeline", "load_pipeline", "parse_override", "read_source"]
@@ -62,6 +61,9 @@ class Node:
         source: the table it was expanded from (``"mala"`` for ``mala[step_size=0.1][2]``;
             its own name when not expanded).
         replicate: the replicate index ``i`` of a repeated table, else ``None``.
+        point: the matrix point of an expanded table, ``((key, value), ...)`` in matrix order
+            (``(("step_size", 0.1),)`` for ``mala[step_size=0.1][2]``); ``()`` without a matrix.
+            The values are those the table was built with.
         save: whether the run writes the stage's artifact to disk (``save = false`` keeps it
             in memory only; ``--resume`` then recomputes the stage).
         save_thin: keep every ``save_thin``-th draw of a sampler's ``Samples`` on disk (``1``:
@@ -78,6 +80,7 @@ class Node:
     config: dict[str, Any] = attrs.field(factory=dict)
     source: str = ""
     replicate: int | None = None
+    point: tuple[tuple[str, Any], ...] = ()
     device: str | None = None
     save: bool = True
     save_thin: int = 1
@@ -112,6 +115,11 @@ class Node:
     def output_type(self) -> type:
         """What the node produces: a task's own class, or the artifact class of the stage's interface."""
         return type(self.component) if self.section == "task" else self.interface.output_type
+
+    @property
+    def stage_name(self) -> StageName:
+        """The name as its parts, :class:`~quadriga.stage_names.StageName` ``(source, point, replicate)``."""
+        return StageName(self.source, self.point, self.replicate)
 
     def method(self) -> Any:
         """The bound interface method a stage calls (``interface.method``: ``sample``, ``fit``, ...)."""
@@ -301,7 +309,8 @@ def _read_sections(data: dict[str, Any], err: _Blame) -> dict[str, dict[str, Any
         raise err("the pipeline has no [stage.NAME] table; add at least one stage.")
     for section, tables in sections.items():
         for node_name, table in tables.items():
-            if not NAME_RE.match(node_name) and not ("source" in table and EXPANDED_RE.match(node_name)):
+            expanded = isinstance(table, dict) and "source" in table and is_expanded(node_name)
+            if not NAME_RE.match(node_name) and not expanded:
                 raise err(
                     "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
                     table=f"{section}.{node_name}",
@@ -354,7 +363,32 @@ def _build_node(
         built.config,
         source=spec.source or name,
         replicate=spec.replicate,
+        point=_point(name, table),
         device=spec.device,
         save=stage.save,
         save_thin=stage.save_thin,
     )
+
+
+_MISSING = object()
+
+
+def _point(name: str, table: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The matrix point of an expanded table: the keys its name holds, each with its value.
+
+    The name gives the keys and values (``mala[step_size=0.1]``, ``draw[use=mala,inputs.target=gmm]``,
+    ``fit[sampler=hmc]`` for an axis of component tables). A value is read from the table, where
+    the expansion set it, when it is written as the name writes it, so it keeps its type (the
+    name writes the string ``"1"`` and the integer ``1`` alike); otherwise (an axis of component
+    tables named by their ``use``, an input bound replicate-wise) the name's value is kept.
+    """
+    if "source" not in table or "[" not in name:
+        return ()
+    point = []
+    for key, value in parse_stage_name(name).point:
+        node: Any = table
+        for part in key.split("."):
+            node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
+        same = node is not _MISSING and format_point(((key, node),)) == format_point(((key, value),))
+        point.append((key, node if same else value))
+    return tuple(point)

@@ -22,6 +22,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 from quadriga.components import CONVERTER
 from quadriga.errors import ConfigError, suggest
 from quadriga.interfaces import INTERFACES, TASK_KINDS
+from quadriga.stage_names import NAME_RE
 
 __all__ = [
     "DEVICE_RE",
@@ -36,8 +37,7 @@ __all__ = [
     "structure",
 ]
 
-#: a pipeline, task or stage name (it becomes a directory name)
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+# NAME_RE (a pipeline, task or stage name as written) is quadriga.stage_names', re-exported here
 #: the devices a pipeline or stage may name
 DEVICE_RE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
 _DEVICES = 'device must be "cpu", "cuda", "cuda:N" or "mps", got {!r}.'

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from quadriga.artifacts import Samples, is_timing, jsonable
-from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, StageError
+from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, RunInterrupted, StageError
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
 from quadriga.rundir import RunDir, RunStatus, StageStatus
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from quadriga.pipeline import Node, Pipeline
     from quadriga.registry import Registry
 
-__all__ = ["MANIFEST_LIBRARIES", "Run", "RunResult", "execute", "manifest", "run_stage"]
+__all__ = ["MANIFEST_LIBRARIES", "Run", "RunResult", "execute", "manifest", "run_stage", "stage_name_fields"]
 
 #: the libraries whose installed versions every manifest records
 MANIFEST_LIBRARIES = ("torch", "numpy", "gymnasium", "torchrl", "POT", "goodpoints", "scipy")
@@ -169,6 +169,8 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
         if isinstance(info, dict):
             info.setdefault("stage", node.name)
             info.setdefault("component", node.use)
+            for key, value in stage_name_fields(node).items():
+                info.setdefault(key, value)
         bad = artifact.non_finite()
         if bad:
             raise NonFiniteError(node.name, bad[0])
@@ -181,14 +183,23 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
     except KeyboardInterrupt:
         raise
     except SystemExit as exc:  # a component must not end the process: the run is recorded as failed
-        error = StageError(node.name, f"the component called sys.exit({exc.code!r}) (exit code {exc.code!r})")
-        error.details = traceback.format_exc()  # type: ignore[attr-defined]
-        raise error from exc
+        raise StageError(
+            node.name,
+            f"the component called sys.exit({exc.code!r}) (exit code {exc.code!r})",
+            details=traceback.format_exc(),
+        ) from exc
     except Exception as exc:
-        error = StageError(node.name, f"{type(exc).__name__}: {exc}")
-        error.details = traceback.format_exc()  # type: ignore[attr-defined]
-        raise error from exc
+        raise StageError(node.name, f"{type(exc).__name__}: {exc}", details=traceback.format_exc()) from exc
     return artifact
+
+
+def stage_name_fields(node: Node) -> dict[str, Any]:
+    """``{"source", "point", "replicate"}`` of a stage, as its artifact's ``info`` and ``results.json`` say.
+
+    ``point`` is ``{key: value}`` in matrix order (``{}`` without a matrix), ``replicate`` the index
+    or ``None`` (:class:`~quadriga.stage_names.StageName`).
+    """
+    return {"source": node.source, "point": jsonable(dict(node.point)), "replicate": node.replicate}
 
 
 def _final_sync(
@@ -272,7 +283,8 @@ def execute(
         result's ``status`` is ``failed`` (``error`` holds the exception).
 
     Raises:
-        KeyboardInterrupt: after marking the run ``interrupted`` and saving what finished.
+        RunInterrupted: (a ``KeyboardInterrupt``) after marking the run ``interrupted`` and saving
+            what finished; its ``run_dir`` is the run directory.
         ConfigError: ``out`` holds a run, ``resume`` is not a run of this pipeline (or is damaged, or
             another process is running it), a symlink in the way.
     """
@@ -352,7 +364,8 @@ def _execute(
             seconds = time.perf_counter() - start
             values[name] = artifacts[name] = artifact
             summary = artifact.summary()
-            summary.update(component=node.use, kind=node.kind, figures=rd.save_figures(name, artifact))
+            summary.update(component=node.use, kind=node.kind, **stage_name_fields(node))
+            summary["figures"] = rd.save_figures(name, artifact)
             resumable = _save(rd, node, artifact)
             results["stages"][name] = summary
             run.record.stages[name] = StageStatus(
@@ -365,19 +378,20 @@ def _execute(
             )
         run.record.status = "finished"
     except KeyboardInterrupt as exc:
-        run.record.status, error = "interrupted", exc
-        exc.run_dir = rd.path  # type: ignore[attr-defined]
+        interrupted = RunInterrupted(rd.path, exit_code=getattr(exc, "exit_code", 130))  # 143: SIGTERM
+        run.record.status, error = "interrupted", interrupted
         run.record.mark_running_as("interrupted")
         results["status"] = run.status
         _final_sync(rd, run.record, results, warnings)
-        warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=exc)
-        raise
-    except (QuadrigaError, Exception) as exc:
+        warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=interrupted)
+        raise interrupted from exc
+    except Exception as exc:
         run.record.status, error = "failed", exc
         run.record.error = f"{type(exc).__name__}: {exc}"
         run.record.mark_running_as("failed", exc)
         try:
-            rd.write_error(getattr(exc, "details", None) or traceback.format_exc())
+            details = exc.details if isinstance(exc, StageError) else None
+            rd.write_error(details or traceback.format_exc())
         except OSError as write_exc:  # disk full: the status below still says failed, if it can
             warnings.append(f"could not write error.txt: {write_exc.strerror or write_exc}")
     except BaseException as exc:  # SystemExit and the like outside a stage: recorded, then passed on

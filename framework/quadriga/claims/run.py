@@ -119,7 +119,9 @@ def arm_table(arm: str) -> str:
     An arm is a stage table or one point of its ``matrix``; the claim repeats the table (every
     point) and reads the point's replicates ``values[f"{arm}[{i}]/{metric}"]``.
     """
-    return arm.split("[", 1)[0]
+    from quadriga.stage_names import parse_stage_name
+
+    return parse_stage_name(arm).source
 
 
 def check_names(data: Mapping[str, Any], pipeline: str, file: Any = None, **names: Sequence[str]) -> None:

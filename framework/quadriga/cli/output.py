@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,6 +25,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
+
+from quadriga.stage_names import replicate_base, replicate_index
 
 __all__ = [
     "across_seed_rows",
@@ -286,10 +287,6 @@ def pivot(values: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     return subjects, metrics, cells
 
 
-#: a replicate's subject name: ``<base>[<i>]`` (``dqn[0]``, ``mala[step_size=0.1][2]``)
-_REPLICATE = re.compile(r"^(.*)\[(\d+)\]$")
-
-
 def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[list[Any]]]:
     """Split a stage's metrics into per-run values and across-seed aggregate rows.
 
@@ -304,10 +301,9 @@ def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[li
     """
     subjects, _, cells = pivot(values)
     replicates: dict[str, list[str]] = {}
-    for s in subjects:
-        m = _REPLICATE.match(s)
-        if m:
-            replicates.setdefault(m.group(1), []).append(s)
+    for s in subjects:  # a replicate's subject: dqn[0], mala[step_size=0.1][2]
+        if replicate_index(s) is not None:
+            replicates.setdefault(replicate_base(s), []).append(s)
     per_run = {k: v for k, v in values.items() if k.rpartition("/")[0] not in replicates}
     rows: dict[tuple[str, str], list[Any]] = {}
     for key, value in values.items():

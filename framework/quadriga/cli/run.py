@@ -18,7 +18,7 @@ from quadriga.cli._common import (
     registry_for,
 )
 from quadriga.cli.output import print_json, print_results, print_table, results_payload
-from quadriga.errors import QuadrigaError
+from quadriga.errors import QuadrigaError, RunInterrupted
 from quadriga.progress_display import rich_progress
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]
@@ -156,7 +156,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         with rich_progress(con, show, lines=lines) as display, using(*trackers):
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
     except KeyboardInterrupt as exc:
-        run_dir = getattr(exc, "run_dir", "RUN_DIR")
+        run_dir = exc.run_dir if isinstance(exc, RunInterrupted) else "RUN_DIR"
         con.print("[yellow]interrupted[/]: finished stages are saved in")
         con.print(f"  {escape(str(run_dir))}", soft_wrap=True)  # paths and commands are never wrapped
         con.print("continue with")

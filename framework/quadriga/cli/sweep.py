@@ -102,7 +102,8 @@ def print_summary(
     """Print the grouped summary (one row per grid point, stage and metric) as a rich table.
 
     Each row states ``n`` (the values pooled, one per seed or run), the mean, its standard error
-    and the interval with the way it was computed (``ci_method``, e.g. ``"Student t (one sample, df 3), 95%"``).
+    and the interval with the way it was computed (``ci_method``, e.g.
+    ``"Student t (one sample, df 3), 95%"``).
 
     Args:
         console: where to print.

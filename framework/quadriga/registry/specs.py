@@ -111,10 +111,6 @@ class PluginStatus:
     traceback: str = ""
 
 
-#: a broken plugin is a :class:`PluginStatus` whose status is ``"broken"``
-BrokenPlugin = PluginStatus
-
-
 def _check_target(target: str, where: str) -> None:
     module, sep, attr = target.partition(":")
     if not sep or not module or not attr:

@@ -64,7 +64,6 @@ The package: :mod:`~quadriga.testing.checks` (the checks and :func:`check_compon
 from __future__ import annotations
 
 from quadriga.testing.case import ComponentCase, default_tasks
-from quadriga.testing.case import _registry as _registry
 from quadriga.testing.checks import (
     CHECK_FUNCTIONS,
     check_bad_params,

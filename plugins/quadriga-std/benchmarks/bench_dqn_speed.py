@@ -91,18 +91,15 @@ def cleanrl_loop(frames: int, seed: int) -> int:
     return frames
 
 
-def quadriga_learner(name: str, frames: int, seed: int) -> int:
-    """Train the learner ``name`` (``"dqn"``, or ``"minto"`` when quadriga-minto is installed)."""
+def quadriga_dqn(frames: int, seed: int) -> int:
+    """Train quadriga-std's ``dqn`` with the settings above; returns the number of environment steps."""
     import torch
+    from quadriga_std.learners.dqn import DQN
     from quadriga_std.tasks.gym import GymEnv
 
     from quadriga.progress import StageProgress
 
-    if name == "minto":
-        from quadriga_minto.learner import MINTO as cls
-    else:
-        from quadriga_std.learners.dqn import DQN as cls
-    learner = cls(
+    learner = DQN(
         total_frames=frames,
         frames_per_batch=FRAMES_PER_BATCH,
         num_updates_per_batch=UPDATES_PER_BATCH,
@@ -137,7 +134,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    arms = {"cleanrl": cleanrl_loop, "dqn": lambda f, s: quadriga_learner("dqn", f, s)}
+    arms = {"cleanrl": cleanrl_loop, "dqn": quadriga_dqn}
     cpu_seconds_per_step(arms["dqn"], 600, 0)  # warm-up: imports
     ratios = []
     for rep in range(args.repeats):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -13,16 +12,14 @@ import torch
 
 from quadriga.artifacts import Fitted, Metrics
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
+from quadriga.stage_names import replicate_base, replicate_index
 from quadriga.validators import number_in, probabilities
 from quadriga_feasible_learning.feasible import CLASSIFICATION, loss_summary, sample_losses
 from quadriga_feasible_learning.learners import prepare_arrays
 
 __all__ = ["LossDistribution", "per_sample_losses"]
-
-_INDEX = re.compile(r"\[(\d+)\]$")
 
 
 def per_sample_losses(fitted: Fitted, task: Any, split: str) -> tuple[np.ndarray, np.ndarray]:
@@ -54,11 +51,6 @@ def per_sample_losses(fitted: Fitted, task: Any, split: str) -> tuple[np.ndarray
         else:
             hits = losses * data["y_scale"] ** 2
     return losses.astype(np.float64), hits
-
-
-def _index(name: str) -> str | None:
-    m = _INDEX.search(name)
-    return m.group(1) if m else None
 
 
 @attrs.define(kw_only=True)
@@ -190,8 +182,8 @@ class LossDistribution(Evaluator):
     def _match(self, name: str, refs: dict[str, Any]) -> Any:
         if len(refs) == 1:
             return next(iter(refs.values()))
-        i = _index(name)
-        found = [t for r, t in refs.items() if i is not None and _index(r) == i]
+        i = replicate_index(name)
+        found = [t for r, t in refs.items() if i is not None and replicate_index(r) == i]
         if len(found) != 1:
             raise ConfigError(
                 f"cannot match subject '{name}' to one of the datasets {', '.join(refs)} by replicate index; "
@@ -201,10 +193,10 @@ class LossDistribution(Evaluator):
         return found[0]
 
     def _partner(self, name: str, subjects: dict[str, Any]) -> str | None:
-        i = _index(name)
+        i = replicate_index(name)
         for other in subjects:
             if replicate_base(other) == self.baseline or other == self.baseline:
-                if i is None or _index(other) == i:
+                if i is None or replicate_index(other) == i:
                     return other
         return None
 

@@ -11,8 +11,8 @@ import torch
 from quadriga import named, param
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_groups
 from quadriga.interfaces import Evaluator, Target
+from quadriga.stage_names import replicate_groups
 
 __all__ = ["SUMMARY_METRICS", "GroundTruthError"]
 

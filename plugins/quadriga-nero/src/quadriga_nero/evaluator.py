@@ -11,9 +11,9 @@ import torch
 
 from quadriga.artifacts import Fitted, Metrics
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
+from quadriga.stage_names import replicate_base
 from quadriga.threads import single_thread
 from quadriga.validators import int_at_least, number_in
 from quadriga_nero.orbits import GROUPS, group_elements, nero_curves, orbit_predictions, to_canvas

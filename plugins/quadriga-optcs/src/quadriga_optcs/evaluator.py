@@ -9,9 +9,9 @@ import numpy as np
 
 from quadriga.artifacts import Estimate, Metrics
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
+from quadriga.stage_names import replicate_base
 from quadriga.stats import mean_se
 from quadriga_optcs._common import check_levels, level_key
 

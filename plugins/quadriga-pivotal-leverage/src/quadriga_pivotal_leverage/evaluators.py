@@ -9,17 +9,17 @@ import numpy as np
 
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
+from quadriga.stage_names import replicate_base
+from quadriga.stage_names import replicate_index as stage_replicate_index
 
 __all__ = ["ExcessRisk", "replicate_index"]
 
 
 def replicate_index(subject: str) -> int | None:
-    """The replicate index ``i`` of ``name[i]`` (see :func:`quadriga.expansion.replicate_base`), or
+    """The replicate index ``i`` of ``name[i]`` (:func:`quadriga.stage_names.replicate_index`), or
     ``None`` for a subject that is not a replicate of a repeated stage."""
-    base = replicate_base(subject)
-    return None if base == subject else int(subject[len(base) + 1 : -1])
+    return stage_replicate_index(subject)
 
 
 def _optimum(pool: Any, d: int) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 The evaluator writes ``"<subject>/<metric>"`` where a subject of a repeated, matrixed stage is
 named ``<arm>[<matrix point>][<i>]``. The replicate index is what
-:func:`quadriga.expansion.replicate_base` strips; the arm is the stage base name the subject
+:func:`quadriga.stage_names.replicate_base` strips; the arm is the stage base name the subject
 starts with (``arm`` itself or ``arm[...]``); ``num_features`` (d) and ``budget`` (k) are read
 from the values themselves, so nothing depends on how matrix points are spelled.
 

@@ -27,7 +27,6 @@ optimum, log scale, against passes); official ``scripts/lbfgs.py``.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, ClassVar
 
 import attrs
@@ -37,6 +36,7 @@ from quadriga.artifacts import Fitted, Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
 from quadriga.params import param
+from quadriga.stage_names import replicate_base
 from quadriga.validators import number_in
 from quadriga_prospect.optimizers import lbfgs_optimum
 
@@ -96,9 +96,6 @@ def curve_summary(
         if rate != 0:
             out["curvature"] = 2.0 * a * (k[-1] - k[0]) / rate
     return out
-
-
-_REPLICATE = re.compile(r"\[\d+\]$")
 
 
 @attrs.define(kw_only=True)
@@ -180,7 +177,7 @@ class SpectralSuboptimality(Evaluator):
             for key, value in summary.items():
                 values[f"{name}/{key}"] = value
             rows.append({"subject": name, **summary})
-            curves.setdefault(_REPLICATE.sub("", name), []).append(rel)
+            curves.setdefault(replicate_base(name), []).append(rel)
         figures = {"curves": _figure(curves, self.tol)} if self.figure else {}
         return Metrics(values=values, tables={"suboptimality": rows}, figures=figures)
 

@@ -243,9 +243,9 @@ class SRMC(Sampler):
             if kind == "discrete"
             else GradientTilt(target, theta, drift=self._drift(), counters=counters)
         )
-        # MALA and ULA move to their proposal or stay (new.x = where(accepted, y, x)): the proposal's
-        # cached values are then reused without comparing the points
-        selects = kind == "gradient" and type(kernel).__name__ in ("MALA", "ULA")
+        # a kernel that moves to its proposal or stays (new.x = where(accepted, y, x); MALA, ULA)
+        # declares it: the proposal's cached values are then reused without comparing the points
+        selects = kind == "gradient" and bool(getattr(kernel, "selects_proposal", False))
         if kind == "gradient":
             tilt.prefetch = selects
         tracks_theta = self.alpha != 0.0

@@ -11,9 +11,9 @@ import numpy as np
 
 from quadriga import ConfigError, Evaluator, Metrics, named, param
 from quadriga.artifacts import Fitted
-from quadriga.expansion import replicate_base
 from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
+from quadriga.stage_names import replicate_base
 from quadriga.stats import bootstrap_ci
 from quadriga.validators import int_at_least, number_in
 
@@ -25,7 +25,7 @@ _SEED_SUFFIX = re.compile(r"[-_]s(eed)?\d+$")
 def group_label(name: str, artifact: Any) -> str:
     """The band an artifact belongs to: its learner's ``info["label"]`` when set, else the stage
     name before its replicate index (``"sgrpo[alpha=0.5][3]"`` -> ``"sgrpo[alpha=0.5]"``: one
-    configuration, see :func:`quadriga.expansion.replicate_base`), else the stage name without a
+    configuration, see :func:`quadriga.stage_names.replicate_base`), else the stage name without a
     ``-s<k>`` seed suffix. Never the component name: two variants of one learner are two bands."""
     info = getattr(artifact, "info", {}) or {}
     if info.get("label"):

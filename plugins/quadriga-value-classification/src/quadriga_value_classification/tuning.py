@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 from pathlib import Path
 from typing import Any
 
+from quadriga.stage_names import parse_stage_name
 from quadriga_value_classification.claims import (
     BASELINE,
     LR_GRID,
@@ -67,9 +67,12 @@ def tune(
     for arm in keep:
         table: dict[float, list[float]] = {}
         for key, v in values.items():
-            m = re.fullmatch(rf"{re.escape(arm)}\[lr=([^\]]+)\]\[\d+\]/auc", key)
-            if m:
-                table.setdefault(float(m.group(1)), []).append(float(v))
+            subject, _, metric = key.rpartition("/")
+            parsed = parse_stage_name(subject) if metric == "auc" and subject else None
+            if parsed and parsed.source == arm and parsed.replicate is not None and len(parsed.point) == 1:
+                lr = parsed.point_dict().get("lr")
+                if lr is not None:
+                    table.setdefault(float(lr), []).append(float(v))
         best = max(table, key=lambda lr: math.fsum(table[lr]) / len(table[lr]))
         report[arm] = {"auc": {str(k): table[k] for k in sorted(table)}, "best_lr": best}
     return report

@@ -2,7 +2,7 @@
 
 Every evaluator takes one or several ``Fitted`` subjects (a Q-network ``model`` mapping
 ``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``) and groups them by replicate of one
-configuration (the stage name before its last ``[i]``, :func:`quadriga.expansion.replicate_base`):
+configuration (the stage name before its last ``[i]``, :func:`quadriga.stage_names.replicate_base`):
 the stages ``dqn[0]``, ``dqn[1]``, ... of ``[stage.dqn] repeat = N`` form the group ``dqn`` with a
 mean and a standard error across replicates, and ``dqn[lr=0.001][i]`` and ``dqn[lr=0.01][i]`` are
 two groups, never pooled because they share a component.
@@ -18,9 +18,9 @@ import attrs
 from quadriga import Evaluator, Metrics, named, param
 from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
-from quadriga.expansion import replicate_groups
 from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
+from quadriga.stage_names import replicate_groups
 
 __all__ = ["EpisodeReturn", "QOverestimation", "ReturnCurve", "discounted_returns", "greedy_episodes"]
 

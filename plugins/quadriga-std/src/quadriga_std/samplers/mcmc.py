@@ -125,6 +125,10 @@ class MCMCKernel(Sampler):
     metropolis_adjusted: ClassVar[bool] = True  # False for ULA: no accept/reject step
     #: the acceptance rate a step-size tuner aims at (fraction; None: no known optimum)
     optimal_acceptance: ClassVar[float | None] = None
+    #: True when ``transition`` returns ``x = where(accepted, proposal, x)`` and evaluates the target
+    #: only at the proposal (ULA, MALA), so a caller may reuse the proposal's cached values; a
+    #: subclass that changes ``transition`` sets it again
+    selects_proposal: ClassVar[bool] = False
 
     num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
     num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
@@ -314,6 +318,7 @@ class ULA(MCMCKernel):
     """
 
     metropolis_adjusted: ClassVar[bool] = False
+    selects_proposal: ClassVar[bool] = True
 
     step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
 
@@ -373,6 +378,8 @@ class MALA(MCMCKernel):
 
     #: Roberts & Rosenthal 1998, JRSS B 60(1): 0.574 as the dimension grows
     optimal_acceptance: ClassVar[float | None] = 0.574
+    selects_proposal: ClassVar[bool] = True
+
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
 
     def transition(self, state, target, generator):
