@@ -22,6 +22,11 @@ from quadriga.errors import ConfigError
 __all__ = ["Claim"]
 
 
+def _as_keys(value: str | Sequence[str]) -> tuple[str, ...]:
+    """One matrix key or several, as a tuple."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 @attrs.frozen(kw_only=True)
 class Claim:
     """A paper claim as a statistical test on per-replicate observations.
@@ -78,9 +83,7 @@ class Claim:
     pipeline: str | None = None
     metric: tuple[str, str] | Mapping[str, tuple[str, str]] | None = None
     observe: Callable[[Any], Any] | None = None
-    group_by: tuple[str, ...] = attrs.field(
-        default=(), converter=lambda v: (v,) if isinstance(v, str) else tuple(v)
-    )
+    group_by: tuple[str, ...] = attrs.field(default=(), converter=_as_keys)
     across: str | None = None
     experiment: Callable[[Scale, Path], Any] | None = None
     repeat_stages: tuple[str, ...] = ()
@@ -165,12 +168,13 @@ class Claim:
                 "give exactly one of metric=(stage, metric) and observe=callable.", key="metric"
             )
         if isinstance(self.metric, Mapping):
-            if arm not in self.metric:
+            if arm is None or arm not in self.metric:
                 raise ConfigError(
                     f"metric names no (stage, metric) for arm '{arm}' (has {', '.join(self.metric)}).",
                     key="metric",
                 )
-            return tuple(self.metric[arm])  # type: ignore[return-value]
+            stage, metric = self.metric[arm]
+            return stage, metric
         return self.metric
 
     # ------------------------------------------------------------------ running

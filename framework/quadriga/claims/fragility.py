@@ -83,7 +83,7 @@ def run_fragility(
         except Exception as exc:  # one failing point must not lose the others
             row.update(status="error", summary=f"{type(exc).__name__}: {exc}")
         rows.append(row)
-    out = {
+    out: dict[str, Any] = {
         "settings": {k: list(v) for k, v in claim.fragility.items()},
         "points": rows,
         "holds": [r["settings"] for r in rows if r["status"] == "passed"],
@@ -124,6 +124,7 @@ def _figure(claim: Claim, rows: list[dict[str, Any]], keys: list[str], path: Pat
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     effect = claim.effect
@@ -152,7 +153,7 @@ def _figure(claim: Claim, rows: list[dict[str, Any]], keys: list[str], path: Pat
         ys = list(dict.fromkeys(r["settings"][b] for r in rows))
         for r in rows:
             x, y = xs.index(r["settings"][a]), ys.index(r["settings"][b])
-            ax.add_patch(plt.Rectangle((x - 0.5, y - 0.5), 1, 1, color=_COLOURS.get(r["status"], "#777777")))
+            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, color=_COLOURS.get(r["status"], "#777777")))
             ax.text(
                 x, y, f"{r['status']}\n{_fmt(r.get('estimate', ''))}", ha="center", va="center", fontsize=8
             )

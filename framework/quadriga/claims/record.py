@@ -107,7 +107,7 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
         path = _record_path(spec.target) if spec else None
         if path is None:
             continue
-        data = json.loads(path.read_text()) if path.is_file() else {}
+        data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
         first = rec["comparisons"][0] if rec.get("comparisons") else {}
         pilot = (data.get(rec["name"]) or {}).get("pilot")
         data[rec["name"]] = {

@@ -213,7 +213,7 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
     holm = len(comparisons) > 1
     if holm:
         _holm(claim.effect, comparisons, intervals)
-    checks = []
+    checks: list[dict[str, Any]] = []
     for pre in claim.preconditions:
         holds, diagnostic = pre.evaluate(obs)
         checks.append({"description": pre.description, "holds": holds, "diagnostic": diagnostic})
