@@ -240,7 +240,8 @@ def test_last_verdict_follows_the_record_file(tmp_path, monkeypatch):
     assert record.last_verdict(spec) is None and record.verdict_text(spec) == "not recorded"
     path = package / record.RECORD_FILE
     path.write_text(json.dumps({"c1": {"status": "passed", "date": "2026-01-02", "version": "0.1"}}))
-    assert record.verdict_text(spec) == "passed 2026-01-02 (v0.1)"
+    # a record without a fingerprint (claims protocol 2) is stale
+    assert record.verdict_text(spec) == "passed stale 2026-01-02 (v0.1)"
     got = record.last_verdict(spec)
     assert got is not None
     got["status"] = "changed by the caller"  # a copy: the next reader sees the file
@@ -248,7 +249,7 @@ def test_last_verdict_follows_the_record_file(tmp_path, monkeypatch):
     tmp = package / "new.json"
     tmp.write_text(json.dumps({"c1": {"status": "refuted", "date": "2026-01-03", "version": "0.2"}}))
     os.replace(tmp, path)  # as atomic_write_json rewrites it
-    assert record.verdict_text(spec) == "refuted 2026-01-03 (v0.2)"
+    assert record.verdict_text(spec) == "refuted stale 2026-01-03 (v0.2)"
     path.unlink()
     assert record.last_verdict(spec) is None
 

@@ -440,6 +440,7 @@ def test_list_shows_the_verdict_in_its_own_column(capsys, monkeypatch):
     monkeypatch.setattr(
         claims, "last_verdict", lambda spec: {"status": "refuted", "date": "2026-12-01", "version": "0.1.0"}
     )
+    monkeypatch.setattr(claims, "stale_reason", lambda spec: "")  # fresh records
     code, out, _ = cli(capsys, "list", "--kind", "claim")
     assert code == 0
     lines_fit(out)
@@ -448,8 +449,15 @@ def test_list_shows_the_verdict_in_its_own_column(capsys, monkeypatch):
     row = next(line for line in out.splitlines() if line.startswith(" claim "))
     assert row.split()[2] == "refuted" and "2026-12-01" not in out and "(refuted" not in out
     assert len(row) - start >= 30  # the summary keeps its room
+    assert "*: stale" not in out
     code, out, _ = cli(capsys, "list", "--kind", "claim", "--full")
     assert "refuted 2026-12-01" in out and "(v0.1.0)" not in out
+    lines_fit(out)
+    # a stale record (its code changed since) is starred, and the footer says what the star means
+    monkeypatch.setattr(claims, "stale_reason", lambda spec: "the source changed")
+    code, out, _ = cli(capsys, "list", "--kind", "claim")
+    row = next(line for line in out.splitlines() if line.startswith(" claim "))
+    assert row.split()[2] == "refuted*" and "*: stale, the code that recorded it changed" in out
     lines_fit(out)
 
 

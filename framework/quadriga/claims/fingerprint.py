@@ -19,9 +19,10 @@ re-runs exactly the claims whose record is stale.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata as md
 import importlib.util
+import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,10 @@ def source_hash(package: Path) -> str:
     """SHA-256 (first 16 hex digits) of the ``*.py`` and ``*.toml`` files under ``package``.
 
     Files are taken in sorted order of their paths relative to ``package``; ``__pycache__`` is
-    skipped. The hash is cached while no file's modification time or size changes.
+    skipped. The hash is kept, with the files' modification times and sizes, in memory and in
+    ``source-hashes.json`` beside the registry cache (:mod:`quadriga.registry.cache`), and
+    recomputed only when a file changes: ``quadriga list`` marks stale records without hashing
+    (nor importing ``hashlib``) on a warm cache.
     """
     files = sorted(
         p for pattern in ("*.py", "*.toml") for p in package.rglob(pattern) if "__pycache__" not in p.parts
@@ -71,12 +75,52 @@ def source_hash(package: Path) -> str:
     cached = _HASHES.get(package)
     if cached is not None and cached[0] == key:
         return cached[1]
+    stored = _stored().get(str(package))
+    if stored is not None and [list(s) for s in key] == stored.get("stamp"):
+        _HASHES[package] = (key, str(stored["hash"]))
+        return str(stored["hash"])
+    import hashlib
+
     digest = hashlib.sha256()
     for p, (rel, _, _) in zip(files, stamp, strict=True):
         digest.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
     value = digest.hexdigest()[:16]
     _HASHES[package] = (key, value)
+    _store(package, key, value)
     return value
+
+
+def _hash_file() -> Path | None:
+    """``source-hashes.json`` beside the registry cache, or None when caching is off."""
+    from quadriga.registry import cache
+
+    return cache.cache_path().with_name("source-hashes.json") if cache.enabled() else None
+
+
+def _stored() -> dict[str, Any]:
+    """The stored hashes ``{package path: {stamp, hash}}`` (empty when missing or unreadable)."""
+    path = _hash_file()
+    try:
+        data = json.loads(path.read_text()) if path is not None else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _store(package: Path, key: tuple[tuple[str, int, int], ...], value: str) -> None:
+    """Keep one package's hash on disk; a cache that cannot be written is skipped silently."""
+    path = _hash_file()
+    if path is None:
+        return
+    data = _stored()
+    data[str(package)] = {"stamp": [list(s) for s in key], "hash": value}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def fingerprint(spec: Any, libraries: Iterable[str] = ()) -> dict[str, Any]:

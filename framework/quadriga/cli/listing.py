@@ -151,13 +151,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         by_dist.setdefault(c.distribution, []).append([c.kind, c.name, "", c.summary])
     for p in pipes:
         by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
+    any_stale = False
     for c in claims:
         last = last_verdict(c)
         verdict = "-"
-        if last and last.get(
-            "status"
-        ):  # the status, "stale" when its fingerprint no longer matches; with --full its date too
-            stale = " stale" if stale_reason(c) else ""
+        if last and last.get("status"):  # the status, * when stale; with --full its date too
+            stale = "*" if stale_reason(c) else ""
+            any_stale = any_stale or bool(stale)
             verdict = f"{last.get('status')}{stale}"
             verdict += f" {last.get('date')}" if args.full else ""
         by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
@@ -198,6 +198,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             "pipelines: `quadriga run NAME`; details: `quadriga info NAME`",
             "claims: `quadriga verify NAME` (verdict: the last paper-scale one)",
         ]
+        if any_stale:
+            hints.append("*: stale, the code that recorded it changed: `quadriga verify --stale`")
         if not args.full:
             hints.append("whole summaries and verdict dates: `quadriga list --full`")
         # no :codes: here; replacing them first imports rich's emoji table
