@@ -16,7 +16,7 @@ from quadriga.errors import ConfigError
 from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
-from quadriga.validators import number_in, probabilities
+from quadriga.validators import non_negative, probabilities
 from quadriga_feasible_learning.feasible import CLASSIFICATION, loss_summary, sample_losses
 from quadriga_feasible_learning.learners import prepare_arrays
 
@@ -111,7 +111,7 @@ class LossDistribution(Evaluator):
         validator=probabilities,
     )
     epsilon: float = param(
-        0.0, doc="threshold for the feasible fraction (0: each subject's own epsilon)", validator=number_in(0)
+        0.0, doc="threshold for the feasible fraction (0: each subject's own epsilon)", validator=non_negative
     )
     baseline: str = param(
         "",

@@ -21,7 +21,13 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import child_generator
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import (
+    non_negative,
+    non_negative_int,
+    positive,
+    positive_int,
+    positive_int_list,
+)
 from quadriga_feasible_learning.feasible import (
     CLASSIFICATION,
     REGRESSION,
@@ -97,13 +103,11 @@ class _MLPLearner(Learner):
     hidden: list = param(
         factory=lambda: [64], doc="hidden layer widths of the ReLU MLP", validator=positive_int_list
     )
-    epochs: int = param(100, doc="passes over the training split", validator=int_at_least(1))
-    batch_size: int = param(0, doc="mini-batch size (0: the full training split)", validator=int_at_least(0))
-    lr: float = param(
-        1e-3, doc="Adam learning rate of the model parameters", validator=number_in(0, low_open=True)
-    )
+    epochs: int = param(100, doc="passes over the training split", validator=positive_int)
+    batch_size: int = param(0, doc="mini-batch size (0: the full training split)", validator=non_negative_int)
+    lr: float = param(1e-3, doc="Adam learning rate of the model parameters", validator=positive)
     weight_decay: float = param(
-        0.0, doc="Adam (L2) weight decay of the model parameters", validator=number_in(0)
+        0.0, doc="Adam (L2) weight decay of the model parameters", validator=non_negative
     )
     task_type: str = param(
         "auto",
@@ -115,9 +119,9 @@ class _MLPLearner(Learner):
         doc="loss threshold eps of the constraints l_i <= eps (nats for "
         "classification, default log(1/0.6) = 0.511; squared standardized target units "
         "for regression); ERM only reports the fraction below it",
-        validator=number_in(0, low_open=True),
+        validator=positive,
     )
-    log_every: int = param(10, doc="epochs between history records", validator=int_at_least(1))
+    log_every: int = param(10, doc="epochs between history records", validator=positive_int)
 
     def _weights(self, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -263,13 +267,13 @@ class FeasibleLearning(_MLPLearner):
     dual_lr: float = param(
         1e-2,
         doc="step size eta_lam of the multipliers' projected ascent",
-        validator=number_in(0, low_open=True),
+        validator=positive,
     )
     resilient: bool = param(False, doc="relax l_i <= eps + u_i with minimal-norm slacks (RFL)")
     alpha: float = param(
         1.0,
         doc="RFL slack cost (alpha/2)||u||^2; the multipliers decay by 1/alpha",
-        validator=number_in(0, low_open=True),
+        validator=positive,
     )
 
     _lam: Any = attrs.field(default=None, init=False, repr=False)

@@ -19,7 +19,7 @@ from quadriga import param
 from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Learner, Target
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import int_at_least, positive, positive_int, positive_int_list
 
 __all__ = ["FlowMatching", "VelocityMLP"]
 
@@ -89,11 +89,11 @@ class FlowMatching(Learner):
     hidden: list[int] = param(
         [128, 128, 128], doc="hidden layer widths (count each)", validator=positive_int_list
     )
-    num_steps: int = param(3000, doc="Adam steps (count)", validator=int_at_least(1))
-    batch_size: int = param(512, doc="minibatch size (count)", validator=int_at_least(1))
+    num_steps: int = param(3000, doc="Adam steps (count)", validator=positive_int)
+    batch_size: int = param(512, doc="minibatch size (count)", validator=positive_int)
     num_train: int = param(20000, doc="training draws from the prior (count)", validator=int_at_least(2))
-    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=number_in(0.0, low_open=True))
-    log_every: int = param(100, doc="steps between history entries (count)", validator=int_at_least(1))
+    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=positive)
+    log_every: int = param(100, doc="steps between history entries (count)", validator=positive_int)
 
     def fit(self, task: Any, *, generator: torch.Generator, progress: Any = None) -> Fitted:
         """Draw the training set, train, and return the velocity network."""

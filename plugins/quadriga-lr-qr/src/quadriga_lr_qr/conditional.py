@@ -26,7 +26,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least
+from quadriga.validators import int_at_least, one_of
 
 __all__ = ["ConditionalConformal", "linear_feature_map", "load_mapie"]
 
@@ -89,7 +89,7 @@ class ConditionalConformal(Estimator):
     regressor: str = param(
         "ridge",
         doc=f"point predictor: one of {', '.join(REGRESSORS)}",
-        validator=attrs.validators.in_(REGRESSORS),
+        validator=one_of(REGRESSORS),
     )
     evaluation_split: str = param("target_test", doc="split on which the reported mean width is computed")
     num_evaluation_points: int = param(

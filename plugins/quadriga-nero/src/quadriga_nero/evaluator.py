@@ -15,7 +15,7 @@ from quadriga.expansion import replicate_base
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, int_at_least
 from quadriga_nero.orbits import GROUPS, group_elements, nero_curves, orbit_predictions, to_canvas
 
 __all__ = ["NERO", "PER_SUBJECT"]
@@ -124,7 +124,7 @@ class NERO(Evaluator):
 
     group: str = param("rotation", doc="rotation, shift or scale", validator=_check_group)
     angle_step: float = param(
-        15.0, doc="rotation: degrees between orbit elements", validator=number_in(0, 360, low_open=True)
+        15.0, doc="rotation: degrees between orbit elements", validator=in_range(0, 360, low_open=True)
     )
     max_shift: int = param(3, doc="shift: largest |dx|, |dy| (pixels)", validator=int_at_least(0))
     scales: list = param(

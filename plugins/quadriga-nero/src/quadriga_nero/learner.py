@@ -29,7 +29,7 @@ from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, int_at_least, one_of
 from quadriga_nero.orbits import rotate, shift, to_canvas
 
 __all__ = ["DigitNet", "OrbitClassifier", "build_network"]
@@ -37,16 +37,6 @@ __all__ = ["DigitNet", "OrbitClassifier", "build_network"]
 _ARCHITECTURES = ("mlp", "cnn")
 _AUGMENT = ("none", "rotation", "shift")
 _AVERAGE = ("none", "c4")
-
-
-def _one_of(options: tuple[str, ...]) -> Any:
-    def check(inst: Any, attribute: Any, value: Any) -> None:
-        if value not in options:
-            raise ConfigError(
-                f"{attribute.name} must be one of {', '.join(options)}, got {value!r}.", key=attribute.name
-            )
-
-    return check
 
 
 def build_network(
@@ -137,17 +127,17 @@ class OrbitClassifier(Learner):
         "inputs": {"task": "data"},
     }
 
-    architecture: str = param("cnn", doc="mlp or cnn", validator=_one_of(_ARCHITECTURES))
+    architecture: str = param("cnn", doc="mlp or cnn", validator=one_of(_ARCHITECTURES))
     augment_fraction: float = param(
-        1.0, doc="fraction of each batch that is augmented", validator=number_in(0, 1)
+        1.0, doc="fraction of each batch that is augmented", validator=in_range(0, 1)
     )
     augment: str = param(
-        "none", doc="none, rotation (uniform angle) or shift (integer pixels)", validator=_one_of(_AUGMENT)
+        "none", doc="none, rotation (uniform angle) or shift (integer pixels)", validator=one_of(_AUGMENT)
     )
     average: str = param(
         "none",
         doc="none, or c4: average the prediction over the four quarter turns",
-        validator=_one_of(_AVERAGE),
+        validator=one_of(_AVERAGE),
     )
     canvas: int = param(
         12, doc="side of the zero canvas the images are centred on (pixels)", validator=int_at_least(1)
@@ -157,12 +147,12 @@ class OrbitClassifier(Learner):
     )
     epochs: int = param(30, doc="passes over the training split", validator=int_at_least(1))
     batch_size: int = param(64, doc="images per Adam step", validator=int_at_least(1))
-    lr: float = param(3e-3, doc="Adam learning rate", validator=number_in(0, low_open=True))
-    weight_decay: float = param(1e-5, doc="Adam weight decay", validator=number_in(0))
+    lr: float = param(3e-3, doc="Adam learning rate", validator=in_range(0, low_open=True))
+    weight_decay: float = param(1e-5, doc="Adam weight decay", validator=in_range(0))
     hidden: int = param(128, doc="MLP hidden width", validator=int_at_least(1))
     channels: int = param(16, doc="CNN channels of the first convolution", validator=int_at_least(1))
     pixel_scale: float = param(
-        16.0, doc="pixels are divided by this inside the network", validator=number_in(0, low_open=True)
+        16.0, doc="pixels are divided by this inside the network", validator=in_range(0, low_open=True)
     )
 
     def _augment(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

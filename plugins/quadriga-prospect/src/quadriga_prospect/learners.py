@@ -30,7 +30,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, int_at_least
 from quadriga_prospect.optimizers import Trace, run_method
 
 __all__ = ["LR_GRID", "LSVRG", "SGD", "SRDA", "Prospect", "SaddleSAGA", "select_trace"]
@@ -95,7 +95,7 @@ class _SpectralRiskLearner(Learner):
     }
 
     lr: float = param(
-        0.01, doc="learning rate (used when tune = false)", validator=number_in(0.0, low_open=True)
+        0.01, doc="learning rate (used when tune = false)", validator=in_range(0.0, low_open=True)
     )
     passes: int = param(64, doc="number of epochs (passes over the data)", validator=int_at_least(1))
     tune: bool = param(

@@ -28,7 +28,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Learner, Sampler, Target
 from quadriga.seeding import child_generator
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import in_range, int_at_least, positive_int_list
 from quadriga_snf.flows import build_flow, kish_ess, path_sample, seeded
 
 __all__ = [
@@ -86,11 +86,11 @@ class SNF(Learner):
     step_size: float = param(
         0.25,
         doc="Metropolis proposal standard deviation (units of x)",
-        validator=number_in(0.0, low_open=True),
+        validator=in_range(0.0, low_open=True),
     )
     num_steps: int = param(500, doc="Adam steps (count)", validator=int_at_least(1))
     batch_size: int = param(128, doc="paths per step (count)", validator=int_at_least(2))
-    learning_rate: float = param(5e-3, doc="Adam learning rate", validator=number_in(0.0, low_open=True))
+    learning_rate: float = param(5e-3, doc="Adam learning rate", validator=in_range(0.0, low_open=True))
     log_every: int = param(50, doc="steps between history entries (count)", validator=int_at_least(1))
 
     def fit(self, task: Any, *, generator: torch.Generator, progress: Any = None) -> Fitted:

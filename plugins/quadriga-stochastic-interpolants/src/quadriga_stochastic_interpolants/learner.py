@@ -23,7 +23,7 @@ from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import in_range, int_at_least, positive_int_list
 from quadriga_stochastic_interpolants.interpolants import PATHS, Interpolant, objectives
 from quadriga_stochastic_interpolants.model import InterpolantModel
 
@@ -70,13 +70,11 @@ class _InterpolantLearner(Learner):
     )
     num_steps: int = param(3000, doc="Adam steps (count)", validator=int_at_least(1))
     batch_size: int = param(1000, doc="pairs (x0, x1) per step (count)", validator=int_at_least(2))
-    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=number_in(0, 1, low_open=True))
+    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=in_range(0, 1, low_open=True))
     lr_decay_every: int = param(1500, doc="StepLR period (steps)", validator=int_at_least(1))
-    lr_decay: float = param(
-        0.4, doc="StepLR factor (dimensionless)", validator=number_in(0, 1, low_open=True)
-    )
+    lr_decay: float = param(0.4, doc="StepLR factor (dimensionless)", validator=in_range(0, 1, low_open=True))
     t_clip: float = param(
-        1e-3, doc="t ~ U[t_clip, 1 - t_clip] (dimensionless)", validator=number_in(0, 0.5, high_open=True)
+        1e-3, doc="t ~ U[t_clip, 1 - t_clip] (dimensionless)", validator=in_range(0, 0.5, high_open=True)
     )
     train_split: str = param("train", doc="split of task (and source) to train on")
     log_every: int = param(100, doc="steps between logged losses (count)", validator=int_at_least(1))

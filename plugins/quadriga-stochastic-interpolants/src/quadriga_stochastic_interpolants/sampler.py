@@ -25,7 +25,7 @@ from quadriga.interfaces import Dataset, Sampler
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, int_at_least
 
 __all__ = ["ODE_METHODS", "SDE_METHODS", "DatasetPoints", "InterpolantSampler", "transport"]
 
@@ -198,7 +198,7 @@ class InterpolantSampler(Sampler):
     }
 
     epsilon: float = param(
-        0.0, doc="SDE noise level eps >= 0; 0 = probability-flow ODE", validator=number_in(0, 100)
+        0.0, doc="SDE noise level eps >= 0; 0 = probability-flow ODE", validator=in_range(0, 100)
     )
     num_samples: int = param(2000, doc="points transported (count)", validator=int_at_least(1))
     num_steps: int = param(
@@ -207,13 +207,13 @@ class InterpolantSampler(Sampler):
     ode_method: str = param("dopri5", doc=f"torchdiffeq method: {', '.join(ODE_METHODS)}")
     sde_method: str = param("euler", doc=f"torchsde method: {', '.join(SDE_METHODS)}")
     rtol: float = param(
-        1e-5, doc="relative tolerance of adaptive ODE methods", validator=number_in(0, 1, low_open=True)
+        1e-5, doc="relative tolerance of adaptive ODE methods", validator=in_range(0, 1, low_open=True)
     )
     atol: float = param(
-        1e-5, doc="absolute tolerance of adaptive ODE methods", validator=number_in(0, 1, low_open=True)
+        1e-5, doc="absolute tolerance of adaptive ODE methods", validator=in_range(0, 1, low_open=True)
     )
     t_clip: float = param(
-        0.01, doc="eps(t) = 0 within t_clip of t = 0 and t = 1", validator=number_in(0, 0.5, high_open=True)
+        0.01, doc="eps(t) = 0 within t_clip of t = 0 and t = 1", validator=in_range(0, 0.5, high_open=True)
     )
     source_split: str = param("test", doc="split of the source dataset whose points are transported")
 
