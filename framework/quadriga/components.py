@@ -186,7 +186,7 @@ def as_component(base: type) -> attrs.Converter:
             raise ConfigError(exc.reason, key=f"{field.name}.{exc.key}" if exc.key else field.name) from None
         return built.component
 
-    return attrs.Converter(convert, takes_field=True)  # type: ignore[call-overload]
+    return attrs.Converter(convert, takes_field=True)
 
 
 def _make_converter() -> cattrs.Converter:

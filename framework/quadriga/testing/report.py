@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     pass
 
 
-CHECKS = ("build", "config", "bad-params", "docstring", "run", "output", "determinism")
+CHECKS = ("build", "config", "bad-params", "param-names", "docstring", "run", "output", "determinism")
 
 
 class CheckInputsUnavailable(Exception):

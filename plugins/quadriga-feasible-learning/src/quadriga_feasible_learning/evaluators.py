@@ -96,8 +96,8 @@ class LossDistribution(Evaluator):
             "fl": {
                 "use": "feasible-learning",
                 "inputs": {"task": "data"},
-                "epochs": 3,
-                "hidden": [8],
+                "num_epochs": 3,
+                "hidden_sizes": [8],
                 "epsilon": 0.5,
             }
         },

@@ -79,14 +79,14 @@ class FlowMatching(Learner):
         "num_steps": 20,
         "num_train": 256,
         "batch_size": 64,
-        "hidden": [16],
+        "hidden_sizes": [16],
     }
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"posterior": {"use": "linear-gaussian-posterior", "dim": 2, "num_components": 2}},
         "inputs": {"task": "posterior"},
     }
 
-    hidden: list[int] = param(
+    hidden_sizes: list[int] = param(
         [128, 128, 128], doc="hidden layer widths (count each)", validator=positive_int_list
     )
     num_steps: int = param(3000, doc="Adam steps (count)", validator=positive_int)
@@ -109,7 +109,7 @@ class FlowMatching(Learner):
         init_seed = int(torch.randint(0, 2**62, (), generator=generator))
         with torch.random.fork_rng(devices=[]):  # initial weights from the stage generator, global state kept
             torch.manual_seed(init_seed)
-            model = VelocityMLP(d, list(self.hidden)).to(generator.device)
+            model = VelocityMLP(d, list(self.hidden_sizes)).to(generator.device)
         opt = torch.optim.Adam(model.parameters(), lr=float(self.learning_rate))
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=int(self.num_steps))
         history: dict[str, list] = {"step": [], "loss": []}

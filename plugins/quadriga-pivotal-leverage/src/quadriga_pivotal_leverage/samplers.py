@@ -24,7 +24,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Sampler
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import in_range, one_of, optional, positive_int
+from quadriga.validators import one_of, optional, positive, positive_int
 from quadriga_pivotal_leverage.pivotal import (
     TREES,
     bernoulli_sample,
@@ -73,7 +73,7 @@ class _ActiveDesign(Sampler):
     budget_per_feature: float = param(
         2.0,
         doc="label budget k as a multiple of d: k = round(budget_per_feature * d)",
-        validator=in_range(0.0, low_open=True),
+        validator=positive,
     )
     budget: Any = param(
         None,

@@ -120,7 +120,7 @@ class SpectralSuboptimality(Evaluator):
 
     check_inputs: ClassVar[dict] = {
         "task": {"data": {"use": "spectral-risk-data", "dataset": "wine"}},
-        "stage": {"fit": {"use": "prospect", "inputs": {"task": "data"}, "passes": 3}},
+        "stage": {"fit": {"use": "prospect", "inputs": {"task": "data"}, "num_epochs": 3}},
         "inputs": {"subject": "fit", "reference": "data"},
     }
 

@@ -37,7 +37,15 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import in_range, int_at_least, one_of
+from quadriga.validators import (
+    in_range,
+    int_at_least,
+    non_negative,
+    one_of,
+    positive,
+    positive_int,
+    probability,
+)
 from quadriga_prospect.objective import SpectralRiskObjective
 from quadriga_prospect.spectra import SPECTRA, make_spectrum
 
@@ -76,34 +84,32 @@ class SpectralRiskData(Dataset):
         validator=in_range(0.0, 1.0, high_open=True),
     )
     r: float = param(2.0, doc="extremile order r >= 1", validator=in_range(1.0))
-    rho: float = param(1.0, doc="ESRM risk aversion rho > 0", validator=in_range(0.0, low_open=True))
+    rho: float = param(1.0, doc="ESRM risk aversion rho > 0", validator=positive)
     shift_cost: float = param(
-        1.0, doc="chi^2 penalty nu / n (units of the loss); 0 = no smoothing", validator=in_range(0.0)
+        1.0, doc="chi^2 penalty nu / n (units of the loss); 0 = no smoothing", validator=non_negative
     )
-    l2_reg: float = param(
-        1.0, doc="l2 regularization mu * n (mu = l2_reg / n)", validator=in_range(0.0, low_open=True)
-    )
+    l2_reg: float = param(1.0, doc="l2 regularization mu * n (mu = l2_reg / n)", validator=positive)
     train: float = param(
         0.8,
         doc="fraction of rows in the train split",
         validator=in_range(0.0, 1.0, low_open=True, high_open=True),
     )
     intercept: bool = param(True, doc="append a column of ones to X")
-    n_samples: int = param(500, doc="shift-regression: rows in train and in test", validator=int_at_least(8))
-    dim: int = param(10, doc="shift-regression: number of features", validator=int_at_least(1))
-    minority: float = param(
-        0.1, doc="shift-regression: minority fraction in train", validator=in_range(0.0, 1.0)
+    num_samples: int = param(
+        500, doc="shift-regression: rows in train and in test", validator=int_at_least(8)
     )
+    dim: int = param(10, doc="shift-regression: number of features", validator=positive_int)
+    minority: float = param(0.1, doc="shift-regression: minority fraction in train", validator=probability)
     test_minority: float = param(
-        0.5, doc="shift-regression: minority fraction in test", validator=in_range(0.0, 1.0)
+        0.5, doc="shift-regression: minority fraction in test", validator=probability
     )
     shift: float = param(
-        2.0, doc="shift-regression: norm of the minority's coefficient change", validator=in_range(0.0)
+        2.0, doc="shift-regression: norm of the minority's coefficient change", validator=non_negative
     )
     noise: float = param(
         0.5,
         doc="shift-regression: noise standard deviation of the majority (units of y)",
-        validator=in_range(0.0),
+        validator=non_negative,
     )
 
     _splits: dict = attrs.field(factory=dict, init=False, repr=False)
@@ -125,11 +131,11 @@ class SpectralRiskData(Dataset):
         beta_minor = beta + self.shift * u / np.linalg.norm(u)
         out = {}
         for split, frac in (("train", self.minority), ("test", self.test_minority)):
-            X = rng.normal(size=(self.n_samples, self.dim))
-            minor = rng.random(self.n_samples) < frac
+            X = rng.normal(size=(self.num_samples, self.dim))
+            minor = rng.random(self.num_samples) < frac
             coef = np.where(minor[:, None], beta_minor[None, :], beta[None, :])
             scale = np.where(minor, 2.0 * self.noise, self.noise)
-            out[split] = (X, np.sum(X * coef, axis=1) + scale * rng.normal(size=self.n_samples))
+            out[split] = (X, np.sum(X * coef, axis=1) + scale * rng.normal(size=self.num_samples))
         return out
 
     def prepare(self, *, generator: Any) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import in_range, int_at_least
+from quadriga.validators import in_range, int_at_least, positive_int
 
 __all__ = ["Checkerboard", "GaussianMixturePoints", "SwissRoll", "TwoMoons"]
 
@@ -162,7 +162,7 @@ class GaussianMixturePoints(_PointCloud):
     Source: the 8-Gaussians toy target of the flow and diffusion literature (e.g. Grathwohl et al. 2019).
     """
 
-    num_components: int = param(8, doc="number of components K (count)", validator=int_at_least(1))
+    num_components: int = param(8, doc="number of components K (count)", validator=positive_int)
     radius: float = param(2.0, doc="radius of the circle of means", validator=in_range(0, 100))
     std: float = param(0.2, doc="component standard deviation", validator=in_range(0, 100, low_open=True))
 

@@ -15,7 +15,7 @@ from quadriga.expansion import replicate_base
 from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
 from quadriga.stats import bootstrap_ci
-from quadriga.validators import in_range, int_at_least
+from quadriga.validators import in_range, int_at_least, positive_int
 
 __all__ = ["TrainingCurves", "group_label"]
 
@@ -81,7 +81,7 @@ class TrainingCurves(Evaluator):
     )
     num_resamples: int = param(2000, doc="bootstrap resamples", validator=int_at_least(100))
     smooth: int = param(
-        5, doc="moving-average window (updates) of the plotted curves", validator=int_at_least(1)
+        5, doc="moving-average window (updates) of the plotted curves", validator=positive_int
     )
 
     def _bands(self, subject: Any) -> dict[str, dict[str, np.ndarray]]:

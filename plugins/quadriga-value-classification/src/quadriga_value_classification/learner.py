@@ -25,7 +25,7 @@ from tensordict import TensorDict
 
 from quadriga import Fitted, param
 from quadriga.errors import ConfigError
-from quadriga.validators import finite, in_range, int_at_least
+from quadriga.validators import finite, int_at_least, positive
 from quadriga_value_classification.targets import bin_centres, bin_edges, clip_to, hl_gauss, two_hot
 
 __all__ = ["CategoricalQNetwork", "CrossEntropyTDLoss", "DQNHLGauss", "DQNTwoHot"]
@@ -255,9 +255,7 @@ class DQNHLGauss(_ValueClassificationDQN):
 
     projection_name: ClassVar[str] = "hl-gauss"
 
-    sigma_ratio: float = param(
-        0.75, doc="HL-Gauss sigma as a multiple of the bin width", validator=in_range(0.0, low_open=True)
-    )
+    sigma_ratio: float = param(0.75, doc="HL-Gauss sigma as a multiple of the bin width", validator=positive)
 
     @property
     def sigma(self) -> float:

@@ -1,12 +1,11 @@
 """The learning-rate search behind the claims' ``Tuning`` records (same budget for both losses).
 
 ``python -m quadriga_value_classification.tuning [--frames 3000] [--seeds 1] [--arm ARM] [--out DIR]``
-runs the
-claim's two 128-128 arms on the noisy task (``dqn-mse-noisy``, ``dqn-hlgauss-noisy``) over
-:data:`~quadriga_value_classification.claims.LR_GRID` (``matrix = { lr = [...] }``) with ``--seeds``
-replicates at root seed 1000 (seeds disjoint from the claim runs, root seed 0), at the claims' paper
-budget, and prints the mean return AUC of every (loss, learning rate) and the best learning rate of
-each loss. Both losses get the same number of settings and seeds (tuning parity).
+runs the claim's two 128-128 arms on the noisy task (``dqn-mse-noisy``, ``dqn-hlgauss-noisy``)
+over :data:`~quadriga_value_classification.claims.LR_GRID` (``matrix = { learning_rate = [...] }``)
+with ``--seeds`` replicates at root seed 1000 (seeds disjoint from the claim runs, root seed 0), at
+the claims' paper budget, and prints the mean return AUC of every (loss, learning rate) and the best
+learning rate of each loss. Both losses get the same number of settings and seeds (tuning parity).
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ def tune(
             learning_starts=PAPER_STARTS,
             eps_anneal_frames=PAPER_ANNEAL,
             repeat=seeds,
-            matrix={"lr": list(lrs)},
+            matrix={"learning_rate": list(lrs)},
         )
     stages["return-curve"] = {"use": "return-curve", "inputs": {"subject": [f"{a}[*]" for a in keep]}}
     data["stage"] = stages
@@ -67,7 +66,7 @@ def tune(
     for arm in keep:
         table: dict[float, list[float]] = {}
         for key, v in values.items():
-            m = re.fullmatch(rf"{re.escape(arm)}\[lr=([^\]]+)\]\[\d+\]/auc", key)
+            m = re.fullmatch(rf"{re.escape(arm)}\[learning_rate=([^\]]+)\]\[\d+\]/auc", key)
             if m:
                 table.setdefault(float(m.group(1)), []).append(float(v))
         best = max(table, key=lambda lr: math.fsum(table[lr]) / len(table[lr]))

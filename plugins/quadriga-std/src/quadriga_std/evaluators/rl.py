@@ -4,8 +4,8 @@ Every evaluator takes one or several ``Fitted`` subjects (a Q-network ``model`` 
 ``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``) and groups them by replicate of one
 configuration (the stage name before its last ``[i]``, :func:`quadriga.expansion.replicate_base`):
 the stages ``dqn[0]``, ``dqn[1]``, ... of ``[stage.dqn] repeat = N`` form the group ``dqn`` with a
-mean and a standard error across replicates, and ``dqn[lr=0.001][i]`` and ``dqn[lr=0.01][i]`` are
-two groups, never pooled because they share a component.
+mean and a standard error across replicates, and ``dqn[learning_rate=0.001][i]`` and
+``dqn[learning_rate=0.01][i]`` are two groups, never pooled because they share a component.
 """
 
 from __future__ import annotations

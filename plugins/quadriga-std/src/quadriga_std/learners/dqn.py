@@ -108,7 +108,7 @@ class DQN(Learner):
     )
     buffer_size: int = param(50_000, doc="replay buffer capacity (transitions)", validator=positive_int)
     batch_size: int = param(64, doc="transitions per gradient update", validator=positive_int)
-    lr: float = param(2.5e-3, doc="Adam learning rate", validator=positive)
+    learning_rate: float = param(2.5e-3, doc="Adam learning rate", validator=positive)
     gamma: float = param(0.99, doc="discount factor (per env step)", validator=probability)
     hidden_sizes: list[int] = param(
         factory=lambda: [128, 128], doc="MLP hidden layer widths", validator=_hidden_sizes
@@ -294,7 +294,7 @@ class DQN(Learner):
             type(loss_module).forward is TDTargetDQNLoss.forward
         )
         act_q = loss_module.q_online if isinstance(loss_module, TDTargetDQNLoss) else qnet
-        optimizer = torch.optim.Adam(params, lr=self.lr)
+        optimizer = torch.optim.Adam(params, lr=self.learning_rate)
         fpb, k, bsz = self.frames_per_batch, self.num_updates_per_batch, self.batch_size
         # one draw per round serves its k updates: k * batch_size rows, uniform with replacement
         buffer = self._replay_buffer(max(1, k) * bsz)
