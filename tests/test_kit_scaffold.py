@@ -45,7 +45,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-#: tests each rendered kind's test file holds besides its 7 conformance checks: known answers, pipeline, claim
+#: tests each rendered kind's test file holds besides its 8 conformance checks: known answers, pipeline, claim
 OWN_TESTS = {
     "sampler": 3,
     "learner": 3,
@@ -557,13 +557,13 @@ def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", PLUGIN_KINDS)
 def test_each_kind_installs_and_passes_its_own_tests(rendered, kind):
-    """Each rendered plugin's tests pass in the new environment: the 7 conformance checks
+    """Each rendered plugin's tests pass in the new environment: the 8 conformance checks
     (quadriga.testing.check_component; 2 skipped for tasks), its known answers, its ready pipeline
     and its claim at smoke scale."""
     got = rendered.results[kind]
     assert got["failed"] == [], rendered.pytest_output
     skips = TASK_SKIPS if kind in ("target", "dataset", "environment") else 0
-    assert len(got["passed"]) == 7 - skips + OWN_TESTS[kind], got
+    assert len(got["passed"]) == 8 - skips + OWN_TESTS[kind], got
     assert len(got["skipped"]) == skips, got
     assert f"test_out_{kind.replace('-', '_')}_demo_pipeline_runs" in got["passed"]
     assert f"test_out_{kind}_claim_smoke" in got["passed"]

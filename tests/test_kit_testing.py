@@ -149,6 +149,7 @@ def test_good_component_passes_every_check(registry):
         "build",
         "config",
         "bad-params",
+        "param-names",
         "docstring",
         "run",
         "output",
@@ -305,3 +306,36 @@ def test_plugin_cases_and_bad_arguments(registry):
         plugin_cases("kit-bad", registry=registry, setup={("sampler", "nope"): {}})
     with pytest.raises(ValueError, match="unknown check"):
         parametrize_with_checks(cases, checks=("speed",))
+
+
+def test_param_names_flags_each_known_synonym_with_the_standard_word():
+    """`lr`, `epochs`, `hidden`, `n_samples` and `lr` inside a compound are flagged, each message
+    naming the standard word; standard names and unrelated names pass."""
+    import attrs
+
+    from quadriga import param
+    from quadriga.params import STANDARD_NAMES, standard_name
+    from quadriga.testing import name_problems
+
+    @attrs.define(kw_only=True)
+    class Synonyms:
+        lr: float = param(0.1, doc="step")
+        epochs: int = param(3, doc="passes")
+        hidden: list = param(factory=lambda: [8], doc="widths")
+        n_samples: int = param(10, doc="count")
+        dual_lr: float = param(0.1, doc="dual step")
+        hidden_sizes: list = param(factory=lambda: [8], doc="widths")
+        step_size: float = param(0.1, doc="MCMC step")
+
+    problems = name_problems(Synonyms)
+    assert len(problems) == 5
+    for old, new in [
+        ("lr", "learning_rate"),
+        ("epochs", "num_epochs"),
+        ("hidden", "hidden_sizes"),
+        ("n_samples", "num_samples"),
+        ("dual_lr", "dual_learning_rate"),
+    ]:
+        assert any(f"parameter '{old}' " in p and f"rename it to '{new}'" in p for p in problems), old
+    assert all(standard_name(word) is None for word in STANDARD_NAMES)  # no standard word is a synonym
+    assert standard_name("passes") == "num_epochs" and standard_name("lr_grid") == "learning_rate_grid"
