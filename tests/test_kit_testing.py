@@ -11,6 +11,7 @@ BAD = '''
 import attrs, torch
 import quadriga
 from quadriga import Estimate, Estimator, Evaluator, Fitted, Metrics, Sampler, Samples, Target, param
+from quadriga.validators import positive_int
 
 DOC = """A test component.
 
@@ -26,7 +27,7 @@ DOC = """A test component.
 @attrs.define(kw_only=True)
 class Good(Sampler):
     __doc__ = DOC
-    num_samples: int = param(50, doc="draws (count)", validator=attrs.validators.ge(1))
+    num_samples: int = param(50, doc="draws (count)", validator=positive_int)
 
     def sample(self, target, *, generator):
         x = target.sample(self.num_samples, generator=generator)
@@ -258,7 +259,8 @@ def test_parametrize_with_checks_gives_one_item_per_component_and_check(tmp_path
 
     (tmp_path / "kit_bad_components.py").write_text(BAD)
     (tmp_path / "test_inner.py").write_text(INNER)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    path = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]  # the same quadriga as here
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "test_inner.py"],
         cwd=tmp_path,
@@ -273,8 +275,8 @@ def test_parametrize_with_checks_gives_one_item_per_component_and_check(tmp_path
     assert "PASSED test_inner.py::test_conformance[sampler-kit-good-determinism]" in out
     assert "XFAIL test_inner.py::test_conformance[sampler-kit-xfail-determinism]" in out
     assert "SKIPPED" in out and "tasks are checked by 'run'" in out
-    assert out.count("PASSED test_inner.py::test_conformance[") == 7 + 6 + 6 + 5
-    assert "quadriga conformance: 26 run / 2 skipped / 1 failed (1 expected failures)" in out
+    assert out.count("PASSED test_inner.py::test_conformance[") == 8 + 7 + 7 + 6
+    assert "quadriga conformance: 30 run / 2 skipped / 1 failed (1 expected failures)" in out
 
 
 def test_default_tasks_come_from_plugins():

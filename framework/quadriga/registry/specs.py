@@ -185,7 +185,10 @@ class PluginRegistrar:
         self._spec(kind, name, target, summary, paper, tags)
 
     def add_pipeline(self, name: str, resource: str, *, summary: str = "") -> None:
-        """Register a ready pipeline file ``"package:path/in/package.toml"`` by name.
+        """Register one ready pipeline file ``"package:path/in/package.toml"`` by name.
+
+        A plugin registers its ``pipelines/*.toml`` with one :meth:`add_pipelines` call instead;
+        this is for a file kept elsewhere in the package.
 
         Raises:
             QuadrigaError: a malformed name or resource, naming the plugin.
