@@ -38,6 +38,7 @@ from quadriga.scaffold import (
     update_plugin,
     versioned_template,
 )
+from quadriga.testing import CHECKS
 
 try:
     import tomllib
@@ -45,7 +46,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-#: tests each rendered kind's test file holds besides its 8 conformance checks: known answers, pipeline, claim
+#: tests each rendered kind's test file holds besides its 9 conformance checks: known answers, pipeline, claim
 OWN_TESTS = {
     "sampler": 3,
     "learner": 3,
@@ -55,8 +56,9 @@ OWN_TESTS = {
     "dataset": 4,
     "environment": 5,
 }
-#: conformance checks that do not apply to tasks (they are checked by "run")
-TASK_SKIPS = 2
+#: conformance checks that do not apply to tasks: output and determinism (checked by "run") and
+#: stateless (tasks prepare and cache their data)
+TASK_SKIPS = 3
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -557,13 +559,13 @@ def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", PLUGIN_KINDS)
 def test_each_kind_installs_and_passes_its_own_tests(rendered, kind):
-    """Each rendered plugin's tests pass in the new environment: the 8 conformance checks
-    (quadriga.testing.check_component; 2 skipped for tasks), its known answers, its ready pipeline
+    """Each rendered plugin's tests pass in the new environment: the 9 conformance checks
+    (quadriga.testing.check_component; 3 skipped for tasks), its known answers, its ready pipeline
     and its claim at smoke scale."""
     got = rendered.results[kind]
     assert got["failed"] == [], rendered.pytest_output
     skips = TASK_SKIPS if kind in ("target", "dataset", "environment") else 0
-    assert len(got["passed"]) == 8 - skips + OWN_TESTS[kind], got
+    assert len(got["passed"]) == len(CHECKS) - skips + OWN_TESTS[kind], got
     assert len(got["skipped"]) == skips, got
     assert f"test_out_{kind.replace('-', '_')}_demo_pipeline_runs" in got["passed"]
     assert f"test_out_{kind}_claim_smoke" in got["passed"]
