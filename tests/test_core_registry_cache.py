@@ -154,3 +154,29 @@ def test_a_corrupt_cache_file_falls_back_to_discovery(cache):
     reg = _cached()
     assert not reg._restored and _listing(reg) == _listing(_fresh())
     assert _cached()._restored
+
+
+def test_a_pipeline_file_added_edited_or_removed_invalidates(cache):
+    """add_pipelines reads the package's pipelines/*.toml: the cache notices each change to them."""
+    site = cache
+    package = site / "qpipes_plugin"
+    (package / "pipelines").mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import quadriga\n\n@quadriga.hookimpl\ndef quadriga_register(registry):\n"
+        "    registry.add_pipelines(__package__)\n"
+    )
+    (package / "pipelines" / "q-one.toml").write_text('[pipeline]\ndescription = "first"\n')
+    make_dist(site, "quadriga-qpipes", {"qpipes": "qpipes_plugin"})
+    sys.modules.pop("qpipes_plugin", None)
+    assert _cached().get("q-one", "pipeline").summary == "first"
+    assert _cached()._restored
+    (package / "pipelines" / "q-two.toml").write_text('[pipeline]\ndescription = "second"\n')
+    reg = _cached()
+    assert not reg._restored and reg.get("q-two", "pipeline").summary == "second"
+    (package / "pipelines" / "q-one.toml").write_text('[pipeline]\ndescription = "first, edited"\n')
+    reg = _cached()
+    assert not reg._restored and reg.get("q-one", "pipeline").summary == "first, edited"
+    (package / "pipelines" / "q-two.toml").unlink()
+    reg = _cached()
+    assert not reg._restored and ("pipeline", "q-two") not in reg._table
+    assert _listing(reg) == _listing(_fresh())

@@ -38,6 +38,7 @@ from quadriga.scaffold import (
     update_plugin,
     versioned_template,
 )
+from quadriga.testing import CHECKS
 
 try:
     import tomllib
@@ -45,7 +46,7 @@ except ImportError:  # Python 3.10
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-#: tests each rendered kind's test file holds besides its 7 conformance checks: known answers, pipeline, claim
+#: tests each rendered kind's test file holds besides its 9 conformance checks: known answers, pipeline, claim
 OWN_TESTS = {
     "sampler": 3,
     "learner": 3,
@@ -55,8 +56,9 @@ OWN_TESTS = {
     "dataset": 4,
     "environment": 5,
 }
-#: conformance checks that do not apply to tasks (they are checked by "run")
-TASK_SKIPS = 2
+#: conformance checks that do not apply to tasks: output and determinism (checked by "run") and
+#: stateless (tasks prepare and cache their data)
+TASK_SKIPS = 3
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -244,28 +246,58 @@ def test_update_of_a_missing_folder_or_damaged_answers_is_a_config_error(tmp_pat
         assert "restore it from git" in out and "internal error" not in out
 
 
-def test_template_ships_in_the_wheel(tmp_path):
-    """A (non-editable) wheel of quadriga contains every template file, and renders from an install of it."""
-    built = _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel"), str(ROOT))
+def _build_wheel(tmp_path: Path) -> Path:
+    """Build quadriga's wheel from a copy of the files its build reads (the checkout stays clean)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for name in ("framework", "templates"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    built = _pip("wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel"), str(src))
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "wheel").glob("quadriga-*.whl")
-    with template_dir() as src:
-        expected = {
-            f"quadriga/templates/plugin/{p.relative_to(src).as_posix()}"
-            for p in src.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts
-        }
+    return wheel
+
+
+@pytest.mark.slow  # about a minute: a wheel build and three interpreters that discover every plugin
+def test_new_plugin_and_new_update_work_from_an_installed_wheel(tmp_path):
+    """The wheel carries the top-level templates/plugin as quadriga/templates/plugin and every package
+    of framework/; unpacked on its own, `python -m quadriga new plugin` renders from it and
+    `python -m quadriga new update` merges against it."""
+    wheel = _build_wheel(tmp_path)
+    source = ROOT / "templates" / "plugin"
+    expected = {
+        f"quadriga/templates/plugin/{p.relative_to(source).as_posix()}"
+        for p in source.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    packages = {
+        p.relative_to(ROOT / "framework").as_posix()
+        for p in (ROOT / "framework" / "quadriga").rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     with zipfile.ZipFile(wheel) as zf:
-        assert expected <= set(zf.namelist())
+        names = set(zf.namelist())
+        assert expected <= names and len(expected) >= 10
+        assert packages <= names, sorted(packages - names)  # a new subpackage missing from pyproject
+        assert not any(n.startswith("templates/") for n in names)  # no stray top-level folder
         zf.extractall(tmp_path / "site")
-    code = (
-        "import quadriga, quadriga.scaffold as s; print(quadriga.__file__); "
-        f"print(s.render_plugin('from-wheel', dest={str(tmp_path / 'out')!r}))"
+    env = {"PYTHONPATH": str(tmp_path / "site")}
+    where = _run(
+        [sys.executable, "-c", "import quadriga.scaffold as s; print(s.__file__)"], tmp_path, env=env
     )
-    out = _run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "site")})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[0].startswith(str(tmp_path / "site"))
-    assert (tmp_path / "out" / "quadriga-from-wheel" / "src" / "quadriga_from_wheel" / "sampler.py").is_file()
+    assert where.stdout.startswith(str(tmp_path / "site")), where.stdout + where.stderr
+    new = _run(
+        [sys.executable, "-m", "quadriga", "new", "plugin", "from-wheel", "--dest", "out"], tmp_path, env=env
+    )
+    assert new.returncode == 0, new.stdout + new.stderr
+    plugin = tmp_path / "out" / "quadriga-from-wheel"
+    assert (plugin / "src" / "quadriga_from_wheel" / "sampler.py").is_file()
+    assert (plugin / "src" / "quadriga_from_wheel" / "pipelines" / "from-wheel-demo.toml").is_file()
+    update = _run([sys.executable, "-m", "quadriga", "new", "update", str(plugin)], tmp_path, env=env)
+    assert update.returncode == 0, update.stdout + update.stderr
+    assert "updated" in update.stdout
 
 
 # ------------------------------------------------------------------ copier update
@@ -527,13 +559,13 @@ def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", PLUGIN_KINDS)
 def test_each_kind_installs_and_passes_its_own_tests(rendered, kind):
-    """Each rendered plugin's tests pass in the new environment: the 7 conformance checks
-    (quadriga.testing.check_component; 2 skipped for tasks), its known answers, its ready pipeline
+    """Each rendered plugin's tests pass in the new environment: the 9 conformance checks
+    (quadriga.testing.check_component; 3 skipped for tasks), its known answers, its ready pipeline
     and its claim at smoke scale."""
     got = rendered.results[kind]
     assert got["failed"] == [], rendered.pytest_output
     skips = TASK_SKIPS if kind in ("target", "dataset", "environment") else 0
-    assert len(got["passed"]) == 7 - skips + OWN_TESTS[kind], got
+    assert len(got["passed"]) == len(CHECKS) - skips + OWN_TESTS[kind], got
     assert len(got["skipped"]) == skips, got
     assert f"test_out_{kind.replace('-', '_')}_demo_pipeline_runs" in got["passed"]
     assert f"test_out_{kind}_claim_smoke" in got["passed"]

@@ -11,6 +11,7 @@ BAD = '''
 import attrs, torch
 import quadriga
 from quadriga import Estimate, Estimator, Evaluator, Fitted, Metrics, Sampler, Samples, Target, param
+from quadriga.validators import positive_int
 
 DOC = """A test component.
 
@@ -26,7 +27,7 @@ DOC = """A test component.
 @attrs.define(kw_only=True)
 class Good(Sampler):
     __doc__ = DOC
-    num_samples: int = param(50, doc="draws (count)", validator=attrs.validators.ge(1))
+    num_samples: int = param(50, doc="draws (count)", validator=positive_int)
 
     def sample(self, target, *, generator):
         x = target.sample(self.num_samples, generator=generator)
@@ -173,6 +174,7 @@ def test_good_component_passes_every_check(registry):
         "build",
         "config",
         "bad-params",
+        "param-names",
         "docstring",
         "run",
         "output",
@@ -311,7 +313,8 @@ def test_parametrize_with_checks_gives_one_item_per_component_and_check(tmp_path
 
     (tmp_path / "kit_bad_components.py").write_text(BAD)
     (tmp_path / "test_inner.py").write_text(INNER)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    path = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]  # the same quadriga as here
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "test_inner.py"],
         cwd=tmp_path,
@@ -326,8 +329,10 @@ def test_parametrize_with_checks_gives_one_item_per_component_and_check(tmp_path
     assert "PASSED test_inner.py::test_conformance[sampler-kit-good-determinism]" in out
     assert "XFAIL test_inner.py::test_conformance[sampler-kit-xfail-determinism]" in out
     assert "SKIPPED" in out and "tasks are checked by 'run'" in out
-    assert out.count("PASSED test_inner.py::test_conformance[") == 7 + 6 + 6 + 5
-    assert "quadriga conformance: 26 run / 2 skipped / 1 failed (1 expected failures)" in out
+    # nine checks: the three samplers pass all but their determinism failure / expected failure;
+    # the target skips output and determinism (checked by 'run') and stateless (tasks cache data)
+    assert out.count("PASSED test_inner.py::test_conformance[") == 9 + 8 + 8 + 6
+    assert "quadriga conformance: 33 run / 3 skipped / 1 failed (1 expected failures)" in out
 
 
 def test_default_tasks_come_from_plugins():
@@ -360,3 +365,36 @@ def test_plugin_cases_and_bad_arguments(registry):
         plugin_cases("kit-bad", registry=registry, setup={("sampler", "nope"): {}})
     with pytest.raises(ValueError, match="unknown check"):
         parametrize_with_checks(cases, checks=("speed",))
+
+
+def test_param_names_flags_each_known_synonym_with_the_standard_word():
+    """`lr`, `epochs`, `hidden`, `n_samples` and `lr` inside a compound are flagged, each message
+    naming the standard word; standard names and unrelated names pass."""
+    import attrs
+
+    from quadriga import param
+    from quadriga.params import STANDARD_NAMES, standard_name
+    from quadriga.testing import name_problems
+
+    @attrs.define(kw_only=True)
+    class Synonyms:
+        lr: float = param(0.1, doc="step")
+        epochs: int = param(3, doc="passes")
+        hidden: list = param(factory=lambda: [8], doc="widths")
+        n_samples: int = param(10, doc="count")
+        dual_lr: float = param(0.1, doc="dual step")
+        hidden_sizes: list = param(factory=lambda: [8], doc="widths")
+        step_size: float = param(0.1, doc="MCMC step")
+
+    problems = name_problems(Synonyms)
+    assert len(problems) == 5
+    for old, new in [
+        ("lr", "learning_rate"),
+        ("epochs", "num_epochs"),
+        ("hidden", "hidden_sizes"),
+        ("n_samples", "num_samples"),
+        ("dual_lr", "dual_learning_rate"),
+    ]:
+        assert any(f"parameter '{old}' " in p and f"rename it to '{new}'" in p for p in problems), old
+    assert all(standard_name(word) is None for word in STANDARD_NAMES)  # no standard word is a synonym
+    assert standard_name("passes") == "num_epochs" and standard_name("lr_grid") == "learning_rate_grid"

@@ -13,7 +13,6 @@ unknown key lists the valid parameters with their types.
 from __future__ import annotations
 
 import contextvars
-import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONVERTER",
     "Built",
+    "as_component",
     "build",
     "build_component",
     "component_config",
@@ -139,6 +139,56 @@ def _nested(value: Any, tp: type) -> Any:
     return obj
 
 
+def as_component(base: type) -> attrs.Converter:
+    """An attrs converter for a parameter that is itself a component (``base_kernel: Sampler``).
+
+    From a pipeline file the converter has nothing to do: the field's type makes :data:`CONVERTER`
+    build ``"mala"`` or ``{ use = "mala", step_size = 0.1 }`` through the registry. This converter
+    gives the same three spellings when the class is constructed in Python::
+
+        base_kernel: Sampler = param(factory=_default_kernel, doc="...", converter=as_component(Sampler))
+
+        SRMC(base_kernel="mala")
+        SRMC(base_kernel={"use": "mala", "step_size": 0.05})
+        SRMC(base_kernel=MALA(step_size=0.05))
+
+    Args:
+        base: the interface or task class the parameter accepts (``Sampler``, ``Target``, ...); the
+            name is looked up among the registry kinds derived from it.
+
+    Raises:
+        ConfigError: (when the converter runs) an unknown name, a bad nested parameter or a value
+            that is none of the three, with the key ``field.nested_key``.
+    """
+
+    def convert(value: Any, field: attrs.Attribute) -> Any:
+        if isinstance(value, Component) or value is None:
+            return value
+        ctx = _CONTEXT.get(None)
+        if ctx is not None:  # structuring a pipeline table: build with its context
+            return _nested(value, base)
+        if isinstance(value, str):
+            value = {"use": value}
+        if not isinstance(value, Mapping) or "use" not in value:
+            raise ConfigError(
+                f"{field.name} must be a registered {base.__name__} name, a table with 'use' "
+                f"(e.g. {{'use': 'name'}}) or a built {base.__name__}, got {value!r}.",
+                key=field.name,
+            )
+        from quadriga.registry import get_registry  # the process-wide registry, when built from Python
+
+        params = dict(value)
+        use = params.pop("use")
+        kind = params.pop("kind", None)
+        try:
+            built = build(get_registry(), use, params, kinds=(kind,) if kind else kinds_for_base(base))
+        except ConfigError as exc:
+            raise ConfigError(exc.reason, key=f"{field.name}.{exc.key}" if exc.key else field.name) from None
+        return built.component
+
+    return attrs.Converter(convert, takes_field=True)
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     for tp in (int, float, bool, str):
@@ -181,7 +231,7 @@ def _structure(
         obj = CONVERTER.structure(dict(params), cls)
     except ClassValidationError as exc:
         raise errors.translate(exc, cls, key_prefix) from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ConfigError) as exc:
         raise errors.value_error(exc, cls, key_prefix) from None
     return obj, spec
 
@@ -191,11 +241,12 @@ class _Errors:
         self.file, self.table = file, table
 
     def value_error(self, exc: Exception, cls: type, prefix: str) -> ConfigError:
+        if isinstance(exc, ConfigError):  # a quadriga validator: it names its key
+            key = prefix + exc.key if exc.key else None
+            return ConfigError(exc.reason, file=self.file, table=self.table, key=key)
         msg = _message(exc)
-        m = re.match(r"^'(\w+)'", msg)
-        key = prefix + m.group(1) if m else None
         return ConfigError(
-            f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file, table=self.table, key=key
+            f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file, table=self.table
         )
 
     def translate(self, exc: BaseException, cls: type, prefix: str) -> ConfigError:
@@ -216,9 +267,6 @@ class _Errors:
                 )
             key = prefix + ".".join(str(p) for p in path) if path else None
             msg = _message(err)
-            if not path:
-                m = re.match(r"^'(\w+)'", msg)
-                key = prefix + m.group(1) if m else None
             typ = ""
             if path and isinstance(path[0], str):
                 field = attrs.fields_dict(cls).get(path[0])

@@ -40,7 +40,7 @@ def quadriga_register(registry: PluginRegistrar) -> None:
             registry.add("sampler", "srmc", "quadriga_srmc.sampler:SRMC",
                          summary="Score-Repellent Monte Carlo around a base kernel",
                          paper="Doe et al. 2025, Algorithm 1")
-            registry.add_pipeline("srmc-vs-mala", "quadriga_srmc:pipelines/srmc-vs-mala.toml")
+            registry.add_pipelines(__package__)  # every pipelines/*.toml
             registry.add_claim("srmc-variance", "quadriga_srmc.claims:variance_reduction",
                                summary="SR-MALA has lower MSE than tuned MALA")
 

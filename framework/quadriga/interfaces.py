@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from quadriga._repr import component_repr
 from quadriga.artifacts import Estimate, Fitted, Metrics, Samples
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, suggest
 
 if TYPE_CHECKING:
     import torch
@@ -239,12 +239,41 @@ class Dataset(Task):
     kind = "dataset"
 
     def split(self, name: str) -> tuple[Any, Any]:
-        """Return ``(X[n, p], y[n])`` of one split (``y`` may be ``None``).
+        """Return ``(X[n, p], y[n])`` of one split (``y`` may be ``None``), as copies.
+
+        The default reads ``self._splits``, a dict that ``prepare`` fills with
+        ``{name: (X, y)}`` (or ``{name: X}`` for unlabelled data); a dataset that stores its
+        splits another way overrides :meth:`_select` (how one entry becomes arrays) or this method.
 
         Raises:
-            KeyError: for an unknown split name.
+            ConfigError: called before ``prepare`` (no splits yet).
+            KeyError: for an unknown split name (the valid ones listed, close matches suggested).
         """
-        raise NotImplementedError
+        splits = getattr(self, "_splits", None)
+        if not splits:
+            raise ConfigError("the dataset has no splits yet: call prepare(generator=...) first.")
+        if name not in splits:
+            raise KeyError(
+                f"unknown split '{name}'; valid: {', '.join(splits)}{self._split_hint(name)}."
+                f"{suggest(name, splits)}"
+            )
+        return self._select(splits[name])
+
+    def _select(self, entry: Any) -> tuple[Any, Any]:
+        """The arrays of one ``_splits`` entry, copied: ``(X, y)`` or ``X`` alone (then ``y`` is None)."""
+        X, y = entry if isinstance(entry, tuple) else (entry, None)
+        return _copy(X), _copy(y)
+
+    def _split_hint(self, name: str) -> str:
+        """Appended to the unknown-split message (e.g. which setting makes more splits); empty here."""
+        return ""
+
+
+def _copy(array: Any) -> Any:
+    """A copy of a NumPy array or torch tensor (``None`` stays ``None``)."""
+    if array is None:
+        return None
+    return array.copy() if hasattr(array, "copy") else array.clone()
 
 
 class Environment(Task):

@@ -16,9 +16,42 @@ from typing import Any
 
 import attrs
 
-__all__ = ["describe_params", "param"]
+__all__ = ["STANDARD_NAMES", "describe_params", "param", "standard_name"]
 
 _NOTHING = attrs.NOTHING
+
+#: One word per hyperparameter: the standard name of a concept -> the synonyms a component must
+#: not use for it (the conformance check ``param-names`` flags them). Counts are ``num_<noun>``,
+#: as ``num_samples``, ``num_steps`` and ``num_chains`` already are; ``learning_rate`` is the
+#: optimizer's step size, as in CleanRL, Keras and optax; ``num_epochs`` counts passes over the
+#: training data; ``hidden_sizes`` is the list of hidden-layer widths of a network.
+STANDARD_NAMES: dict[str, tuple[str, ...]] = {
+    "learning_rate": ("lr", "learningrate", "step_lr"),
+    "num_epochs": ("epochs", "n_epochs", "nepochs", "max_epochs", "passes", "num_passes", "n_passes"),
+    "hidden_sizes": ("hidden", "hidden_dims", "hidden_dim", "hidden_size", "hidden_layers", "hidden_units"),
+    "num_samples": ("n_samples", "nsamples"),
+    "num_steps": ("n_steps", "nsteps"),
+    "num_chains": ("n_chains", "nchains"),
+    "batch_size": ("batchsize", "bs"),
+}
+_SYNONYMS = {synonym: standard for standard, synonyms in STANDARD_NAMES.items() for synonym in synonyms}
+
+
+def standard_name(name: str) -> str | None:
+    """The standard word for a hyperparameter named ``name`` when ``name`` is a known synonym.
+
+    ``lr`` inside a compound name counts too (``dual_lr`` -> ``dual_learning_rate``, ``lr_grid`` ->
+    ``learning_rate_grid``); the other synonyms only as whole names (``hidden_sizes`` is standard).
+
+    Returns:
+        The standard name, or ``None`` when ``name`` is not a known synonym (standard names included).
+    """
+    if name in _SYNONYMS:
+        return _SYNONYMS[name]
+    words = name.split("_")
+    if "lr" in words:
+        return "_".join("learning_rate" if word == "lr" else word for word in words)
+    return None
 
 
 def param(

@@ -1,6 +1,7 @@
 """Render the plugin template (copier) into a new distribution, as ``quadriga new plugin NAME`` does.
 
-The template ships inside the ``quadriga`` package (``quadriga/templates/plugin``, package data),
+The template lives at the repository's top level, ``templates/plugin``, and ships inside the
+wheel as package data (``quadriga/templates/plugin``),
 so the command works from an installed wheel as well as from a checkout. It renders::
 
     quadriga-NAME/
@@ -66,9 +67,27 @@ _GIT_IDENTITY = ("-c", "user.name=quadriga", "-c", "user.email=quadriga@localhos
 
 @contextlib.contextmanager
 def template_dir() -> Iterator[Path]:
-    """The plugin template's directory (a real path, also from a zipped install)."""
-    with resources.as_file(resources.files("quadriga") / "templates" / "plugin") as path:
-        yield Path(path)
+    """The plugin template's directory (a real path, also from a zipped install).
+
+    An installed wheel carries it as package data, ``quadriga/templates/plugin`` (the build
+    configuration maps the repository's top-level ``templates/plugin`` there); a source checkout
+    run without installing (``PYTHONPATH=framework``) reads ``templates/plugin`` at the top level.
+
+    Raises:
+        FileNotFoundError: neither place holds the template (a broken install).
+    """
+    packaged = resources.files("quadriga") / "templates" / "plugin"
+    if packaged.is_dir():
+        with resources.as_file(packaged) as path:
+            yield Path(path)
+        return
+    checkout = Path(__file__).resolve().parents[2] / "templates" / "plugin"
+    if not checkout.is_dir():
+        raise FileNotFoundError(
+            f"the plugin template is missing: neither the installed package ({packaged}) nor the "
+            f"source checkout ({checkout}) holds it; reinstall quadriga."
+        )
+    yield checkout
 
 
 def template_home() -> Path:

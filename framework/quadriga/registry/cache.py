@@ -12,7 +12,8 @@ whole) still matches. The key covers:
   of its ``entry_points.txt`` (install, uninstall, upgrade, reinstall, an edited entry point);
 * a zip archive on ``sys.path``: its modification time and size;
 * the modification time and size of each file of the plugin modules imported during discovery
-  (an editable plugin's ``plugin.py`` edited), checked when the cache is read;
+  (an editable plugin's ``plugin.py`` edited), and of each registered pipeline file and its folder
+  (``add_pipelines`` reads them: a file edited, added or removed), checked when the cache is read;
 * the core's registry code itself.
 
 A discovery with a broken plugin is never stored (the next call retries it), nor one given extra
@@ -98,7 +99,7 @@ def fingerprint(disabled: set[str]) -> str:
 
 
 def _module_files(registry: Registry) -> dict[str, list[int] | None]:
-    """Files of the plugin modules (and their parent packages) registered by ``registry``."""
+    """Files of the plugin modules (and their parent packages), and the pipeline files and folders."""
     files: dict[str, list[int] | None] = {}
     for status in registry.plugins.values():
         if status.status != "ok":
@@ -110,6 +111,13 @@ def _module_files(registry: Registry) -> dict[str, list[int] | None]:
             path = getattr(mod, "__file__", None)
             if path:
                 files[path] = _stat(path)
+    for spec in registry.pipelines():  # registered by add_pipelines: a file edited, added or removed
+        package, _, rel = spec.target.partition(":")
+        base = getattr(sys.modules.get(package), "__file__", None)
+        if base:
+            path = os.path.join(os.path.dirname(base), rel)
+            files[path] = _stat(path)
+            files[os.path.dirname(path)] = _stat(os.path.dirname(path))
     return files
 
 

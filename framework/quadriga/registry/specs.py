@@ -8,6 +8,7 @@ Nothing here imports a plugin or reads entry points; discovery lives in :mod:`qu
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -180,12 +181,73 @@ class PluginRegistrar:
         self._spec(kind, name, target, summary, paper, tags)
 
     def add_pipeline(self, name: str, resource: str, *, summary: str = "") -> None:
-        """Register a ready pipeline file ``"package:path/in/package.toml"`` by name.
+        """Register one ready pipeline file ``"package:path/in/package.toml"`` by name.
+
+        A plugin registers its ``pipelines/*.toml`` with one :meth:`add_pipelines` call instead;
+        this is for a file kept elsewhere in the package.
 
         Raises:
             QuadrigaError: a malformed name or resource, naming the plugin.
         """
         self._spec("pipeline", name, resource, summary, "")
+
+    def add_pipelines(self, package: str, folder: str = "pipelines") -> list[str]:
+        """Register every ``folder/*.toml`` inside ``package`` as a ready pipeline named by its file.
+
+        A plugin calls ``registry.add_pipelines(__package__)`` once; a new file is found without
+        touching ``plugin.py``. Each file's ``[pipeline] description`` describes it: its first
+        paragraph (up to the first blank line, joined into one line) is the summary that
+        ``quadriga list`` shows, the rest is for ``quadriga info``. Reading a few small TOML files
+        imports nothing heavy.
+
+        Args:
+            package: the plugin's package (``__package__`` in its ``plugin.py``).
+            folder: the folder of pipeline files inside the package.
+
+        Returns:
+            The registered names, sorted.
+
+        Raises:
+            QuadrigaError: naming the plugin and the file, when the folder is missing, a file is not
+                valid TOML, its ``[pipeline] name`` differs from the file name, or its name is malformed.
+        """
+        import importlib.resources as resources
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
+        where = f"plugin '{self.plugin}' ({self.distribution})"
+        try:
+            files = sorted(
+                (f for f in resources.files(package).joinpath(folder).iterdir() if f.name.endswith(".toml")),
+                key=lambda f: f.name,
+            )
+        except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError) as exc:
+            raise QuadrigaError(
+                f"{where}: no pipeline folder '{folder}' in package '{package}' ({exc})."
+            ) from None
+        names = []
+        for file in files:
+            name = file.name[: -len(".toml")]
+            try:
+                meta = tomllib.loads(file.read_text(encoding="utf-8")).get("pipeline", {})
+            except tomllib.TOMLDecodeError as exc:
+                raise QuadrigaError(
+                    f"{where}: {package}:{folder}/{file.name} is not valid TOML: {exc}"
+                ) from None
+            declared = meta.get("name", name) if isinstance(meta, dict) else name
+            if declared != name:
+                raise QuadrigaError(
+                    f"{where}: {folder}/{file.name} declares [pipeline] name = {declared!r}; "
+                    f"a registered pipeline is named by its file: write name = {name!r} or rename the file."
+                )
+            description = meta.get("description", "") if isinstance(meta, dict) else ""
+            summary = " ".join(str(description).strip().split("\n\n", 1)[0].split())
+            self._spec("pipeline", name, f"{package}:{folder}/{file.name}", summary, "")
+            names.append(name)
+        return names
 
     def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
         """Register a paper claim: ``target`` is ``"module:attr"`` (see :mod:`quadriga.claims`).

@@ -23,6 +23,9 @@ Checks, in order (:data:`CHECKS`):
 - ``config``: its resolved parameters round-trip through configuration and are TOML values;
 - ``bad-params``: an unknown key, a wrongly typed value and hostile numbers (-1, 0, NaN)
   are refused with a :class:`~quadriga.errors.ConfigError` naming the key, never another exception;
+- ``param-names``: every parameter uses the standard word of its concept (``learning_rate``,
+  ``num_epochs``, ``hidden_sizes``, ``num_samples``; :data:`quadriga.params.STANDARD_NAMES`), not a
+  synonym such as ``lr``, ``epochs``, ``hidden`` or ``n_samples``;
 - ``docstring``: the class (and method) docstrings have the sections for shapes, units,
   errors and source, and every parameter has a ``doc``;
 - ``run``: it runs on a small task inside a pipeline (the core checks inputs and types);
@@ -73,11 +76,12 @@ from quadriga.testing.checks import (
     check_determinism,
     check_docstring,
     check_output,
+    check_param_names,
     check_run,
     check_stateless,
 )
 from quadriga.testing.parametrize import parametrize_with_checks, plugin_cases
-from quadriga.testing.problems import DOC_SECTIONS, docstring_problems
+from quadriga.testing.problems import DOC_SECTIONS, docstring_problems, name_problems
 from quadriga.testing.report import (
     CHECKS,
     CheckFailed,
@@ -107,10 +111,12 @@ __all__ = [
     "check_determinism",
     "check_docstring",
     "check_output",
+    "check_param_names",
     "check_run",
     "check_stateless",
     "default_tasks",
     "docstring_problems",
+    "name_problems",
     "parametrize_with_checks",
     "plugin_cases",
 ]

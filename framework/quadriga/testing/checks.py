@@ -16,6 +16,7 @@ from quadriga.testing.problems import (
     _state_problems,
     _task_problems,
     docstring_problems,
+    name_problems,
 )
 from quadriga.testing.report import CHECKS, CheckFailed, CheckReport, CheckSkipped, ComponentCheckError
 
@@ -62,6 +63,15 @@ def check_bad_params(case: ComponentCase) -> None:
     """
     case.built()
     _fail(case, "bad-params", _bad_params(case.reg, case.cls, case.name, case.kind, case.base))
+
+
+def check_param_names(case: ComponentCase) -> None:
+    """Each parameter uses the standard word of its concept (``learning_rate``, not ``lr``).
+
+    Raises:
+        CheckFailed: one message per synonym, naming the standard word (see :func:`name_problems`).
+    """
+    _fail(case, "param-names", name_problems(case.cls))
 
 
 def check_docstring(case: ComponentCase) -> None:
@@ -150,6 +160,7 @@ CHECK_FUNCTIONS: dict[str, Callable[[ComponentCase], None]] = {
     "build": check_build,
     "config": check_config,
     "bad-params": check_bad_params,
+    "param-names": check_param_names,
     "docstring": check_docstring,
     "run": check_run,
     "output": check_output,

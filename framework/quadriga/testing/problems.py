@@ -13,6 +13,7 @@ from quadriga.artifacts import Artifact, Samples, same_numbers
 from quadriga.components import build_component, component_config
 from quadriga.errors import ConfigError
 from quadriga.interfaces import INTERFACES, TASK_KINDS, Component, interface_of
+from quadriga.params import standard_name
 from quadriga.registry import Registry
 
 if TYPE_CHECKING:
@@ -85,6 +86,26 @@ def docstring_problems(cls: type, kind: str | None = None) -> list[str]:
         if f.init and not f.name.startswith("_") and not f.metadata.get("doc"):
             missing.append(f"parameter '{f.name}' has no doc (declare it with quadriga.param(..., doc=...))")
     return missing
+
+
+def name_problems(cls: type) -> list[str]:
+    """Parameters named with a known synonym of a standard hyperparameter word (``lr``, ``epochs``, ...).
+
+    Returns:
+        One sentence per offending parameter, naming the standard word
+        (:data:`quadriga.params.STANDARD_NAMES`); empty when every name is standard.
+    """
+    problems = []
+    for f in attrs.fields(cls):
+        if not f.init or f.name.startswith("_"):
+            continue
+        standard = standard_name(f.name)
+        if standard is not None:
+            problems.append(
+                f"parameter '{f.name}' is a synonym of the standard hyperparameter name '{standard}'; "
+                f"rename it to '{standard}' (one word per hyperparameter, see quadriga.params.STANDARD_NAMES)"
+            )
+    return problems
 
 
 def _bad_params(registry: Registry, cls: type, name: str, kind: str, base: dict[str, Any]) -> list[str]:

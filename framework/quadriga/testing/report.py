@@ -11,7 +11,17 @@ if TYPE_CHECKING:
     pass
 
 
-CHECKS = ("build", "config", "bad-params", "docstring", "run", "output", "determinism", "stateless")
+CHECKS = (
+    "build",
+    "config",
+    "bad-params",
+    "param-names",
+    "docstring",
+    "run",
+    "output",
+    "determinism",
+    "stateless",
+)
 
 
 class CheckInputsUnavailable(Exception):

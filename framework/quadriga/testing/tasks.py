@@ -11,6 +11,7 @@ from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler, Target
 from quadriga.params import param
+from quadriga.validators import int_at_least, positive_int
 
 if TYPE_CHECKING:
     import torch
@@ -30,7 +31,7 @@ class CheckGaussian(Target):
     Source: the Gaussian density.
     """
 
-    dimension: int = param(2, doc="dimension d", validator=attrs.validators.ge(1))
+    dimension: int = param(2, doc="dimension d", validator=positive_int)
 
     @property
     def dim(self) -> int:
@@ -73,8 +74,8 @@ class CheckDraws(Sampler):
     Source: none (exact sampling).
     """
 
-    num_chains: int = param(4, doc="chains (count)", validator=attrs.validators.ge(1))
-    num_draws: int = param(64, doc="draws per chain (count)", validator=attrs.validators.ge(2))
+    num_chains: int = param(4, doc="chains (count)", validator=positive_int)
+    num_draws: int = param(64, doc="draws per chain (count)", validator=int_at_least(2))
 
     def sample(self, target: Target, *, generator: torch.Generator) -> Samples:
         """Draw ``num_chains * num_draws`` exact samples."""

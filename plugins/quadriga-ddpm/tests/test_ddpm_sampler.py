@@ -87,9 +87,10 @@ def test_same_seed_same_numbers_and_info():
 def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ConfigError, match="num_steps"):
         DDPM(num_steps=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="schedule must be one of") as bad:
         DDPM(schedule="quadratic")
-    with pytest.raises(ValueError):
+    assert bad.value.key == "schedule"
+    with pytest.raises(ConfigError, match=r"eta must be a number in \[0, 1\]"):
         DDIM(eta=1.5)
     with pytest.raises(ConfigError, match="noised_score"):
         DDPM(num_steps=5).sample(object(), generator=torch.Generator())

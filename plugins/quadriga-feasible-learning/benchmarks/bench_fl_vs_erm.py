@@ -40,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     data = SklearnDataset(name="digits", train=0.5, calibration=0.1, test=0.4)
     data.prepare(generator=make_generator(0))
-    common = dict(hidden=[64, 64], epochs=args.epochs, batch_size=64, log_every=args.epochs)
+    common = dict(hidden_sizes=[64, 64], num_epochs=args.epochs, batch_size=64, log_every=args.epochs)
     arms = {"erm": ERM(**common), "feasible-learning": FeasibleLearning(**common)}
     times: dict[str, list[float]] = {k: [] for k in arms}
     with single_thread():

@@ -52,7 +52,7 @@ def test_loss_distribution_matches_subjects_to_replicate_datasets(array_dataset,
         for i in range(2)
     }
     fits = {
-        f"fl[{i}]": FeasibleLearning(hidden=[4], epochs=2, epsilon=0.5).fit(
+        f"fl[{i}]": FeasibleLearning(hidden_sizes=[4], num_epochs=2, epsilon=0.5).fit(
             sets[f"d[{i}]"], generator=make_generator(i), progress=progress
         )
         for i in range(2)
@@ -67,7 +67,13 @@ def test_loss_distribution_matches_subjects_to_replicate_datasets(array_dataset,
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("epsilon", -1.0), ("dual_lr", 0.0), ("hidden", []), ("task_type", "ranking"), ("alpha", float("nan"))],
+    [
+        ("epsilon", -1.0),
+        ("dual_learning_rate", 0.0),
+        ("hidden_sizes", []),
+        ("task_type", "ranking"),
+        ("alpha", float("nan")),
+    ],
 )
 def test_bad_parameters_name_the_key(key, value):
     with pytest.raises(ConfigError) as err:
@@ -77,7 +83,7 @@ def test_bad_parameters_name_the_key(key, value):
 
 def test_task_without_train_split_is_a_config_error(array_dataset, progress):
     with pytest.raises(ConfigError, match="train"):
-        FeasibleLearning(epochs=1).fit(
+        FeasibleLearning(num_epochs=1).fit(
             array_dataset({"test": (np.zeros((2, 1)), np.zeros(2))}),
             generator=make_generator(0),
             progress=progress,

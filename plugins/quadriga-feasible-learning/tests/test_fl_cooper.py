@@ -25,9 +25,14 @@ def test_fl_matches_cooper_alternating_dual_primal(array_dataset, progress):
     X = rng.normal(size=(n, 3))
     y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
     data = array_dataset({"train": (X, y)})
-    ours = FeasibleLearning(hidden=[6], epochs=epochs, batch_size=batch, epsilon=eps, dual_lr=eta, lr=lr).fit(
-        data, generator=make_generator(11), progress=progress
-    )
+    ours = FeasibleLearning(
+        hidden_sizes=[6],
+        num_epochs=epochs,
+        batch_size=batch,
+        epsilon=eps,
+        dual_learning_rate=eta,
+        learning_rate=lr,
+    ).fit(data, generator=make_generator(11), progress=progress)
 
     model = make_mlp(3, [6], 2, generator=child_generator(make_generator(11), "init"))
     Xt, yt = torch.tensor(X, dtype=torch.float32), torch.tensor(y)

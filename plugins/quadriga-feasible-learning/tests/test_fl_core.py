@@ -82,7 +82,7 @@ def test_eps_above_every_initial_loss_leaves_the_model_untouched(array_dataset, 
     """lam stays 0, the Lagrangian has zero gradient and Adam does not move the parameters."""
     data = _blobs(array_dataset)
     gen = make_generator(3)
-    fit = FeasibleLearning(hidden=[8], epochs=5, batch_size=10, epsilon=50.0).fit(
+    fit = FeasibleLearning(hidden_sizes=[8], num_epochs=5, batch_size=10, epsilon=50.0).fit(
         data, generator=gen, progress=progress
     )
     init = make_mlp(2, [8], 2, generator=child_generator(make_generator(3), "init"))
@@ -98,7 +98,12 @@ def test_one_sample_is_a_projected_dual_step_then_one_adam_step(array_dataset, p
     data = array_dataset({"train": (X, y)})
     eps, eta, lr = 0.1, 0.5, 0.01
     learner = FeasibleLearning(
-        hidden=[4], epochs=1, epsilon=eps, dual_lr=eta, lr=lr, task_type="classification"
+        hidden_sizes=[4],
+        num_epochs=1,
+        epsilon=eps,
+        dual_learning_rate=eta,
+        learning_rate=lr,
+        task_type="classification",
     )
     fit = learner.fit(data, generator=make_generator(7), progress=progress)
     # with task_type classification and one class seen, K = 2 needs y = 1 -> 2 logits
@@ -118,7 +123,11 @@ def test_fl_solves_a_separable_feasibility_problem(array_dataset, progress):
     """Fixed seed: on separated blobs FL reaches l_i <= log(1/0.6) for every training sample."""
     data = _blobs(array_dataset, n=60, seed=1)
     fit = FeasibleLearning(
-        hidden=[16], epochs=150, epsilon=epsilon_from_probability(0.6), lr=1e-2, dual_lr=0.1
+        hidden_sizes=[16],
+        num_epochs=150,
+        epsilon=epsilon_from_probability(0.6),
+        learning_rate=1e-2,
+        dual_learning_rate=0.1,
     ).fit(data, generator=make_generator(0), progress=progress)
     assert fit.history["feasible_fraction"][-1] == 1.0
     assert fit.history["train_max_loss"][-1] <= epsilon_from_probability(0.6)
@@ -126,10 +135,12 @@ def test_fl_solves_a_separable_feasibility_problem(array_dataset, progress):
 
 def test_erm_and_fl_share_initialisation_and_budget(array_dataset, progress):
     data = _blobs(array_dataset)
-    fl = FeasibleLearning(hidden=[8], epochs=4, batch_size=16, epsilon=50.0).fit(
+    fl = FeasibleLearning(hidden_sizes=[8], num_epochs=4, batch_size=16, epsilon=50.0).fit(
         data, generator=make_generator(5), progress=progress
     )
-    erm = ERM(hidden=[8], epochs=4, batch_size=16).fit(data, generator=make_generator(5), progress=progress)
+    erm = ERM(hidden_sizes=[8], num_epochs=4, batch_size=16).fit(
+        data, generator=make_generator(5), progress=progress
+    )
     assert fl.info["updates"] == erm.info["updates"] == 4 * 3
     # FL did not move (eps too high), so its weights are ERM's starting point: ERM moved away from it
     moved = [
@@ -144,7 +155,7 @@ def test_resilient_fl_on_breast_cancer_reports_minimal_norm_slacks(progress):
 
     data = SklearnDataset(name="breast_cancer", train=0.5, calibration=0.1, test=0.4)
     data.prepare(generator=make_generator(0))
-    fit = FeasibleLearning(hidden=[8], epochs=3, batch_size=64, resilient=True, alpha=2.0).fit(
+    fit = FeasibleLearning(hidden_sizes=[8], num_epochs=3, batch_size=64, resilient=True, alpha=2.0).fit(
         data, generator=make_generator(1), progress=progress
     )
     assert fit.info["task_type"] == "classification" and fit.model[-1].out_features == 2

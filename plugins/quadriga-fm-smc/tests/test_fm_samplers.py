@@ -126,7 +126,7 @@ def test_bad_window_is_a_config_error():
 
 def test_learned_velocity_approaches_the_exact_one():
     task = LinearGaussianPosterior(dim=2, num_components=2, radius=2.0)
-    fitted = FlowMatching(num_steps=600, hidden=[64, 64], num_train=4000, batch_size=256).fit(
+    fitted = FlowMatching(num_steps=600, hidden_sizes=[64, 64], num_train=4000, batch_size=256).fit(
         task, generator=_gen(0)
     )
     assert fitted.history["loss"][-1] < fitted.history["loss"][0]

@@ -136,7 +136,7 @@ def test_configuration_errors():
         KernelThinning(kernel="gaussian", nu=1.0)
     with pytest.raises(ConfigError, match="power"):
         KernelThinning(variant="root", power=0.7)
-    with pytest.raises(ValueError, match="variant"):
+    with pytest.raises(ConfigError, match="variant must be one of"):
         KernelThinning(variant="sqrt")
     x = Samples(x=_points(64))
     with pytest.raises(ConfigError, match="variant"):

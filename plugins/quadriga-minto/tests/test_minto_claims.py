@@ -48,7 +48,7 @@ def test_both_pipelines_use_the_tuned_online_learning_rate():
     assert best == 2.5e-4
     for name in ("cartpole-minto", "acrobot-minto"):
         text = (files("quadriga_minto") / "pipelines" / f"{name}.toml").read_text()
-        assert tomllib.loads(text)["stage"]["dqn-online"]["lr"] == best
+        assert tomllib.loads(text)["stage"]["dqn-online"]["learning_rate"] == best
     for claim in (auc_claim, overestimation_claim):
         assert claim.tuning["dqn-online"].settings_tried == len(ONLINE_LR_GRID) == 4
         assert not claim.tuning_flags()  # the compared arms (minto, dqn) have equal budgets

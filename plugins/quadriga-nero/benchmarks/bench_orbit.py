@@ -53,7 +53,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     data = _Digits()
-    fit = OrbitClassifier(architecture="cnn", epochs=5).fit(
+    fit = OrbitClassifier(architecture="cnn", num_epochs=5).fit(
         data, generator=torch.Generator().manual_seed(0), progress=_Quiet()
     )
     X, _ = data.split("test")

@@ -50,8 +50,10 @@ def digits():
 def fitted(digits):
     gen = torch.Generator().manual_seed(0)
     return {
-        "mlp": OrbitClassifier(architecture="mlp", epochs=8).fit(digits, generator=gen, progress=_Progress()),
-        "c4": OrbitClassifier(architecture="mlp", epochs=8, average="c4", augment="rotation").fit(
+        "mlp": OrbitClassifier(architecture="mlp", num_epochs=8).fit(
+            digits, generator=gen, progress=_Progress()
+        ),
+        "c4": OrbitClassifier(architecture="mlp", num_epochs=8, average="c4", augment="rotation").fit(
             digits, generator=torch.Generator().manual_seed(0), progress=_Progress()
         ),
     }
@@ -117,4 +119,4 @@ def test_bad_parameters_are_config_errors(digits):
             return X - 8.0, y
 
     with pytest.raises(ConfigError, match="standardize"):
-        OrbitClassifier(epochs=1).fit(Standardized(), generator=torch.Generator(), progress=_Progress())
+        OrbitClassifier(num_epochs=1).fit(Standardized(), generator=torch.Generator(), progress=_Progress())

@@ -77,32 +77,36 @@ def test_bad_task_parameters_name_the_key():
         SpectralRiskData(dataset="yacht")
     with pytest.raises(ConfigError, match="q"):
         SpectralRiskData(q=1.0)
-    with pytest.raises(ConfigError, match="lr_grid"):
-        Prospect(lr_grid=[0.1, -1.0])
+    with pytest.raises(ConfigError, match="learning_rate_grid"):
+        Prospect(learning_rate_grid=[0.1, -1.0])
     with pytest.raises(ConfigError, match="task"):
-        Prospect(passes=1).fit(object(), generator=torch.Generator().manual_seed(0))
+        Prospect(num_epochs=1).fit(object(), generator=torch.Generator().manual_seed(0))
 
 
 def test_tuning_runs_the_whole_grid_and_keeps_the_best_on_common_streams():
     task = _task(dataset="wine")
     gen = lambda: torch.Generator().manual_seed(3)  # noqa: E731
-    tuned = Prospect(passes=15, tune=True, lr_grid=[0.01, 0.05, 0.2]).fit(task, generator=gen())
+    tuned = Prospect(num_epochs=15, tune=True, learning_rate_grid=[0.01, 0.05, 0.2]).fit(
+        task, generator=gen()
+    )
     assert tuned.info["settings_tried"] == 3 and tuned.info["lr"] in (0.01, 0.05, 0.2)
-    fixed = {lr: Prospect(passes=15, lr=lr).fit(task, generator=gen()) for lr in (0.01, 0.05, 0.2)}
+    fixed = {
+        lr: Prospect(num_epochs=15, learning_rate=lr).fit(task, generator=gen()) for lr in (0.01, 0.05, 0.2)
+    }
     # the tuned fit is the run of its chosen lr on the same stream
     assert tuned.history["objective"] == fixed[tuned.info["lr"]].history["objective"]
     assert tuned.history["objective"][-1] == pytest.approx(
         min(f.history["objective"][-1] for f in fixed.values())
     )
-    assert len(LR_GRID) == 8 and SGD().lr_grid == LR_GRID == SaddleSAGA().lr_grid
+    assert len(LR_GRID) == 8 and SGD().learning_rate_grid == LR_GRID == SaddleSAGA().learning_rate_grid
 
 
 def test_evaluator_metrics_against_lbfgs():
     task = _task(dataset="diabetes")
     gen = torch.Generator().manual_seed(0)
     fits = {
-        "prospect[0]": Prospect(passes=40, lr=0.03).fit(task, generator=gen),
-        "sgd[0]": SGD(passes=40, lr=0.03).fit(task, generator=gen),
+        "prospect[0]": Prospect(num_epochs=40, learning_rate=0.03).fit(task, generator=gen),
+        "sgd[0]": SGD(num_epochs=40, learning_rate=0.03).fit(task, generator=gen),
     }
     metrics = SpectralSuboptimality(figure=True).evaluate(fits, task, generator=gen)
     v = metrics.values
@@ -125,6 +129,6 @@ def test_evaluator_metrics_against_lbfgs():
 
 def test_evaluator_refuses_a_subject_fit_to_another_objective():
     gen = torch.Generator().manual_seed(0)
-    fit = Prospect(passes=2).fit(_task(dataset="wine", spectrum="extremile"), generator=gen)
+    fit = Prospect(num_epochs=2).fit(_task(dataset="wine", spectrum="extremile"), generator=gen)
     with pytest.raises(ConfigError, match="reference"):
         SpectralSuboptimality().evaluate({"p": fit}, _task(dataset="wine"), generator=gen)

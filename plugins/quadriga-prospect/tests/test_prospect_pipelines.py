@@ -17,7 +17,7 @@ import tomllib
 from quadriga.api import run
 
 PIPELINES = ("prospect-diabetes", "prospect-classification")
-SMOKE = ("passes=6", "lr_grid=[0.01, 0.03]")
+SMOKE = ("num_epochs=6", "learning_rate_grid=[0.01, 0.03]")
 
 
 def _table(name: str) -> dict:
@@ -48,10 +48,10 @@ def test_pipelines_share_one_grid_and_budget(name):
     assert len(learners) in (5, 10)
     for stage in learners.values():
         # tuning parity: every learner tunes on the default grid with 10 replicates...
-        assert stage["tune"] is True and "lr_grid" not in stage and stage["repeat"] == 10
+        assert stage["tune"] is True and "learning_rate_grid" not in stage and stage["repeat"] == 10
     # ...and every learner of one task runs the same number of passes
     for task in table["task"]:
-        assert len({t["passes"] for t in learners.values() if t["inputs"]["task"] == task}) == 1
+        assert len({t["num_epochs"] for t in learners.values() if t["inputs"]["task"] == task}) == 1
 
 
 @pytest.mark.parametrize("name", PIPELINES)

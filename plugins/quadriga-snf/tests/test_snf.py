@@ -18,7 +18,7 @@ from quadriga_std.targets.gaussian import Gaussian
 def test_pure_flow_path_weight_is_the_flow_density_ratio():
     """No stochastic blocks: log w = log pi(x) - log q_theta(x) (q_theta by the inverse pass)."""
     target = DoubleWell()
-    fitted = NF(num_steps=5, hidden=[8], batch_size=16).fit(
+    fitted = NF(num_steps=5, hidden_sizes=[8], batch_size=16).fit(
         target, generator=torch.Generator().manual_seed(1)
     )
     flow = fitted.model
@@ -37,7 +37,7 @@ def test_reweighted_evidence_of_a_shifted_gaussian_is_within_its_bound():
             return super().log_prob(x) + c
 
     target = Shifted(mean=[0.5, 0.5], covariance=[[2.25, 0.0], [0.0, 2.25]])
-    fitted = SNF(num_steps=30, hidden=[8], batch_size=32, num_couplings=2, mcmc_steps=2).fit(
+    fitted = SNF(num_steps=30, hidden_sizes=[8], batch_size=32, num_couplings=2, mcmc_steps=2).fit(
         target, generator=torch.Generator().manual_seed(0)
     )
     s = SNFSample(num_samples=4000).sample(target, fitted, generator=torch.Generator().manual_seed(3))
@@ -54,7 +54,7 @@ def test_training_reduces_the_path_kl():
     target = DoubleWell()
     kl, se = [], []
     for steps in (1, 100):
-        fitted = SNF(num_steps=steps, hidden=[16], batch_size=128, num_couplings=2, mcmc_steps=2).fit(
+        fitted = SNF(num_steps=steps, hidden_sizes=[16], batch_size=128, num_couplings=2, mcmc_steps=2).fit(
             target, generator=torch.Generator().manual_seed(0)
         )
         lw = (

@@ -106,7 +106,7 @@ def quadriga_dqn(frames: int, seed: int) -> int:
         batch_size=BATCH_SIZE,
         buffer_size=BUFFER,
         learning_starts=LEARNING_STARTS,
-        lr=LR,
+        learning_rate=LR,
         gamma=GAMMA,
         target_update_period=TARGET_PERIOD,
         max_grad_norm=CLIP,

@@ -137,7 +137,7 @@ def test_init_target_needs_exact_sampler():
         MALA(step_size=-1.0)
     with pytest.raises(ConfigError, match="step_size must be a finite number"):
         MALA(step_size=float("inf"))
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="init must be one of 'normal', 'target'"):
         RWM(init="uniform")
 
 

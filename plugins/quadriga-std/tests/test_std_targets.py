@@ -227,5 +227,6 @@ def test_bad_parameters_raise_config_error():
     assert GaussianMixture(preset="random", dim=2).num_components is None  # 8 when drawn
     with pytest.raises(ConfigError):
         Gaussian()
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError, match="preset must be one of") as bad:
         GaussianMixture(preset="nine-modes")
+    assert bad.value.key == "preset"

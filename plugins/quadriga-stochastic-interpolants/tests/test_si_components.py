@@ -84,7 +84,7 @@ class _GaussianPoints:
 
 def test_learned_velocity_approaches_the_closed_form_for_gaussian_endpoints():
     m0, v0, m1, v1 = [-1.0, 1.0], [0.5, 1.0], [2.0, 0.0], [1.0, 0.3]
-    fit = StochasticInterpolant(num_steps=800, batch_size=512, hidden=[64, 64], gamma_scale=0.5).fit(
+    fit = StochasticInterpolant(num_steps=800, batch_size=512, hidden_sizes=[64, 64], gamma_scale=0.5).fit(
         _GaussianPoints(m1, v1, 20000, 1),
         _GaussianPoints(m0, v0, 20000, 2),
         generator=torch.Generator().manual_seed(3),
@@ -114,7 +114,7 @@ def test_flow_matching_is_the_one_sided_linear_interpolant():
     # Same seed: the velocity networks get the same initialisation and the same batches, t and (no) z,
     # and the velocity objective is the same, so the two velocity fields are identical.
     data = _prepared(SwissRoll(num_train=2000, num_test=100))
-    kw = dict(num_steps=30, batch_size=64, hidden=[16])
+    kw = dict(num_steps=30, batch_size=64, hidden_sizes=[16])
     fm = FlowMatching(**kw).fit(data, generator=torch.Generator().manual_seed(5), progress=_Progress())
     si = StochasticInterpolant(gamma_scale=0.0, **kw).fit(
         data, generator=torch.Generator().manual_seed(5), progress=_Progress()
@@ -140,7 +140,7 @@ def test_bad_configurations_name_the_parameter():
         StochasticInterpolant(gamma_scale=0.0, num_steps=1).fit(
             board, moons, generator=torch.Generator(), progress=_Progress()
         )
-    fit = StochasticInterpolant(num_steps=2, batch_size=8, hidden=[4]).fit(
+    fit = StochasticInterpolant(num_steps=2, batch_size=8, hidden_sizes=[4]).fit(
         board, moons, generator=torch.Generator(), progress=_Progress()
     )
     with pytest.raises(ConfigError, match="source"):

@@ -19,7 +19,7 @@ def _smoke(tasks, learners, samplers, floor=True):
     for t in tasks:
         out += [f"task.{t}.num_train=1000", f"task.{t}.num_test=100"]
     for s in learners:
-        out += [f"stage.{s}.num_steps=20", f"stage.{s}.batch_size=64", f"stage.{s}.hidden=[16]"]
+        out += [f"stage.{s}.num_steps=20", f"stage.{s}.batch_size=64", f"stage.{s}.hidden_sizes=[16]"]
         out.append(f"stage.{s}.repeat=2")
     for s in samplers:
         out += [f"stage.{s}.num_samples=100", f"stage.{s}.num_steps=20", f"stage.{s}.repeat=2"]

@@ -24,6 +24,7 @@ from quadriga import (
 )
 from quadriga.claims import ClaimResult
 from quadriga.progress import current_progress
+from quadriga.validators import positive, positive_int
 
 
 @attrs.define(kw_only=True)
@@ -31,8 +32,8 @@ class ToyNormal(Target):
     """N(mean, scale^2 I) in ``dim`` dimensions."""
 
     mean: float = param(0.0, doc="mean of every coordinate")
-    scale: float = param(1.0, doc="standard deviation", validator=attrs.validators.gt(0))
-    dimension: int = param(2, doc="dimension d", validator=attrs.validators.ge(1))
+    scale: float = param(1.0, doc="standard deviation", validator=positive)
+    dimension: int = param(2, doc="dimension d", validator=positive_int)
 
     @property
     def dim(self) -> int:
@@ -59,7 +60,7 @@ class ToyNormal(Target):
 class ToyIID(Sampler):
     """Exact samples; ``fail`` raises, ``nan`` returns NaN, ``sleep`` waits (seconds)."""
 
-    num_samples: int = param(100, doc="number of draws", validator=attrs.validators.ge(1))
+    num_samples: int = param(100, doc="number of draws", validator=positive_int)
     fail: bool = param(False, doc="raise RuntimeError")
     nan: bool = param(False, doc="return NaN samples")
     sleep: float = param(0.0, doc="seconds to sleep")
@@ -150,7 +151,7 @@ class ToyCounter(Learner):
     """Logs ``loss = 1/(step+1)`` for ``num_steps`` steps; ``nan_at`` logs NaN at that step."""
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Target,)}
-    num_steps: int = param(10, doc="steps", validator=attrs.validators.ge(1))
+    num_steps: int = param(10, doc="steps", validator=positive_int)
     nan_at: int = param(-1, doc="step at which to log NaN (-1: never)")
 
     def fit(self, task, *, generator, progress):

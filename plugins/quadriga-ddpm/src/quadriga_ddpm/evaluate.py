@@ -23,6 +23,7 @@ from quadriga import named, param
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target
+from quadriga.validators import one_of
 
 __all__ = ["MIXTURE_API", "MixtureDiagnostics"]
 
@@ -92,7 +93,7 @@ class MixtureDiagnostics(Evaluator):
     figure_metric: str = param(
         "direction_w1",
         doc="metric drawn against T for K > 1 (K = 1 draws 'tv')",
-        validator=attrs.validators.in_(("weight_error", "radial_error", "direction_w1")),
+        validator=one_of(("weight_error", "radial_error", "direction_w1")),
     )
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:

@@ -18,9 +18,11 @@ def quadriga_register(registry):
         "sampler",
         "ddpm",
         f"{_P}.sampler:DDPM",
-        summary="DDPM reverse chain from a score model (analytic target or learned network); "
-        "theory / linear / cosine schedules",
-        paper="Ho et al. 2020, Algorithm 2; " + _PAPER,
+        summary=(
+            "DDPM reverse chain from a score model (analytic target or learned network); theory / linear / "
+            "cosine schedules"
+        ),
+        paper=f"Ho et al. 2020, Algorithm 2; {_PAPER}",
         tags=("generative", "noised-score"),
     )
     registry.add(
@@ -36,27 +38,26 @@ def quadriga_register(registry):
         "sphere-mixture",
         f"{_P}.targets:SphereMixture",
         summary="K isotropic Gaussians N(mu_k, sigma^2 I), means on a sphere of radius 6, fast noised score",
-        paper=_PAPER,
+        paper=f"{_PAPER}",
         tags=("exact-target", "noised-score"),
     )
     registry.add(
         "evaluator",
         "mixture-diagnostics",
         f"{_P}.evaluate:MixtureDiagnostics",
-        summary="Weight error, 1-D W1 along mean directions, radial spread; exact KL/TV for K = 1; "
-        "error-vs-T slopes",
-        paper=_PAPER,
+        summary=(
+            "Weight error, 1-D W1 along mean directions, radial spread; exact KL/TV for K = 1; error-vs-T "
+            "slopes"
+        ),
+        paper=f"{_PAPER}",
         tags=("exact-target", "generative"),
     )
-    registry.add_pipeline(
-        "ddpm-gmm-dimension-free",
-        f"{_P}:pipelines/ddpm-gmm-dimension-free.toml",
-        summary="DDPM (theory vs linear schedule) on sphere mixtures: error against T across d and K",
-    )
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "ddpm-gmm-dimension-free",
         f"{_P}.claims:dimension_free",
-        summary="DDPM error against T collapses across d and K; log-log slope about -1 "
-        "with the theory schedule",
-        paper=_PAPER + ", Theorem 1",
+        summary=(
+            "DDPM error against T collapses across d and K; log-log slope about -1 with the theory schedule"
+        ),
+        paper=f"{_PAPER}, Theorem 1",
     )

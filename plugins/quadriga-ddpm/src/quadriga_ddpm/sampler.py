@@ -32,6 +32,7 @@ from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler, Target
 from quadriga.progress import current_progress
+from quadriga.validators import one_of, positive, positive_int, probability
 from quadriga_ddpm.schedules import SCHEDULES, alpha_bars, make_betas
 from quadriga_ddpm.score_models import as_score_model
 
@@ -130,26 +131,24 @@ class _Chain(Sampler):
         200, doc="T, number of reverse steps (each one score evaluation)", validator=_check_num_steps
     )
     num_samples: int = param(
-        5000, doc="n, number of independent chains / output samples", validator=attrs.validators.gt(0)
+        5000, doc="n, number of independent chains / output samples", validator=positive_int
     )
     schedule: str = param(
         "theory",
         doc="beta schedule: 'theory' (Li, Cai & Wei 2025), 'linear' "
         "(Ho et al. 2020, rescaled to T steps) or 'cosine' (Nichol & Dhariwal 2021)",
-        validator=attrs.validators.in_(SCHEDULES),
+        validator=one_of(SCHEDULES),
     )
-    c0: float = param(
-        2.0, doc="theory schedule: beta_1 = T^(-c0) (dimensionless)", validator=attrs.validators.gt(0)
-    )
+    c0: float = param(2.0, doc="theory schedule: beta_1 = T^(-c0) (dimensionless)", validator=positive)
     c1: float = param(
         4.0,
         doc="theory schedule: growth rate and plateau c1 log T / T (dimensionless)",
-        validator=attrs.validators.gt(0),
+        validator=positive,
     )
     dtype: str = param(
         "float64",
         doc="float type of the chain's state: 'float32' or 'float64'",
-        validator=attrs.validators.in_(tuple(_DTYPES)),
+        validator=one_of(tuple(_DTYPES)),
     )
 
     def betas(self) -> torch.Tensor:
@@ -221,7 +220,7 @@ class DDPM(_Chain):
         "beta",
         doc="per-step noise variance: 'beta' (beta_t, as analysed) or 'posterior' "
         "(beta_t (1 - ab_{t-1}) / (1 - ab_t), diffusers' 'fixed_small')",
-        validator=attrs.validators.in_(VARIANCES),
+        validator=one_of(VARIANCES),
     )
 
     def _chain_kwargs(self) -> dict[str, Any]:
@@ -243,7 +242,7 @@ class DDIM(_Chain):
     eta: float = param(
         0.0,
         doc="stochasticity eta in [0, 1] (0: deterministic DDIM)",
-        validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)],
+        validator=probability,
     )
 
     def _chain_kwargs(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import torch
 
 from quadriga import param
 from quadriga.interfaces import Target
+from quadriga.validators import non_negative, positive, positive_int
 
 __all__ = ["SphereMixture"]
 
@@ -50,14 +51,10 @@ class SphereMixture(Target):
     Source: test design of Li, Cai & Wei 2025 (isotropic GMM targets); research note section c.
     """
 
-    dim: int = param(16, doc="dimension d", validator=attrs.validators.gt(0))
-    num_components: int = param(2, doc="number of components K", validator=attrs.validators.gt(0))
-    scale: float = param(
-        1.0, doc="component standard deviation sigma (units of x)", validator=attrs.validators.gt(0)
-    )
-    radius: float = param(
-        6.0, doc="norm of every component mean (units of x)", validator=attrs.validators.ge(0)
-    )
+    dim: int = param(16, doc="dimension d", validator=positive_int)
+    num_components: int = param(2, doc="number of components K", validator=positive_int)
+    scale: float = param(1.0, doc="component standard deviation sigma (units of x)", validator=positive)
+    radius: float = param(6.0, doc="norm of every component mean (units of x)", validator=non_negative)
     _gmm: Any = attrs.field(init=False, default=None)
     _cache: dict = attrs.field(init=False, factory=dict)
 

@@ -70,7 +70,7 @@ _TUNING = {
 
 
 _SCALES = {
-    "smoke": Scale(replicates=2, overrides=("stage.fl.epochs=3", "stage.erm.epochs=3")),
+    "smoke": Scale(replicates=2, overrides=("stage.fl.num_epochs=3", "stage.erm.num_epochs=3")),
     "paper": Scale(replicates=20),
 }
 

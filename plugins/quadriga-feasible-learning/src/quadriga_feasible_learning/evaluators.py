@@ -15,7 +15,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
 from quadriga.stage_names import replicate_base, replicate_index
-from quadriga.validators import number_in, probabilities
+from quadriga.validators import non_negative, probabilities
 from quadriga_feasible_learning.feasible import CLASSIFICATION, loss_summary, sample_losses
 from quadriga_feasible_learning.learners import prepare_arrays
 
@@ -88,8 +88,8 @@ class LossDistribution(Evaluator):
             "fl": {
                 "use": "feasible-learning",
                 "inputs": {"task": "data"},
-                "epochs": 3,
-                "hidden": [8],
+                "num_epochs": 3,
+                "hidden_sizes": [8],
                 "epsilon": 0.5,
             }
         },
@@ -103,7 +103,7 @@ class LossDistribution(Evaluator):
         validator=probabilities,
     )
     epsilon: float = param(
-        0.0, doc="threshold for the feasible fraction (0: each subject's own epsilon)", validator=number_in(0)
+        0.0, doc="threshold for the feasible fraction (0: each subject's own epsilon)", validator=non_negative
     )
     baseline: str = param(
         "",

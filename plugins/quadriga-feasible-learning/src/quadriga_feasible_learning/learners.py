@@ -21,7 +21,13 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import child_generator
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import (
+    non_negative,
+    non_negative_int,
+    positive,
+    positive_int,
+    positive_int_list,
+)
 from quadriga_feasible_learning.feasible import (
     CLASSIFICATION,
     REGRESSION,
@@ -90,20 +96,18 @@ class _MLPLearner(Learner):
     """Shared training loop of FL and ERM (one MLP, Adam, fixed epochs and batches)."""
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Dataset,)}
-    check_params: ClassVar[dict[str, Any]] = {"epochs": 3, "hidden": [8]}
+    check_params: ClassVar[dict[str, Any]] = {"num_epochs": 3, "hidden_sizes": [8]}
     #: whether the learner keeps per-sample multipliers
     constrained: ClassVar[bool] = False
 
-    hidden: list = param(
+    hidden_sizes: list = param(
         factory=lambda: [64], doc="hidden layer widths of the ReLU MLP", validator=positive_int_list
     )
-    epochs: int = param(100, doc="passes over the training split", validator=int_at_least(1))
-    batch_size: int = param(0, doc="mini-batch size (0: the full training split)", validator=int_at_least(0))
-    lr: float = param(
-        1e-3, doc="Adam learning rate of the model parameters", validator=number_in(0, low_open=True)
-    )
+    num_epochs: int = param(100, doc="passes over the training split", validator=positive_int)
+    batch_size: int = param(0, doc="mini-batch size (0: the full training split)", validator=non_negative_int)
+    learning_rate: float = param(1e-3, doc="Adam learning rate of the model parameters", validator=positive)
     weight_decay: float = param(
-        0.0, doc="Adam (L2) weight decay of the model parameters", validator=number_in(0)
+        0.0, doc="Adam (L2) weight decay of the model parameters", validator=non_negative
     )
     task_type: str = param(
         "auto",
@@ -115,9 +119,9 @@ class _MLPLearner(Learner):
         doc="loss threshold eps of the constraints l_i <= eps (nats for "
         "classification, default log(1/0.6) = 0.511; squared standardized target units "
         "for regression); ERM only reports the fraction below it",
-        validator=number_in(0, low_open=True),
+        validator=positive,
     )
-    log_every: int = param(10, doc="epochs between history records", validator=int_at_least(1))
+    log_every: int = param(10, doc="epochs between history records", validator=positive_int)
 
     def _weights(self, lam: torch.Tensor | None, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
         """Weights ``Tensor[|B|]`` of the batch's losses (may update the multipliers ``lam`` in place)."""
@@ -143,11 +147,11 @@ class _MLPLearner(Learner):
         n = X.shape[0]
         model = make_mlp(
             X.shape[1],
-            list(self.hidden),
+            list(self.hidden_sizes),
             data["classes"] if data["task_type"] == CLASSIFICATION else 1,
             generator=child_generator(generator, "init"),
         )
-        opt = torch.optim.Adam(model.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+        opt = torch.optim.Adam(model.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay)
         batches = child_generator(generator, "batches")
         batch = n if self.batch_size in (0, None) or self.batch_size >= n else int(self.batch_size)
         lam = self._multipliers(n, device)
@@ -159,9 +163,9 @@ class _MLPLearner(Learner):
         }
         if self.constrained:
             history.update(multiplier_mean=[], multiplier_max=[])
-        progress.start(self.epochs)
+        progress.start(self.num_epochs)
         updates = 0
-        for epoch in range(1, self.epochs + 1):
+        for epoch in range(1, self.num_epochs + 1):
             order = (
                 torch.randperm(n, generator=batches, device=device)
                 if batch < n
@@ -175,7 +179,7 @@ class _MLPLearner(Learner):
                 (weights * losses).sum().backward()
                 opt.step()
                 updates += 1
-            if epoch % self.log_every == 0 or epoch == self.epochs:
+            if epoch % self.log_every == 0 or epoch == self.num_epochs:
                 with torch.no_grad():
                     full = sample_losses(model(X), y, data["task_type"])
                 rec = {
@@ -197,7 +201,7 @@ class _MLPLearner(Learner):
             "y_mean": data["y_mean"],
             "y_scale": data["y_scale"],
             "n_train": int(n),
-            "epochs": int(self.epochs),
+            "epochs": int(self.num_epochs),
             "batch_size": int(batch),
             "updates": updates,
         }
@@ -239,7 +243,7 @@ class FeasibleLearning(_MLPLearner):
 
     One multiplier ``lam_i >= 0`` per training sample, initialised at 0. Each mini-batch B takes
     the dual step first at the current parameters,
-    ``lam_B <- [lam_B + dual_lr (l_B - eps - lam_B / alpha)]_+``, then an Adam step on
+    ``lam_B <- [lam_B + dual_learning_rate (l_B - eps - lam_B / alpha)]_+``, then an Adam step on
     ``sum_{i in B} lam_i l_i`` (Algorithm 1). With ``resilient = false`` (``alpha = inf``) this is FL
     (eq. 1); with ``resilient = true`` it is the minimal-norm slack relaxation
     ``l_i <= eps + u_i``, ``min (alpha/2) ||u||^2`` (RFL, eq. 4), whose slacks are
@@ -250,7 +254,7 @@ class FeasibleLearning(_MLPLearner):
         trains on ``X[n, p]``, ``y[n]``; ``info["multipliers"]``: ``Tensor[n]``.
 
     Units: ``epsilon`` in nats (classification) or squared standardized target units (regression);
-    multipliers dimensionless; ``dual_lr`` per unit of constraint violation.
+    multipliers dimensionless; ``dual_learning_rate`` per unit of constraint violation.
 
     Raises:
         ConfigError: bad hyperparameters (naming the key) or a task without a train split.
@@ -262,16 +266,16 @@ class FeasibleLearning(_MLPLearner):
 
     constrained: ClassVar[bool] = True
 
-    dual_lr: float = param(
+    dual_learning_rate: float = param(
         1e-2,
         doc="step size eta_lam of the multipliers' projected ascent",
-        validator=number_in(0, low_open=True),
+        validator=positive,
     )
     resilient: bool = param(False, doc="relax l_i <= eps + u_i with minimal-norm slacks (RFL)")
     alpha: float = param(
         1.0,
         doc="RFL slack cost (alpha/2)||u||^2; the multipliers decay by 1/alpha",
-        validator=number_in(0, low_open=True),
+        validator=positive,
     )
 
     def _multipliers(self, n: int, device: Any) -> torch.Tensor:
@@ -280,7 +284,7 @@ class FeasibleLearning(_MLPLearner):
     def _weights(self, lam: torch.Tensor | None, idx: torch.Tensor, losses: torch.Tensor) -> torch.Tensor:
         assert lam is not None
         alpha = self.alpha if self.resilient else math.inf
-        lam[idx] = dual_step(lam[idx], losses, self.epsilon, self.dual_lr, alpha)
+        lam[idx] = dual_step(lam[idx], losses, self.epsilon, self.dual_learning_rate, alpha)
         return lam[idx]
 
     def fit(self, task: Any, *, generator: Any, progress: Any) -> Fitted:

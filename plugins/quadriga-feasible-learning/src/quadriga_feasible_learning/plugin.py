@@ -17,9 +17,11 @@ def quadriga_register(registry):
         "learner",
         "feasible-learning",
         "quadriga_feasible_learning.learners:FeasibleLearning",
-        summary="Feasible Learning: l_i <= eps for every training sample by primal-dual updates "
-        "(resilient = true: minimal-norm slacks)",
-        paper=_PAPER + ", eq. 1, eq. 4, Algorithm 1",
+        summary=(
+            "Feasible Learning: l_i <= eps for every training sample by primal-dual updates (resilient = "
+            "true: minimal-norm slacks)"
+        ),
+        paper=f"{_PAPER}, eq. 1, eq. 4, Algorithm 1",
         tags=("supervised", "trains-network"),
     )
     registry.add(
@@ -27,45 +29,42 @@ def quadriga_register(registry):
         "erm",
         "quadriga_feasible_learning.learners:ERM",
         summary="ERM baseline of feasible-learning: same MLP, Adam, epochs and batches, mean loss",
-        paper=_PAPER + ", sec. 2",
+        paper=f"{_PAPER}, sec. 2",
         tags=("supervised", "trains-network"),
     )
     registry.add(
         "evaluator",
         "loss-distribution",
         "quadriga_feasible_learning.evaluators:LossDistribution",
-        summary="Per-sample train/test loss distribution (mean, max, quantiles, CVaR, fraction <= eps), "
-        "accuracy or MSE, and the multipliers' distribution",
-        paper=_PAPER + ", sec. 5",
+        summary=(
+            "Per-sample train/test loss distribution (mean, max, quantiles, CVaR, fraction <= eps), "
+            "accuracy or MSE, and the multipliers' distribution"
+        ),
+        paper=f"{_PAPER}, sec. 5",
         tags=("supervised",),
     )
-    for task, what in (
-        ("digits", "an MLP on scikit-learn digits"),
-        ("diabetes", "an MLP on scikit-learn diabetes"),
-    ):
-        registry.add_pipeline(
-            f"feasible-learning-{task}",
-            f"quadriga_feasible_learning:pipelines/feasible-learning-{task}.toml",
-            summary=f"Feasible Learning against ERM, {what}, 5 replicates with fresh splits",
-        )
-    for name, target, summary in (
-        (
-            "fl-digits-tail",
-            "DIGITS_TAIL",
-            "digits: FL's per-sample loss tail (max, q95, q99; train and test) is below ERM's",
-        ),
-        (
-            "fl-digits-accuracy",
-            "DIGITS_ACCURACY",
-            "digits: FL's test accuracy is at most 1 point below ERM's",
-        ),
-        (
-            "fl-diabetes-tail",
-            "DIABETES_TAIL",
-            "diabetes: FL's per-sample squared-error tail (max, q95, q99; train and test) is below ERM's",
-        ),
-        ("fl-diabetes-mse", "DIABETES_MSE", "diabetes: FL's test MSE is at most 5% above ERM's"),
-    ):
-        registry.add_claim(
-            name, f"quadriga_feasible_learning.claims:{target}", summary=summary, paper=_PAPER + ", sec. 5"
-        )
+    registry.add_pipelines(__package__)
+    registry.add_claim(
+        "fl-digits-tail",
+        "quadriga_feasible_learning.claims:DIGITS_TAIL",
+        summary="digits: FL's per-sample loss tail (max, q95, q99; train and test) is below ERM's",
+        paper=f"{_PAPER}, sec. 5",
+    )
+    registry.add_claim(
+        "fl-digits-accuracy",
+        "quadriga_feasible_learning.claims:DIGITS_ACCURACY",
+        summary="digits: FL's test accuracy is at most 1 point below ERM's",
+        paper=f"{_PAPER}, sec. 5",
+    )
+    registry.add_claim(
+        "fl-diabetes-tail",
+        "quadriga_feasible_learning.claims:DIABETES_TAIL",
+        summary="diabetes: FL's per-sample squared-error tail (max, q95, q99; train and test) is below ERM's",
+        paper=f"{_PAPER}, sec. 5",
+    )
+    registry.add_claim(
+        "fl-diabetes-mse",
+        "quadriga_feasible_learning.claims:DIABETES_MSE",
+        summary="diabetes: FL's test MSE is at most 5% above ERM's",
+        paper=f"{_PAPER}, sec. 5",
+    )

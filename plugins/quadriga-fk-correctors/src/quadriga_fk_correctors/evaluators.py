@@ -16,7 +16,7 @@ from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target, named
 from quadriga.seeding import child_generator
-from quadriga.validators import int_at_least
+from quadriga.validators import positive_int
 
 __all__ = ["ModeWeightError", "mode_masses"]
 
@@ -69,7 +69,7 @@ class ModeWeightError(Evaluator):
     }
 
     num_reference_samples: int = param(
-        20000, doc="exact draws for the exact mode masses (count)", validator=int_at_least(1)
+        20000, doc="exact draws for the exact mode masses (count)", validator=positive_int
     )
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:

@@ -18,9 +18,11 @@ def quadriga_register(registry):
         "sampler",
         "fkc",
         f"{_P}.samplers:FKCorrector",
-        summary="Feynman-Kac corrector: reverse SDE of a product / power / geometric average of score "
-        "models with Feynman-Kac weights and SMC resampling",
-        paper=_PAPER + ", eqs. 6-7, 9-10, 15",
+        summary=(
+            "Feynman-Kac corrector: reverse SDE of a product / power / geometric average of score models "
+            "with Feynman-Kac weights and SMC resampling"
+        ),
+        paper=f"{_PAPER}, eqs. 6-7, 9-10, 15",
         tags=("generative", "noised-score", "produces-weights", "smc"),
     )
     registry.add(
@@ -28,7 +30,7 @@ def quadriga_register(registry):
         "fkc-naive",
         f"{_P}.samplers:NaiveScoreMixing",
         summary="naive score mixing: the same reverse SDE with the mixed score and no weights",
-        paper=_PAPER + " (baseline)",
+        paper=f"{_PAPER} (baseline)",
         tags=("generative", "noised-score"),
     )
     registry.add(
@@ -36,7 +38,7 @@ def quadriga_register(registry):
         "fkc-target",
         f"{_P}.targets:ComposedTarget",
         summary="product, power or geometric average of Gaussian-mixture experts, with exact samples",
-        paper=_PAPER + ", sec. 3; Matrix Cookbook eqs. 371-372",
+        paper=f"{_PAPER}, sec. 3; Matrix Cookbook eqs. 371-372",
         tags=("exact-target", "noised-score"),
     )
     registry.add(
@@ -44,35 +46,32 @@ def quadriga_register(registry):
         "mode-weight-error",
         f"{_P}.evaluators:ModeWeightError",
         summary="total variation between a sampler's mass per mode and the exact target's",
-        paper=_PAPER + ", sec. 5.1",
+        paper=f"{_PAPER}, sec. 5.1",
         tags=("exact-target",),
     )
-    for name, summary in (
-        ("fkc-product-gmm", "FKC vs naive score mixing on the product of two 2-D mixtures, K = 64 to 4096"),
-        (
-            "fkc-anneal",
-            "FKC vs naive on p^2 and p^0.5 of a 2-D mixture and a 1-D double well at 3 temperatures",
-        ),
-    ):
-        registry.add_pipeline(name, f"{_P}:pipelines/{name}.toml", summary=summary)
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "fkc-product-beats-naive",
         f"{_P}.claims:PRODUCT_BEATS_NAIVE",
-        summary="for a product of two mixtures FKC is closer to the exact product than naive score "
-        "mixing (energy-distance ratio < 1 at K = 4096)",
-        paper=_PAPER + ", sec. 5.1 (product of experts)",
+        summary=(
+            "for a product of two mixtures FKC is closer to the exact product than naive score mixing "
+            "(energy-distance ratio < 1 at K = 4096)"
+        ),
+        paper=f"{_PAPER}, sec. 5.1 (product of experts)",
     )
     registry.add_claim(
         "fkc-anneal-beats-naive",
         f"{_P}.claims:ANNEAL_BEATS_NAIVE",
-        summary="for annealed targets p^beta FKC is closer to the exact target than naive score scaling "
-        "(energy-distance ratio < 1 for every beta)",
-        paper=_PAPER + ", sec. 5.1 (temperature annealing)",
+        summary=(
+            "for annealed targets p^beta FKC is closer to the exact target than naive score scaling "
+            "(energy-distance ratio < 1 for every beta)"
+        ),
+        paper=f"{_PAPER}, sec. 5.1 (temperature annealing)",
     )
     registry.add_claim(
         "fkc-consistency",
         f"{_P}.claims:CONSISTENCY",
         summary="FKC's mode-weight error to the exact product is within 0.05 at K = 4096, where naive "
         "mixing is not",
-        paper=_PAPER + ", sec. 3 (SMC consistency)",
+        paper=f"{_PAPER}, sec. 3 (SMC consistency)",
     )

@@ -44,8 +44,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler, Target
 from quadriga.seeding import child_generator
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
-from quadriga_fk_correctors.targets import one_of
+from quadriga.validators import in_range, int_at_least, one_of, positive, positive_int, probability
 
 __all__ = ["NOISES", "FKCorrector", "NaiveScoreMixing", "alpha_bar", "ess", "systematic_resample"]
 
@@ -113,25 +112,21 @@ class FKCorrector(Sampler):
     check_params: ClassVar[dict[str, Any]] = {"num_particles": 32, "num_steps": 20}
 
     num_particles: int = param(1024, doc="particles K (count), >= 2", validator=int_at_least(2))
-    num_steps: int = param(
-        200, doc="Euler-Maruyama steps of the reverse SDE (count)", validator=int_at_least(1)
-    )
+    num_steps: int = param(200, doc="Euler-Maruyama steps of the reverse SDE (count)", validator=positive_int)
     resample_threshold: float = param(
         0.5,
         doc="resample when ESS < threshold * K (fraction; 1 = every step, 0 = never)",
-        validator=number_in(0.0, 1.0),
+        validator=probability,
     )
     noise: str = param(
         "target-score",
         doc="'target-score' (sigma = g) or 'tempered' (sigma^2 = g^2 / sum e_i)",
         validator=one_of(NOISES),
     )
-    b_min: float = param(0.1, doc="VP schedule b(0) (per unit time)", validator=number_in(0.0, low_open=True))
-    b_max: float = param(
-        20.0, doc="VP schedule b(1) (per unit time)", validator=number_in(0.0, low_open=True)
-    )
+    b_min: float = param(0.1, doc="VP schedule b(0) (per unit time)", validator=positive)
+    b_max: float = param(20.0, doc="VP schedule b(1) (per unit time)", validator=positive)
     t_min: float = param(
-        1e-3, doc="last time of the reverse SDE", validator=number_in(0.0, 0.5, low_open=True, high_open=True)
+        1e-3, doc="last time of the reverse SDE", validator=in_range(0.0, 0.5, low_open=True, high_open=True)
     )
 
     def __attrs_post_init__(self) -> None:

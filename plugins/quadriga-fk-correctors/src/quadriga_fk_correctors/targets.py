@@ -28,7 +28,7 @@ import torch
 from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
-from quadriga.validators import int_at_least
+from quadriga.validators import int_at_least, one_of
 
 __all__ = ["KINDS", "ComposedTarget", "one_of", "product_of_gaussians", "product_of_mixtures"]
 
@@ -86,18 +86,6 @@ def product_of_mixtures(
     w = torch.softmax(logw.reshape(-1), 0)
     d = ma.shape[-1]
     return w, m.reshape(-1, d), s.reshape(-1, d, d)
-
-
-def one_of(options: tuple[str, ...]) -> Any:
-    """Validator: a value in ``options``; raises ConfigError naming the parameter and the choices."""
-
-    def check(instance: Any, attribute: Any, value: Any) -> None:
-        if value not in options:
-            raise ConfigError(
-                f"'{attribute.name}' must be one of {', '.join(options)}, got {value!r}.", key=attribute.name
-            )
-
-    return check
 
 
 def _expert(spec: Any, i: int) -> Any:

@@ -19,7 +19,7 @@ from quadriga import param
 from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Learner, Target
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import int_at_least, positive, positive_int, positive_int_list
 
 __all__ = ["FlowMatching", "VelocityMLP"]
 
@@ -79,21 +79,21 @@ class FlowMatching(Learner):
         "num_steps": 20,
         "num_train": 256,
         "batch_size": 64,
-        "hidden": [16],
+        "hidden_sizes": [16],
     }
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"posterior": {"use": "linear-gaussian-posterior", "dim": 2, "num_components": 2}},
         "inputs": {"task": "posterior"},
     }
 
-    hidden: list[int] = param(
+    hidden_sizes: list[int] = param(
         [128, 128, 128], doc="hidden layer widths (count each)", validator=positive_int_list
     )
-    num_steps: int = param(3000, doc="Adam steps (count)", validator=int_at_least(1))
-    batch_size: int = param(512, doc="minibatch size (count)", validator=int_at_least(1))
+    num_steps: int = param(3000, doc="Adam steps (count)", validator=positive_int)
+    batch_size: int = param(512, doc="minibatch size (count)", validator=positive_int)
     num_train: int = param(20000, doc="training draws from the prior (count)", validator=int_at_least(2))
-    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=number_in(0.0, low_open=True))
-    log_every: int = param(100, doc="steps between history entries (count)", validator=int_at_least(1))
+    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=positive)
+    log_every: int = param(100, doc="steps between history entries (count)", validator=positive_int)
 
     def fit(self, task: Any, *, generator: torch.Generator, progress: Any = None) -> Fitted:
         """Draw the training set, train, and return the velocity network."""
@@ -109,7 +109,7 @@ class FlowMatching(Learner):
         init_seed = int(torch.randint(0, 2**62, (), generator=generator))
         with torch.random.fork_rng(devices=[]):  # initial weights from the stage generator, global state kept
             torch.manual_seed(init_seed)
-            model = VelocityMLP(d, list(self.hidden)).to(generator.device)
+            model = VelocityMLP(d, list(self.hidden_sizes)).to(generator.device)
         opt = torch.optim.Adam(model.parameters(), lr=float(self.learning_rate))
         sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=int(self.num_steps))
         history: dict[str, list] = {"step": [], "loss": []}

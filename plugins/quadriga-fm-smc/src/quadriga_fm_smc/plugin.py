@@ -15,9 +15,11 @@ def quadriga_register(registry):
         "sampler",
         "fm-smc",
         f"{_P}.samplers:FMSMC",
-        summary="SMC on a flow-matching prior: ODE, a marginal-preserving stochastic window with "
-        "lookahead likelihood weights and resampling, ODE, terminal correction",
-        paper=_PAPER,
+        summary=(
+            "SMC on a flow-matching prior: ODE, a marginal-preserving stochastic window with lookahead "
+            "likelihood weights and resampling, ODE, terminal correction"
+        ),
+        paper=f"{_PAPER}",
         tags=("generative", "needs-log-prob", "produces-weights", "smc"),
     )
     registry.add(
@@ -25,7 +27,7 @@ def quadriga_register(registry):
         "fm-is",
         f"{_P}.samplers:FMImportanceSampling",
         summary="naive importance sampling: flow-matching ODE draws weighted by the likelihood",
-        paper=_PAPER + " (baseline)",
+        paper=f"{_PAPER} (baseline)",
         tags=("generative", "needs-log-prob", "produces-weights"),
     )
     registry.add(
@@ -40,9 +42,11 @@ def quadriga_register(registry):
         "target",
         "linear-gaussian-posterior",
         f"{_P}.tasks:LinearGaussianPosterior",
-        summary="Gaussian-mixture prior with its exact flow-matching velocity, y = A x + noise; "
-        "exact posterior mixture and evidence",
-        paper="Bishop 2006, eqs. 2.113-2.117; " + _PAPER,
+        summary=(
+            "Gaussian-mixture prior with its exact flow-matching velocity, y = A x + noise; exact posterior"
+            " mixture and evidence"
+        ),
+        paper=f"Bishop 2006, eqs. 2.113-2.117; {_PAPER}",
         tags=("exact-target", "posterior"),
     )
     registry.add(
@@ -58,36 +62,32 @@ def quadriga_register(registry):
         "posterior-diagnostics",
         f"{_P}.evaluators:PosteriorDiagnostics",
         summary="ESS, unique ancestors, evidence error, posterior mode-weight TV and mean error",
-        paper=_PAPER,
+        paper=f"{_PAPER}",
         tags=("exact-target", "produces-weights", "smc"),
     )
-    for name, summary in (
-        ("fm-smc-gmm2d", "SMC vs IS vs guidance on a 2-D Gaussian-mixture posterior over K = 64, 256, 1024"),
-        (
-            "fm-smc-gmm16d",
-            "SMC vs IS vs guidance on a 16-D Gaussian-mixture posterior over K = 64, 256, 1024",
-        ),
-        ("fm-smc-learned", "the 2-D comparison with a flow-matching velocity trained on prior draws"),
-    ):
-        registry.add_pipeline(name, f"{_P}:pipelines/{name}.toml", summary=summary)
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "fm-smc-consistency",
         f"{_P}.claims:CONSISTENCY",
         summary="in 16-D SMC's energy distance to the exact posterior falls with K at least 0.5 faster "
         "(log-log slope) than biased guidance's",
-        paper=_PAPER + ", asymptotic exactness",
+        paper=f"{_PAPER}, asymptotic exactness",
     )
     registry.add_claim(
         "fm-smc-beats-is",
         f"{_P}.claims:BEATS_IS",
-        summary="at equal velocity evaluations SMC is closer to the 16-D posterior than naive IS "
-        "(energy-distance ratio < 1)",
-        paper=_PAPER + ", IS weight degeneracy",
+        summary=(
+            "at equal velocity evaluations SMC is closer to the 16-D posterior than naive IS "
+            "(energy-distance ratio < 1)"
+        ),
+        paper=f"{_PAPER}, IS weight degeneracy",
     )
     registry.add_claim(
         "fm-smc-beats-guidance",
         f"{_P}.claims:BEATS_GUIDANCE",
-        summary="at equal velocity evaluations SMC is closer to the 2-D posterior than gradient guidance "
-        "(energy-distance ratio < 1)",
-        paper=_PAPER + ", comparison with guidance",
+        summary=(
+            "at equal velocity evaluations SMC is closer to the 2-D posterior than gradient guidance "
+            "(energy-distance ratio < 1)"
+        ),
+        paper=f"{_PAPER}, comparison with guidance",
     )

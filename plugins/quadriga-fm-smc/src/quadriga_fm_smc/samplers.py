@@ -37,7 +37,7 @@ from quadriga import param
 from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler, Target
-from quadriga.validators import finite, int_at_least, number_in
+from quadriga.validators import finite, in_range, instance_of, int_at_least, non_negative, one_of, probability
 from quadriga_fm_smc.flows import SOLVERS, effective_sample_size, ode_step, sde_step, systematic_resample
 
 __all__ = ["FMSMC", "TEMPERINGS", "FMGuidance", "FMImportanceSampling", "velocity_of"]
@@ -98,7 +98,7 @@ class _FlowSampler(Sampler):
     solver: str = param(
         "heun",
         doc="'euler' (1 velocity evaluation per step) or 'heun' (2 per step)",
-        validator=attrs.validators.in_(SOLVERS),
+        validator=one_of(SOLVERS),
     )
 
     def _start(self, target: Any, generator: torch.Generator) -> torch.Tensor:
@@ -205,38 +205,38 @@ class FMSMC(_FlowSampler):
     noise: float = param(
         1.0,
         doc="g, diffusion coefficient of the stochastic window (units of x / sqrt(time))",
-        validator=number_in(0.0),
+        validator=non_negative,
     )
     window_start: float = param(
         0.05,
         doc="t_a, where the stochastic window with potentials starts (time in [0, 1))",
-        validator=number_in(0.0, 1.0, high_open=True),
+        validator=in_range(0.0, 1.0, high_open=True),
     )
     window_end: float = param(
         0.9,
         doc="t_b, where it ends and the ODE takes over (time, t_a < t_b <= 0.99)",
-        validator=number_in(0.0, 0.99, low_open=True),
+        validator=in_range(0.0, 0.99, low_open=True),
     )
     resample_threshold: float = param(
         0.5,
         doc="resample when ESS < threshold * K (fraction in [0, 1]; 0 never, 1 always)",
-        validator=number_in(0.0, 1.0),
+        validator=probability,
     )
     lookahead_power: float = param(
         1.0,
         doc="lambda, exponent of the lookahead likelihood at t_b (dimensionless, >= 0)",
-        validator=[finite, number_in(0.0)],
+        validator=[finite, in_range(0.0)],
     )
     tempering: str = param(
         "linear",
         doc="exponent schedule over the window: 'constant' (lambda) or 'linear' "
         "(lambda (t - t_a) / (t_b - t_a), flat at t_a)",
-        validator=attrs.validators.in_(TEMPERINGS),
+        validator=one_of(TEMPERINGS),
     )
     final_resample: bool = param(
         False,
         doc="resample once at t = 1 and return equally weighted particles",
-        validator=attrs.validators.instance_of(bool),
+        validator=instance_of(bool),
     )
 
     def __attrs_post_init__(self) -> None:
@@ -326,7 +326,7 @@ class FMGuidance(_FlowSampler):
     guidance_scale: float = param(
         0.3,
         doc="multiplier of the likelihood gradient (dimensionless; 1 is the plain DPS approximation)",
-        validator=[finite, number_in(0.0)],
+        validator=[finite, in_range(0.0)],
     )
 
     def sample(self, target: Any, velocity: Any = None, *, generator: torch.Generator) -> Samples:

@@ -24,7 +24,7 @@ import torch
 from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import int_at_least, non_negative, one_of, positive, positive_int
 from quadriga_fm_smc.mixture_flow import GaussianMixtureLaw
 
 __all__ = ["OBSERVATIONS", "LinearGaussianPosterior"]
@@ -57,26 +57,24 @@ class LinearGaussianPosterior(Target):
     linear-Gaussian observations, whose posterior is a GMM).
     """
 
-    dim: int = param(2, doc="dimension d of x", validator=int_at_least(1))
-    num_components: int = param(4, doc="number K of prior components", validator=int_at_least(1))
-    radius: float = param(
-        3.0, doc="norm of every prior component mean (units of x)", validator=number_in(0.0)
-    )
+    dim: int = param(2, doc="dimension d of x", validator=positive_int)
+    num_components: int = param(4, doc="number K of prior components", validator=positive_int)
+    radius: float = param(3.0, doc="norm of every prior component mean (units of x)", validator=non_negative)
     component_std: float = param(
         0.5,
         doc="standard deviation sigma_c of each prior component (units of x)",
-        validator=number_in(0.0, low_open=True),
+        validator=positive,
     )
     obs_dim: int | None = param(None, doc="m, number of observed values (None: m = d)", validator=_obs_dim)
     observation: str = param(
         "coordinates",
         doc="'coordinates' (A = first m rows of I) or 'gaussian' (A with N(0, 1/d) entries)",
-        validator=attrs.validators.in_(OBSERVATIONS),
+        validator=one_of(OBSERVATIONS),
     )
     noise_std: float = param(
         0.5,
         doc="observation noise standard deviation s (units of y)",
-        validator=number_in(0.0, low_open=True),
+        validator=positive,
     )
     _prior: Any = attrs.field(init=False, default=None)
     _post: Any = attrs.field(init=False, default=None)

@@ -13,6 +13,7 @@ from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target
 from quadriga.stage_names import replicate_groups
+from quadriga.validators import in_range, int_at_least, positive
 
 __all__ = ["SUMMARY_METRICS", "GroundTruthError"]
 
@@ -84,18 +85,18 @@ class GroundTruthError(Evaluator):
     level: float = param(
         0.95,
         doc="confidence level of the intervals over replicates (fraction)",
-        validator=[attrs.validators.gt(0), attrs.validators.lt(1)],
+        validator=in_range(0, 1, low_open=True, high_open=True),
     )
     divergence_bound: float = param(
         1e6,
         doc="a subject with a draw beyond this many times max_j(|m_j| + sd_j), or a non-finite one, "
         "counts as diverged (dimensionless)",
-        validator=attrs.validators.gt(0),
+        validator=positive,
     )
     resamples: int = param(
         2000,
         doc="bootstrap resamples of the intervals over replicates (count)",
-        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(100)),
+        validator=int_at_least(100),
     )
 
     def _truth(self, reference: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:

@@ -18,30 +18,18 @@ import torch
 
 from quadriga import param
 from quadriga.artifacts import Samples
+from quadriga.components import as_component
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler
+from quadriga.validators import in_range, one_of, optional, positive_int
 
 __all__ = ["DualAveraging", "DualAveragingState", "dual_averaging_init", "dual_averaging_step"]
-
-_pos_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
 
 
 def _default_sampler() -> Sampler:
     from quadriga_std.samplers.mcmc import MALA
 
     return MALA()
-
-
-def _to_sampler(value: Any) -> Any:
-    """Accept a built sampler, a registered name (``"mala"``) or ``{"use": "mala", ...}``."""
-    if isinstance(value, (str, dict)):
-        from quadriga.components import build_component
-        from quadriga.registry import get_registry
-
-        spec = {"use": value} if isinstance(value, str) else dict(value)
-        use = spec.pop("use", None)
-        return build_component(get_registry(), use, spec, kinds=("sampler",), table="sampler")
-    return value
 
 
 class DualAveragingState(NamedTuple):
@@ -164,22 +152,22 @@ class DualAveraging(Sampler):
 
     sampler: Sampler = param(
         factory=_default_sampler,
-        converter=_to_sampler,
+        converter=as_component(Sampler),
         doc='the sampler to tune and run, e.g. { use = "mala", num_samples = 2000 }',
     )
     target_acceptance: float | None = param(
         None,
         doc="acceptance rate the step is tuned to (fraction); default: the kernel's optimal_acceptance "
         "(0.234 RWM, 0.574 MALA and SR-MALA's base MALA, 0.65 HMC)",
-        validator=attrs.validators.optional([attrs.validators.gt(0), attrs.validators.lt(1)]),
+        validator=optional(in_range(0, 1, low_open=True, high_open=True)),
     )
     tuning_budget: int = param(
-        1000, doc="density evaluations per chain spent on the pilot (count)", validator=_pos_int
+        1000, doc="density evaluations per chain spent on the pilot (count)", validator=positive_int
     )
     init: str = param(
         "warm",
         doc="pilot start: 'warm' (target.warm_start, near the posterior) or 'kernel' (the kernel's own init)",
-        validator=attrs.validators.in_(("warm", "kernel")),
+        validator=one_of(("warm", "kernel")),
     )
 
     def __attrs_post_init__(self) -> None:

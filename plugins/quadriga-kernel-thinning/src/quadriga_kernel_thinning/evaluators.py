@@ -17,15 +17,11 @@ from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target, named
 from quadriga.params import param
+from quadriga.validators import optional, positive
 from quadriga_kernel_thinning.embedding import _np, mixture_of, mmd_between, mmd_to_mixture
 from quadriga_kernel_thinning.figures import coreset_figure
 
 __all__ = ["IntegrationError", "MMDToTarget", "integrand_expectations", "integrand_values"]
-
-
-def _optional_positive(instance: Any, attribute: Any, value: Any) -> None:
-    if value is not None and not (isinstance(value, (int, float)) and value > 0):
-        raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
 
 
 def _subjects(subject: Any) -> dict[str, Samples]:
@@ -91,7 +87,7 @@ class MMDToTarget(Evaluator):
         None,
         doc="Gaussian kernel bandwidth sigma (units of x); None: "
         "sqrt(2 tr Cov_P), i.e. sqrt(2 d) for N(0, I_d)",
-        validator=_optional_positive,
+        validator=optional(positive),
     )
     plot: bool = param(True, doc="draw the subjects over the density contours when d = 2")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -22,6 +22,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
+from quadriga.validators import in_range, non_negative_int, one_of, optional, positive
 from quadriga_kernel_thinning.kernels import KERNEL_NAMES, Kernel
 from quadriga_kernel_thinning.planning import (
     VARIANTS,
@@ -35,16 +36,6 @@ from quadriga_kernel_thinning.planning import (
 __all__ = ["KernelThinning", "compress_pp"]
 
 _GIB = 1024**3
-
-
-def _optional_positive(instance: Any, attribute: Any, value: Any) -> None:
-    if value is not None and not (isinstance(value, (int, float)) and value > 0):
-        raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
-
-
-def _power_range(instance: Any, attribute: Any, value: Any) -> None:
-    if value is not None and not (0 < value <= 1):
-        raise ValueError(f"power (alpha) must lie in (0, 1], got {value!r}")
 
 
 def _seed(rng: np.random.Generator) -> int:
@@ -130,37 +121,37 @@ class KernelThinning(Sampler):
     variant: str = param(
         "root",
         doc="'root' (square-root split kernel), 'target', 'power' or 'kt+'",
-        validator=attrs.validators.in_(VARIANTS),
+        validator=one_of(VARIANTS),
     )
     kernel: str = param(
         "gaussian",
         doc="'gaussian' exp(-r^2/(2 sigma^2)), 'imq' (1+r^2/sigma^2)^-nu, "
         "'laplace' exp(-r/sigma) or 'matern' (scikit-learn convention)",
-        validator=attrs.validators.in_(KERNEL_NAMES),
+        validator=one_of(KERNEL_NAMES),
     )
     bandwidth: float | None = param(
         None,
         doc="kernel bandwidth sigma (units of x); None: median pairwise distance of up to 1024 input points",
-        validator=_optional_positive,
+        validator=optional(positive),
     )
     nu: float | None = param(
         None,
         doc="imq exponent (default 0.5) or Matérn smoothness (default 1.5)",
-        validator=_optional_positive,
+        validator=optional(positive),
     )
     power: float | None = param(
         None,
         doc="alpha in (0, 1] of the 'power'/'kt+' split kernel; None: 0.5 where "
         "it exists, else midway between d/(2 nu + d) and 1",
-        validator=_power_range,
+        validator=optional(in_range(0, 1, low_open=True)),
     )
     delta: float = param(
         0.5,
         doc="KT failure probability delta in (0, 1)",
-        validator=[attrs.validators.gt(0.0), attrs.validators.lt(1.0)],
+        validator=in_range(0, 1, low_open=True, high_open=True),
     )
     compress: bool = param(False, doc="run KT-Compress++ (near-linear time, O(4^g n) memory)")
-    g: int = param(4, doc="Compress++ oversampling parameter g (>= 0)", validator=attrs.validators.ge(0))
+    g: int = param(4, doc="Compress++ oversampling parameter g (>= 0)", validator=non_negative_int)
     halving_rounds: int | None = param(
         None,
         doc="KT halving rounds m (output n / 2^m points); None: round(log2(n) / 2), about sqrt(n) points",
@@ -171,7 +162,7 @@ class KernelThinning(Sampler):
         "memory, slow); None: store it when it fits under kernel_memory_limit",
     )
     kernel_memory_limit: float = param(
-        4.0, doc="largest kernel matrix store_K = None may allocate (GiB)", validator=attrs.validators.gt(0.0)
+        4.0, doc="largest kernel matrix store_K = None may allocate (GiB)", validator=positive
     )
 
     def __attrs_post_init__(self) -> None:

@@ -26,7 +26,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least
+from quadriga.validators import one_of, positive_int
 
 __all__ = ["ConditionalConformal", "linear_feature_map", "load_mapie"]
 
@@ -89,13 +89,13 @@ class ConditionalConformal(Estimator):
     regressor: str = param(
         "ridge",
         doc=f"point predictor: one of {', '.join(REGRESSORS)}",
-        validator=attrs.validators.in_(REGRESSORS),
+        validator=one_of(REGRESSORS),
     )
     evaluation_split: str = param("target_test", doc="split on which the reported mean width is computed")
     num_evaluation_points: int = param(
         50,
         doc="rows of evaluation_split used for the reported width (one linear program each)",
-        validator=int_at_least(1),
+        validator=positive_int,
     )
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:

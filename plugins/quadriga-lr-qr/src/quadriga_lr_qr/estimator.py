@@ -14,6 +14,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
+from quadriga.validators import one_of, positive, positive_int
 from quadriga_lr_qr.lrqr import check_min_calibration, features, select_and_fit
 
 __all__ = ["LRQR", "prepare_problem"]
@@ -118,7 +119,7 @@ class LRQR(Estimator):
     regressor: str = param(
         "ridge",
         doc=f"point predictor: one of {', '.join(REGRESSORS)}",
-        validator=attrs.validators.in_(REGRESSORS),
+        validator=one_of(REGRESSORS),
     )
     lambdas: list = param(
         factory=lambda: [0.1, 0.3, 1.0, 3.0],
@@ -128,8 +129,8 @@ class LRQR(Estimator):
     validation_fraction: float = param(
         0.3, doc="share of each set held out to choose lambda", validator=_check_fraction
     )
-    steps: int = param(300, doc="Adam iterations of each fit", validator=attrs.validators.ge(1))
-    learning_rate: float = param(0.1, doc="initial Adam step size", validator=attrs.validators.gt(0))
+    steps: int = param(300, doc="Adam iterations of each fit", validator=positive_int)
+    learning_rate: float = param(0.1, doc="initial Adam step size", validator=positive)
     evaluation_split: str = param("target_test", doc="split on which the reported mean width is computed")
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:

@@ -15,15 +15,17 @@ def quadriga_register(registry):
         "lr-qr",
         "quadriga_lr_qr.estimator:LRQR",
         summary="Conformal sets under covariate shift by likelihood-ratio regularized quantile regression",
-        paper=_PAPER + ", sec. 3",
+        paper=f"{_PAPER}, sec. 3",
         tags=("conformal", "covariate-shift", "supervised"),
     )
     registry.add(
         "estimator",
         "conditional-conformal",
         "quadriga_lr_qr.conditional:ConditionalConformal",
-        summary="Conditional conformal (Gibbs, Cherian, Candes) over shifts linear in x, via MAPIE "
-        "(optional extra 'mapie')",
+        summary=(
+            "Conditional conformal (Gibbs, Cherian, Candes) over shifts linear in x, via MAPIE (optional "
+            "extra 'mapie')"
+        ),
         paper="Gibbs, Cherian, Candes 2023, arXiv 2305.12616, sec. 3",
         tags=("conformal", "covariate-shift", "supervised"),
     )
@@ -31,36 +33,24 @@ def quadriga_register(registry):
         "dataset",
         "synthetic-shift",
         "quadriga_lr_qr.synthetic:SyntheticShift",
-        summary="d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact "
-        "likelihood ratio",
-        paper="",
+        summary=(
+            "d-dim Gaussian mean shift along a random direction, heteroscedastic Y, exact likelihood ratio"
+        ),
         tags=("covariate-shift", "supervised"),
     )
-    registry.add_pipeline(
-        "lrqr-synthetic-shift",
-        "quadriga_lr_qr:pipelines/lrqr-synthetic-shift.toml",
-        summary="LR-QR vs split and weighted conformal on a 50-d Gaussian shift",
-    )
-    registry.add_pipeline(
-        "lrqr-synthetic-conditional",
-        "quadriga_lr_qr:pipelines/lrqr-synthetic-conditional.toml",
-        summary="LR-QR vs conditional conformal (MAPIE) and weighted conformal, 50-d shift",
-    )
-    registry.add_pipeline(
-        "lrqr-diabetes-shift",
-        "quadriga_lr_qr:pipelines/lrqr-diabetes-shift.toml",
-        summary="LR-QR vs split and weighted conformal on diabetes tilted on bmi",
-    )
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "lrqr-synthetic-coverage",
         "quadriga_lr_qr.claims:synthetic_shift_claim",
-        summary="LR-QR's target coverage is at least 0.90 - 0.02 on a 50-d mean shift (delta = 1) where "
-        "split conformal under-covers; width ratios against the baselines reported",
-        paper=_PAPER + ", sec. 5",
+        summary=(
+            "LR-QR's target coverage is at least 0.90 - 0.02 on a 50-d mean shift (delta = 1) where split "
+            "conformal under-covers; width ratios against the baselines reported"
+        ),
+        paper=f"{_PAPER}, sec. 5",
     )
     registry.add_claim(
         "lrqr-diabetes-coverage",
         "quadriga_lr_qr.claims:diabetes_shift_claim",
         summary="LR-QR's target coverage is at least 0.90 - 0.02 on diabetes tilted on bmi (exact ratio)",
-        paper=_PAPER + ", sec. 5",
+        paper=f"{_PAPER}, sec. 5",
     )

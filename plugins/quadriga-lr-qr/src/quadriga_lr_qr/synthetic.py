@@ -7,11 +7,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from quadriga.errors import ConfigError, suggest
+from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least
+from quadriga.validators import int_at_least, non_negative
 
 __all__ = ["SyntheticShift"]
 
@@ -39,7 +39,7 @@ class SyntheticShift(Dataset):
     """
 
     dim: int = param(50, doc="covariate dimension d", validator=_POSITIVE)
-    delta: float = param(1.0, doc="shift length along u (units of x)", validator=attrs.validators.ge(0.0))
+    delta: float = param(1.0, doc="shift length along u (units of x)", validator=non_negative)
     n_train: int = param(1000, doc="source points to fit the point predictor", validator=_POSITIVE)
     n_calibration: int = param(1000, doc="labeled source calibration points", validator=_POSITIVE)
     n_test: int = param(1000, doc="source test points", validator=_POSITIVE)
@@ -70,20 +70,6 @@ class SyntheticShift(Dataset):
             "target_calibration": draw(self.n_target_calibration, self.delta),
             "target_test": draw(self.n_target_test, self.delta),
         }
-
-    def split(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(X[n, dim], y[n])`` of a split (copies).
-
-        Raises:
-            KeyError: unknown split (the valid names are listed).
-        """
-        if name not in self._splits:
-            raise KeyError(
-                f"unknown split '{name}'; valid: {', '.join(self._splits) or '(call prepare first)'}."
-                f"{suggest(name, self._splits)}"
-            )
-        X, y = self._splits[name]
-        return X.copy(), y.copy()
 
     def likelihood_ratio(self, X: np.ndarray) -> np.ndarray:
         """Exact ``r(x) = exp(delta u.x - delta^2/2)``: ``ndarray[n, dim] -> ndarray[n]``.

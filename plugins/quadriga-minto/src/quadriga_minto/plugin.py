@@ -15,28 +15,19 @@ def quadriga_register(registry):
         "minto",
         "quadriga_minto.learner:MINTO",
         summary="DQN with the MINTO target: max over actions of min(target, online) Q-values",
-        paper=_PAPER,
+        paper=f"{_PAPER}",
         tags=("discrete-actions", "rl", "trains-network"),
     )
-    registry.add_pipeline(
-        "cartpole-minto",
-        "quadriga_minto:pipelines/cartpole-minto.toml",
-        summary="CartPole-v1: dqn vs dqn-online vs minto, return curves with bands across seeds",
-    )
-    registry.add_pipeline(
-        "acrobot-minto",
-        "quadriga_minto:pipelines/acrobot-minto.toml",
-        summary="Acrobot-v1: dqn vs dqn-online vs minto, return curves with bands across seeds",
-    )
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "minto-auc",
         "quadriga_minto.claims:auc_claim",
         summary="MINTO's area under the return curve on Acrobot-v1 is above DQN's (IQM over seeds)",
-        paper=_PAPER + ", sec. 5",
+        paper=f"{_PAPER}, sec. 5",
     )
     registry.add_claim(
         "minto-overestimation",
         "quadriga_minto.claims:overestimation_claim",
         summary="MINTO's Q-overestimation is below DQN's (target network) on Acrobot-v1",
-        paper=_PAPER + ", sec. 4",
+        paper=f"{_PAPER}, sec. 4",
     )

@@ -71,9 +71,9 @@ _REPORTED = (
 )
 
 _FAST = (
-    "stage.mlp.epochs=3",
-    "stage.cnn.epochs=3",
-    "stage.cnn-rot.epochs=3",
+    "stage.mlp.num_epochs=3",
+    "stage.cnn.num_epochs=3",
+    "stage.cnn-rot.num_epochs=3",
     "task.digits.train=0.3",
     "task.digits.test=0.1",
 )

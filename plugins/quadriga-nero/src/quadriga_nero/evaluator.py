@@ -15,7 +15,7 @@ from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
 from quadriga.stage_names import replicate_base
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, non_negative_int, positive_int
 from quadriga_nero.orbits import GROUPS, group_elements, nero_curves, orbit_predictions, to_canvas
 
 __all__ = ["NERO", "PER_SUBJECT"]
@@ -117,21 +117,26 @@ class NERO(Evaluator):
     check_inputs: ClassVar[dict] = {
         "task": {"data": {"use": "sklearn-dataset", "name": "digits", "standardize": False}},
         "stage": {
-            "fit": {"use": "orbit-classifier", "inputs": {"task": "data"}, "epochs": 1, "architecture": "mlp"}
+            "fit": {
+                "use": "orbit-classifier",
+                "inputs": {"task": "data"},
+                "num_epochs": 1,
+                "architecture": "mlp",
+            }
         },
         "inputs": {"subject": "fit", "reference": "data"},
     }
 
     group: str = param("rotation", doc="rotation, shift or scale", validator=_check_group)
     angle_step: float = param(
-        15.0, doc="rotation: degrees between orbit elements", validator=number_in(0, 360, low_open=True)
+        15.0, doc="rotation: degrees between orbit elements", validator=in_range(0, 360, low_open=True)
     )
-    max_shift: int = param(3, doc="shift: largest |dx|, |dy| (pixels)", validator=int_at_least(0))
+    max_shift: int = param(3, doc="shift: largest |dx|, |dy| (pixels)", validator=non_negative_int)
     scales: list = param(
         factory=lambda: [0.6, 0.8, 1.0, 1.2, 1.4], doc="scale: the factors", validator=_check_scales
     )
     split: str = param("test", doc="the reference split evaluated")
-    batch_size: int = param(8192, doc="images per predict call", validator=int_at_least(1))
+    batch_size: int = param(8192, doc="images per predict call", validator=positive_int)
     figures: bool = param(True, doc="draw the NERO and consensus figures")
 
     def elements(self) -> list[Any]:

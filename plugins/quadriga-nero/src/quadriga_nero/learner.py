@@ -16,6 +16,7 @@ CNN trained with rotation augmentation; Adam, batch 64).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -29,7 +30,15 @@ from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import (
+    non_negative,
+    non_negative_int,
+    one_of,
+    positive,
+    positive_int,
+    positive_int_list,
+    probability,
+)
 from quadriga_nero.orbits import rotate, shift, to_canvas
 
 __all__ = ["DigitNet", "OrbitClassifier", "build_network"]
@@ -39,36 +48,25 @@ _AUGMENT = ("none", "rotation", "shift")
 _AVERAGE = ("none", "c4")
 
 
-def _one_of(options: tuple[str, ...]) -> Any:
-    def check(inst: Any, attribute: Any, value: Any) -> None:
-        if value not in options:
-            raise ConfigError(
-                f"{attribute.name} must be one of {', '.join(options)}, got {value!r}.", key=attribute.name
-            )
-
-    return check
-
-
 def build_network(
-    architecture: str, canvas: int, classes: int, *, hidden: int = 128, channels: int = 16
+    architecture: str, canvas: int, classes: int, *, hidden_sizes: Sequence[int] = (128,), channels: int = 16
 ) -> nn.Module:
     """The network on ``Tensor[n, 1, C, C]`` (pixels / 16) returning logits ``Tensor[n, K]``.
 
-    ``"mlp"``: flatten, ``C^2 -> hidden -> K`` with ReLU. ``"cnn"``: two 3x3 convolutions
-    (``channels``, ``2 channels``; padding 1, ReLU, each followed by 2x2 max pooling), then
-    ``hidden`` ReLU units and a linear layer (LeNet-style): the convolutions are
+    ``"mlp"``: flatten, ``C^2 -> hidden_sizes... -> K`` with ReLU. ``"cnn"``: two 3x3 convolutions
+    (``channels``, ``2 channels``; padding 1, ReLU, each followed by 2x2 max pooling), then dense
+    ReLU layers of ``hidden_sizes`` and a linear layer (LeNet-style): the convolutions are
     translation-equivariant up to the border and the pooling grid, the dense layers are not.
 
     Raises:
         ConfigError: unknown architecture.
     """
     if architecture == "mlp":
-        return nn.Sequential(
-            nn.Flatten(), nn.Linear(canvas * canvas, hidden), nn.ReLU(), nn.Linear(hidden, classes)
-        )
-    if architecture == "cnn":
+        trunk: list[nn.Module] = [nn.Flatten()]
+        width = canvas * canvas
+    elif architecture == "cnn":
         c = channels
-        return nn.Sequential(
+        trunk = [
             nn.Conv2d(1, c, 3, padding=1),
             nn.ReLU(),
             nn.MaxPool2d(2),
@@ -76,11 +74,14 @@ def build_network(
             nn.ReLU(),
             nn.MaxPool2d(2),
             nn.Flatten(),
-            nn.Linear(2 * c * (canvas // 4) ** 2, hidden),
-            nn.ReLU(),
-            nn.Linear(hidden, classes),
-        )
-    raise ConfigError(f"architecture must be one of {', '.join(_ARCHITECTURES)}, got {architecture!r}.")
+        ]
+        width = 2 * c * (canvas // 4) ** 2
+    else:
+        raise ConfigError(f"architecture must be one of {', '.join(_ARCHITECTURES)}, got {architecture!r}.")
+    for size in hidden_sizes:
+        trunk += [nn.Linear(width, int(size)), nn.ReLU()]
+        width = int(size)
+    return nn.Sequential(*trunk, nn.Linear(width, classes))
 
 
 class DigitNet(nn.Module):
@@ -118,7 +119,7 @@ class OrbitClassifier(Learner):
 
     Units:
         pixels as in the data (non-negative), divided by ``pixel_scale`` inside the network;
-        ``lr`` per Adam step; loss in nats.
+        ``learning_rate`` per Adam step; loss in nats.
 
     Raises:
         ConfigError: a task without a ``"train"`` split, rows that are not square images, negative
@@ -130,40 +131,42 @@ class OrbitClassifier(Learner):
     """
 
     input_types: ClassVar = {"task": (Dataset,)}
-    check_params: ClassVar[dict] = {"epochs": 1}
+    check_params: ClassVar[dict] = {"num_epochs": 1}
     check_inputs: ClassVar[dict] = {
         "task": {"data": {"use": "sklearn-dataset", "name": "digits", "standardize": False}},
         "stage": {},
         "inputs": {"task": "data"},
     }
 
-    architecture: str = param("cnn", doc="mlp or cnn", validator=_one_of(_ARCHITECTURES))
+    architecture: str = param("cnn", doc="mlp or cnn", validator=one_of(_ARCHITECTURES))
     augment_fraction: float = param(
-        1.0, doc="fraction of each batch that is augmented", validator=number_in(0, 1)
+        1.0, doc="fraction of each batch that is augmented", validator=probability
     )
     augment: str = param(
-        "none", doc="none, rotation (uniform angle) or shift (integer pixels)", validator=_one_of(_AUGMENT)
+        "none", doc="none, rotation (uniform angle) or shift (integer pixels)", validator=one_of(_AUGMENT)
     )
     average: str = param(
         "none",
         doc="none, or c4: average the prediction over the four quarter turns",
-        validator=_one_of(_AVERAGE),
+        validator=one_of(_AVERAGE),
     )
     canvas: int = param(
-        12, doc="side of the zero canvas the images are centred on (pixels)", validator=int_at_least(1)
+        12, doc="side of the zero canvas the images are centred on (pixels)", validator=positive_int
     )
     max_shift: int = param(
-        2, doc="largest |dx|, |dy| of shift augmentation (pixels)", validator=int_at_least(0)
+        2, doc="largest |dx|, |dy| of shift augmentation (pixels)", validator=non_negative_int
     )
-    epochs: int = param(30, doc="passes over the training split", validator=int_at_least(1))
-    batch_size: int = param(64, doc="images per Adam step", validator=int_at_least(1))
-    lr: float = param(3e-3, doc="Adam learning rate", validator=number_in(0, low_open=True))
-    weight_decay: float = param(1e-5, doc="Adam weight decay", validator=number_in(0))
-    hidden: int = param(128, doc="MLP hidden width", validator=int_at_least(1))
-    channels: int = param(16, doc="CNN channels of the first convolution", validator=int_at_least(1))
-    pixel_scale: float = param(
-        16.0, doc="pixels are divided by this inside the network", validator=number_in(0, low_open=True)
+    num_epochs: int = param(30, doc="passes over the training split", validator=positive_int)
+    batch_size: int = param(64, doc="images per Adam step", validator=positive_int)
+    learning_rate: float = param(3e-3, doc="Adam learning rate", validator=positive)
+    weight_decay: float = param(1e-5, doc="Adam weight decay", validator=non_negative)
+    hidden_sizes: list[int] = param(
+        factory=lambda: [128],
+        doc="widths of the dense ReLU layers before the output",
+        validator=positive_int_list,
     )
+    channels: int = param(16, doc="CNN channels of the first convolution", validator=positive_int)
+    pixel_scale: float = param(16.0, doc="pixels are divided by this inside the network", validator=positive)
 
     def _augment(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         if self.augment == "none":
@@ -210,14 +213,18 @@ class OrbitClassifier(Learner):
         with single_thread(), torch.random.fork_rng(devices=[]):
             torch.manual_seed(int_seed(cpu))
             net = build_network(
-                self.architecture, self.canvas, classes, hidden=self.hidden, channels=self.channels
+                self.architecture,
+                self.canvas,
+                classes,
+                hidden_sizes=self.hidden_sizes,
+                channels=self.channels,
             )
             model = DigitNet(net, pixel_scale=self.pixel_scale, average="none")
-            opt = torch.optim.Adam(net.parameters(), lr=self.lr, weight_decay=self.weight_decay)
+            opt = torch.optim.Adam(net.parameters(), lr=self.learning_rate, weight_decay=self.weight_decay)
             n = images.shape[0]
             losses = []
-            progress.start(self.epochs)
-            for epoch in range(self.epochs):
+            progress.start(self.num_epochs)
+            for epoch in range(self.num_epochs):
                 perm = torch.randperm(n, generator=cpu)
                 total = 0.0
                 for i in range(0, n, self.batch_size):
@@ -237,7 +244,7 @@ class OrbitClassifier(Learner):
                 train_acc = float((model(images).argmax(-1) == labels).double().mean())
         return Fitted(
             model=model,
-            history={"epoch": list(range(self.epochs)), "loss": losses},
+            history={"epoch": list(range(self.num_epochs)), "loss": losses},
             info={
                 "architecture": self.architecture,
                 "augment": self.augment,

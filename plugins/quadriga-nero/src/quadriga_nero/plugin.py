@@ -14,9 +14,11 @@ def quadriga_register(registry):
         "evaluator",
         "nero",
         "quadriga_nero.evaluator:NERO",
-        summary="Metrics along group orbits (rotations, shifts, scales): NERO curves per class and pooled, "
-        "orbit consensus as a label substitute",
-        paper=_PAPER + ", sec. 3",
+        summary=(
+            "Metrics along group orbits (rotations, shifts, scales): NERO curves per class and pooled, "
+            "orbit consensus as a label substitute"
+        ),
+        paper=f"{_PAPER}, sec. 3",
         tags=("equivariance", "supervised"),
     )
     registry.add(
@@ -24,38 +26,40 @@ def quadriga_register(registry):
         "orbit-classifier",
         "quadriga_nero.learner:OrbitClassifier",
         summary="MLP or CNN on square images (load_digits 8x8), rotation/shift augmentation, C4 averaging",
-        paper=_PAPER + ", sec. 4.1",
+        paper=f"{_PAPER}, sec. 4.1",
         tags=("equivariance", "real-data", "supervised", "trains-network"),
     )
-    for name, summary in (
-        ("nero-digits-rotation", "MLP, CNN and rotation-augmented CNN on load_digits, NERO over rotations"),
-        ("nero-digits-shift", "MLP, CNN and rotation-augmented CNN on load_digits, NERO over integer shifts"),
-    ):
-        registry.add_pipeline(name, f"quadriga_nero:pipelines/{name}.toml", summary=summary)
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "nero-rotation-flatness",
         "quadriga_nero.claims:ROTATION_FLATNESS",
-        summary="The rotation-augmented CNN's NERO accuracy curve over rotations is flatter (max - min) "
-        "than the plain CNN's and the MLP's, paired over replicates",
-        paper=_PAPER + ", sec. 4.1",
+        summary=(
+            "The rotation-augmented CNN's NERO accuracy curve over rotations is flatter (max - min) than "
+            "the plain CNN's and the MLP's, paired over replicates"
+        ),
+        paper=f"{_PAPER}, sec. 4.1",
     )
     registry.add_claim(
         "nero-accuracy-overlap",
         "quadriga_nero.claims:ACCURACY_OVERLAP",
-        summary="On upright test digits the rotation-augmented and plain CNNs have accuracies within 0.03: "
-        "the scalar metric does not separate what the NERO curve does",
-        paper=_PAPER + ", sec. 1 and 4.1",
+        summary=(
+            "On upright test digits the rotation-augmented and plain CNNs have accuracies within 0.03: the "
+            "scalar metric does not separate what the NERO curve does"
+        ),
+        paper=f"{_PAPER}, sec. 1 and 4.1",
     )
     registry.add_claim(
         "nero-shift-flatness",
         "quadriga_nero.claims:SHIFT_FLATNESS",
         summary="Over integer shifts the CNN has a flatter NERO curve than the MLP",
-        paper=_PAPER + ", sec. 3",
+        paper=f"{_PAPER}, sec. 3",
     )
     registry.add_claim(
         "nero-consensus-tracking",
         "quadriga_nero.claims:CONSENSUS_TRACKING",
-        summary="Consensus-based NERO curves (no labels) track the ground-truth curves: correlation over "
-        "rotations above 0.9 for the plain CNN",
-        paper=_PAPER + ", sec. 3 and 4.2",
+        summary=(
+            "Consensus-based NERO curves (no labels) track the ground-truth curves: correlation over "
+            "rotations above 0.9 for the plain CNN"
+        ),
+        paper=f"{_PAPER}, sec. 3 and 4.2",
     )

@@ -23,7 +23,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import int_seed, numpy_rng
-from quadriga.validators import finite, number_in
+from quadriga.validators import finite, in_range, one_of, optional
 from quadriga_optcs._common import check_levels, level_key
 from quadriga_optcs.candidates import candidate_predictions, check_models
 from quadriga_optcs.selection import (
@@ -37,11 +37,6 @@ from quadriga_optcs.selection import (
 )
 
 __all__ = ["NaiveSelection", "OptCS", "SplitSelection", "read_splits"]
-
-
-def _check_threshold(inst: Any, attribute: Any, value: Any) -> None:
-    if value is not None:
-        finite(inst, attribute, value)
 
 
 def read_splits(data: Any) -> dict[str, np.ndarray]:
@@ -88,10 +83,10 @@ class _Selection(Estimator):
     threshold_quantile: float = param(
         0.7,
         doc="c = this quantile of the training labels (used when 'threshold' is unset)",
-        validator=number_in(0.0, 1.0, low_open=True, high_open=True),
+        validator=in_range(0.0, 1.0, low_open=True, high_open=True),
     )
     threshold: float | None = param(
-        None, doc="absolute threshold c (units of y); H_j: Y_j <= c", validator=_check_threshold
+        None, doc="absolute threshold c (units of y); H_j: Y_j <= c", validator=optional(finite)
     )
 
     def _prepare(self, data: Any, generator: Any) -> tuple[dict[str, Any], np.ndarray, np.ndarray, Any]:
@@ -172,12 +167,12 @@ class OptCS(_Selection):
     pruning: str = param(
         "homogeneous",
         doc=f"e-BH pruning: one of {', '.join(PRUNING)}",
-        validator=attrs.validators.in_(PRUNING),
+        validator=one_of(PRUNING),
     )
     beta: float = param(
         1.0,
         doc="shrinks the e-value threshold beta q R_j / m (paper: 1 or 0.9)",
-        validator=number_in(0.0, 1.0, low_open=True),
+        validator=in_range(0.0, 1.0, low_open=True),
     )
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:

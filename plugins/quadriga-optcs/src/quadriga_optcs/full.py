@@ -30,7 +30,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import number_in
+from quadriga.validators import finite, in_range, one_of, optional
 from quadriga_optcs._common import check_levels, level_key
 from quadriga_optcs.estimators import read_splits
 from quadriga_optcs.selection import PRUNING, clipped_scores, optcs_msel, optcs_selection
@@ -125,11 +125,6 @@ def _check_penalties(inst: Any, attribute: Any, value: Any) -> None:
         )
 
 
-def _check_threshold(inst: Any, attribute: Any, value: Any) -> None:
-    if value is not None and not (isinstance(value, (int, float)) and np.isfinite(value)):
-        raise ConfigError(f"'threshold' must be a finite number or unset (got {value!r}).", key="threshold")
-
-
 @attrs.define(kw_only=True)
 class OptCSFull(Estimator):
     """OptCS-Full / Full-MSel: leave-one-out scores on the pooled labelled and test units, no split.
@@ -179,20 +174,20 @@ class OptCSFull(Estimator):
     threshold_quantile: float = param(
         0.7,
         doc="c = this quantile of the 'train' labels (used when 'threshold' is unset), as the other arms",
-        validator=number_in(0.0, 1.0, low_open=True, high_open=True),
+        validator=in_range(0.0, 1.0, low_open=True, high_open=True),
     )
     threshold: float | None = param(
-        None, doc="absolute threshold c (units of y); H_j: Y_j <= c", validator=_check_threshold
+        None, doc="absolute threshold c (units of y); H_j: Y_j <= c", validator=optional(finite)
     )
     pruning: str = param(
         "homogeneous",
         doc=f"e-BH pruning: one of {', '.join(PRUNING)}",
-        validator=attrs.validators.in_(PRUNING),
+        validator=one_of(PRUNING),
     )
     beta: float = param(
         1.0,
         doc="shrinks the e-value threshold beta q R_j / m (paper: 1 or 0.9)",
-        validator=number_in(0.0, 1.0, low_open=True),
+        validator=in_range(0.0, 1.0, low_open=True),
     )
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:

@@ -15,7 +15,7 @@ def quadriga_register(registry):
         "optcs",
         "quadriga_optcs.estimators:OptCS",
         summary="Conformal selection after choosing the best of K candidate scores (OptCS-MSel), FDR <= q",
-        paper=_PAPER + ", sec. 3 and 4.1",
+        paper=f"{_PAPER}, sec. 3 and 4.1",
         tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
@@ -23,7 +23,7 @@ def quadriga_register(registry):
         "optcs-full",
         "quadriga_optcs.full:OptCSFull",
         summary="OptCS on leave-one-out ridge scores fitted on all labelled and test units (Full, Full-MSel)",
-        paper=_PAPER + ", sec. 4.2-4.3",
+        paper=f"{_PAPER}, sec. 4.2-4.3",
         tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
@@ -39,7 +39,7 @@ def quadriga_register(registry):
         "naive-selection",
         "quadriga_optcs.estimators:NaiveSelection",
         summary="The largest BH set over K candidates, reusing the data without correction (invalid)",
-        paper=_PAPER + ", sec. 5",
+        paper=f"{_PAPER}, sec. 5",
         tags=("conformal", "fdr", "supervised"),
     )
     registry.add(
@@ -55,29 +55,25 @@ def quadriga_register(registry):
         "optcs-synthetic",
         "quadriga_optcs.synthetic:SyntheticSelection",
         summary="Jin-Candès simulation settings 1-4: U[-1,1]^d covariates, known signal, Gaussian noise",
-        paper=_PAPER + ", sec. 5",
+        paper=f"{_PAPER}, sec. 5",
         tags=("conformal", "supervised"),
     )
-    for name, summary in (
-        (
-            "optcs-synthetic",
-            "OptCS vs split and naive selection, synthetic setting 2, 8 candidates, q = 0.1, 0.2",
-        ),
-        (
-            "optcs-full-synthetic",
-            "OptCS fitted on the full sample (leave-one-out ridge, Full-MSel) vs OptCS-MSel with a split",
-        ),
-        (
-            "optcs-diabetes",
-            "OptCS vs split and naive selection on diabetes (y above its 70% quantile), q = 0.1, 0.2",
-        ),
-    ):
-        registry.add_pipeline(name, f"quadriga_optcs:pipelines/{name}.toml", summary=summary)
-    for name, target, summary in (
-        ("optcs-fdr-control", "FDR_CONTROL", "OptCS's FDR <= q = 0.1 despite choosing the model on the data"),
-        ("optcs-power", "POWER", "OptCS selects more true positives than split selection (paired, q = 0.2)"),
-        ("optcs-naive-violation", "NAIVE_VIOLATION", "The naive reuse procedure's FDR exceeds q = 0.1"),
-    ):
-        registry.add_claim(
-            name, f"quadriga_optcs.claims:{target}", summary=summary, paper=_PAPER + ", sec. 5"
-        )
+    registry.add_pipelines(__package__)
+    registry.add_claim(
+        "optcs-fdr-control",
+        "quadriga_optcs.claims:FDR_CONTROL",
+        summary="OptCS's FDR <= q = 0.1 despite choosing the model on the data",
+        paper=f"{_PAPER}, sec. 5",
+    )
+    registry.add_claim(
+        "optcs-power",
+        "quadriga_optcs.claims:POWER",
+        summary="OptCS selects more true positives than split selection (paired, q = 0.2)",
+        paper=f"{_PAPER}, sec. 5",
+    )
+    registry.add_claim(
+        "optcs-naive-violation",
+        "quadriga_optcs.claims:NAIVE_VIOLATION",
+        summary="The naive reuse procedure's FDR exceeds q = 0.1",
+        paper=f"{_PAPER}, sec. 5",
+    )

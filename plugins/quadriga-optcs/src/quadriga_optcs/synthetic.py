@@ -7,11 +7,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from quadriga.errors import ConfigError, suggest
+from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import int_at_least, positive, positive_int
 
 __all__ = ["SETTINGS", "SyntheticSelection", "signal"]
 
@@ -80,10 +80,10 @@ class SyntheticSelection(Dataset):
     dim: int = param(
         20, doc="covariate dimension (>= 4; only x1..x4 carry signal)", validator=int_at_least(4)
     )
-    sigma: float = param(1.0, doc="noise multiplier (units of y)", validator=number_in(0.0, low_open=True))
-    n_train: int = param(500, doc="units to fit the candidate models", validator=int_at_least(1))
-    n_calibration: int = param(250, doc="labelled calibration units", validator=int_at_least(1))
-    n_test: int = param(100, doc="unlabelled test units m", validator=int_at_least(1))
+    sigma: float = param(1.0, doc="noise multiplier (units of y)", validator=positive)
+    n_train: int = param(500, doc="units to fit the candidate models", validator=positive_int)
+    n_calibration: int = param(250, doc="labelled calibration units", validator=positive_int)
+    n_test: int = param(100, doc="unlabelled test units m", validator=positive_int)
 
     _splits: dict = attrs.field(factory=dict, init=False, repr=False)
 
@@ -101,20 +101,6 @@ class SyntheticSelection(Dataset):
             "calibration": draw(self.n_calibration),
             "test": draw(self.n_test),
         }
-
-    def split(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(X[n, dim], y[n])`` of a split (copies).
-
-        Raises:
-            KeyError: unknown split (the valid names are listed).
-        """
-        if name not in self._splits:
-            raise KeyError(
-                f"unknown split '{name}'; valid: {', '.join(self._splits) or '(call prepare first)'}."
-                f"{suggest(name, self._splits)}"
-            )
-        X, y = self._splits[name]
-        return X.copy(), y.copy()
 
     def mean(self, X: np.ndarray) -> np.ndarray:
         """``mu(x)``: ``ndarray[n, dim] -> ndarray[n]`` (units of y)."""

@@ -24,7 +24,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Sampler
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import number_in
+from quadriga.validators import one_of, optional, positive, positive_int
 from quadriga_pivotal_leverage.pivotal import (
     TREES,
     bernoulli_sample,
@@ -40,23 +40,6 @@ __all__ = ["LeverageIID", "PivotalLeverage", "Uniform"]
 _SOURCE = (
     "Shimizu, Cheng, Musco & Weare, Improved Active Learning via Dependent Leverage Score Sampling, ICLR 2024"
 )
-
-
-def _optional_count(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ConfigError(
-            f"{attribute.name} must be a positive integer or omitted, got {value!r}.", key=attribute.name
-        )
-
-
-def _one_of(options: tuple[str, ...]):
-    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if value not in options:
-            raise ConfigError(
-                f"{attribute.name} must be one of {', '.join(options)}, got {value!r}.", key=attribute.name
-            )
-
-    return check
 
 
 _CHECK_INPUTS: dict[str, Any] = {
@@ -90,19 +73,19 @@ class _ActiveDesign(Sampler):
     budget_per_feature: float = param(
         2.0,
         doc="label budget k as a multiple of d: k = round(budget_per_feature * d)",
-        validator=number_in(0.0, low_open=True),
+        validator=positive,
     )
     budget: Any = param(
         None,
         toml_type="int | None",
         doc="label budget k (count); overrides budget_per_feature",
-        validator=_optional_count,
+        validator=optional(positive_int),
     )
     num_features: Any = param(
         None,
         toml_type="int | None",
         doc="model size d: the first d columns of the pool's design (None: all)",
-        validator=_optional_count,
+        validator=optional(positive_int),
     )
 
     def _probabilities(self, pool: Any, design: np.ndarray, k: int) -> np.ndarray:
@@ -199,11 +182,11 @@ class PivotalLeverage(_ActiveDesign):
     (O(d log d) labels under one-sided l_inf independence) and Theorem 1.2 (O(d) for polynomials).
     """
 
-    tree: str = param("kd", doc=f"spatial tree: one of {', '.join(TREES)}", validator=_one_of(TREES))
+    tree: str = param("kd", doc=f"spatial tree: one of {', '.join(TREES)}", validator=one_of(TREES))
     marginals: str = param(
         "leverage",
         doc="inclusion probabilities: leverage or uniform",
-        validator=_one_of(("leverage", "uniform")),
+        validator=one_of(("leverage", "uniform")),
     )
 
     def _probabilities(self, pool: Any, design: np.ndarray, k: int) -> np.ndarray:

@@ -25,7 +25,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import int_at_least, non_negative, one_of, positive_int
 
 __all__ = ["FUNCTIONS_1D", "DiabetesPoly", "LegendreRegression", "RegressionPool", "Surrogate2D"]
 
@@ -34,17 +34,6 @@ FUNCTIONS_1D = {
     "abs": np.abs,
     "exp-sin": lambda x: np.exp(x) * np.sin(6.0 * x),
 }
-
-
-def _one_of(options: Any):
-    def check(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-        if value not in options:
-            raise ConfigError(
-                f"{attribute.name} must be one of {', '.join(map(str, options))}, got {value!r}.",
-                key=attribute.name,
-            )
-
-    return check
 
 
 @attrs.define(kw_only=True)
@@ -165,12 +154,12 @@ class LegendreRegression(RegressionPool):
     num_features: int = param(
         40,
         doc="Legendre columns D available (degree D - 1); samplers may use fewer",
-        validator=int_at_least(1),
+        validator=positive_int,
     )
     function: str = param(
-        "runge", doc=f"target f: one of {', '.join(FUNCTIONS_1D)}", validator=_one_of(FUNCTIONS_1D)
+        "runge", doc=f"target f: one of {', '.join(FUNCTIONS_1D)}", validator=one_of(FUNCTIONS_1D)
     )
-    noise: float = param(0.0, doc="heteroscedastic label noise scale (label units)", validator=number_in(0.0))
+    noise: float = param(0.0, doc="heteroscedastic label noise scale (label units)", validator=non_negative)
 
     def __attrs_post_init__(self) -> None:
         if self.num_features > self.num_points:
@@ -208,8 +197,8 @@ class Surrogate2D(RegressionPool):
     """
 
     grid_size: int = param(100, doc="points per axis (count); n = grid_size^2", validator=int_at_least(2))
-    total_degree: int = param(10, doc="maximal total degree D of the features", validator=int_at_least(1))
-    noise: float = param(0.0, doc="heteroscedastic label noise scale (label units)", validator=number_in(0.0))
+    total_degree: int = param(10, doc="maximal total degree D of the features", validator=positive_int)
+    noise: float = param(0.0, doc="heteroscedastic label noise scale (label units)", validator=non_negative)
 
     def __attrs_post_init__(self) -> None:
         d = (self.total_degree + 1) * (self.total_degree + 2) // 2
@@ -255,9 +244,9 @@ class DiabetesPoly(RegressionPool):
     ``sklearn.datasets.load_diabetes``); the design follows Shimizu et al. 2024, sec. 5.
     """
 
-    degree: int = param(2, doc="degree of the polynomial expansion (1, 2 or 3)", validator=_one_of((1, 2, 3)))
+    degree: int = param(2, doc="degree of the polynomial expansion (1, 2 or 3)", validator=one_of((1, 2, 3)))
     noise: float = param(
-        0.0, doc="heteroscedastic label noise scale (standard deviations)", validator=number_in(0.0)
+        0.0, doc="heteroscedastic label noise scale (standard deviations)", validator=non_negative
     )
 
     def _build(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -52,10 +52,10 @@ __all__ = [
 LEARNERS = ("prospect", "saddle-saga", "lsvrg", "sgd-spectral", "srda")
 _METHODS = ("prospect", "saddle-saga", "lsvrg", "sgd", "srda")  # stage base names
 _RULE = (
-    "lr_grid (the paper's half-decade grid, 1e-4 to 0.3) on shared index streams; "
+    "learning_rate_grid (the paper's half-decade grid, 1e-4 to 0.3) on shared index streams; "
     "smallest mean log10 gap to the best value reached"
 )
-_SMOKE = ("passes=12", "lr_grid=[0.01, 0.03]")
+_SMOKE = ("num_epochs=12", "learning_rate_grid=[0.01, 0.03]")
 _SUMMARY = ("passes_to_tol", "reached", "grad_passes_to_tol", "log10_rate", "lr")
 
 _SUFFIXES = {"prospect-diabetes": ("",), "prospect-classification": ("-bc", "-wine")}

@@ -37,7 +37,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, named
 from quadriga.params import param
 from quadriga.stage_names import replicate_base
-from quadriga.validators import number_in
+from quadriga.validators import in_range
 from quadriga_prospect.optimizers import lbfgs_optimum
 
 __all__ = ["SpectralSuboptimality", "curve_summary", "relative_suboptimality"]
@@ -117,24 +117,24 @@ class SpectralSuboptimality(Evaluator):
 
     check_inputs: ClassVar[dict] = {
         "task": {"data": {"use": "spectral-risk-data", "dataset": "wine"}},
-        "stage": {"fit": {"use": "prospect", "inputs": {"task": "data"}, "passes": 3}},
+        "stage": {"fit": {"use": "prospect", "inputs": {"task": "data"}, "num_epochs": 3}},
         "inputs": {"subject": "fit", "reference": "data"},
     }
 
     tol: float = param(
         1e-6,
         doc="target relative suboptimality for passes_to_tol",
-        validator=number_in(0.0, 1.0, low_open=True, high_open=True),
+        validator=in_range(0.0, 1.0, low_open=True, high_open=True),
     )
     floor: float = param(
         1e-12,
         doc="rate fits stop where relative suboptimality first reaches this",
-        validator=number_in(0.0, 1.0, low_open=True, high_open=True),
+        validator=in_range(0.0, 1.0, low_open=True, high_open=True),
     )
     burn_in: float = param(
         0.25,
         doc="fraction of the above-floor passes left out of the rate fits (the transient)",
-        validator=number_in(0.0, 1.0, high_open=True),
+        validator=in_range(0.0, 1.0, high_open=True),
     )
     figure: bool = param(True, doc="draw the suboptimality curves")
 

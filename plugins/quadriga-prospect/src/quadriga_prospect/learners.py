@@ -1,11 +1,12 @@
 """Learners: Prospect and its four baselines on a ``spectral-risk-data`` task's objective.
 
-Every learner shares the same surface: a learning rate ``lr``, a number of ``passes`` (epochs),
-and ``tune``: with ``tune = true`` it runs every value of ``lr_grid`` on the same random index
-stream (common random numbers) and keeps the run with the smallest mean over passes of
-``log10(F(w_k) - F_best)``, ``F_best`` the lowest objective any grid run reached (diverged runs are
-excluded). The grid is the same for every learner (:data:`LR_GRID`), so a pipeline that tunes all
-of them has tuning parity; ``Fitted.info["settings_tried"]`` records how many settings were run.
+Every learner shares the same surface: a step size ``learning_rate``, a number of epochs
+``num_epochs`` (passes over the data) and ``tune``: with ``tune = true`` it runs every value of
+``learning_rate_grid`` on the same random index stream (common random numbers) and keeps the run
+with the smallest mean over passes of ``log10(F(w_k) - F_best)``, ``F_best`` the lowest objective
+any grid run reached (diverged runs are excluded). The grid is the same for every learner
+(:data:`LR_GRID`), so a pipeline that tunes all of them has tuning parity;
+``Fitted.info["settings_tried"]`` records how many settings were run.
 
 Output: ``Fitted(model=Tensor[D] float64 w, predict=x -> scores, history, info)`` with
 ``history = {"pass": [0..K], "objective": [F(w_k)], "grad_evals": [...]}``: ``F`` in the loss's
@@ -30,7 +31,7 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import positive, positive_int
 from quadriga_prospect.optimizers import Trace, run_method
 
 __all__ = ["LR_GRID", "LSVRG", "SGD", "SRDA", "Prospect", "SaddleSAGA", "select_trace"]
@@ -67,7 +68,9 @@ def select_trace(traces: dict[float, Trace]) -> float:
     """
     ok = {lr: t for lr, t in traces.items() if not t.diverged}
     if not ok:
-        raise RuntimeError(f"every step size of {sorted(traces)} diverged; add smaller values to lr_grid.")
+        raise RuntimeError(
+            f"every step size of {sorted(traces)} diverged; add smaller values to learning_rate_grid."
+        )
     best = min(min(t.objective) for t in ok.values())
     floor = 1e-15 * max(1.0, abs(best))
 
@@ -88,20 +91,18 @@ class _SpectralRiskLearner(Learner):
     """
 
     algorithm: ClassVar[str] = ""
-    check_params: ClassVar[dict] = {"passes": 2, "tune": False}
+    check_params: ClassVar[dict] = {"num_epochs": 2, "tune": False}
     check_inputs: ClassVar[dict] = {
         "task": {"data": {"use": "spectral-risk-data", "dataset": "wine"}},
         "inputs": {"task": "data"},
     }
 
-    lr: float = param(
-        0.01, doc="learning rate (used when tune = false)", validator=number_in(0.0, low_open=True)
-    )
-    passes: int = param(64, doc="number of epochs (passes over the data)", validator=int_at_least(1))
+    learning_rate: float = param(0.01, doc="learning rate (used when tune = false)", validator=positive)
+    num_epochs: int = param(64, doc="number of epochs (passes over the data)", validator=positive_int)
     tune: bool = param(
-        False, doc="run every lr_grid value on the same stream and keep the best (see module docs)"
+        False, doc="run every learning_rate_grid value on the same stream and keep the best (see module docs)"
     )
-    lr_grid: list[float] = param(
+    learning_rate_grid: list[float] = param(
         factory=lambda: list(LR_GRID), doc="step sizes tried when tune = true", validator=_grid
     )
 
@@ -127,16 +128,19 @@ class _SpectralRiskLearner(Learner):
             )
         obj = task.objective("train")
         seed = int_seed(generator)
-        grid = [float(v) for v in self.lr_grid] if self.tune else [float(self.lr)]
+        grid = [float(v) for v in self.learning_rate_grid] if self.tune else [float(self.learning_rate)]
         if progress is not None:
             progress.start(len(grid))
         traces = {}
         for lr in grid:
-            traces[lr] = run_method(self.algorithm, obj, lr, self.passes, np.random.default_rng(seed))
+            traces[lr] = run_method(self.algorithm, obj, lr, self.num_epochs, np.random.default_rng(seed))
             if progress is not None:
                 progress.advance(1)
         if not self.tune and traces[grid[0]].diverged:
-            raise RuntimeError(f"{self.algorithm} diverged at lr = {self.lr}; lower lr or set tune = true.")
+            raise RuntimeError(
+                f"{self.algorithm} diverged at learning_rate = {self.learning_rate}; "
+                "lower it or set tune = true."
+            )
         lr = select_trace(traces)
         trace = traces[lr]
         w = torch.as_tensor(trace.w, dtype=torch.float64)

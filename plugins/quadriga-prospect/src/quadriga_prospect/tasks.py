@@ -33,11 +33,19 @@ from typing import Any
 import attrs
 import numpy as np
 
-from quadriga.errors import ConfigError, suggest
+from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import (
+    in_range,
+    int_at_least,
+    non_negative,
+    one_of,
+    positive,
+    positive_int,
+    probability,
+)
 from quadriga_prospect.objective import SpectralRiskObjective
 from quadriga_prospect.spectra import SPECTRA, make_spectrum
 
@@ -49,18 +57,6 @@ DATASETS = {
     "wine": ("load_wine", "multinomial"),
     "shift-regression": (None, "squared"),
 }
-
-
-def _one_of(choices: Any):
-    def check(instance: Any, attribute: Any, value: Any) -> None:
-        if value not in choices:
-            raise ConfigError(
-                f"unknown {attribute.name} '{value}'; choose one of {', '.join(choices)}."
-                f"{suggest(str(value), choices)}",
-                key=attribute.name,
-            )
-
-    return check
 
 
 @attrs.define(kw_only=True)
@@ -80,42 +76,40 @@ class SpectralRiskData(Dataset):
     Source: Mehta et al., ICLR 2024, sec. 2 (objective) and sec. 5 (data, defaults).
     """
 
-    dataset: str = param("diabetes", doc=f"one of {', '.join(DATASETS)}", validator=_one_of(DATASETS))
-    spectrum: str = param("superquantile", doc=f"one of {', '.join(SPECTRA)}", validator=_one_of(SPECTRA))
+    dataset: str = param("diabetes", doc=f"one of {', '.join(DATASETS)}", validator=one_of(DATASETS))
+    spectrum: str = param("superquantile", doc=f"one of {', '.join(SPECTRA)}", validator=one_of(SPECTRA))
     q: float = param(
         0.5,
         doc="superquantile level in [0, 1) (fraction of losses below the tail)",
-        validator=number_in(0.0, 1.0, high_open=True),
+        validator=in_range(0.0, 1.0, high_open=True),
     )
-    r: float = param(2.0, doc="extremile order r >= 1", validator=number_in(1.0))
-    rho: float = param(1.0, doc="ESRM risk aversion rho > 0", validator=number_in(0.0, low_open=True))
+    r: float = param(2.0, doc="extremile order r >= 1", validator=in_range(1.0))
+    rho: float = param(1.0, doc="ESRM risk aversion rho > 0", validator=positive)
     shift_cost: float = param(
-        1.0, doc="chi^2 penalty nu / n (units of the loss); 0 = no smoothing", validator=number_in(0.0)
+        1.0, doc="chi^2 penalty nu / n (units of the loss); 0 = no smoothing", validator=non_negative
     )
-    l2_reg: float = param(
-        1.0, doc="l2 regularization mu * n (mu = l2_reg / n)", validator=number_in(0.0, low_open=True)
-    )
+    l2_reg: float = param(1.0, doc="l2 regularization mu * n (mu = l2_reg / n)", validator=positive)
     train: float = param(
         0.8,
         doc="fraction of rows in the train split",
-        validator=number_in(0.0, 1.0, low_open=True, high_open=True),
+        validator=in_range(0.0, 1.0, low_open=True, high_open=True),
     )
     intercept: bool = param(True, doc="append a column of ones to X")
-    n_samples: int = param(500, doc="shift-regression: rows in train and in test", validator=int_at_least(8))
-    dim: int = param(10, doc="shift-regression: number of features", validator=int_at_least(1))
-    minority: float = param(
-        0.1, doc="shift-regression: minority fraction in train", validator=number_in(0.0, 1.0)
+    num_samples: int = param(
+        500, doc="shift-regression: rows in train and in test", validator=int_at_least(8)
     )
+    dim: int = param(10, doc="shift-regression: number of features", validator=positive_int)
+    minority: float = param(0.1, doc="shift-regression: minority fraction in train", validator=probability)
     test_minority: float = param(
-        0.5, doc="shift-regression: minority fraction in test", validator=number_in(0.0, 1.0)
+        0.5, doc="shift-regression: minority fraction in test", validator=probability
     )
     shift: float = param(
-        2.0, doc="shift-regression: norm of the minority's coefficient change", validator=number_in(0.0)
+        2.0, doc="shift-regression: norm of the minority's coefficient change", validator=non_negative
     )
     noise: float = param(
         0.5,
         doc="shift-regression: noise standard deviation of the majority (units of y)",
-        validator=number_in(0.0),
+        validator=non_negative,
     )
 
     _splits: dict = attrs.field(factory=dict, init=False, repr=False)
@@ -137,11 +131,11 @@ class SpectralRiskData(Dataset):
         beta_minor = beta + self.shift * u / np.linalg.norm(u)
         out = {}
         for split, frac in (("train", self.minority), ("test", self.test_minority)):
-            X = rng.normal(size=(self.n_samples, self.dim))
-            minor = rng.random(self.n_samples) < frac
+            X = rng.normal(size=(self.num_samples, self.dim))
+            minor = rng.random(self.num_samples) < frac
             coef = np.where(minor[:, None], beta_minor[None, :], beta[None, :])
             scale = np.where(minor, 2.0 * self.noise, self.noise)
-            out[split] = (X, np.sum(X * coef, axis=1) + scale * rng.normal(size=self.n_samples))
+            out[split] = (X, np.sum(X * coef, axis=1) + scale * rng.normal(size=self.num_samples))
         return out
 
     def prepare(self, *, generator: Any) -> None:
@@ -178,21 +172,6 @@ class SpectralRiskData(Dataset):
                 target = np.asarray(y, dtype=np.int64)
             self._splits[split] = (Z, target)
         self._n_class = int(np.max(raw["train"][1]) + 1) if loss == "multinomial" else 1
-
-    def split(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(X[n, p], y[n])`` of ``"train"`` or ``"test"`` (copies).
-
-        Raises:
-            KeyError: unknown split name. ConfigError: called before ``prepare``.
-        """
-        if not self._splits:
-            raise ConfigError("the dataset has no splits yet: call prepare(generator=...) first.")
-        if name not in self._splits:
-            raise KeyError(
-                f"unknown split '{name}'; valid: {', '.join(self._splits)}.{suggest(name, self._splits)}"
-            )
-        X, y = self._splits[name]
-        return X.copy(), y.copy()
 
     def sigma(self, n: int) -> np.ndarray:
         """The task's spectrum for ``n`` losses: ``ndarray[n]``, non-decreasing, summing to 1."""

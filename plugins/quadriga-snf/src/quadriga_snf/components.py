@@ -28,7 +28,13 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Learner, Sampler, Target
 from quadriga.seeding import child_generator
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import (
+    int_at_least,
+    non_negative_int,
+    positive,
+    positive_int,
+    positive_int_list,
+)
 from quadriga_snf.flows import build_flow, kish_ess, path_sample, seeded
 
 __all__ = [
@@ -73,25 +79,25 @@ class SNF(Learner):
     """
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Target,)}
-    check_params: ClassVar[dict[str, Any]] = {"num_steps": 5, "batch_size": 16, "hidden": [8]}
+    check_params: ClassVar[dict[str, Any]] = {"num_steps": 5, "batch_size": 16, "hidden_sizes": [8]}
     check_inputs: ClassVar[dict[str, Any]] = _CHECK_INPUTS
 
-    num_couplings: int = param(4, doc="RealNVP coupling layers K (count)", validator=int_at_least(1))
-    hidden: list[int] = param(
+    num_couplings: int = param(4, doc="RealNVP coupling layers K (count)", validator=positive_int)
+    hidden_sizes: list[int] = param(
         [64, 64], doc="hidden widths of each scale/shift MLP", validator=positive_int_list
     )
     mcmc_steps: int = param(
-        5, doc="Metropolis steps after each coupling (count; 0 gives a pure flow)", validator=int_at_least(0)
+        5, doc="Metropolis steps after each coupling (count; 0 gives a pure flow)", validator=non_negative_int
     )
     step_size: float = param(
         0.25,
         doc="Metropolis proposal standard deviation (units of x)",
-        validator=number_in(0.0, low_open=True),
+        validator=positive,
     )
-    num_steps: int = param(500, doc="Adam steps (count)", validator=int_at_least(1))
+    num_steps: int = param(500, doc="Adam steps (count)", validator=positive_int)
     batch_size: int = param(128, doc="paths per step (count)", validator=int_at_least(2))
-    learning_rate: float = param(5e-3, doc="Adam learning rate", validator=number_in(0.0, low_open=True))
-    log_every: int = param(50, doc="steps between history entries (count)", validator=int_at_least(1))
+    learning_rate: float = param(5e-3, doc="Adam learning rate", validator=positive)
+    log_every: int = param(50, doc="steps between history entries (count)", validator=positive_int)
 
     def fit(self, task: Any, *, generator: torch.Generator, progress: Any = None) -> Fitted:
         """Build the flow, train it on the path KL, and return it frozen."""
@@ -104,7 +110,7 @@ class SNF(Learner):
         model = build_flow(
             task,
             num_couplings=int(self.num_couplings),
-            hidden=list(self.hidden),
+            hidden=list(self.hidden_sizes),
             mcmc_steps=int(self.mcmc_steps),
             step_size=float(self.step_size),
             generator=generator,
@@ -156,7 +162,7 @@ class NF(SNF):
     Wu, Köhler & Noé 2020, experiment 1.
     """
 
-    mcmc_steps: int = param(0, doc="Metropolis steps per block (0: pure flow)", validator=int_at_least(0))
+    mcmc_steps: int = param(0, doc="Metropolis steps per block (0: pure flow)", validator=non_negative_int)
 
 
 @attrs.define(kw_only=True)
@@ -179,7 +185,7 @@ class SNFSample(Sampler):
     check_params: ClassVar[dict[str, Any]] = {"num_samples": 64}
     check_inputs: ClassVar[dict[str, Any]] = {
         "task": {"target": {"use": "double-well"}},
-        "stage": {"flow": {"use": "nf", "inputs": {"task": "target"}, "num_steps": 3, "hidden": [8]}},
+        "stage": {"flow": {"use": "nf", "inputs": {"task": "target"}, "num_steps": 3, "hidden_sizes": [8]}},
         "inputs": {"target": "target", "model": "flow"},
     }
 

@@ -21,6 +21,7 @@ from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target, named
 from quadriga.seeding import child_numpy_rng
+from quadriga.validators import in_range, int_at_least
 
 __all__ = [
     "MagnetizationError",
@@ -97,12 +98,12 @@ class _ReplicateEvaluator(Evaluator):
     num_bootstrap: int = param(
         2000,
         doc="bootstrap resamples for the intervals",
-        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(100)),
+        validator=int_at_least(100),
     )
     level: float = param(
         0.95,
         doc="confidence level of the intervals",
-        validator=[attrs.validators.gt(0), attrs.validators.lt(1)],
+        validator=in_range(0, 1, low_open=True, high_open=True),
     )
 
 

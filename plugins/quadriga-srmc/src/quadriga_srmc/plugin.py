@@ -23,8 +23,10 @@ def quadriga_register(registry):
         "evaluator",
         "replicate-mean-mse",
         f"{_P}.evaluators:ReplicateMeanMSE",
-        summary="MSE of each chain's post-burn-in mean against the exact mean, median over chains "
-        "with a bootstrap interval, and ratios to a baseline",
+        summary=(
+            "MSE of each chain's post-burn-in mean against the exact mean, median over chains with a "
+            "bootstrap interval, and ratios to a baseline"
+        ),
         paper=f"{_PAPER}, Sec. 5",
         tags=("exact-target", "mcmc"),
     )
@@ -36,16 +38,7 @@ def quadriga_register(registry):
         paper=f"{_PAPER}, Sec. 5",
         tags=("discrete-state", "exact-target", "mcmc"),
     )
-    registry.add_pipeline(
-        "srmc-vs-mala",
-        f"{_P}:pipelines/srmc-vs-mala.toml",
-        summary="MALA at a tuned step against SR-MALA (alpha 0.5-5) on a 20-D Gaussian and a 4-mode mixture",
-    )
-    registry.add_pipeline(
-        "srmc-ising",
-        f"{_P}:pipelines/srmc-ising.toml",
-        summary="Gibbs against SR-Gibbs on a 4x4 Ising model near criticality",
-    )
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "srmc-variance-reduction",
         f"{_P}.claims:variance_reduction",

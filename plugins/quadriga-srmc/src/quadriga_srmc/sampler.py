@@ -32,34 +32,20 @@ import torch
 import quadriga
 from quadriga import param
 from quadriga.artifacts import Samples
+from quadriga.components import as_component
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler
+from quadriga.validators import non_negative, non_negative_int, one_of, positive, positive_int
 from quadriga_srmc.schedules import ALPHA_SCHEDULES, alpha_at, theta_gain
 from quadriga_srmc.surrogate import FlipTilt, GradientTilt
 
 __all__ = ["SRMC", "SRRun"]
-
-_pos = attrs.validators.gt(0)
-_pos_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
-_nonneg_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0))
 
 
 def _default_kernel() -> Sampler:
     from quadriga_std.samplers.mcmc import MALA
 
     return MALA(step_size=0.1)
-
-
-def _to_kernel(value: Any) -> Any:
-    """Accept a built kernel, a registered name (``"mala"``) or ``{"use": "mala", ...}``."""
-    if isinstance(value, (str, dict)):
-        from quadriga.components import build_component
-        from quadriga.registry import get_registry
-
-        spec = {"use": value} if isinstance(value, str) else dict(value)
-        use = spec.pop("use", None)
-        return build_component(get_registry(), use, spec, kinds=("sampler",), table="base_kernel")
-    return value
 
 
 def _is_plain_mala(kernel: Any) -> bool:
@@ -127,52 +113,56 @@ class SRMC(Sampler):
 
     base_kernel: Sampler = param(
         factory=_default_kernel,
-        converter=_to_kernel,
+        converter=as_component(Sampler),
         doc='base MCMC kernel run on the surrogate, e.g. { use = "mala", step_size = 0.1 }',
     )
     alpha: float = param(
         1.0,
         doc="repellence strength alpha >= 0 (dimensionless); 0 gives the base kernel",
-        validator=attrs.validators.ge(0),
+        validator=non_negative,
     )
     alpha_schedule: str = param(
         "fixed",
         doc="'fixed', 'warmup' (alpha min(1, n/alpha_warmup)) or 'adaptive' (n / (alpha_scale + n/alpha))",
-        validator=attrs.validators.in_(ALPHA_SCHEDULES),
+        validator=one_of(ALPHA_SCHEDULES),
     )
-    alpha_warmup: int = param(1000, doc="W: iterations of the linear warm-up of alpha", validator=_pos_int)
+    alpha_warmup: int = param(
+        1000, doc="W: iterations of the linear warm-up of alpha", validator=positive_int
+    )
     alpha_scale: float = param(
-        100.0, doc="C: iterations until the adaptive alpha reaches alpha/2 (about)", validator=_pos
+        100.0, doc="C: iterations until the adaptive alpha reaches alpha/2 (about)", validator=positive
     )
     rho: float = param(
         0.6,
         doc="decay exponent of the theta gain gamma_n = theta_step n^-rho, in (1/2, 1]",
         validator=_rho_ok,
     )
-    theta_step: float = param(1.0, doc="scale c of the theta gain (dimensionless)", validator=_pos)
+    theta_step: float = param(1.0, doc="scale c of the theta gain (dimensionless)", validator=positive)
     drift: str = param(
         "auto",
         doc="surrogate drift for gradient kernels: 'exact' (s - alpha H theta by "
         "autograd), 'shifted' (s(x - alpha theta)) or 'auto' (exact for ULA, else shifted)",
-        validator=attrs.validators.in_(("auto", "exact", "shifted")),
+        validator=one_of(("auto", "exact", "shifted")),
     )
     score_kind: str = param(
         "auto",
         doc="'gradient' (s = grad log pi), 'discrete' (s_i = pi(x flip i)/pi(x) - 1) "
         "or 'auto' (discrete when the target has flip_log_ratios)",
-        validator=attrs.validators.in_(("auto", "gradient", "discrete")),
+        validator=one_of(("auto", "gradient", "discrete")),
     )
-    num_chains: int = param(4, doc="number of chains, each with its own theta", validator=_pos_int)
-    num_steps: int = param(1000, doc="transitions per chain after burn-in", validator=_pos_int)
+    num_chains: int = param(4, doc="number of chains, each with its own theta", validator=positive_int)
+    num_steps: int = param(1000, doc="transitions per chain after burn-in", validator=positive_int)
     burn_in: int = param(
-        500, doc="transitions per chain discarded first (theta is updated during them)", validator=_nonneg_int
+        500,
+        doc="transitions per chain discarded first (theta is updated during them)",
+        validator=non_negative_int,
     )
-    thin: int = param(1, doc="keep every thin-th post-burn-in draw (store = 'draws')", validator=_pos_int)
+    thin: int = param(1, doc="keep every thin-th post-burn-in draw (store = 'draws')", validator=positive_int)
     store: str = param(
         "draws",
         doc="'draws' (keep the chains) or 'running-mean' (keep only per-chain means: "
         "memory flat in num_steps)",
-        validator=attrs.validators.in_(("draws", "running-mean")),
+        validator=one_of(("draws", "running-mean")),
     )
 
     # ------------------------------------------------------------------ checks

@@ -6,262 +6,270 @@ import quadriga
 
 _P = "quadriga_std"
 
-COMPONENTS = [
-    # kind, name, "module:attr", summary, paper
-    (
-        "target",
-        "gaussian",
-        "targets.gaussian:Gaussian",
-        "Multivariate Gaussian (mean/covariance, or dim with equicorrelation rho)",
-        "",
-    ),
-    (
-        "target",
-        "gaussian-mixture",
-        "targets.gaussian:GaussianMixture",
-        "Gaussian mixture with exact log_prob, score, samples and noised (diffusion) score",
-        "",
-    ),
-    (
-        "target",
-        "banana",
-        "targets.analytic:Banana",
-        "Banana-shaped (twisted Gaussian) 2-D target",
-        "Haario, Saksman & Tamminen 1999",
-    ),
-    ("target", "funnel", "targets.analytic:Funnel", "Neal's funnel", "Neal 2003, Slice sampling, sec. 8"),
-    (
-        "target",
-        "double-well",
-        "targets.analytic:DoubleWell",
-        "Double well exp(-(a x1 + b x1^2 + c x1^4) - |x_2:d|^2 / 2), normalised by quadrature",
-        "Wu, Koehler & Noe 2020",
-    ),
-    (
-        "target",
-        "ising",
-        "targets.ising:Ising",
-        "Ising model on an LxL periodic lattice, exact enumeration up to 16 spins",
-        "",
-    ),
-    (
-        "target",
-        "bayesian-logistic",
-        "targets.logistic:BayesianLogistic",
-        "Posterior of Bayesian logistic regression on load_breast_cancer",
-        "",
-    ),
-    (
-        "dataset",
-        "sklearn-dataset",
-        "tasks.datasets:SklearnDataset",
-        "A bundled scikit-learn dataset with splits and an optional exponential-tilting covariate shift",
-        "",
-    ),
-    ("environment", "gym-env", "tasks.gym:GymEnv", "A gymnasium environment by id (usable from torchrl)", ""),
-    (
-        "environment",
-        "reward-wrapped-gym-env",
-        "tasks.reward_wrappers:RewardWrappedGymEnv",
-        "A gymnasium environment with Gaussian reward noise and a reward scale",
-        "Farebrother et al. 2024 (arXiv 2403.03950)",
-    ),
-    (
-        "sampler",
-        "rwm",
-        "samplers.mcmc:RWM",
-        "Random-walk Metropolis with Gaussian proposals",
-        "Metropolis et al. 1953",
-    ),
-    ("sampler", "ula", "samplers.mcmc:ULA", "Unadjusted Langevin algorithm", "Roberts & Tweedie 1996"),
-    (
-        "sampler",
-        "mala",
-        "samplers.mcmc:MALA",
-        "Metropolis-adjusted Langevin algorithm",
-        "Roberts & Tweedie 1996",
-    ),
-    ("sampler", "hmc", "samplers.mcmc:HMC", "Hamiltonian Monte Carlo with leapfrog integration", "Neal 2011"),
-    (
-        "sampler",
-        "gibbs",
-        "samplers.gibbs:Gibbs",
-        "Heat-bath Gibbs sampler for spin systems",
-        "Geman & Geman 1984",
-    ),
-    ("sampler", "iid", "samplers.simple:IID", "Exact i.i.d. samples from the target", ""),
-    (
-        "sampler",
-        "random-subsample",
-        "samplers.simple:RandomSubsample",
-        "Uniform random subsample (without replacement) of a Samples artifact",
-        "",
-    ),
-    (
-        "sampler",
-        "standard-thinning",
-        "samplers.simple:StandardThinning",
-        "Keep every k-th point of a Samples artifact",
-        "",
-    ),
-    (
-        "learner",
-        "dqn",
-        "learners.dqn:DQN",
-        "Deep Q-network with a target network (torchrl)",
-        "Mnih et al. 2015, Algorithm 1",
-    ),
-    (
-        "learner",
-        "dqn-online",
-        "learners.dqn:DQNOnline",
-        "DQN bootstrapping from the online network (no target network)",
-        "Mnih et al. 2015 (ablation)",
-    ),
-    ("learner", "double-dqn", "learners.dqn:DoubleDQN", "Double DQN", "van Hasselt et al. 2016, eq. 4"),
-    (
-        "estimator",
-        "split-conformal",
-        "estimators.conformal:SplitConformal",
-        "Split conformal regression intervals around a scikit-learn regressor",
-        "Lei et al. 2018",
-    ),
-    (
-        "estimator",
-        "weighted-conformal",
-        "estimators.conformal:WeightedConformal",
-        "Weighted split conformal under covariate shift (given or classifier likelihood ratio)",
-        "Tibshirani et al. 2019",
-    ),
-    (
-        "evaluator",
-        "energy-distance",
-        "evaluators.distances:EnergyDistance",
-        "Energy distance between sample sets",
-        "Szekely & Rizzo 2013",
-    ),
-    (
-        "evaluator",
-        "mmd",
-        "evaluators.distances:MMD",
-        "Unbiased MMD^2 (Gaussian or IMQ kernel)",
-        "Gretton et al. 2012, eq. 3",
-    ),
-    (
-        "evaluator",
-        "sliced-wasserstein",
-        "evaluators.distances:SlicedWasserstein",
-        "Sliced Wasserstein distance (POT)",
-        "Bonneel et al. 2015",
-    ),
-    ("evaluator", "wasserstein", "evaluators.distances:Wasserstein", "Exact Wasserstein distance (POT)", ""),
-    (
-        "evaluator",
-        "moment-error",
-        "evaluators.mcmc:MomentError",
-        "Mean and covariance error against exact moments",
-        "",
-    ),
-    (
-        "evaluator",
-        "mode-coverage",
-        "evaluators.mcmc:ModeCoverage",
-        "Fraction of samples per mixture component against the true weights",
-        "",
-    ),
-    (
-        "evaluator",
-        "ess",
-        "evaluators.mcmc:ESS",
-        "Effective sample size and integrated autocorrelation time",
-        "Geyer 1992; Vehtari et al. 2021",
-    ),
-    ("evaluator", "episode-return", "evaluators.rl:EpisodeReturn", "Mean episode return of a policy", ""),
-    (
-        "evaluator",
-        "return-curve",
-        "evaluators.rl:ReturnCurve",
-        "Learning curve, its area and a plot across seeds",
-        "",
-    ),
-    (
-        "evaluator",
-        "q-overestimation",
-        "evaluators.rl:QOverestimation",
-        "Mean Q(s, a) minus the discounted Monte-Carlo return on greedy episodes",
-        "van Hasselt et al. 2016, Fig. 3",
-    ),
-    (
-        "evaluator",
-        "interval-coverage",
-        "evaluators.conformal:IntervalCoverage",
-        "Empirical coverage and mean width of prediction intervals",
-        "",
-    ),
-]
-
-PIPELINES = [
-    (
-        "gmm-mcmc-baselines",
-        "pipelines/gmm-mcmc-baselines.toml",
-        "RWM, MALA and HMC on the 4-mode 2-D mixture",
-    ),
-]
-
-
-#: capability tags of each component (quadriga.tags), found by `quadriga list --where TAG`
-TAGS = {
-    ("target", "gaussian"): ("exact-target",),
-    ("target", "gaussian-mixture"): ("exact-target", "noised-score"),
-    ("target", "banana"): ("exact-target",),
-    ("target", "funnel"): ("exact-target",),
-    ("target", "double-well"): ("exact-target",),
-    ("target", "ising"): ("discrete-state", "exact-target"),
-    ("target", "bayesian-logistic"): ("posterior", "real-data"),
-    ("dataset", "sklearn-dataset"): ("covariate-shift", "real-data", "supervised"),
-    ("environment", "gym-env"): ("continuous-actions", "discrete-actions", "rl"),
-    ("environment", "reward-wrapped-gym-env"): ("continuous-actions", "discrete-actions", "rl"),
-    ("sampler", "rwm"): ("gradient-free", "mcmc", "needs-log-prob"),
-    ("sampler", "ula"): ("mcmc", "needs-score"),
-    ("sampler", "mala"): ("mcmc", "needs-log-prob", "needs-score"),
-    ("sampler", "hmc"): ("mcmc", "needs-log-prob", "needs-score"),
-    ("sampler", "gibbs"): ("discrete-state", "gradient-free", "mcmc"),
-    ("sampler", "iid"): ("exact-target", "gradient-free"),
-    ("sampler", "random-subsample"): ("gradient-free", "thinning"),
-    ("sampler", "standard-thinning"): ("gradient-free", "mcmc", "thinning"),
-    ("learner", "dqn"): ("discrete-actions", "rl", "trains-network"),
-    ("learner", "dqn-online"): ("discrete-actions", "rl", "trains-network"),
-    ("learner", "double-dqn"): ("discrete-actions", "rl", "trains-network"),
-    ("estimator", "split-conformal"): ("conformal", "supervised"),
-    ("estimator", "weighted-conformal"): ("conformal", "covariate-shift", "supervised"),
-    ("evaluator", "energy-distance"): ("two-sample",),
-    ("evaluator", "mmd"): ("two-sample",),
-    ("evaluator", "sliced-wasserstein"): ("two-sample",),
-    ("evaluator", "wasserstein"): ("two-sample",),
-    ("evaluator", "moment-error"): ("exact-target",),
-    ("evaluator", "mode-coverage"): ("exact-target",),
-    ("evaluator", "ess"): ("mcmc",),
-    ("evaluator", "episode-return"): ("rl",),
-    ("evaluator", "return-curve"): ("rl",),
-    ("evaluator", "q-overestimation"): ("discrete-actions", "rl"),
-    ("evaluator", "interval-coverage"): ("conformal",),
-}
-
 
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register quadriga-std's components and pipelines."""
-    for kind, name, target, summary, paper in COMPONENTS:
-        registry.add(
-            kind,
-            name,
-            f"{_P}.{target}",
-            summary=summary,
-            paper=paper,
-            tags=TAGS.get((kind, name), ()),
-        )
-    for name, path, summary in PIPELINES:
-        registry.add_pipeline(name, f"{_P}:{path}", summary=summary)
+    registry.add(
+        "target",
+        "gaussian",
+        f"{_P}.targets.gaussian:Gaussian",
+        summary="Multivariate Gaussian (mean/covariance, or dim with equicorrelation rho)",
+        tags=("exact-target",),
+    )
+    registry.add(
+        "target",
+        "gaussian-mixture",
+        f"{_P}.targets.gaussian:GaussianMixture",
+        summary="Gaussian mixture with exact log_prob, score, samples and noised (diffusion) score",
+        tags=("exact-target", "noised-score"),
+    )
+    registry.add(
+        "target",
+        "banana",
+        f"{_P}.targets.analytic:Banana",
+        summary="Banana-shaped (twisted Gaussian) 2-D target",
+        paper="Haario, Saksman & Tamminen 1999",
+        tags=("exact-target",),
+    )
+    registry.add(
+        "target",
+        "funnel",
+        f"{_P}.targets.analytic:Funnel",
+        summary="Neal's funnel",
+        paper="Neal 2003, Slice sampling, sec. 8",
+        tags=("exact-target",),
+    )
+    registry.add(
+        "target",
+        "double-well",
+        f"{_P}.targets.analytic:DoubleWell",
+        summary="Double well exp(-(a x1 + b x1^2 + c x1^4) - |x_2:d|^2 / 2), normalised by quadrature",
+        paper="Wu, Koehler & Noe 2020",
+        tags=("exact-target",),
+    )
+    registry.add(
+        "target",
+        "ising",
+        f"{_P}.targets.ising:Ising",
+        summary="Ising model on an LxL periodic lattice, exact enumeration up to 16 spins",
+        tags=("discrete-state", "exact-target"),
+    )
+    registry.add(
+        "target",
+        "bayesian-logistic",
+        f"{_P}.targets.logistic:BayesianLogistic",
+        summary="Posterior of Bayesian logistic regression on load_breast_cancer",
+        tags=("posterior", "real-data"),
+    )
+    registry.add(
+        "dataset",
+        "sklearn-dataset",
+        f"{_P}.tasks.datasets:SklearnDataset",
+        summary=(
+            "A bundled scikit-learn dataset with splits and an optional exponential-tilting covariate shift"
+        ),
+        tags=("covariate-shift", "real-data", "supervised"),
+    )
+    registry.add(
+        "environment",
+        "gym-env",
+        f"{_P}.tasks.gym:GymEnv",
+        summary="A gymnasium environment by id (usable from torchrl)",
+        tags=("continuous-actions", "discrete-actions", "rl"),
+    )
+    registry.add(
+        "environment",
+        "reward-wrapped-gym-env",
+        f"{_P}.tasks.reward_wrappers:RewardWrappedGymEnv",
+        summary="A gymnasium environment with Gaussian reward noise and a reward scale",
+        paper="Farebrother et al. 2024 (arXiv 2403.03950)",
+        tags=("continuous-actions", "discrete-actions", "rl"),
+    )
+    registry.add(
+        "sampler",
+        "rwm",
+        f"{_P}.samplers.mcmc:RWM",
+        summary="Random-walk Metropolis with Gaussian proposals",
+        paper="Metropolis et al. 1953",
+        tags=("gradient-free", "mcmc", "needs-log-prob"),
+    )
+    registry.add(
+        "sampler",
+        "ula",
+        f"{_P}.samplers.mcmc:ULA",
+        summary="Unadjusted Langevin algorithm",
+        paper="Roberts & Tweedie 1996",
+        tags=("mcmc", "needs-score"),
+    )
+    registry.add(
+        "sampler",
+        "mala",
+        f"{_P}.samplers.mcmc:MALA",
+        summary="Metropolis-adjusted Langevin algorithm",
+        paper="Roberts & Tweedie 1996",
+        tags=("mcmc", "needs-log-prob", "needs-score"),
+    )
+    registry.add(
+        "sampler",
+        "hmc",
+        f"{_P}.samplers.mcmc:HMC",
+        summary="Hamiltonian Monte Carlo with leapfrog integration",
+        paper="Neal 2011",
+        tags=("mcmc", "needs-log-prob", "needs-score"),
+    )
+    registry.add(
+        "sampler",
+        "gibbs",
+        f"{_P}.samplers.gibbs:Gibbs",
+        summary="Heat-bath Gibbs sampler for spin systems",
+        paper="Geman & Geman 1984",
+        tags=("discrete-state", "gradient-free", "mcmc"),
+    )
+    registry.add(
+        "sampler",
+        "iid",
+        f"{_P}.samplers.simple:IID",
+        summary="Exact i.i.d. samples from the target",
+        tags=("exact-target", "gradient-free"),
+    )
+    registry.add(
+        "sampler",
+        "random-subsample",
+        f"{_P}.samplers.simple:RandomSubsample",
+        summary="Uniform random subsample (without replacement) of a Samples artifact",
+        tags=("gradient-free", "thinning"),
+    )
+    registry.add(
+        "sampler",
+        "standard-thinning",
+        f"{_P}.samplers.simple:StandardThinning",
+        summary="Keep every k-th point of a Samples artifact",
+        tags=("gradient-free", "mcmc", "thinning"),
+    )
+    registry.add(
+        "learner",
+        "dqn",
+        f"{_P}.learners.dqn:DQN",
+        summary="Deep Q-network with a target network (torchrl)",
+        paper="Mnih et al. 2015, Algorithm 1",
+        tags=("discrete-actions", "rl", "trains-network"),
+    )
+    registry.add(
+        "learner",
+        "dqn-online",
+        f"{_P}.learners.dqn:DQNOnline",
+        summary="DQN bootstrapping from the online network (no target network)",
+        paper="Mnih et al. 2015 (ablation)",
+        tags=("discrete-actions", "rl", "trains-network"),
+    )
+    registry.add(
+        "learner",
+        "double-dqn",
+        f"{_P}.learners.dqn:DoubleDQN",
+        summary="Double DQN",
+        paper="van Hasselt et al. 2016, eq. 4",
+        tags=("discrete-actions", "rl", "trains-network"),
+    )
+    registry.add(
+        "estimator",
+        "split-conformal",
+        f"{_P}.estimators.conformal:SplitConformal",
+        summary="Split conformal regression intervals around a scikit-learn regressor",
+        paper="Lei et al. 2018",
+        tags=("conformal", "supervised"),
+    )
+    registry.add(
+        "estimator",
+        "weighted-conformal",
+        f"{_P}.estimators.conformal:WeightedConformal",
+        summary="Weighted split conformal under covariate shift (given or classifier likelihood ratio)",
+        paper="Tibshirani et al. 2019",
+        tags=("conformal", "covariate-shift", "supervised"),
+    )
+    registry.add(
+        "evaluator",
+        "energy-distance",
+        f"{_P}.evaluators.distances:EnergyDistance",
+        summary="Energy distance between sample sets",
+        paper="Szekely & Rizzo 2013",
+        tags=("two-sample",),
+    )
+    registry.add(
+        "evaluator",
+        "mmd",
+        f"{_P}.evaluators.distances:MMD",
+        summary="Unbiased MMD^2 (Gaussian or IMQ kernel)",
+        paper="Gretton et al. 2012, eq. 3",
+        tags=("two-sample",),
+    )
+    registry.add(
+        "evaluator",
+        "sliced-wasserstein",
+        f"{_P}.evaluators.distances:SlicedWasserstein",
+        summary="Sliced Wasserstein distance (POT)",
+        paper="Bonneel et al. 2015",
+        tags=("two-sample",),
+    )
+    registry.add(
+        "evaluator",
+        "wasserstein",
+        f"{_P}.evaluators.distances:Wasserstein",
+        summary="Exact Wasserstein distance (POT)",
+        tags=("two-sample",),
+    )
+    registry.add(
+        "evaluator",
+        "moment-error",
+        f"{_P}.evaluators.mcmc:MomentError",
+        summary="Mean and covariance error against exact moments",
+        tags=("exact-target",),
+    )
+    registry.add(
+        "evaluator",
+        "mode-coverage",
+        f"{_P}.evaluators.mcmc:ModeCoverage",
+        summary="Fraction of samples per mixture component against the true weights",
+        tags=("exact-target",),
+    )
+    registry.add(
+        "evaluator",
+        "ess",
+        f"{_P}.evaluators.mcmc:ESS",
+        summary="Effective sample size and integrated autocorrelation time",
+        paper="Geyer 1992; Vehtari et al. 2021",
+        tags=("mcmc",),
+    )
+    registry.add(
+        "evaluator",
+        "episode-return",
+        f"{_P}.evaluators.rl:EpisodeReturn",
+        summary="Mean episode return of a policy",
+        tags=("rl",),
+    )
+    registry.add(
+        "evaluator",
+        "return-curve",
+        f"{_P}.evaluators.rl:ReturnCurve",
+        summary="Learning curve, its area and a plot across seeds",
+        tags=("rl",),
+    )
+    registry.add(
+        "evaluator",
+        "q-overestimation",
+        f"{_P}.evaluators.rl:QOverestimation",
+        summary="Mean Q(s, a) minus the discounted Monte-Carlo return on greedy episodes",
+        paper="van Hasselt et al. 2016, Fig. 3",
+        tags=("discrete-actions", "rl"),
+    )
+    registry.add(
+        "evaluator",
+        "interval-coverage",
+        f"{_P}.evaluators.conformal:IntervalCoverage",
+        summary="Empirical coverage and mean width of prediction intervals",
+        tags=("conformal",),
+    )
+    registry.add_pipelines(__package__)
 
 
 @quadriga.hookimpl

@@ -56,7 +56,7 @@ _SMOKE = (
     "task.checkerboard.num_test=200",
     "stage.si.num_steps=30",
     "stage.si.batch_size=128",
-    "stage.si.hidden=[32]",
+    "stage.si.hidden_sizes=[32]",
     "stage.floor.num_samples=200",
     *(f"stage.{s}.num_samples=200" for s in _SAMPLERS[:-1]),
     *(f"stage.{s}.num_steps=50" for s in _SAMPLERS[1:-1]),
@@ -174,7 +174,7 @@ SDE_BEATS_ODE = Claim(
         "smoke": Scale(replicates=2, overrides=_SMOKE),
         "paper": Scale(
             replicates=10,
-            overrides=(f"stage.si.num_steps={SHORT_STEPS}", "stage.si.hidden=[32, 32]"),
+            overrides=(f"stage.si.num_steps={SHORT_STEPS}", "stage.si.hidden_sizes=[32, 32]"),
         ),
     },
     tuning={

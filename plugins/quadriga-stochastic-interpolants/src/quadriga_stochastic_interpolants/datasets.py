@@ -21,11 +21,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-from quadriga.errors import ConfigError, suggest
 from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import numpy_rng
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, int_at_least, positive_int
 
 __all__ = ["Checkerboard", "GaussianMixturePoints", "SwissRoll", "TwoMoons"]
 
@@ -61,19 +60,6 @@ class _PointCloud(Dataset):
         sizes = {"train": self.num_train, "test": self.num_test, "reference": self.num_test}
         self._splits = {name: self._draw(int(n), rng) for name, n in sizes.items()}
 
-    def split(self, name: str) -> tuple[np.ndarray, None]:
-        """Return ``(X[n, 2], None)`` of one split (a copy).
-
-        Raises:
-            KeyError: unknown split (the valid names are listed).
-            ConfigError: called before ``prepare``.
-        """
-        if not self._splits:
-            raise ConfigError("the dataset has no splits yet: call prepare(generator=...) first.")
-        if name not in self._splits:
-            raise KeyError(f"unknown split '{name}'; valid: {', '.join(SPLITS)}.{suggest(name, SPLITS)}")
-        return self._splits[name].copy(), None
-
 
 @attrs.define(kw_only=True)
 class TwoMoons(_PointCloud):
@@ -92,9 +78,9 @@ class TwoMoons(_PointCloud):
     """
 
     noise: float = param(
-        0.05, doc="Gaussian noise std of make_moons (before scaling)", validator=number_in(0, 10)
+        0.05, doc="Gaussian noise std of make_moons (before scaling)", validator=in_range(0, 10)
     )
-    scale: float = param(2.0, doc="scale factor after centring", validator=number_in(0, 100, low_open=True))
+    scale: float = param(2.0, doc="scale factor after centring", validator=in_range(0, 100, low_open=True))
 
     def _draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         from sklearn.datasets import make_moons
@@ -123,7 +109,7 @@ class Checkerboard(_PointCloud):
 
     cells: int = param(4, doc="cells per side (count)", validator=int_at_least(2))
     half_width: float = param(
-        2.0, doc="board is [-half_width, half_width]^2", validator=number_in(0, 100, low_open=True)
+        2.0, doc="board is [-half_width, half_width]^2", validator=in_range(0, 100, low_open=True)
     )
 
     def _draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -150,9 +136,9 @@ class SwissRoll(_PointCloud):
     """
 
     noise: float = param(
-        0.5, doc="Gaussian noise std of make_swiss_roll (before scaling)", validator=number_in(0, 10)
+        0.5, doc="Gaussian noise std of make_swiss_roll (before scaling)", validator=in_range(0, 10)
     )
-    scale: float = param(0.2, doc="scale factor", validator=number_in(0, 100, low_open=True))
+    scale: float = param(0.2, doc="scale factor", validator=in_range(0, 100, low_open=True))
 
     def _draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
         from sklearn.datasets import make_swiss_roll
@@ -176,9 +162,9 @@ class GaussianMixturePoints(_PointCloud):
     Source: the 8-Gaussians toy target of the flow and diffusion literature (e.g. Grathwohl et al. 2019).
     """
 
-    num_components: int = param(8, doc="number of components K (count)", validator=int_at_least(1))
-    radius: float = param(2.0, doc="radius of the circle of means", validator=number_in(0, 100))
-    std: float = param(0.2, doc="component standard deviation", validator=number_in(0, 100, low_open=True))
+    num_components: int = param(8, doc="number of components K (count)", validator=positive_int)
+    radius: float = param(2.0, doc="radius of the circle of means", validator=in_range(0, 100))
+    std: float = param(0.2, doc="component standard deviation", validator=in_range(0, 100, low_open=True))
 
     @property
     def means(self) -> np.ndarray:

@@ -23,7 +23,7 @@ from quadriga.interfaces import Dataset, Learner
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import in_range, int_at_least, positive_int, positive_int_list
 from quadriga_stochastic_interpolants.interpolants import PATHS, Interpolant, objectives
 from quadriga_stochastic_interpolants.model import InterpolantModel
 
@@ -62,24 +62,24 @@ class _InterpolantLearner(Learner):
     """
 
     input_types: ClassVar[dict] = {"task": (Dataset,), "source": (Dataset,)}
-    check_params: ClassVar[dict] = {"num_steps": 20, "batch_size": 64, "hidden": [16]}
+    check_params: ClassVar[dict] = {"num_steps": 20, "batch_size": 64, "hidden_sizes": [16]}
     check_inputs: ClassVar[dict] = _CHECK_INPUTS
 
-    hidden: list = param(
+    hidden_sizes: list = param(
         factory=lambda: [128, 128, 128], doc="hidden widths of each MLP", validator=positive_int_list
     )
-    num_steps: int = param(3000, doc="Adam steps (count)", validator=int_at_least(1))
+    num_steps: int = param(3000, doc="Adam steps (count)", validator=positive_int)
     batch_size: int = param(1000, doc="pairs (x0, x1) per step (count)", validator=int_at_least(2))
-    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=number_in(0, 1, low_open=True))
-    lr_decay_every: int = param(1500, doc="StepLR period (steps)", validator=int_at_least(1))
-    lr_decay: float = param(
-        0.4, doc="StepLR factor (dimensionless)", validator=number_in(0, 1, low_open=True)
+    learning_rate: float = param(2e-3, doc="Adam learning rate", validator=in_range(0, 1, low_open=True))
+    learning_rate_decay_every: int = param(1500, doc="StepLR period (steps)", validator=positive_int)
+    learning_rate_decay: float = param(
+        0.4, doc="StepLR factor (dimensionless)", validator=in_range(0, 1, low_open=True)
     )
     t_clip: float = param(
-        1e-3, doc="t ~ U[t_clip, 1 - t_clip] (dimensionless)", validator=number_in(0, 0.5, high_open=True)
+        1e-3, doc="t ~ U[t_clip, 1 - t_clip] (dimensionless)", validator=in_range(0, 0.5, high_open=True)
     )
     train_split: str = param("train", doc="split of task (and source) to train on")
-    log_every: int = param(100, doc="steps between logged losses (count)", validator=int_at_least(1))
+    log_every: int = param(100, doc="steps between logged losses (count)", validator=positive_int)
 
     def _interpolant(self, gaussian_source: bool) -> Interpolant:
         raise NotImplementedError
@@ -118,9 +118,11 @@ class _InterpolantLearner(Learner):
         interpolant = self._interpolant(source is None)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int_seed(generator))
-            model = InterpolantModel(interpolant, d, list(self.hidden), self._learn_score()).to(device)
+            model = InterpolantModel(interpolant, d, list(self.hidden_sizes), self._learn_score()).to(device)
         opt = torch.optim.Adam(model.parameters(), lr=self.learning_rate)
-        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=self.lr_decay_every, gamma=self.lr_decay)
+        sched = torch.optim.lr_scheduler.StepLR(
+            opt, step_size=self.learning_rate_decay_every, gamma=self.learning_rate_decay
+        )
         history: dict[str, list] = {"step": [], "loss_b": [], "loss_eta": []}
         denoiser = model.denoiser if model.denoiser_net is not None else None
         progress.start(self.num_steps, "stochastic interpolant")

@@ -25,7 +25,7 @@ from quadriga.interfaces import Dataset, Sampler
 from quadriga.params import param
 from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, non_negative_int, positive_int
 
 __all__ = ["ODE_METHODS", "SDE_METHODS", "DatasetPoints", "InterpolantSampler", "transport"]
 
@@ -191,29 +191,27 @@ class InterpolantSampler(Sampler):
                 "inputs": {"task": "ring", "source": "moons"},
                 "num_steps": 10,
                 "batch_size": 32,
-                "hidden": [8],
+                "hidden_sizes": [8],
             }
         },
         "inputs": {"target": "si", "source": "moons"},
     }
 
     epsilon: float = param(
-        0.0, doc="SDE noise level eps >= 0; 0 = probability-flow ODE", validator=number_in(0, 100)
+        0.0, doc="SDE noise level eps >= 0; 0 = probability-flow ODE", validator=in_range(0, 100)
     )
-    num_samples: int = param(2000, doc="points transported (count)", validator=int_at_least(1))
-    num_steps: int = param(
-        200, doc="SDE / fixed-step ODE steps over [0, 1] (count)", validator=int_at_least(1)
-    )
+    num_samples: int = param(2000, doc="points transported (count)", validator=positive_int)
+    num_steps: int = param(200, doc="SDE / fixed-step ODE steps over [0, 1] (count)", validator=positive_int)
     ode_method: str = param("dopri5", doc=f"torchdiffeq method: {', '.join(ODE_METHODS)}")
     sde_method: str = param("euler", doc=f"torchsde method: {', '.join(SDE_METHODS)}")
     rtol: float = param(
-        1e-5, doc="relative tolerance of adaptive ODE methods", validator=number_in(0, 1, low_open=True)
+        1e-5, doc="relative tolerance of adaptive ODE methods", validator=in_range(0, 1, low_open=True)
     )
     atol: float = param(
-        1e-5, doc="absolute tolerance of adaptive ODE methods", validator=number_in(0, 1, low_open=True)
+        1e-5, doc="absolute tolerance of adaptive ODE methods", validator=in_range(0, 1, low_open=True)
     )
     t_clip: float = param(
-        0.01, doc="eps(t) = 0 within t_clip of t = 0 and t = 1", validator=number_in(0, 0.5, high_open=True)
+        0.01, doc="eps(t) = 0 within t_clip of t = 0 and t = 1", validator=in_range(0, 0.5, high_open=True)
     )
     source_split: str = param("test", doc="split of the source dataset whose points are transported")
 
@@ -317,7 +315,7 @@ class DatasetPoints(Sampler):
     }
 
     split: str = param("test", doc="split to return (train, test, reference)")
-    num_samples: int = param(0, doc="rows to return; 0 = the whole split (count)", validator=int_at_least(0))
+    num_samples: int = param(0, doc="rows to return; 0 = the whole split (count)", validator=non_negative_int)
     fresh: bool = param(False, doc="draw num_samples new points instead of reading the split")
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:

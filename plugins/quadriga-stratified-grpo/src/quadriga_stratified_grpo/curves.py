@@ -15,7 +15,7 @@ from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
 from quadriga.stage_names import replicate_base
 from quadriga.stats import bootstrap_ci
-from quadriga.validators import int_at_least, number_in
+from quadriga.validators import in_range, int_at_least, positive_int
 
 __all__ = ["TrainingCurves", "group_label"]
 
@@ -74,14 +74,14 @@ class TrainingCurves(Evaluator):
     final_fraction: float = param(
         0.1,
         doc="fraction of the last updates averaged into the final return",
-        validator=number_in(0.0, 1.0, low_open=True),
+        validator=in_range(0.0, 1.0, low_open=True),
     )
     confidence: float = param(
-        0.95, doc="bootstrap interval level", validator=number_in(0.0, 1.0, low_open=True, high_open=True)
+        0.95, doc="bootstrap interval level", validator=in_range(0.0, 1.0, low_open=True, high_open=True)
     )
     num_resamples: int = param(2000, doc="bootstrap resamples", validator=int_at_least(100))
     smooth: int = param(
-        5, doc="moving-average window (updates) of the plotted curves", validator=int_at_least(1)
+        5, doc="moving-average window (updates) of the plotted curves", validator=positive_int
     )
 
     def _bands(self, subject: Any) -> dict[str, dict[str, np.ndarray]]:

@@ -24,7 +24,16 @@ import torch
 from quadriga import ConfigError, Fitted, Learner, param
 from quadriga.errors import NonFiniteError
 from quadriga.interfaces import Environment
-from quadriga.validators import int_at_least, number_in, positive_int_list
+from quadriga.validators import (
+    in_range,
+    int_at_least,
+    non_negative,
+    non_negative_int,
+    positive,
+    positive_int,
+    positive_int_list,
+    probability,
+)
 from quadriga_stratified_grpo.advantages import blended_advantages, check_groups, global_advantages
 
 __all__ = ["GRPO", "StratifiedGRPO", "make_policy"]
@@ -52,7 +61,7 @@ def make_policy(
 
 
 def _clip_in_unit(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    number_in(0.0, 1.0, low_open=True, high_open=True)(instance, attribute, value)
+    in_range(0.0, 1.0, low_open=True, high_open=True)(instance, attribute, value)
 
 
 @attrs.define(kw_only=True)
@@ -100,8 +109,8 @@ class GRPO(Learner):
     label_name: ClassVar[str] = "grpo"
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Environment,)}
 
-    num_updates: int = param(200, doc="policy updates (training steps)", validator=int_at_least(1))
-    num_prompts: int = param(8, doc="prompts (questions) per update", validator=int_at_least(1))
+    num_updates: int = param(200, doc="policy updates (training steps)", validator=positive_int)
+    num_prompts: int = param(8, doc="prompts (questions) per update", validator=positive_int)
     group_size: int = param(
         8,
         doc="rollouts per prompt G",
@@ -109,35 +118,31 @@ class GRPO(Learner):
             2, "Group-relative advantages compare rollouts of one prompt; use group_size >= 2."
         ),
     )
-    learning_rate: float = param(3e-3, doc="Adam learning rate", validator=number_in(0.0, low_open=True))
-    num_epochs: int = param(
-        2, doc="optimisation passes over each batch (PPO epochs)", validator=int_at_least(1)
-    )
+    learning_rate: float = param(3e-3, doc="Adam learning rate", validator=positive)
+    num_epochs: int = param(2, doc="optimisation passes over each batch (PPO epochs)", validator=positive_int)
     clip_epsilon: float = param(0.2, doc="PPO ratio clipping epsilon", validator=_clip_in_unit)
     kl_coeff: float = param(
-        0.0, doc="weight beta of the k3 KL penalty to the initial policy (0 = off)", validator=number_in(0.0)
+        0.0, doc="weight beta of the k3 KL penalty to the initial policy (0 = off)", validator=non_negative
     )
-    entropy_coeff: float = param(0.0, doc="weight of the entropy bonus (0 = off)", validator=number_in(0.0))
-    max_grad_norm: float = param(
-        1.0, doc="gradient-norm clipping threshold", validator=number_in(0.0, low_open=True)
-    )
+    entropy_coeff: float = param(0.0, doc="weight of the entropy bonus (0 = off)", validator=non_negative)
+    max_grad_norm: float = param(1.0, doc="gradient-norm clipping threshold", validator=positive)
     hidden_sizes: list = param(
         factory=lambda: [64, 64], doc="widths of the policy MLP's hidden layers", validator=positive_int_list
     )
     eps: float = param(
         1e-6,
         doc="added to standard deviations when normalising advantages (reward units)",
-        validator=number_in(0.0),
+        validator=non_negative,
     )
     greedy_episodes: int = param(
         32,
         doc="episodes per question of the final greedy evaluation (0 = none)",
-        validator=int_at_least(0),
+        validator=non_negative_int,
     )
     eval_seed: int = param(
         987_654,
         doc="root seed of the greedy-evaluation episodes (shared by all learners)",
-        validator=int_at_least(0),
+        validator=non_negative_int,
     )
 
     @property
@@ -382,7 +387,7 @@ class StratifiedGRPO(GRPO):
     alpha: float = param(
         0.5,
         doc="blend weight of SAN against the global advantage (1 = pure SAN, 0 = GRPO)",
-        validator=number_in(0.0, 1.0),
+        validator=probability,
     )
     stratum_key: str = param("tool_calls", doc="final-info key whose value defines a rollout's stratum")
 

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from quadriga import ConfigError, Environment, param
-from quadriga.validators import int_at_least, number_in, probabilities
+from quadriga.validators import int_at_least, non_negative, positive_int, probabilities, probability
 from quadriga_stratified_grpo.env import (
     DEFAULT_CLUE_QUALITY,
     DEFAULT_PRIOR_ACCURACY,
@@ -58,9 +58,9 @@ class SearchAgent(Environment):
         validator=probabilities,
     )
     num_answers: int = param(4, doc="number of candidate answers", validator=int_at_least(2))
-    max_tool_calls: int = param(3, doc="search budget per episode (calls)", validator=int_at_least(1))
+    max_tool_calls: int = param(3, doc="search budget per episode (calls)", validator=positive_int)
     tool_cost: float = param(
-        0.05, doc="reward charged per search call (reward units)", validator=number_in(0.0)
+        0.05, doc="reward charged per search call (reward units)", validator=non_negative
     )
 
     def __attrs_post_init__(self) -> None:
@@ -164,16 +164,14 @@ class MultiHopSearch(Environment):
     good_quality: float = param(
         0.85,
         doc="probability that a search with the good query names the answer",
-        validator=number_in(0.0, 1.0),
+        validator=probability,
     )
     bad_quality: float = param(
         0.1,
         doc="probability that a search with another query names the answer",
-        validator=number_in(0.0, 1.0),
+        validator=probability,
     )
-    tool_cost: float = param(
-        0.1, doc="reward charged per search call (reward units)", validator=number_in(0.0)
-    )
+    tool_cost: float = param(0.1, doc="reward charged per search call (reward units)", validator=non_negative)
 
     def __attrs_post_init__(self) -> None:
         if len(self.prior_accuracy) != len(self.hop_probs):

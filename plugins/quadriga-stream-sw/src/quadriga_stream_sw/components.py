@@ -24,6 +24,7 @@ from quadriga.artifacts import Estimate, Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator, Evaluator, Target, named
 from quadriga.seeding import child_generator
+from quadriga.validators import in_range, instance_of, int_at_least, one_of, optional, positive_int
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
 from quadriga_stream_sw.threads import single_thread
@@ -39,35 +40,8 @@ __all__ = [
 ]
 
 
-def _pos_int(_inst, attribute, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(
-            f"'{attribute.name}' must be a positive integer, got {value!r}.", key=attribute.name
-        )
-
-
-def _order(_inst, attribute, value) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"'p' must be a number >= 1, got {value!r}.", key="p")
-
-
-def _k(_inst, attribute, value) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 2:
-        raise ConfigError(
-            f"'k' must be an integer >= 2 (>= 8 for backend 'datasketches'), got {value!r}.", key="k"
-        )
-
-
-def _backend(_inst, attribute, value) -> None:
-    if value not in BACKENDS:
-        raise ConfigError(f"unknown backend '{value}'; use one of {', '.join(BACKENDS)}.", key="backend")
-
-
-def _opt_seed(_inst, attribute, value) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-        raise ConfigError(
-            f"'{attribute.name}' must be an integer or absent, got {value!r}.", key=attribute.name
-        )
+#: a sketch size; datasketches' KLL needs k >= 8
+_K = int_at_least(2, hint="(>= 8 for backend 'datasketches')")
 
 
 def _chunks(x: torch.Tensor, batch_size: int) -> Iterator[torch.Tensor]:
@@ -171,14 +145,16 @@ class StreamSWEstimator(Estimator):
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
-    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
-    k: int = param(200, doc="KLL parameter k (each sketch keeps about 3k + log2(n/k) items)", validator=_k)
-    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    num_projections: int = param(100, doc=_DOC_L, validator=positive_int)
+    k: int = param(200, doc="KLL parameter k (each sketch keeps about 3k + log2(n/k) items)", validator=_K)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=in_range(1))
     batch_size: int = param(
-        10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int
+        10_000, doc="points per batch when reading a Samples artifact", validator=positive_int
     )
     backend: str = param(
-        "torch", doc="sketch backend: 'torch' (vectorised, seeded) or 'datasketches'", validator=_backend
+        "torch",
+        doc="sketch backend: 'torch' (vectorised, seeded) or 'datasketches'",
+        validator=one_of(BACKENDS),
     )
 
     def __attrs_post_init__(self) -> None:
@@ -225,19 +201,22 @@ class SubsampleSWEstimator(Estimator):
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
-    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
+    num_projections: int = param(100, doc=_DOC_L, validator=positive_int)
     num_retained: Any = param(
-        None, toml_type="int | None", doc="points m kept per stream (or give match_k)", validator=_opt_seed
+        None,
+        toml_type="int | None",
+        doc="points m kept per stream (or give match_k)",
+        validator=optional(instance_of(int)),
     )
     match_k: Any = param(
         None,
         toml_type="int | None",
         doc="keep as many points per stream as a KLL sketch with this k",
-        validator=_opt_seed,
+        validator=optional(instance_of(int)),
     )
-    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=in_range(1))
     batch_size: int = param(
-        10_000, doc="points per batch when reading a Samples artifact", validator=_pos_int
+        10_000, doc="points per batch when reading a Samples artifact", validator=positive_int
     )
 
     def __attrs_post_init__(self) -> None:
@@ -292,8 +271,8 @@ class ExactSWEstimator(Estimator):
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples, Dataset), "target": (Samples,)}
 
-    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
-    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
+    num_projections: int = param(100, doc=_DOC_L, validator=positive_int)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=in_range(1))
 
     def estimate(self, data: Any, *, generator: torch.Generator, target: Any = None) -> Estimate:
         """Materialise both streams and call POT with the same directions."""
@@ -347,11 +326,13 @@ class StreamSWEvaluator(Evaluator):
         "reference": (Samples, Target),
     }
 
-    num_projections: int = param(100, doc=_DOC_L, validator=_pos_int)
-    k: int = param(200, doc="KLL parameter k", validator=_k)
-    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=_order)
-    batch_size: int = param(10_000, doc="points per batch", validator=_pos_int)
-    num_reference_samples: int = param(10_000, doc="points drawn from a Target reference", validator=_pos_int)
+    num_projections: int = param(100, doc=_DOC_L, validator=positive_int)
+    k: int = param(200, doc="KLL parameter k", validator=_K)
+    p: float = param(2.0, doc="order p of the Wasserstein distance", validator=in_range(1))
+    batch_size: int = param(10_000, doc="points per batch", validator=positive_int)
+    num_reference_samples: int = param(
+        10_000, doc="points drawn from a Target reference", validator=positive_int
+    )
 
     def _reference(self, reference: Any, generator: Any) -> Callable[[], Iterator[torch.Tensor]]:
         if isinstance(reference, Samples):

@@ -21,7 +21,7 @@ from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset
 from quadriga.seeding import derive_seed
-from quadriga.validators import int_at_least
+from quadriga.validators import positive_int
 
 __all__ = ["MIXTURES", "PRESETS", "TwoSampleStream"]
 
@@ -32,9 +32,6 @@ MIXTURES = {
 }
 _MIX_STD = 0.5**0.5
 _STREAMS = ("source", "target")
-
-
-_positive = int_at_least(1)
 
 
 def _preset(_inst, attribute, value) -> None:
@@ -63,9 +60,9 @@ class TwoSampleStream(Dataset):
         doc="'gaussians' (N(-1,I) vs N(2,I)) or 'mixtures' (two 3-component 2-D GMMs)",
         validator=_preset,
     )
-    dim: int = param(2, doc="dimension d of the points ('mixtures' needs 2)", validator=_positive)
-    num_samples: int = param(10_000, doc="points per stream (n)", validator=_positive)
-    batch_size: int = param(1_000, doc="points per batch", validator=_positive)
+    dim: int = param(2, doc="dimension d of the points ('mixtures' needs 2)", validator=positive_int)
+    num_samples: int = param(10_000, doc="points per stream (n)", validator=positive_int)
+    batch_size: int = param(1_000, doc="points per batch", validator=positive_int)
     _seed: int = attrs.field(init=False, default=0)
 
     def __attrs_post_init__(self) -> None:

@@ -24,7 +24,7 @@ from quadriga_std.learners.td_loss import TDLossTerms, TDTargetDQNLoss, check_ta
 
 from quadriga import param
 from quadriga.errors import ConfigError
-from quadriga.validators import finite, int_at_least, number_in
+from quadriga.validators import finite, int_at_least, positive
 from quadriga_value_classification.targets import bin_centres, bin_edges, clip_to, hl_gauss, two_hot
 
 __all__ = ["CategoricalQNetwork", "CrossEntropyTDLoss", "DQNHLGauss", "DQNTwoHot"]
@@ -246,9 +246,7 @@ class DQNHLGauss(_ValueClassificationDQN):
 
     projection_name: ClassVar[str] = "hl-gauss"
 
-    sigma_ratio: float = param(
-        0.75, doc="HL-Gauss sigma as a multiple of the bin width", validator=number_in(0.0, low_open=True)
-    )
+    sigma_ratio: float = param(0.75, doc="HL-Gauss sigma as a multiple of the bin width", validator=positive)
 
     @property
     def sigma(self) -> float:

@@ -19,7 +19,7 @@ def quadriga_register(registry):
         "dqn-hlgauss",
         f"{_M}.learner:DQNHLGauss",
         summary="DQN with a categorical Q head trained by cross-entropy against HL-Gauss target histograms",
-        paper=_PAPER,
+        paper=f"{_PAPER}",
         tags=("discrete-actions", "rl", "trains-network"),
     )
     registry.add(
@@ -27,28 +27,19 @@ def quadriga_register(registry):
         "dqn-twohot",
         f"{_M}.learner:DQNTwoHot",
         summary="DQN with a categorical Q head trained by cross-entropy against two-hot targets",
-        paper=_PAPER,
+        paper=f"{_PAPER}",
         tags=("discrete-actions", "rl", "trains-network"),
     )
-    registry.add_pipeline(
-        "cartpole-value-classification",
-        f"{_M}:pipelines/cartpole-value-classification.toml",
-        summary="CartPole-v1: MSE dqn vs HL-Gauss vs two-hot, clean and noisy rewards, and a width arm",
-    )
-    registry.add_pipeline(
-        "acrobot-value-classification",
-        f"{_M}:pipelines/acrobot-value-classification.toml",
-        summary="Acrobot-v1: MSE dqn vs HL-Gauss vs two-hot, clean and noisy rewards, and a width arm",
-    )
+    registry.add_pipelines(__package__)
     registry.add_claim(
         "value-classification-noisy-auc",
         f"{_M}.claims:noisy_auc_claim",
         summary="Under reward noise, HL-Gauss DQN's return AUC beats MSE DQN's on CartPole-v1 (IQM, seeds)",
-        paper=_PAPER + ", abstract (robustness to noisy targets)",
+        paper=f"{_PAPER}, abstract (robustness to noisy targets)",
     )
     registry.add_claim(
         "value-classification-width-gap",
         f"{_M}.claims:width_gap_claim",
         summary="The HL-Gauss - MSE return-AUC gap is larger with a 512-512 trunk than with 128-128",
-        paper=_PAPER + ", abstract (classification scales better with network size)",
+        paper=f"{_PAPER}, abstract (classification scales better with network size)",
     )

@@ -1,12 +1,11 @@
 """The learning-rate search behind the claims' ``Tuning`` records (same budget for both losses).
 
 ``python -m quadriga_value_classification.tuning [--frames 3000] [--seeds 1] [--arm ARM] [--out DIR]``
-runs the
-claim's two 128-128 arms on the noisy task (``dqn-mse-noisy``, ``dqn-hlgauss-noisy``) over
-:data:`~quadriga_value_classification.claims.LR_GRID` (``matrix = { lr = [...] }``) with ``--seeds``
-replicates at root seed 1000 (seeds disjoint from the claim runs, root seed 0), at the claims' paper
-budget, and prints the mean return AUC of every (loss, learning rate) and the best learning rate of
-each loss. Both losses get the same number of settings and seeds (tuning parity).
+runs the claim's two 128-128 arms on the noisy task (``dqn-mse-noisy``, ``dqn-hlgauss-noisy``)
+over :data:`~quadriga_value_classification.claims.LR_GRID` (``matrix = { learning_rate = [...] }``)
+with ``--seeds`` replicates at root seed 1000 (seeds disjoint from the claim runs, root seed 0), at
+the claims' paper budget, and prints the mean return AUC of every (loss, learning rate) and the best
+learning rate of each loss. Both losses get the same number of settings and seeds (tuning parity).
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ def tune(
             learning_starts=PAPER_STARTS,
             eps_anneal_frames=PAPER_ANNEAL,
             repeat=seeds,
-            matrix={"lr": list(lrs)},
+            matrix={"learning_rate": list(lrs)},
         )
     stages["return-curve"] = {"use": "return-curve", "inputs": {"subject": [f"{a}[*]" for a in keep]}}
     data["stage"] = stages
@@ -70,9 +69,9 @@ def tune(
             subject, _, metric = key.rpartition("/")
             parsed = parse_stage_name(subject) if metric == "auc" and subject else None
             if parsed and parsed.source == arm and parsed.replicate is not None and len(parsed.point) == 1:
-                lr = parsed.point_dict().get("lr")
-                if lr is not None:
-                    table.setdefault(float(lr), []).append(float(v))
+                rate = parsed.point_dict().get("learning_rate")
+                if rate is not None:
+                    table.setdefault(float(rate), []).append(float(v))
         best = max(table, key=lambda lr: math.fsum(table[lr]) / len(table[lr]))
         report[arm] = {"auc": {str(k): table[k] for k in sorted(table)}, "best_lr": best}
     return report

@@ -23,6 +23,7 @@ from quadriga.errors import ConfigError, suggest
 from quadriga.interfaces import Dataset, Estimator
 from quadriga.params import param
 from quadriga.seeding import int_seed
+from quadriga.validators import one_of
 
 __all__ = [
     "REGRESSORS",
@@ -277,7 +278,7 @@ class WeightedConformal(Estimator):
     likelihood_ratio: str = param(
         "given",
         doc="'given' (dataset's exact ratio) or 'classifier'",
-        validator=attrs.validators.in_(("given", "classifier")),
+        validator=one_of(("given", "classifier")),
     )
     max_ratio: float | None = param(None, doc="clip estimated ratios at this value (classifier only)")
     evaluation_split: str = param("target_test", doc="split on which the reported mean width is computed")

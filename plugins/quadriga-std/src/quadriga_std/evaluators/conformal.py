@@ -12,6 +12,7 @@ from quadriga.artifacts import Estimate, Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Evaluator, named
 from quadriga.params import param
+from quadriga.validators import one_of
 
 __all__ = ["IntervalCoverage", "coverage_and_width"]
 
@@ -69,7 +70,7 @@ class IntervalCoverage(Evaluator):
     domain: str = param(
         "target",
         doc="'source' or 'target' domain of the reference dataset",
-        validator=attrs.validators.in_(("source", "target")),
+        validator=one_of(("source", "target")),
     )
     split: str | None = param(None, doc="split to score; default 'test' (source) or 'target_test' (target)")
 

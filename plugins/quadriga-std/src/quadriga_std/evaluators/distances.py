@@ -28,19 +28,12 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target, named
 from quadriga.params import param
 from quadriga.seeding import child_generator, child_numpy_rng
+from quadriga.validators import in_range, one_of, optional, positive, positive_int
 from quadriga_std.evaluators._distance_figure import bar_figure, draws_label, reference_label
 
 __all__ = ["MMD", "EnergyDistance", "SlicedWasserstein", "Wasserstein", "draws_label", "weighted_pair_sum"]
 
 _CHUNK = 2048
-
-
-def _positive(name: str):
-    def check(inst: Any, attribute: Any, value: Any) -> None:
-        if value is not None and not value > 0:
-            raise ConfigError(f"'{name}' must be > 0 (got {value!r}).", key=name)
-
-    return check
 
 
 def _weights(samples: Samples) -> torch.Tensor:
@@ -96,7 +89,7 @@ class _SampleDistance(Evaluator):
     required_inputs: ClassVar[tuple[str, ...]] = ("subject", "reference")
 
     num_reference_samples: int = param(
-        2000, doc="exact draws from a Target reference (count)", validator=_positive("num_reference_samples")
+        2000, doc="exact draws from a Target reference (count)", validator=positive_int
     )
 
     def _reference(self, reference: Any, generator: Any) -> Samples:
@@ -280,11 +273,9 @@ class MMD(_SampleDistance):
     Source: Gretton, Borgwardt, Rasch, Schölkopf, Smola 2012, JMLR, Lemma 6 / eq. 3.
     """
 
-    kernel: str = param(
-        "gaussian", doc="'gaussian' or 'imq'", validator=attrs.validators.in_(("gaussian", "imq"))
-    )
+    kernel: str = param("gaussian", doc="'gaussian' or 'imq'", validator=one_of(("gaussian", "imq")))
     bandwidth: float | None = param(
-        None, doc="kernel bandwidth h (units of x); None = median heuristic", validator=_positive("bandwidth")
+        None, doc="kernel bandwidth h (units of x); None = median heuristic", validator=optional(positive)
     )
 
     def _compute(self, x, a, y, b, *, generator, notes):
@@ -330,10 +321,8 @@ class SlicedWasserstein(_SampleDistance):
     Source: Bonneel, Rabin, Peyré, Pfister 2015, eq. 4; POT ``ot.sliced``.
     """
 
-    num_projections: int = param(
-        200, doc="number of random directions L (count)", validator=_positive("num_projections")
-    )
-    p: float = param(2.0, doc="order p >= 1 of the distance", validator=attrs.validators.ge(1.0))
+    num_projections: int = param(200, doc="number of random directions L (count)", validator=positive_int)
+    p: float = param(2.0, doc="order p >= 1 of the distance", validator=in_range(1.0))
 
     def projections(self, dim: int, generator: Any) -> np.ndarray:
         """The projection directions ``ndarray[dim, num_projections]`` with unit columns,
@@ -370,11 +359,11 @@ class Wasserstein(_SampleDistance):
     Source: Villani 2009, Def. 6.1; POT ``ot.emd2`` (Bonneel et al. 2011 network simplex).
     """
 
-    p: float = param(2.0, doc="order p >= 1 of the distance", validator=attrs.validators.ge(1.0))
+    p: float = param(2.0, doc="order p >= 1 of the distance", validator=in_range(1.0))
     max_points: int = param(
         2000,
         doc="largest set size solved exactly; larger sets are subsampled (count)",
-        validator=_positive("max_points"),
+        validator=positive_int,
     )
 
     def _subsample(self, z, w, role, generator, notes):

@@ -17,6 +17,7 @@ from quadriga import named, param
 from quadriga.artifacts import Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator, Target
+from quadriga.validators import in_range, one_of, positive_int
 from quadriga_std.evaluators.distances import draws_label
 
 __all__ = ["ESS", "ModeCoverage", "MomentError", "autocorrelation", "ess"]
@@ -130,9 +131,9 @@ class ModeCoverage(Evaluator):
     min_fraction: float = param(
         0.01,
         doc="share of samples for a mode to count as visited (fraction)",
-        validator=[attrs.validators.ge(0), attrs.validators.lt(1)],
+        validator=in_range(0, 1, high_open=True),
     )
-    max_points_plotted: int = param(2000, doc="points drawn per panel", validator=attrs.validators.ge(1))
+    max_points_plotted: int = param(2000, doc="points drawn per panel", validator=positive_int)
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Assign samples with ``reference.assign``; compare with ``reference.mixture_weights``."""
@@ -270,7 +271,7 @@ class ESS(Evaluator):
     method: str = param(
         "bulk",
         doc="'bulk' (rank-normalised split chains) or 'basic' (split chains, raw values)",
-        validator=attrs.validators.in_(("bulk", "basic")),
+        validator=one_of(("bulk", "basic")),
     )
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:

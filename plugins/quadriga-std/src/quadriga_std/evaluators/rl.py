@@ -4,8 +4,8 @@ Every evaluator takes one or several ``Fitted`` subjects (a Q-network ``model`` 
 ``Tensor[..., obs_dim]`` to ``Tensor[..., num_actions]``) and groups them by replicate of one
 configuration (the stage name before its last ``[i]``, :func:`quadriga.stage_names.replicate_base`):
 the stages ``dqn[0]``, ``dqn[1]``, ... of ``[stage.dqn] repeat = N`` form the group ``dqn`` with a
-mean and a standard error across replicates, and ``dqn[lr=0.001][i]`` and ``dqn[lr=0.01][i]`` are
-two groups, never pooled because they share a component.
+mean and a standard error across replicates, and ``dqn[learning_rate=0.001][i]`` and
+``dqn[learning_rate=0.01][i]`` are two groups, never pooled because they share a component.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
 from quadriga.stage_names import replicate_groups
+from quadriga.validators import positive_int
 
 __all__ = ["EpisodeReturn", "QOverestimation", "ReturnCurve", "discounted_returns", "greedy_episodes"]
-
-_pos = attrs.validators.gt(0)
 
 
 def _stderr(values: list[float]) -> float:
@@ -212,7 +211,7 @@ class EpisodeReturn(Evaluator):
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
-    num_episodes: int = param(10, doc="greedy evaluation episodes per subject", validator=_pos)
+    num_episodes: int = param(10, doc="greedy evaluation episodes per subject", validator=positive_int)
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """See the class docstring."""
@@ -279,8 +278,8 @@ class ReturnCurve(Evaluator):
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
-    num_points: int = param(100, doc="grid points on the env-step axis", validator=_pos)
-    smoothing_episodes: int = param(10, doc="episodes averaged at each grid point", validator=_pos)
+    num_points: int = param(100, doc="grid points on the env-step axis", validator=positive_int)
+    smoothing_episodes: int = param(10, doc="episodes averaged at each grid point", validator=positive_int)
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """See the class docstring."""
@@ -381,7 +380,7 @@ class QOverestimation(Evaluator):
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Fitted,), "reference": (Environment,)}
 
-    num_episodes: int = param(5, doc="greedy episodes per subject", validator=_pos)
+    num_episodes: int = param(5, doc="greedy episodes per subject", validator=positive_int)
     gamma: float | None = param(None, doc="discount; None uses the subject's info['gamma'] (else 0.99)")
     tail_steps: int | None = param(None, doc="extra steps past the time limit (None: gamma^k < 0.01)")
 

@@ -24,6 +24,7 @@ import attrs
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Environment
+from quadriga.validators import non_negative, non_negative_int, one_of, positive, positive_int, probability
 from quadriga_std.learners.target_update import periodic_hard_update
 
 # torchrl logs every replay-buffer allocation at INFO; keep the terminal for progress and results
@@ -31,10 +32,6 @@ from quadriga_std.learners.target_update import periodic_hard_update
 os.environ.setdefault("RL_LOGGING_LEVEL", "WARNING")
 
 __all__ = ["DQN", "DQNOnline", "DoubleDQN", "periodic_hard_update"]
-
-_pos = attrs.validators.gt(0)
-_nonneg = attrs.validators.ge(0)
-_unit = [attrs.validators.ge(0.0), attrs.validators.le(1.0)]
 
 
 def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
@@ -73,43 +70,47 @@ class DQN(Learner):
     needs_next_q_online: ClassVar[bool] = False
     needs_next_q_target: ClassVar[bool] = True
 
-    total_frames: int = param(20_000, doc="training budget (environment steps)", validator=_pos)
+    total_frames: int = param(20_000, doc="training budget (environment steps)", validator=positive_int)
     frames_per_batch: int = param(
-        10, doc="environment steps collected between rounds of updates", validator=_pos
+        10, doc="environment steps collected between rounds of updates", validator=positive_int
     )
-    buffer_size: int = param(50_000, doc="replay buffer capacity (transitions)", validator=_pos)
-    batch_size: int = param(64, doc="transitions per gradient update", validator=_pos)
-    lr: float = param(2.5e-3, doc="Adam learning rate", validator=_pos)
-    gamma: float = param(0.99, doc="discount factor (per env step)", validator=_unit)
+    buffer_size: int = param(50_000, doc="replay buffer capacity (transitions)", validator=positive_int)
+    batch_size: int = param(64, doc="transitions per gradient update", validator=positive_int)
+    learning_rate: float = param(2.5e-3, doc="Adam learning rate", validator=positive)
+    gamma: float = param(0.99, doc="discount factor (per env step)", validator=probability)
     hidden_sizes: list[int] = param(
         factory=lambda: [128, 128], doc="MLP hidden layer widths", validator=_hidden_sizes
     )
     target_update_period: int = param(
         100,
         doc="hard target-network copy every this many gradient updates (used when tau = 0)",
-        validator=_pos,
+        validator=positive_int,
     )
     tau: float = param(
-        0.0, doc="soft target update rate per gradient update; 0 uses hard copies", validator=_unit
+        0.0, doc="soft target update rate per gradient update; 0 uses hard copies", validator=probability
     )
-    eps_init: float = param(1.0, doc="initial exploration epsilon", validator=_unit)
-    eps_end: float = param(0.05, doc="final exploration epsilon", validator=_unit)
+    eps_init: float = param(1.0, doc="initial exploration epsilon", validator=probability)
+    eps_end: float = param(0.05, doc="final exploration epsilon", validator=probability)
     eps_anneal_frames: int = param(
-        8_000, doc="environment steps over which epsilon decays linearly", validator=_pos
+        8_000, doc="environment steps over which epsilon decays linearly", validator=positive_int
     )
     num_updates_per_batch: int = param(
-        5, doc="gradient updates after each collected batch", validator=_nonneg
+        5, doc="gradient updates after each collected batch", validator=non_negative_int
     )
     learning_starts: int = param(
-        1_000, doc="environment steps of uniformly random actions before the first update", validator=_nonneg
+        1_000,
+        doc="environment steps of uniformly random actions before the first update",
+        validator=non_negative_int,
     )
     loss_function: str = param(
         "smooth_l1",
         doc="regression loss: 'l2', 'l1' or 'smooth_l1' (Huber)",
-        validator=attrs.validators.in_(("l2", "l1", "smooth_l1")),
+        validator=one_of(("l2", "l1", "smooth_l1")),
     )
-    max_grad_norm: float = param(10.0, doc="gradient-norm clip (0 disables)", validator=_nonneg)
-    log_every: int = param(100, doc="log loss and mean Q every this many gradient updates", validator=_pos)
+    max_grad_norm: float = param(10.0, doc="gradient-norm clip (0 disables)", validator=non_negative)
+    log_every: int = param(
+        100, doc="log loss and mean Q every this many gradient updates", validator=positive_int
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.learning_starts >= self.total_frames:
@@ -251,7 +252,7 @@ class DQN(Learner):
 
         q_network, loss_module, target_network = self._networks(obs_dim, num_actions)
         params = list(loss_module.parameters())
-        optimizer = torch.optim.Adam(params, lr=self.lr)
+        optimizer = torch.optim.Adam(params, lr=self.learning_rate)
         k, batch_size = self.num_updates_per_batch, self.batch_size
         buffer = self._replay_buffer(max(1, k) * batch_size)  # one draw per round serves its k updates
         explore = np.random.default_rng(int(torch.randint(0, 2**62, ()).item()))

@@ -10,6 +10,7 @@ import torch
 from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
+from quadriga.validators import one_of
 from quadriga_std.samplers.mcmc import _DTYPES, ChainState, MCMCKernel, initial_points
 
 __all__ = ["Gibbs", "check_spin_target"]
@@ -82,7 +83,7 @@ class Gibbs(MCMCKernel):
     scan: str = param(
         "systematic",
         doc="site order within a sweep: 'systematic' or 'random'",
-        validator=attrs.validators.in_(("systematic", "random")),
+        validator=one_of(("systematic", "random")),
     )
 
     def start(self, target: Any, generator: torch.Generator) -> tuple[ChainState, int]:

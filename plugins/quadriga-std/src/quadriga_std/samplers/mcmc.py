@@ -23,14 +23,11 @@ from quadriga import param
 from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError, DivergenceError
 from quadriga.interfaces import Sampler
-from quadriga.validators import number_in
+from quadriga.validators import non_negative_int, one_of, positive, positive_int
 
 __all__ = ["HMC", "MALA", "RWM", "ULA", "ChainState", "MCMCKernel", "initial_points", "mh_accept"]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
-_pos = number_in(0.0, low_open=True)  # finite and > 0: an infinite step rejects every proposal
-_nonneg_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(0))
-_pos_int = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
 
 
 @attrs.define
@@ -130,22 +127,24 @@ class MCMCKernel(Sampler):
     #: subclass that changes ``transition`` sets it again
     selects_proposal: ClassVar[bool] = False
 
-    num_chains: int = param(4, doc="number of independent chains run in parallel", validator=_pos_int)
-    num_samples: int = param(1000, doc="draws kept per chain", validator=_pos_int)
-    burn_in: int = param(500, doc="transitions discarded at the start of each chain", validator=_nonneg_int)
-    thin: int = param(1, doc="keep every thin-th transition after burn-in", validator=_pos_int)
+    num_chains: int = param(4, doc="number of independent chains run in parallel", validator=positive_int)
+    num_samples: int = param(1000, doc="draws kept per chain", validator=positive_int)
+    burn_in: int = param(
+        500, doc="transitions discarded at the start of each chain", validator=non_negative_int
+    )
+    thin: int = param(1, doc="keep every thin-th transition after burn-in", validator=positive_int)
     init: str = param(
         "normal",
         doc="starting points: 'normal' (init_scale * N(0, I)) or 'target' (exact draws)",
-        validator=attrs.validators.in_(("normal", "target")),
+        validator=one_of(("normal", "target")),
     )
     init_scale: float = param(
-        1.0, doc="standard deviation of 'normal' starting points (units of x)", validator=_pos
+        1.0, doc="standard deviation of 'normal' starting points (units of x)", validator=positive
     )
     dtype: str = param(
         "float64",
         doc="floating dtype of the chains: 'float64' or 'float32'",
-        validator=attrs.validators.in_(tuple(_DTYPES)),
+        validator=one_of(tuple(_DTYPES)),
     )
 
     def init_state(self, target: Any, x: torch.Tensor) -> ChainState:
@@ -284,7 +283,7 @@ class RWM(MCMCKernel):
     uses_score: ClassVar[bool] = False
     #: Roberts, Gelman & Gilks 1997, Ann. Appl. Probab. 7(1): 0.234 as the dimension grows
     optimal_acceptance: ClassVar[float | None] = 0.234
-    step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=_pos)
+    step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=positive)
 
     def transition(self, state, target, generator):
         """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -320,7 +319,7 @@ class ULA(MCMCKernel):
     metropolis_adjusted: ClassVar[bool] = False
     selects_proposal: ClassVar[bool] = True
 
-    step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=_pos)
+    step_size: float = param(0.05, doc="Langevin step size h (units of x squared)", validator=positive)
 
     #: a kept draw beyond this magnitude (units of x) can only come from a blown-up discretisation
     blow_up: ClassVar[float] = 1e100
@@ -380,7 +379,7 @@ class MALA(MCMCKernel):
     optimal_acceptance: ClassVar[float | None] = 0.574
     selects_proposal: ClassVar[bool] = True
 
-    step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=_pos)
+    step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=positive)
 
     def transition(self, state, target, generator):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -424,8 +423,8 @@ class HMC(MCMCKernel):
     #: Beskos, Pillai, Roberts, Sanz-Serna & Stuart 2013, Bernoulli 19(5): 0.651 as the dimension
     #: grows; 0.65 as in Hoffman & Gelman 2014 (sec. 3.2)
     optimal_acceptance: ClassVar[float | None] = 0.65
-    step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=_pos)
-    num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=_pos_int)
+    step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=positive)
+    num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=positive_int)
 
     def transition(self, state, target, generator):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""

@@ -12,12 +12,9 @@ from quadriga import param
 from quadriga.artifacts import Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler
+from quadriga.validators import optional, positive_int
 
 __all__ = ["IID", "RandomSubsample", "StandardThinning"]
-
-_opt_pos_int = attrs.validators.optional(
-    attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1))
-)
 
 
 @attrs.define(kw_only=True)
@@ -41,7 +38,7 @@ class IID(Sampler):
     num_samples: int = param(
         1000,
         doc="number of exact draws",
-        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(1)),
+        validator=positive_int,
     )
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
@@ -103,7 +100,9 @@ class RandomSubsample(Sampler):
     """
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Samples,)}
-    num_points: int | None = param(None, doc="points kept m (default round(sqrt(n)))", validator=_opt_pos_int)
+    num_points: int | None = param(
+        None, doc="points kept m (default round(sqrt(n)))", validator=optional(positive_int)
+    )
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:
         """Subsample the rows of ``target.x``."""
@@ -137,9 +136,11 @@ class StandardThinning(Sampler):
     """
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"target": (Samples,)}
-    num_points: int | None = param(None, doc="points kept (default round(sqrt(n)))", validator=_opt_pos_int)
+    num_points: int | None = param(
+        None, doc="points kept (default round(sqrt(n)))", validator=optional(positive_int)
+    )
     step: int | None = param(
-        None, doc="thinning interval k (default n // num_points)", validator=_opt_pos_int
+        None, doc="thinning interval k (default n // num_points)", validator=optional(positive_int)
     )
 
     def sample(self, target: Any, *, generator: torch.Generator) -> Samples:

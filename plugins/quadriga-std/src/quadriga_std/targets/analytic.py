@@ -15,12 +15,11 @@ import torch
 
 from quadriga import param
 from quadriga.interfaces import Target
-from quadriga.validators import finite
+from quadriga.validators import finite, int_at_least, non_negative, positive
 
 __all__ = ["Banana", "DoubleWell", "Funnel"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
-_dim_ok = attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2))
 
 
 def _check_x(x: torch.Tensor, dim: int) -> None:
@@ -48,9 +47,9 @@ class Banana(Target):
     walk Metropolis", sec. 4 (s = 10, b = 0.03 or 0.1).
     """
 
-    dim: int = param(2, doc="dimension d (>= 2)", validator=_dim_ok)
-    b: float = param(0.1, doc="twist (curvature) b (units 1/x)", validator=attrs.validators.ge(0))
-    scale: float = param(10.0, doc="standard deviation s of x_1", validator=attrs.validators.gt(0))
+    dim: int = param(2, doc="dimension d (>= 2)", validator=int_at_least(2))
+    b: float = param(0.1, doc="twist (curvature) b (units 1/x)", validator=non_negative)
+    scale: float = param(10.0, doc="standard deviation s of x_1", validator=positive)
 
     def _phi(self, x: torch.Tensor) -> torch.Tensor:
         _check_x(x, self.dim)
@@ -110,8 +109,8 @@ class Funnel(Target):
     Source: Neal 2003, "Slice sampling", Annals of Statistics, sec. 8 (d = 10, s = 3).
     """
 
-    dim: int = param(10, doc="dimension d = 1 + number of x coordinates (>= 2)", validator=_dim_ok)
-    scale: float = param(3.0, doc="standard deviation s of v", validator=attrs.validators.gt(0))
+    dim: int = param(10, doc="dimension d = 1 + number of x coordinates (>= 2)", validator=int_at_least(2))
+    scale: float = param(3.0, doc="standard deviation s of v", validator=positive)
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density ``Tensor[n, d] -> Tensor[n]`` (nats)."""
@@ -173,10 +172,10 @@ class DoubleWell(Target):
     Source: Wu, Koehler & Noe 2020, "Stochastic Normalizing Flows", experiment 1 (double well).
     """
 
-    dim: int = param(2, doc="dimension d (>= 2)", validator=_dim_ok)
+    dim: int = param(2, doc="dimension d (>= 2)", validator=int_at_least(2))
     a: float = param(-0.5, doc="linear coefficient a (tilts the wells)", validator=finite)
     b: float = param(-6.0, doc="quadratic coefficient b (negative: two wells)", validator=finite)
-    c: float = param(1.0, doc="quartic coefficient c (> 0)", validator=attrs.validators.gt(0))
+    c: float = param(1.0, doc="quartic coefficient c (> 0)", validator=positive)
     _log_z1: float = attrs.field(init=False, default=0.0)
     _m1: float = attrs.field(init=False, default=0.0)
     _v1: float = attrs.field(init=False, default=1.0)

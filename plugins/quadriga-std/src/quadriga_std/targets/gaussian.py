@@ -17,6 +17,7 @@ import torch
 from quadriga import param
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
+from quadriga.validators import one_of, optional, positive_int
 
 __all__ = ["PRESETS", "Gaussian", "GaussianMixture"]
 
@@ -241,13 +242,13 @@ class GaussianMixture(Target):
     preset: str | None = param(
         None,
         doc="one of '4-mode-2d', '8-ring', '25-grid', 'random'",
-        validator=attrs.validators.optional(attrs.validators.in_(PRESETS)),
+        validator=optional(one_of(PRESETS)),
     )
     dim: int | None = param(None, doc="dimension d of the 'random' preset (set from the means otherwise)")
     num_components: int | None = param(
         None,
         doc="number of components K of the 'random' preset (default 8; only that preset takes it)",
-        validator=attrs.validators.optional(attrs.validators.gt(0)),
+        validator=optional(positive_int),
     )
     radius: float | None = param(
         None, doc="preset size: half-distance of 4-mode-2d means, ring or sphere radius"

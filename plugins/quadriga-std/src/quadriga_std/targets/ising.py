@@ -17,7 +17,7 @@ import torch
 
 from quadriga import param
 from quadriga.interfaces import Target
-from quadriga.validators import finite
+from quadriga.validators import finite, int_at_least
 
 __all__ = ["MAX_ENUMERATION_SITES", "Ising"]
 
@@ -51,7 +51,7 @@ class Ising(Target):
     size: int = param(
         4,
         doc="lattice side L (sites d = L*L)",
-        validator=attrs.validators.and_(attrs.validators.instance_of(int), attrs.validators.ge(2)),
+        validator=int_at_least(2),
     )
     coupling: float = param(
         0.3,

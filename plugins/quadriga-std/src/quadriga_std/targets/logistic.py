@@ -10,6 +10,7 @@ import torch
 
 from quadriga import param
 from quadriga.interfaces import Target
+from quadriga.validators import positive
 
 __all__ = ["BayesianLogistic"]
 
@@ -38,9 +39,7 @@ class BayesianLogistic(Target):
     Hoffman & Gelman 2014 (NUTS); data from the UCI Wisconsin diagnostic breast cancer set.
     """
 
-    prior_scale: float = param(
-        1.0, doc="prior standard deviation s of every coefficient", validator=attrs.validators.gt(0)
-    )
+    prior_scale: float = param(1.0, doc="prior standard deviation s of every coefficient", validator=positive)
     _X: Any = attrs.field(init=False, default=None)
     _y: Any = attrs.field(init=False, default=None)
 

@@ -200,23 +200,12 @@ class SklearnDataset(Dataset):
                 idx[split] = pool[tilted_resample(self._pool_feature, self.shift_strength, size, rng)]
         self._splits = idx
 
-    def split(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """Return ``(X[n, p], y[n])`` of one split (copies).
+    def _select(self, entry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(X[n, p], y[n])`` of one split's row indices (copies); :meth:`Dataset.split` checks the name."""
+        return self._X[entry].copy(), self._y[entry].copy()
 
-        Raises:
-            KeyError: unknown split name (the valid names are listed).
-            ConfigError: called before ``prepare``.
-        """
-        if not self._splits:
-            raise ConfigError("the dataset has no splits yet: call prepare(generator=...) first.")
-        if name not in self._splits:
-            extra = "" if self.shift else " (target splits need shift = true)"
-            raise KeyError(
-                f"unknown split '{name}'; valid: {', '.join(self._splits)}{extra}."
-                f"{suggest(name, self._splits)}"
-            )
-        i = self._splits[name]
-        return self._X[i].copy(), self._y[i].copy()
+    def _split_hint(self, name: str) -> str:
+        return "" if self.shift else " (target splits need shift = true)"
 
     def likelihood_ratio(self, X: np.ndarray) -> np.ndarray:
         """Exact ``dQ/dP(x) = exp(lambda x_j) / mean_pool exp(lambda x_j)`` at rows of ``X``.

@@ -20,7 +20,7 @@ import numpy as np
 
 from quadriga import param
 from quadriga.errors import ConfigError
-from quadriga.validators import finite, number_in
+from quadriga.validators import finite, non_negative
 from quadriga_std.tasks.gym import GymEnv
 
 __all__ = ["GaussianRewardNoise", "RewardScale", "RewardWrappedGymEnv"]
@@ -127,7 +127,7 @@ class RewardWrappedGymEnv(GymEnv):
     reward_noise_std: float = param(
         0.0,
         doc="std of the zero-mean Gaussian noise added to each reward (env reward units)",
-        validator=number_in(0.0),
+        validator=non_negative,
     )
     reward_scale: float = param(1.0, doc="factor multiplying each (noisy) reward", validator=finite)
 
