@@ -192,7 +192,7 @@ def test_overrides_are_parsed_as_toml_and_applied(registry):
     )
     with pytest.raises(ConfigError, match=r"\(--set/--grid\), \[stage.drwa\].*Did you mean .draw."):
         check(pipeline(), registry=registry, overrides=["stage.drwa.num_samples=1"])
-    with pytest.raises(ConfigError, match=r"validator|must be >= 1"):
+    with pytest.raises(ConfigError, match=r"key .num_samples.: num_samples must be an integer >= 1, got 0"):
         check(pipeline(), registry=registry, overrides=["stage.draw.num_samples=0"])
 
 

@@ -486,8 +486,12 @@ def _protocol_facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     frag = rec.get("fragility")
     if isinstance(frag, Mapping):
         holds = frag.get("holds") or []
-        where = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in holds) or "nowhere"
-        facts.append(("fragility", f"{len(frag.get('points') or [])} settings; holds at {where}"))
+        count = len(frag.get("points") or [])
+        if rec.get("scale") != "paper":
+            facts.append(("fragility", f"{count} settings at smoke scale: numbers only, no verdicts"))
+        else:
+            where = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in holds)
+            facts.append(("fragility", f"{count} settings; the claim holds at {where or 'none of them'}"))
     fp = rec.get("fingerprint")
     if isinstance(fp, Mapping):
         plugin = fp.get("plugin") or {}

@@ -10,6 +10,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from quadriga.claims import record as _record
 from quadriga.claims.claim import Claim
 from quadriga.claims.model import SCALES, ClaimResult
@@ -239,7 +241,14 @@ def _run_claim(
     """One declared claim in ``mode``: its record's fields (status, summary, comparisons, ...)."""
     from quadriga.claims.fingerprint import fingerprint
 
-    fp = {"fingerprint": fingerprint(spec, claim.libraries)}
+    fp = {
+        "fingerprint": fingerprint(spec, claim.libraries),
+        "effect": {
+            **attrs.asdict(claim.effect),
+            "claimed": claim.effect.describe(),
+            "statistic_name": claim.effect.statistic_name,
+        },
+    }
     if mode == "plan":
         from quadriga.claims.plan import pilot
 
@@ -264,9 +273,9 @@ def _run_claim(
         from quadriga.claims.fragility import run_fragility
 
         out = run_fragility(claim, scale, claim_dir, registry)
-        where = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in out["holds"]) or "nowhere"
+        where = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in out["holds"]) or "none of them"
         k = len(out["points"])
-        summary = f"claim: {claim.effect.describe()}; holds at {where} ({k} points, paper scale)"
+        summary = f"claim: {claim.effect.describe()}; over {k} settings it holds at: {where}"
         if scale != "paper":
             summary = f"claim: {claim.effect.describe()}; {k} points at smoke scale: numbers, no verdicts"
         return dict(

@@ -199,7 +199,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "claims: `quadriga verify NAME` (verdict: the last paper-scale one)",
         ]
         if any_stale:
-            hints.append("*: stale, the code that recorded it changed: `quadriga verify --stale`")
+            hints.append("*: stale, the code that recorded it changed: `quadriga verify --stale --record`")
         if not args.full:
             hints.append("whole summaries and verdict dates: `quadriga list --full`")
         # no :codes: here; replacing them first imports rich's emoji table

@@ -44,7 +44,8 @@ def add_parser(sub: Subparsers) -> None:
             "  --fragility   evaluate the claim at every point of its declared\n"
             "                neighbourhood of nuisance settings: where does it hold?\n"
             "  --stale       only claims whose recorded verdict is stale (the code or\n"
-            "                libraries that produced it changed); implies --scale paper\n\n"
+            "                libraries that produced it changed), at paper scale: minutes\n"
+            "                to hours per claim; add --record to renew the records\n\n"
             "`quadriga info CLAIM` shows a claim's effect and replicates per scale."
         ),
         formatter_class=Formatter,
@@ -60,7 +61,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--scale",
         choices=["smoke", "paper"],
-        default="smoke",
+        default=None,
         help="smoke (default): a few replicates, numbers only, no verdict; paper: the claim's full "
         "replicates and a verdict (minutes to hours)",
     )
@@ -78,7 +79,7 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "--stale",
         action="store_true",
-        help="only the claims whose recorded verdict is stale; implies --scale paper",
+        help="only the claims whose recorded verdict is stale, at paper scale (add --record to renew them)",
     )
     p.add_argument("--json", action="store_true", help="print the records as JSON instead of text")
     p.add_argument("--out", type=Path, help="report directory (default verify/<what>/<timestamp>)")
@@ -110,14 +111,22 @@ def cmd_verify(args: argparse.Namespace) -> int:
     con = console()
     os.environ.setdefault("MPLBACKEND", "Agg")
     mode = "plan" if args.plan else ("fragility" if args.fragility else "verdict")
-    scale = "paper" if args.stale and mode == "verdict" else args.scale
+    if args.stale and mode == "verdict" and args.scale == "smoke":
+        raise QuadrigaError(
+            "--stale re-runs stale verdicts at paper scale; drop --scale smoke (or name the claims "
+            "without --stale to check them at smoke scale)."
+        )
+    # a stale verdict is renewed at paper scale; a plan's pilot runs at paper settings
+    scale = "paper" if (args.stale and mode == "verdict") or mode == "plan" else (args.scale or "smoke")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     label = safe_name(args.what or "stale") + ("" if mode == "verdict" else f"-{mode}")
     out = args.out or Path("verify") / label / stamp
     say = (lambda *a, **k: None) if args.json else con.print
 
+    what = {"verdict": scale, "plan": "pilot at paper settings", "fragility": f"fragility, {scale}"}[mode]
+
     def on_start(spec: Any) -> None:
-        say(f"claim [bold]{escape(spec.name)}[/] ({scale}, {mode}): {escape(spec.summary)}")
+        say(f"claim [bold]{escape(spec.name)}[/] ({what}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
         color = {
@@ -129,6 +138,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             "underpowered": "yellow",
         }.get(record["status"], "red")
         say(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}")
+        if record.get("table") and mode != "verdict":  # the pilot's or the fragility map's table
+            say(escape(str(record["table"])), soft_wrap=True)
 
     records, report = verify(
         reg,
