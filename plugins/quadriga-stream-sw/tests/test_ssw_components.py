@@ -143,7 +143,7 @@ def test_claims_at_smoke_scale(tmp_path):
     from quadriga.claims import evaluate_claim
 
     rec = evaluate_claim(beats_subsample, beats_subsample.observations("smoke", tmp_path), "smoke")
-    assert rec["status"] == "ran" and rec["holm"]
+    assert rec["status"] == "ran" and not rec["holm"]  # smoke scale: no p-values to adjust
     assert (tmp_path / "error_vs_memory.png").stat().st_size > 1000
     groups = {c["group"]: c for c in rec["comparisons"]}
     assert set(groups) == {f"{p} k={k}" for p in ("gaussians", "mixtures") for k in (10, 50)}
