@@ -140,6 +140,14 @@ def _figure(claim: Claim, rows: list[dict[str, Any]], keys: list[str], path: Pat
         for bound in effect.bounds:
             if math.isfinite(bound):
                 ax.axhline(bound, color="black", linestyle="--", linewidth=1)
+                ax.annotate(
+                    f"claimed boundary {bound:g}",
+                    (0, bound),
+                    xycoords=("axes fraction", "data"),
+                    xytext=(4, 3),
+                    textcoords="offset points",
+                    fontsize=8,
+                )
         ax.set_xticks(range(len(rows)), labels)
         ax.set_xlabel(key)
         ax.set_ylabel(f"{effect.statistic_name} ({int(100 * effect.level)}% interval)")
@@ -163,8 +171,8 @@ def _figure(claim: Claim, rows: list[dict[str, Any]], keys: list[str], path: Pat
         ax.set_yticks(range(len(ys)), [str(y) for y in ys])
         ax.set_xlabel(a)
         ax.set_ylabel(b)
-    scale_word = "verdict" if scale == "paper" else "numbers only (smoke scale)"
-    ax.set_title(f"where '{effect.describe()}' holds: {scale_word}", fontsize=10)
+    scale_word = "a verdict per setting" if scale == "paper" else "smoke scale: numbers only"
+    ax.set_title(f"Where does '{effect.describe()}' hold? ({scale_word})", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
