@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import numpy as np
 import pytest
 
@@ -350,3 +351,27 @@ def test_a_rate_across_a_matrix_key_per_group_declared_not_hand_run(registry, tm
             group_by="num_samples",
             across="num_samples",
         )
+
+
+def test_an_interrupted_verify_keeps_the_report_of_the_claims_done(registry, tmp_path, monkeypatch):
+    import quadriga.claims as qc
+
+    values = {"method": _standardized(20, 6.0, 1.0, 1), "baseline": _standardized(20, 5.0, 1.0, 2)}
+    effect = Effect(quantity="d", statistic="difference", relation="greater", value=0.5)
+    done = _claim(effect, experiment=lambda s, d: values)
+
+    def interrupted(scale, out):
+        raise KeyboardInterrupt
+
+    spec = next(c for c in registry.claims() if c.name == "toy-claim")
+    twice = [spec, attrs.evolve(spec, name="toy-claim-2")]  # the second one is interrupted
+    monkeypatch.setattr(registry, "claims", lambda: twice)
+    claims = {"toy-claim": done, "toy-claim-2": _claim(effect, experiment=interrupted)}
+    monkeypatch.setattr(registry, "load_claim", lambda s: claims[s.name])
+    monkeypatch.setattr(qc.record, "_record_path", lambda target: tmp_path / "claims_record.json")
+    with pytest.raises(KeyboardInterrupt):
+        qc.verify(registry, "quadriga-toy", scale="paper", out_dir=tmp_path / "v", record=True)
+    saved = json.loads((tmp_path / "v" / "report.json").read_text())
+    assert [r["name"] for r in saved] == ["toy-claim"] and saved[0]["status"] == "passed"
+    assert "toy-claim" in (tmp_path / "v" / "report.md").read_text()
+    assert json.loads((tmp_path / "claims_record.json").read_text())["toy-claim"]["status"] == "passed"

@@ -182,57 +182,73 @@ def verify(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     records = []
-    with shared_runs():  # claims on one pipeline and scale share one run
-        for spec in chosen:
-            if on_start:
-                on_start(spec)
-            claim_dir = out_dir / spec.name
-            claim_dir.mkdir(parents=True, exist_ok=True)
-            start = time.perf_counter()
-            rec: dict[str, Any] = {
-                "name": spec.name,
-                "distribution": spec.distribution,
-                "claim": spec.summary,
-                "paper": spec.paper,
-                "scale": scale,
-                "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-                "version": _record._version(spec.distribution),
-            }
-            try:
-                target = registry.load_claim(spec)
-                if isinstance(target, Claim):
-                    rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
-                elif mode != "verdict":
-                    raise QuadrigaError(f"{spec.name} is a legacy claim function: it has no {mode} mode.")
-                else:
-                    rec.update(_run_legacy(target, scale, claim_dir))
-            except Exception as exc:
-                rec.update(
-                    status="error",
-                    summary=f"{type(exc).__name__}: {exc}",
-                    numbers={},
-                    figures={},
-                    table="",
-                    comparisons=[],
-                    traceback=traceback.format_exc(),
-                )
-            rec["seconds"] = round(time.perf_counter() - start, 2)
-            rec = _jsonable(rec)
-            records.append(rec)
-            if on_end:
-                on_end(spec, rec)
-    report = out_dir / "report.md"
-    _write_report(report, records, what, scale)
-    from quadriga.runs import atomic_write_text
+    try:
+        with shared_runs():  # claims on one pipeline and scale share one run
+            for spec in chosen:
+                if on_start:
+                    on_start(spec)
+                claim_dir = out_dir / spec.name
+                claim_dir.mkdir(parents=True, exist_ok=True)
+                start = time.perf_counter()
+                rec: dict[str, Any] = {
+                    "name": spec.name,
+                    "distribution": spec.distribution,
+                    "claim": spec.summary,
+                    "paper": spec.paper,
+                    "scale": scale,
+                    "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+                    "version": _record._version(spec.distribution),
+                }
+                try:
+                    target = registry.load_claim(spec)
+                    if isinstance(target, Claim):
+                        rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
+                    elif mode != "verdict":
+                        raise QuadrigaError(f"{spec.name} is a legacy claim function: it has no {mode} mode.")
+                    else:
+                        rec.update(_run_legacy(target, scale, claim_dir))
+                except Exception as exc:
+                    rec.update(
+                        status="error",
+                        summary=f"{type(exc).__name__}: {exc}",
+                        numbers={},
+                        figures={},
+                        table="",
+                        comparisons=[],
+                        traceback=traceback.format_exc(),
+                    )
+                rec["seconds"] = round(time.perf_counter() - start, 2)
+                rec = _jsonable(rec)
+                records.append(rec)
+                if on_end:
+                    on_end(spec, rec)
+    except KeyboardInterrupt:  # keep what finished: the report (and records) of the claims done so far
+        _write_outputs(out_dir, records, what, scale)
+        _keep(registry, records, record, mode)
+        raise
+    report = _write_outputs(out_dir, records, what, scale)
+    _keep(registry, records, record, mode)
+    return records, report
 
-    atomic_write_text(out_dir / "report.json", json.dumps(records, indent=2, default=str))
+
+def _keep(registry: Any, records: list[dict[str, Any]], record: bool, mode: str) -> None:
+    """With ``--record``: the pilots (``--plan``) or the paper-scale verdicts into the plugins' records."""
     if record and mode == "plan":
         _record.record_pilots(registry, [r for r in records if r.get("pilot")])
     elif record:
         _record.record_verdicts(
             registry, [r for r in records if r["status"] in ("passed", "refuted", "inconclusive")]
         )
-    return records, report
+
+
+def _write_outputs(out_dir: Path, records: list[dict[str, Any]], what: str, scale: str) -> Path:
+    """Write ``report.md`` and ``report.json`` of ``records`` into ``out_dir``; return the report's path."""
+    from quadriga.runs import atomic_write_text
+
+    report = out_dir / "report.md"
+    _write_report(report, records, what, scale)
+    atomic_write_text(out_dir / "report.json", json.dumps(records, indent=2, default=str))
+    return report
 
 
 def _run_claim(
