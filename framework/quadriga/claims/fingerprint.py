@@ -19,13 +19,13 @@ re-runs exactly the claims whose record is stale.
 
 from __future__ import annotations
 
-import importlib.metadata as md
-import importlib.util
 import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from quadriga.claims.record import _record_path, _version
 
 __all__ = ["PROTOCOL", "fingerprint", "source_hash", "staleness"]
 
@@ -34,25 +34,6 @@ PROTOCOL = 3
 
 #: package directory -> ((path, mtime_ns, size) of every source file, hash): rehashed when a file changes
 _HASHES: dict[Path, tuple[tuple[tuple[str, int, int], ...], str]] = {}
-
-
-def _version(distribution: str) -> str:
-    try:
-        return md.version(distribution)
-    except (md.PackageNotFoundError, ValueError):
-        return "not installed"
-
-
-def _package_dir(target: str) -> Path | None:
-    """The directory of the top-level package of a ``"module:attr"`` target, found without importing it."""
-    top = target.split(":", 1)[0].split(".", 1)[0]
-    try:
-        found = importlib.util.find_spec(top)
-    except (ImportError, ValueError):
-        return None
-    if found is None or not found.submodule_search_locations:
-        return None
-    return Path(next(iter(found.submodule_search_locations)))
 
 
 def source_hash(package: Path) -> str:
@@ -134,7 +115,8 @@ def fingerprint(spec: Any, libraries: Iterable[str] = ()) -> dict[str, Any]:
         ``{protocol, core, plugin: {distribution, version, source}, libraries: {name: version}}``;
         ``source`` is ``"unknown"`` when the package cannot be found.
     """
-    package = _package_dir(spec.target)
+    record_file = _record_path(spec.target)  # the package is where its claims record lives
+    package = None if record_file is None else record_file.parent
     return {
         "protocol": PROTOCOL,
         "core": _version("quadriga"),
