@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from qtest_helpers import TOY, make_dist
+
+# A test run started with SIGINT ignored (a background job of a non-interactive shell, such as
+# `make test &` in a script) hands SIG_IGN to every process it spawns, and Python then keeps it: the
+# Ctrl-C tests' children would sleep through their SIGINT. Take SIGINT as a terminal does.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
