@@ -102,3 +102,30 @@ def test_environment_follows_installs(tmp_path, monkeypatch):
     assert environment()["qtest-env-probe"] == "2.0"
     shutil.rmtree(site / "qtest_env_probe-2.0.dist-info")
     assert "qtest-env-probe" not in environment()
+
+
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_one_git_status_gives_the_commit_and_every_kind_of_change(tmp_path):
+    """Modified, staged, renamed, untracked and space-holding paths all count; no commit is None."""
+    from quadriga.provenance import _git, _toplevel
+
+    def git(*args):
+        subprocess.run([GIT, "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.py").write_text("a\n")
+    (tmp_path / "sub dir").mkdir()
+    (tmp_path / "sub dir" / "b c.py").write_text("b\n")
+    assert _git(str(tmp_path)) == (str(tmp_path), None, frozenset({"a.py", "sub dir/"}))
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    head = subprocess.run(
+        [GIT, "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert _git(str(tmp_path)) == (str(tmp_path), head, frozenset())
+    (tmp_path / "a.py").write_text("changed\n")
+    git("mv", "sub dir/b c.py", "sub dir/d e.py")
+    (tmp_path / "new.py").write_text("n\n")
+    assert _git(str(tmp_path)) == (str(tmp_path), head, frozenset({"a.py", "sub dir/d e.py", "new.py"}))
+    assert _toplevel(str(tmp_path / "sub dir")) == str(tmp_path.resolve())
+    assert _toplevel("/") is None

@@ -9,11 +9,13 @@
 - ``environment``: every installed distribution and its version (``importlib.metadata``).
 
 Git is asked once per work tree and manifest (all plugins of this repository share one
-``git status``); no git, or a directory outside a work tree, gives ``commit = None``.
+``git status``, which gives the commit too); the work tree of a directory is found by looking for
+``.git`` (no subprocess). No git, or a directory outside a work tree, gives ``commit = None``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata as md
 import json
 import subprocess
@@ -58,39 +60,50 @@ def environment() -> dict[str, str]:
     return dict(found)
 
 
-def _git(directory: str) -> tuple[str | None, str | None, frozenset[str]]:
-    """``(work tree root, HEAD commit, changed paths relative to the root)`` of ``directory``."""
+def _git(root: str) -> tuple[str | None, str | None, frozenset[str]]:
+    """``(work tree root, HEAD commit, changed paths relative to the root)`` of the tree at ``root``.
 
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(
-                ["git", "-C", directory, *args], capture_output=True, text=True, timeout=20, check=True
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout
-
-    root = git("rev-parse", "--show-toplevel")
-    if root is None:
-        return None, None, frozenset()
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=normal") or ""
-    changed = frozenset(line[3:].strip().strip('"').split(" -> ")[-1] for line in status.splitlines() if line)
-    return root.strip(), commit.strip() if commit else None, changed
-
-
-def _toplevel(directory: str) -> str | None:
+    One ``git status --porcelain=v2 --branch`` gives both the commit (its ``# branch.oid`` header;
+    ``None`` before the first commit) and the changed and untracked paths. No git, or a failing
+    git, gives ``(None, None, frozenset())``.
+    """
     try:
         out = subprocess.run(
-            ["git", "-C", directory, "rev-parse", "--show-toplevel"],
+            ["git", "-C", root, "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
             capture_output=True,
             text=True,
             timeout=20,
             check=True,
-        )
+        ).stdout
     except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip()
+        return None, None, frozenset()
+    commit: str | None = None
+    changed = set()
+    for line in out.splitlines():
+        if line.startswith("# branch.oid "):
+            oid = line.split()[2]
+            commit = None if oid == "(initial)" else oid
+        elif line.startswith(("1 ", "2 ", "u ", "? ", "! ")):
+            # "1 XY sub mH mI mW hH hI path", "2 ... score path<TAB>orig", "u ... path", "? path"
+            fields = {"1": 9, "2": 10, "u": 11, "?": 2, "!": 2}[line[0]]
+            path = line.split(" ", fields - 1)[-1].split("\t")[0]
+            changed.add(path.strip('"'))
+    return root, commit, frozenset(changed)
+
+
+@functools.lru_cache(maxsize=256)
+def _toplevel(directory: str) -> str | None:
+    """The root of the git work tree holding ``directory``, or ``None``.
+
+    The nearest parent with a ``.git`` entry (a folder or, in a linked work tree or submodule, a
+    file), found without running git and kept for the process (a distribution's directory does not
+    move under a running process).
+    """
+    here = Path(directory).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return str(folder)
+    return None
 
 
 def distribution_source(name: str, _trees: dict[str, Any] | None = None) -> dict[str, Any]:
