@@ -13,6 +13,7 @@ unknown key lists the valid parameters with their types.
 from __future__ import annotations
 
 import contextvars
+import math
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -78,6 +79,8 @@ def _strict(tp: type) -> Any:
             bool: isinstance(value, bool),
             str: isinstance(value, str),
         }[tp]
+        if ok and tp is float and value != value:
+            raise ConfigError("NaN is never a valid setting; give a number.")
         if not ok:
             hint = ""
             if isinstance(value, str) and tp in (int, float, bool) and _parses_as(value, tp):
@@ -227,6 +230,7 @@ def _structure(
             "report this to the plugin's authors."
         )
     errors = _Errors(ctx.file, ctx.table)
+    _refuse_infinite(cls, params, ctx, key_prefix)
     try:
         obj = CONVERTER.structure(dict(params), cls)
     except ClassValidationError as exc:
@@ -234,6 +238,33 @@ def _structure(
     except (TypeError, ValueError, ConfigError) as exc:
         raise errors.value_error(exc, cls, key_prefix) from None
     return obj, spec
+
+
+def _refuse_infinite(cls: type, params: Mapping[str, Any], ctx: _Context, prefix: str) -> None:
+    """Refuse ``inf``/``-inf`` given for a parameter that does not declare a meaning for it.
+
+    A component gives infinity a meaning with ``param(..., infinite=True)`` (a clipping threshold
+    that means "no clipping"); anywhere else an infinite learning rate, step size or guidance weight
+    is a typo that would only fail later, inside the run.
+
+    Raises:
+        ConfigError: naming the key, the value and how to declare the meaning.
+    """
+    for field in attrs.fields(cls):
+        value = params.get(field.name)
+        if (
+            isinstance(value, float)
+            and value in (math.inf, -math.inf)
+            and not field.metadata.get("infinite", False)
+        ):
+            raise ConfigError(
+                f"{field.name} = {value} is not a setting this component gives a meaning to; give a "
+                "finite number (a component that means something by infinity declares "
+                "param(..., infinite=True)).",
+                file=ctx.file,
+                table=ctx.table,
+                key=prefix + field.name,
+            )
 
 
 class _Errors:

@@ -62,6 +62,7 @@ def param(
     factory: Any = None,
     converter: Any = None,
     toml_type: str | None = None,
+    infinite: bool = False,
 ) -> Any:
     """Declare one hyperparameter of a component.
 
@@ -74,6 +75,9 @@ def param(
         toml_type: the type a pipeline file gives, as ``quadriga info`` shows it (e.g.
             ``"list[list[float]] | None"``), for a field annotated ``Any`` because it holds
             something else once built (a tensor made from a nested list); it checks nothing.
+        infinite: whether ``inf``/``-inf`` is a meaningful value here (a threshold meaning "no
+            limit"); without it a pipeline's infinite value is refused when the component is built.
+            NaN is never accepted.
 
     Returns:
         An :func:`attrs.field` to be assigned in the class body.
@@ -81,6 +85,8 @@ def param(
     kwargs: dict[str, Any] = {"metadata": {"doc": doc}}
     if toml_type is not None:
         kwargs["metadata"]["toml_type"] = toml_type
+    if infinite:
+        kwargs["metadata"]["infinite"] = True
     if factory is not None:
         kwargs["factory"] = factory
     elif default is not _NOTHING:
