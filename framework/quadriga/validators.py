@@ -24,6 +24,7 @@ floats are. Integers: Python ``int`` only (not ``bool``, not NumPy integers).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -36,6 +37,7 @@ Validator = Callable[[Any, "attrs.Attribute[Any]", Any], None]
 
 __all__ = [
     "Validator",
+    "env_flag",
     "finite",
     "in_range",
     "instance_of",
@@ -183,3 +185,28 @@ def positive_int_list(instance: Any, attribute: attrs.Attribute, value: Any) -> 
             f"{attribute.name} must be a non-empty list of positive integers, e.g. [64, 64], got {value!r}",
             key=attribute.name,
         )
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("", "0", "false", "no", "off")
+
+
+def env_flag(name: str) -> bool:
+    """The boolean environment variable ``name``: the one parser for every ``QUADRIGA_*`` switch.
+
+    ``1``/``true``/``yes``/``on`` are true, ``0``/``false``/``no``/``off`` and unset or empty are
+    false, in any letter case and with surrounding spaces ignored.
+
+    Raises:
+        ConfigError: any other value (``QUADRIGA_NO_CACHE=flase``), naming the variable and the
+            accepted words, instead of guessing.
+    """
+    text = os.environ.get(name, "").strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(
+        f"environment variable {name}={os.environ[name]!r} is neither true nor false; "
+        f"use one of {', '.join(_TRUE)} or {', '.join(w for w in _FALSE if w)} (or unset it)."
+    )

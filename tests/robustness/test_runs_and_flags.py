@@ -186,3 +186,25 @@ inputs = { target = "gauss" }
 
 def test_corpus_size():
     assert len(CORRUPT) + len(SWEEP) + 4 + 4 >= 30
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        *[("1", True), (" TRUE ", True), ("yes", True), ("on", True)],
+        *[("0", False), ("false", False), ("No", False), ("off", False), ("", False)],
+    ],
+)
+def test_one_parser_reads_every_boolean_environment_switch(monkeypatch, text, expected):
+    from quadriga.registry.cache import enabled
+    from quadriga.validators import env_flag
+
+    monkeypatch.setenv("QUADRIGA_NO_CACHE", text)
+    assert env_flag("QUADRIGA_NO_CACHE") is expected
+    assert enabled() is (not expected)  # QUADRIGA_NO_CACHE=false keeps the cache
+
+
+def test_an_unknown_boolean_word_is_refused_by_name(cli, monkeypatch):
+    monkeypatch.setenv("QUADRIGA_NO_CACHE", "flase")
+    o = cli("list")
+    assert_clean(o, 2, "QUADRIGA_NO_CACHE='flase'", "neither true nor false")

@@ -45,8 +45,14 @@ _META_SUFFIXES = (".dist-info", ".egg-info")
 
 
 def enabled() -> bool:
-    """False when ``QUADRIGA_NO_CACHE`` is set to anything but ``""``/``"0"``."""
-    return os.environ.get("QUADRIGA_NO_CACHE", "") in ("", "0")
+    """False when ``QUADRIGA_NO_CACHE`` is true (see :func:`quadriga.validators.env_flag`).
+
+    Raises:
+        ConfigError: ``QUADRIGA_NO_CACHE`` holds something that is neither true nor false.
+    """
+    from quadriga.validators import env_flag
+
+    return not env_flag("QUADRIGA_NO_CACHE")
 
 
 def cache_path() -> Path:
