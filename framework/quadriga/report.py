@@ -51,9 +51,35 @@ def _names(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _figure(path: Path, caption: str) -> dict[str, str]:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return {"name": path.name, "caption": caption, "src": f"data:image/png;base64,{data}"}
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _safe_png(path: Path, root: Path) -> bool:
+    """Whether ``path`` may be embedded in a report of ``root``: a regular PNG file inside ``root``.
+
+    A run directory's records only *name* their figures; a tampered or copied directory could name
+    ``/home/me/.ssh/id_rsa`` or hold a symlink to it. A report carries no more than the run: the
+    file must not be a symlink, must resolve to a place inside ``root`` and must start with the PNG
+    signature (quadriga writes PNGs only).
+    """
+    try:
+        if path.is_symlink() or not path.is_file():
+            return False
+        path.resolve().relative_to(root.resolve())
+        with path.open("rb") as fh:
+            return fh.read(len(_PNG_MAGIC)) == _PNG_MAGIC
+    except (OSError, ValueError):
+        return False
+
+
+def _figures(paths: list[Path], root: Path, caption: str) -> list[dict[str, str]]:
+    """The embeddable figures among ``paths`` (see :func:`_safe_png`), as base64 data URLs."""
+    out = []
+    for path in paths:
+        if _safe_png(path, root):
+            data = base64.b64encode(path.read_bytes()).decode("ascii")
+            out.append({"name": path.name, "caption": caption, "src": f"data:image/png;base64,{data}"})
+    return out
 
 
 def _is_number(text: str) -> bool:
@@ -119,10 +145,8 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         overview.append([stage, res.get("component", ""), cls.headline(res), _fmt(seconds.get(stage))])
         if cls.keyed_by_subject and cls.scalars(res):
             tables.append(_metrics_table(stage, res.get("component", "evaluator"), cls.scalars(res)))
-        for name in _names(res.get("figures")):
-            path = run_dir / name
-            if path.is_file():
-                figures.append(_figure(path, f"stage {stage} ({res.get('component', '')})"))
+        paths = [run_dir / name for name in _names(res.get("figures"))]
+        figures += _figures(paths, run_dir, f"stage {stage} ({res.get('component', '')})")
     if overview:
         tables.insert(0, _table("stages", ["stage", "component", "result", "seconds"], overview))
     return {
@@ -307,7 +331,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
                 "-" if small else method,
             ]
         )
-    figures = [_figure(p, "summary over seeds") for p in sorted(sweep_dir.glob("*.png"))]
+    figures = _figures(sorted(sweep_dir.glob("*.png")), sweep_dir, "summary over seeds")
     finished = sum(r.get("status") == "finished" for r in runs)
     pipeline, manifest, differences = _sweep_provenance(sweep_dir, sweep, runs)
     return {
@@ -455,7 +479,9 @@ def collect_claims(verify_dir: Path) -> list[dict[str, Any]]:
                     "table": _table(
                         "comparisons", list(cells[0]) if cells else [], [list(r.values()) for r in cells]
                     ),
-                    "figures": [_figure(p, f"claim {rec.get('name')}") for p in _claim_figures(report, rec)],
+                    "figures": _figures(
+                        _claim_figures(report, rec), report.parent, f"claim {rec.get('name')}"
+                    ),
                     "protocol": _protocol_facts(rec),
                 }
             )

@@ -1,0 +1,37 @@
+"""A shared report carries no more than the run: only regular PNG files inside the reported
+directory are embedded, whatever its records name (paths outside, symlinks, files that are not PNG)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+from robust_helpers import GOOD
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_tampered_run_cannot_smuggle_files_into_its_report(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(GOOD)
+    assert cli("run", "p.toml", "--out", "r", "--quiet").rc == 0
+    run = tmp_path / "r"
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "key.png").write_bytes(PNG + b"SECRET-OUTSIDE")
+    (run / "linked.png").symlink_to(secret / "key.png")
+    (run / "text.png").write_bytes(b"SECRET-NOT-A-PNG")
+    (run / "fine.png").write_bytes(PNG + b"FIGURE-INSIDE")
+    results = json.loads((run / "results.json").read_text())
+    names = [str(secret / "key.png"), "../outside/key.png", "linked.png", "text.png", "fine.png"]
+    results["stages"]["check"]["figures"] = names
+    (run / "results.json").write_text(json.dumps(results))
+
+    o = cli("report", "r", "--out", "page.html")
+    assert o.rc == 0, o.text
+    page = (tmp_path / "page.html").read_text()
+    encoded = {w: base64.b64encode(PNG + w.encode()).decode() for w in ("SECRET-OUTSIDE", "FIGURE-INSIDE")}
+    assert encoded["FIGURE-INSIDE"] in page  # the run's own figure is there
+    assert encoded["SECRET-OUTSIDE"] not in page  # neither by absolute path, by ../, nor by symlink
+    assert base64.b64encode(b"SECRET-NOT-A-PNG").decode() not in page
+    assert os.path.islink(run / "linked.png")  # the report did not touch the run
