@@ -208,3 +208,16 @@ def test_an_unknown_boolean_word_is_refused_by_name(cli, monkeypatch):
     monkeypatch.setenv("QUADRIGA_NO_CACHE", "flase")
     o = cli("list")
     assert_clean(o, 2, "QUADRIGA_NO_CACHE='flase'", "neither true nor false")
+
+
+def test_verify_runs_twice_into_one_directory_and_keeps_what_it_did_not_write(cli, tmp_path):
+    """A second (or killed and re-run) verify replaces its own claim directory; a foreign one is refused."""
+    for _ in range(2):
+        o = cli("verify", "toy-claim", "--out", "v")
+        assert o.rc == 0 and "already holds a run" not in o.text, o.text
+    assert (tmp_path / "v" / "report.json").is_file()
+    (tmp_path / "w" / "toy-claim").mkdir(parents=True)
+    (tmp_path / "w" / "toy-claim" / "notes.txt").write_text("mine")
+    o = cli("verify", "toy-claim", "--out", "w")
+    assert_clean(o, 2, "did not write", "--out")
+    assert (tmp_path / "w" / "toy-claim" / "notes.txt").read_text() == "mine"

@@ -17,7 +17,7 @@ from quadriga.claims.claim import Claim
 from quadriga.claims.model import SCALES, ClaimResult
 from quadriga.claims.run import markdown_table, shared_runs
 from quadriga.claims.verdict import _fmt, comparison_cells, evaluate_claim
-from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
+from quadriga.errors import ConfigError, QuadrigaError, UnknownComponentError, suggest
 
 __all__ = ["SMOKE_NOTE", "comparison_note", "select_claims", "verify"]
 
@@ -187,8 +187,7 @@ def verify(
             for spec in chosen:
                 if on_start:
                     on_start(spec)
-                claim_dir = out_dir / spec.name
-                claim_dir.mkdir(parents=True, exist_ok=True)
+                claim_dir = _fresh_claim_dir(out_dir / spec.name)
                 start = time.perf_counter()
                 rec: dict[str, Any] = {
                     "name": spec.name,
@@ -249,6 +248,34 @@ def _write_outputs(out_dir: Path, records: list[dict[str, Any]], what: str, scal
     _write_report(report, records, what, scale)
     atomic_write_text(out_dir / "report.json", json.dumps(records, indent=2, default=str))
     return report
+
+
+def _fresh_claim_dir(claim_dir: Path) -> Path:
+    """An empty ``claim_dir``: what an earlier verify into the same ``--out`` left there is replaced.
+
+    A verify run twice into one directory (or re-run after it was killed) starts the claim afresh
+    instead of failing on its earlier run directory. Only a directory that verify made is removed
+    (one holding its ``run``/``point-*`` run directories, figures or nothing).
+
+    Raises:
+        ConfigError: ``claim_dir`` holds files verify did not write (it is left untouched).
+    """
+    import shutil
+
+    if claim_dir.is_dir() and any(claim_dir.iterdir()):
+        ours = all(
+            (p.is_dir() and (p / "status.json").is_file()) or p.suffix in (".png", ".json", ".md")
+            for p in claim_dir.iterdir()
+        )
+        if not ours or claim_dir.is_symlink():
+            raise ConfigError(
+                f"'{claim_dir}' holds files that quadriga verify did not write; choose another --out "
+                "directory.",
+                key="--out",
+            )
+        shutil.rmtree(claim_dir)
+    claim_dir.mkdir(parents=True, exist_ok=True)
+    return claim_dir
 
 
 def _run_claim(
