@@ -212,3 +212,24 @@ def test_initial_points_that_never_reach_the_support_are_refused(site, tmp_path)
         RWM(num_samples=5, burn_in=0, init_scale=1e-6).sample(
             HalfNormal(), generator=torch.Generator().manual_seed(0)
         )
+
+
+@pytest.mark.parametrize("body", ["import sys\nsys.exit(3)\n", "raise SystemExit('bye')\n"])
+def test_a_plugin_that_exits_at_import_is_broken_and_everything_else_works(cli, extra_site, body):
+    extra_site("quadriga-exits", {"exits": "exits_mod"}, {"exits_mod": body})
+    o = cli("list", "--json")
+    assert o.rc == 0, o.text
+    data = json.loads(o.out)
+    assert "toy-iid" in {c["name"] for c in data["components"]}  # the other plugins still work
+    (broken,) = [b for b in data["broken"] if b["distribution"] == "quadriga-exits"]
+    assert "SystemExit" in json.dumps(broken)
+    o = cli("doctor")
+    assert o.rc == 1 and "quadriga-exits" in o.out and "SystemExit" in o.out, o.text
+
+
+def test_ctrl_c_during_a_hanging_plugin_import_names_the_plugin(cli, extra_site):
+    """A plugin stuck at import (here: interrupted at once) is named, with the way to disable it."""
+    extra_site("quadriga-hangs", {"hangs": "hangs_mod"}, {"hangs_mod": "raise KeyboardInterrupt\n"})
+    o = cli("list")
+    assert o.rc == 130 and "Traceback" not in o.text, o.text
+    assert "while importing plugin 'hangs'" in o.err and "--disable hangs" in o.err, o.err

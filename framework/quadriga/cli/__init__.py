@@ -137,8 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a submitit sweep (exit_code 143)
         code = int(getattr(exc, "exit_code", 130))
+        plugin = getattr(exc, "plugin", None)  # stopped while a plugin was being imported (a hang)
         console(stderr=True).print(
-            "[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]"
+            ("[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]")
+            + (
+                f" while importing plugin '{escape(plugin)}'; if it hangs, disable it with "
+                f"--disable {escape(plugin)} and report it to its authors"
+                if plugin
+                else ""
+            )
         )
         return code
     except BrokenPipeError:  # output piped into `head` and the like (Python's docs, "Note on SIGPIPE")

@@ -210,12 +210,16 @@ class Registry:
                 continue
             try:
                 module = ep.load()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # sys.exit() at import breaks that plugin only
                 self._record_broken(status, "import", exc)
                 continue
+            except KeyboardInterrupt as exc:  # a plugin that hangs at import: say which one
+                exc.add_note(f"while importing plugin '{ep.name}' ({ep.value}) from '{dist}'")
+                exc.plugin = ep.name  # type: ignore[attr-defined]
+                raise
             try:
                 pm.register(module, name=ep.name)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._record_broken(status, "register", exc)
         for name, obj in self._extra.items():
             status = PluginStatus(name, name, entry_point=repr(obj))
@@ -229,7 +233,7 @@ class Registry:
             status = self.plugins.get(name) or PluginStatus(name, name)
             try:
                 impl.function(registry=PluginRegistrar(self, name, status.distribution))
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 self._record_broken(status, "register", exc)
                 self._drop_plugin(name)
         known = {normalize_name(n) for n in self.plugins} | {
