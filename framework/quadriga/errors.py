@@ -17,6 +17,7 @@ __all__ = [
     "DivergenceError",
     "DuplicateComponentError",
     "NonFiniteError",
+    "PluginImportInterrupted",
     "QuadrigaError",
     "RunInterrupted",
     "StageError",
@@ -131,6 +132,27 @@ class NonFiniteError(StageError):
             "results computed so far are kept in the run directory. "
             "Lower the step size or learning rate, or check the inputs.",
         )
+
+
+class PluginImportInterrupted(KeyboardInterrupt):
+    """Ctrl-C arrived while a plugin module was being imported (a plugin that hangs at import).
+
+    A :class:`KeyboardInterrupt`, so whatever handles Ctrl-C handles it too; the command line adds
+    the plugin's name and how to disable it.
+
+    Args:
+        plugin: the entry-point name (what ``--disable`` takes).
+        target: the entry point's module.
+        distribution: the distribution that declares it.
+    """
+
+    def __init__(self, plugin: str, target: str, distribution: str) -> None:
+        self.plugin, self.target, self.distribution = plugin, target, distribution
+        super().__init__(f"interrupted while importing plugin '{plugin}' ({target}) from '{distribution}'")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str, str]]:
+        """Pickle with the constructor's arguments."""
+        return type(self), (self.plugin, self.target, self.distribution)
 
 
 class RunInterrupted(KeyboardInterrupt):

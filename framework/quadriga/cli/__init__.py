@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from quadriga.cli._common import Formatter, add_common_options, console, escape
-from quadriga.errors import QuadrigaError
+from quadriga.errors import PluginImportInterrupted, QuadrigaError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a submitit sweep (exit_code 143)
         code = int(getattr(exc, "exit_code", 130))
-        plugin = getattr(exc, "plugin", None)  # stopped while a plugin was being imported (a hang)
+        plugin = exc.plugin if isinstance(exc, PluginImportInterrupted) else None  # a hanging import
         console(stderr=True).print(
             ("[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]")
             + (

@@ -28,6 +28,7 @@ from quadriga import hookspecs
 from quadriga.errors import (
     ConfigError,
     DuplicateComponentError,
+    PluginImportInterrupted,
     QuadrigaError,
     UnknownComponentError,
     suggest,
@@ -214,9 +215,7 @@ class Registry:
                 self._record_broken(status, "import", exc)
                 continue
             except KeyboardInterrupt as exc:  # a plugin that hangs at import: say which one
-                exc.add_note(f"while importing plugin '{ep.name}' ({ep.value}) from '{dist}'")
-                exc.plugin = ep.name  # type: ignore[attr-defined]
-                raise
+                raise PluginImportInterrupted(ep.name, ep.value, dist) from exc
             try:
                 pm.register(module, name=ep.name)
             except (Exception, SystemExit) as exc:
