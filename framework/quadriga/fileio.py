@@ -10,9 +10,11 @@ could send ``metrics.jsonl``, ``stages/`` or a whole run elsewhere on disk, so
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,10 +176,21 @@ def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[str]:
         yield tmp
         _readable(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, RuntimeError) and _disk_full(path.parent):
+            # a library's writer (torch's zip writer: "unexpected pos 64 vs 0") hides ENOSPC
+            raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
         raise
+
+
+def _disk_full(directory: Path) -> bool:
+    """Whether the file system holding ``directory`` has under 1 MiB free (unknown: ``False``)."""
+    try:
+        return shutil.disk_usage(directory).free < 1 << 20
+    except OSError:
+        return False
 
 
 def atomic_write_text(path: Path, text: str) -> None:

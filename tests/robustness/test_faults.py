@@ -416,3 +416,27 @@ def test_corpus_size():
 
     tests = [n for n, f in globals().items() if n.startswith("test_") and inspect.isfunction(f)]
     assert len(tests) + 1 + 2 + 2 + 2 + 2 >= 15
+
+
+def test_a_library_writer_that_hides_a_full_disk_is_named_a_full_disk(cli, tmp_path, monkeypatch):
+    """torch's zip writer reports ENOSPC as "unexpected pos 64 vs 0": the message says the disk is full."""
+    import collections
+
+    import torch
+
+    import quadriga.fileio as fileio
+
+    real_save = torch.save
+
+    def save(obj, f, *a, **k):
+        if str(f).endswith(".tmp") and "slow" in str(f):
+            raise RuntimeError("[enforce fail at inline_container.cc:626] . unexpected pos 64 vs 0")
+        return real_save(obj, f, *a, **k)
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(torch, "save", save)
+    monkeypatch.setattr(fileio.shutil, "disk_usage", lambda p: usage(10**9, 10**9, 0))
+    o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    assert_clean(o, 1, "No space left on device")
+    assert "unexpected pos" not in o.text.split("No space left")[0]
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
