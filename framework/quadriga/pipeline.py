@@ -271,6 +271,7 @@ def load_pipeline(
     order = topological_order(stages, err)
     for node in stages.values():
         check_inputs(node, {**tasks, **stages}, err)
+    _check_devices(meta.device, [*tasks.values(), *stages.values()], file)
     return Pipeline(
         meta.name,
         meta.seed,
@@ -281,6 +282,33 @@ def load_pipeline(
         device=meta.device,
         notes=notes,
     )
+
+
+def _check_devices(default: str, nodes: list[Node], file: str) -> None:
+    """Refuse, before any run directory exists, a device this machine does not have.
+
+    ``cpu`` is always there (and needs no torch import); any other device is tried by making a
+    generator on it, which is what the run would do first.
+
+    Raises:
+        ConfigError: naming the file, the table (``[pipeline]`` or the stage) and ``device``.
+    """
+    from quadriga.seeding import make_generator
+
+    tried: dict[str, ConfigError | None] = {}
+    for table, device in [("pipeline", default), *((n.table, n.device or default) for n in nodes)]:
+        if device == "cpu":
+            continue
+        if device not in tried:
+            try:
+                make_generator(0, device)
+                tried[device] = None
+            except ConfigError as refused:
+                tried[device] = refused
+        problem = tried[device]
+        if problem is not None:
+            where = "pipeline" if table == "pipeline" or device == default else table
+            raise ConfigError(problem.reason, file=file, table=where, key="device")
 
 
 def _read_meta(data: dict[str, Any], file: str, seed: int | None, err: _Blame) -> PipelineMeta:

@@ -53,12 +53,27 @@ def make_generator(seed: int, device: str = "cpu") -> torch.Generator:
         from quadriga.errors import ConfigError
 
         raise ConfigError(
-            f"device '{device}' is not available here ({exc}). Set [pipeline] device = \"cpu\" "
-            "(or --set pipeline.device=cpu).",
+            f"device '{device}' is not available here ({_why_unavailable(device, exc)}). Set "
+            '[pipeline] device = "cpu" (or --set pipeline.device=cpu).',
             key="device",
         ) from None
     gen.manual_seed(int(seed))
     return gen
+
+
+def _why_unavailable(device: str, exc: Exception) -> str:
+    """One line saying why ``device`` cannot be used (torch's own message is a paragraph)."""
+    import torch
+
+    if device.startswith("cuda"):
+        if torch.version.cuda is None:
+            return f"this torch {torch.__version__} is a CPU-only build"
+        if not torch.cuda.is_available():
+            return "no CUDA device is visible"
+        return f"{torch.cuda.device_count()} CUDA device(s) visible"
+    if device == "mps" and not torch.backends.mps.is_available():
+        return "MPS (Apple GPU) is not available"
+    return str(exc).splitlines()[0][:160]
 
 
 def seed_everything(seed: int) -> None:

@@ -221,3 +221,21 @@ def test_verify_runs_twice_into_one_directory_and_keeps_what_it_did_not_write(cl
     o = cli("verify", "toy-claim", "--out", "w")
     assert_clean(o, 2, "did not write", "--out")
     assert (tmp_path / "w" / "toy-claim" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("where", ["pipeline", "stage"])
+def test_a_device_this_machine_lacks_is_refused_by_check_and_leaves_no_run(cli, tmp_path, where):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    text = (
+        GOOD.replace("seed = 1\n", 'seed = 1\ndevice = "cuda"\n')
+        if where == "pipeline"
+        else GOOD.replace("num_samples = 50\n", 'num_samples = 50\ndevice = "cuda:0"\n')
+    )
+    (tmp_path / "p.toml").write_text(text)
+    table = "[pipeline]" if where == "pipeline" else "[stage.draw]"
+    assert_clean(cli("run", "p.toml", "--check"), 2, table, "key 'device'", "not available here")
+    assert_clean(cli("run", "p.toml", "--out", "r"), 2, "not available here")
+    assert not (tmp_path / "r").exists()  # no debris: refused before the run directory
