@@ -239,3 +239,13 @@ def test_a_device_this_machine_lacks_is_refused_by_check_and_leaves_no_run(cli, 
     assert_clean(cli("run", "p.toml", "--check"), 2, table, "key 'device'", "not available here")
     assert_clean(cli("run", "p.toml", "--out", "r"), 2, "not available here")
     assert not (tmp_path / "r").exists()  # no debris: refused before the run directory
+
+
+def test_text_from_files_reaches_the_terminal_without_control_sequences(cli, tmp_path):
+    """A name or value holding escape sequences is echoed in error messages as text only."""
+    hostile = "\\u001b]0;pwned\\u0007\\u001b[2J\\u001b[31mred\\u0008"
+    (tmp_path / "p.toml").write_text(GOOD.replace('use = "toy-iid"', f'use = "toy-iid{hostile}"'))
+    (tmp_path / "q.toml").write_text(GOOD.replace("num_samples = 50", f'num_samples = "{hostile}"'))
+    for o in (cli("run", "p.toml", "--check"), cli("run", "q.toml", "--check")):
+        assert o.rc == 2 and "red" in o.err, o.err  # the error quotes the value ...
+        assert not {"\x1b", "\x07", "\x08"} & set(o.out + o.err), repr(o.err)  # ... as text only

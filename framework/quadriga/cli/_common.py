@@ -133,13 +133,21 @@ _RE_WORD = re.compile(r"\s*\S+\s*")
 _RE_EMOJI = re.compile(r":\S*?:")
 
 
-def escape(markup: str) -> str:
-    """``rich.markup.escape`` without importing rich: ``[tag]`` in ``markup`` prints as written.
+#: C0 and C1 control characters but newline and tab: a run file's text (a stage name, an error
+#: message) could otherwise move the cursor, retitle the terminal or hide what follows
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-    The same regular expression and rule as rich 13-15 (each ``[name...]`` gets a backslash, a
-    trailing single backslash is doubled); ``tests/test_cli_plain_console.py`` checks it against
-    rich's own on random strings.
+
+def escape(markup: str) -> str:
+    """``rich.markup.escape`` without importing rich, and without terminal control characters.
+
+    ``[tag]`` in ``markup`` prints as written: the same regular expression and rule as rich 13-15
+    (each ``[name...]`` gets a backslash, a trailing single backslash is doubled);
+    ``tests/test_cli_plain_console.py`` checks it against rich's own on random strings. Control
+    characters (escape sequences included; newline and tab kept) are removed first: text read
+    from files reaches the terminal as text only.
     """
+    markup = _CONTROL.sub("", markup)
 
     def backslashes(match: re.Match[str]) -> str:
         slashes, text = match.groups()
