@@ -25,7 +25,17 @@ from quadriga.errors import ConfigError, DivergenceError
 from quadriga.interfaces import Sampler
 from quadriga.validators import non_negative_int, one_of, positive, positive_int
 
-__all__ = ["HMC", "MALA", "RWM", "ULA", "ChainState", "MCMCKernel", "initial_points", "mh_accept"]
+__all__ = [
+    "HMC",
+    "MALA",
+    "RWM",
+    "ULA",
+    "ChainState",
+    "MCMCKernel",
+    "initial_points",
+    "log_prob_and_score",
+    "mh_accept",
+]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -61,6 +71,18 @@ def mh_accept(log_ratio: torch.Tensor, generator: torch.Generator) -> tuple[torc
     u = torch.rand(log_ratio.shape, generator=generator, dtype=log_ratio.dtype)
     accepted = (torch.log(u) < log_ratio) & ~nonfinite
     return accepted, nonfinite
+
+
+def log_prob_and_score(target: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(log_prob Tensor[c], score Tensor[c, d])`` of ``target`` at ``x: Tensor[c, d]``.
+
+    One fused call where the target offers ``log_prob_and_score`` (std's Gaussian: one rotation
+    into its eigenbasis for both), else its ``log_prob`` and ``score``.
+    """
+    fused = getattr(target, "log_prob_and_score", None)
+    if fused is not None:
+        return fused(x)
+    return target.log_prob(x), target.score(x)
 
 
 def _select(mask: torch.Tensor, new: torch.Tensor, old: torch.Tensor) -> torch.Tensor:
@@ -149,9 +171,9 @@ class MCMCKernel(Sampler):
 
     def init_state(self, target: Any, x: torch.Tensor) -> ChainState:
         """Evaluate ``target`` at ``x: Tensor[c, d]`` (log_prob, and score if the kernel uses it)."""
-        return ChainState(
-            x=x, log_prob=target.log_prob(x), score=target.score(x) if self.uses_score else None
-        )
+        if self.uses_score:
+            return ChainState(x, *log_prob_and_score(target, x))
+        return ChainState(x=x, log_prob=target.log_prob(x), score=None)
 
     def transition(
         self, state: ChainState, target: Any, generator: torch.Generator
@@ -166,7 +188,9 @@ class MCMCKernel(Sampler):
 
         Returns:
             ``(new_state, accepted Tensor[c] bool, counters)`` with counters
-            ``{"score_evals", "log_prob_evals", "rejected_nonfinite"}`` (counts for this step).
+            ``{"score_evals", "log_prob_evals", "rejected_nonfinite"}`` (counts for this step: ints,
+            or 0-d tensors left on the chains' device, which :meth:`sample` sums there and reads
+            once at the end, so a step never waits for the device).
         """
         raise NotImplementedError
 
@@ -241,18 +265,23 @@ class MCMCKernel(Sampler):
         counts = {"score_evals": c if self.uses_score else 0, "log_prob_evals": c, "rejected_nonfinite": 0}
         total = self.burn_in + self.num_samples * self.thin
         kept = torch.empty(c, self.num_samples, state.x.shape[1], dtype=state.x.dtype)
-        accepted_total, k = 0, 0
+        # totals stay on the chains' device (0-d tensors): no host synchronisation per step
+        accepted_total: Any = torch.zeros((), dtype=torch.int64, device=state.x.device)
+        running: dict[str, Any] = dict(counts)
+        k = 0
         progress = quadriga.current_progress()
         progress.start(total, type(self).__name__)
         for step in range(total):
             state, accepted, counters = self.transition(state, target, generator)
-            accepted_total += int(accepted.sum())
+            accepted_total = accepted_total + accepted.sum()
             for key, val in counters.items():
-                counts[key] = counts.get(key, 0) + int(val)
+                running[key] = running.get(key, 0) + val
             if step >= self.burn_in and (step - self.burn_in + 1) % self.thin == 0:
                 kept[:, k] = state.x
                 k += 1
             progress.advance(1)
+        counts = {key: int(val) for key, val in running.items()}
+        accepted_total = int(accepted_total)
         self.check_divergence(counts, total * c, kept)
         info = {
             "acceptance_rate": accepted_total / (total * c) if total else float("nan"),
@@ -295,7 +324,7 @@ class RWM(MCMCKernel):
         return (
             new,
             accepted,
-            {"score_evals": 0, "log_prob_evals": x.shape[0], "rejected_nonfinite": int(nonfinite.sum())},
+            {"score_evals": 0, "log_prob_evals": x.shape[0], "rejected_nonfinite": nonfinite.sum()},
         )
 
 
@@ -349,13 +378,13 @@ class ULA(MCMCKernel):
         """One ULA step for all chains (see :meth:`MCMCKernel.transition`)."""
         x, h = state.x, self.step_size
         y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
-        lp_y, s_y = target.log_prob(y), target.score(y)
+        lp_y, s_y = log_prob_and_score(target, y)
         ok = torch.isfinite(lp_y) & torch.isfinite(s_y).all(-1) & torch.isfinite(y).all(-1)
         new = ChainState(
             _select(ok, y, x), torch.where(ok, lp_y, state.log_prob), _select(ok, s_y, state.score)
         )
         c = x.shape[0]
-        return new, ok, {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int((~ok).sum())}
+        return new, ok, {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": (~ok).sum()}
 
 
 @attrs.define(kw_only=True)
@@ -385,7 +414,7 @@ class MALA(MCMCKernel):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
         x, h = state.x, self.step_size
         y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
-        lp_y, s_y = target.log_prob(y), target.score(y)
+        lp_y, s_y = log_prob_and_score(target, y)
         fwd = ((y - x - h * state.score) ** 2).sum(-1)
         bwd = ((x - y - h * s_y) ** 2).sum(-1)
         log_ratio = lp_y - state.log_prob + (fwd - bwd) / (4 * h)
@@ -399,7 +428,7 @@ class MALA(MCMCKernel):
         return (
             new,
             accepted,
-            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": int(nonfinite.sum())},
+            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": nonfinite.sum()},
         )
 
 
@@ -451,6 +480,6 @@ class HMC(MCMCKernel):
             {
                 "score_evals": c * self.num_leapfrog_steps,
                 "log_prob_evals": c,
-                "rejected_nonfinite": int(nonfinite.sum()),
+                "rejected_nonfinite": nonfinite.sum(),
             },
         )
