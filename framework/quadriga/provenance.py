@@ -106,28 +106,65 @@ def _toplevel(directory: str) -> str | None:
     return None
 
 
-def distribution_source(name: str, _trees: dict[str, Any] | None = None) -> dict[str, Any]:
+#: ``{installed-distributions key: {name: (version, editable, path)}}``: what the metadata says
+_INSTALLED: dict[str, dict[str, tuple[str | None, bool, str | None]]] = {}
+
+
+def _installed(name: str, known: dict[str, Any] | None = None) -> tuple[str | None, bool, str | None]:
+    """``(version, editable, local path)`` of distribution ``name`` (version ``None``: not installed).
+
+    Read from its metadata (PEP 610 ``direct_url.json``) once per process while the installed
+    distributions are unchanged (``known``: :func:`_installed_now`), not once per run.
+    """
+    known = _installed_now() if known is None else known
+    if name not in known:
+        known[name] = _read_installed(name)
+    return known[name]
+
+
+def _installed_now() -> dict[str, Any]:
+    """The per-process answers of :func:`_installed` for the distributions installed now.
+
+    Keyed by :func:`quadriga.registry.cache.fingerprint`, as :func:`environment` is; answers for
+    an earlier set of installed distributions are dropped.
+    """
+    from quadriga.registry.cache import fingerprint
+
+    key = fingerprint(set())
+    if key not in _INSTALLED:
+        _INSTALLED.clear()
+        _INSTALLED[key] = {}
+    return _INSTALLED[key]
+
+
+def _read_installed(name: str) -> tuple[str | None, bool, str | None]:
+    try:
+        dist = md.distribution(name)
+    except md.PackageNotFoundError:
+        return None, False, None
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except json.JSONDecodeError:
+        direct = {}
+    editable = bool(direct.get("dir_info", {}).get("editable", False))
+    url = urlparse(direct.get("url", ""))
+    return dist.version, editable, unquote(url.path) if url.scheme == "file" else None
+
+
+def distribution_source(
+    name: str, _trees: dict[str, Any] | None = None, _known: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """How distribution ``name`` is installed: ``{"editable", "path", "commit", "dirty"}``.
 
     ``path`` is the local directory of an editable or local-directory install (else ``None``);
-    ``commit`` and ``dirty`` are given when that directory is in a git work tree.
+    ``commit`` and ``dirty`` are given when that directory is in a git work tree (asked of git on
+    every call: files change between runs of one process).
     """
     out: dict[str, Any] = {"editable": False, "path": None, "commit": None, "dirty": None}
-    try:
-        text = md.distribution(name).read_text("direct_url.json")
-    except md.PackageNotFoundError:
+    _, out["editable"], local = _installed(name, _known)
+    if local is None:
         return out
-    if not text:
-        return out
-    try:
-        direct = json.loads(text)
-    except json.JSONDecodeError:
-        return out
-    out["editable"] = bool(direct.get("dir_info", {}).get("editable", False))
-    url = urlparse(direct.get("url", ""))
-    if url.scheme != "file":
-        return out
-    path = Path(unquote(url.path))
+    path = Path(local)
     out["path"] = str(path)
     if path.is_dir():
         trees = {} if _trees is None else _trees
@@ -149,12 +186,12 @@ def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
     names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
     out = {}
     trees: dict[str, Any] = {}  # one git status per work tree
+    known = _installed_now()
     for name in sorted(names):
-        try:
-            version = md.version(name)
-        except md.PackageNotFoundError:  # a plugin object registered from Python (a notebook)
+        version = _installed(name, known)[0]
+        if version is None:  # a plugin object registered from Python (a notebook)
             continue
-        out[name] = {"version": version, **distribution_source(name, trees)}
+        out[name] = {"version": version, **distribution_source(name, trees, known)}
     return out
 
 
