@@ -172,6 +172,34 @@ def benches(quick: bool) -> list[Bench]:
         )
     )
 
+    # --- MALA against a bare PyTorch loop of the same update; float32 against float64
+    mc = _script("plugins/quadriga-std/benchmarks/bench_mcmc_speed.py")
+    mseed = iter(range(10_000))
+    for d, chains in ((10, 1), (1000, 1), (100, 64)):
+        steps = (100 if quick else 400) if d < 1000 else (20 if quick else 80)
+        out.append(
+            Bench(
+                f"MALA / bare PyTorch MALA loop per iteration, d = {d}, {chains} chain(s)",
+                lambda d=d, c=chains, n=steps: mc.quadriga_mala(d, c, n, next(mseed)),
+                lambda d=d, c=chains, n=steps: mc.bare_arm(d, c, n, next(mseed)),
+                "<= 1.15",
+                lambda r, rs: r <= 1.15,
+                repeats=(5, 2),
+                setup=lambda d=d, c=chains: (mc.quadriga_mala(d, c, 5, 0), mc.bare_arm(d, c, 5, 0)) and None,
+            )
+        )
+    steps = 20 if quick else 80
+    out.append(
+        Bench(
+            "MALA float32 / float64 per iteration, d = 1000, 1 chain",
+            lambda: mc.quadriga_mala(1000, 1, steps, next(mseed), "float32"),
+            lambda: mc.quadriga_mala(1000, 1, steps, next(mseed), "float64"),
+            "<= 1.0",
+            lambda r, rs: r <= 1.0,
+            repeats=(5, 2),
+        )
+    )
+
     # --- SR-MALA (shifted drift) against MALA, per transition
     if importlib.util.find_spec("quadriga_srmc") is not None:
         from quadriga_srmc.sampler import SRMC
