@@ -142,6 +142,42 @@ def test_template_renders_valid_python_and_toml(tmp_path, kind):
     }
 
 
+HOSTILE = {
+    "description": 'a "quoted" \\ back\\slash """ triple; import os; os.system("x") #',
+    "author": 'O\'Brien "the" \\ Author',
+    "paper": 'Doe 2026, "Title with quotes" \\ and \'apostrophes\' """',
+}
+
+
+def test_user_text_is_escaped_for_every_file_it_lands_in(tmp_path):
+    """Quotes, backslashes and triple quotes in the description, author and paper render as the
+    same text in Python string literals and docstrings and in TOML, never as code."""
+    path = render_plugin("hostile", kind="sampler", dest=tmp_path, git_init=False, **HOSTILE)
+    package = path / "src" / "quadriga_hostile"
+    meta = tomllib.loads((path / "pyproject.toml").read_text())
+    assert meta["project"]["description"] == HOSTILE["description"]
+    assert meta["project"]["authors"] == [{"name": HOSTILE["author"]}]
+    plugin = ast.parse((package / "plugin.py").read_text())
+    paper = next(n.value for n in plugin.body if isinstance(n, ast.Assign) and n.targets[0].id == "PAPER")
+    assert ast.literal_eval(paper) == HOSTILE["paper"]
+    summaries = [k.value for k in ast.walk(plugin) if isinstance(k, ast.keyword) and k.arg == "summary"]
+    assert ast.literal_eval(summaries[0]) == HOSTILE["description"]
+    init = ast.parse((package / "__init__.py").read_text())
+    assert ast.get_docstring(init) == f"quadriga-hostile: {HOSTILE['description']}"
+    module = ast.parse((package / "sampler.py").read_text())
+    assert ast.get_docstring(module).startswith(f"Hostile: {HOSTILE['description']}")
+    assert not [n for n in ast.walk(module) if isinstance(n, ast.Import) and n.names[0].name == "os"]
+
+
+@pytest.mark.parametrize("flag", ["description", "author", "paper"])
+def test_a_line_break_or_control_character_in_user_text_is_refused(tmp_path, flag):
+    for bad in ("two\nlines", "bell\x07", "esc\x1b[2J"):
+        with pytest.raises(ConfigError) as info:
+            render_plugin("refused", dest=tmp_path, git_init=False, **{flag: bad})
+        assert info.value.key == f"--{flag}"
+    assert not (tmp_path / "quadriga-refused").exists()
+
+
 def test_bad_names_and_existing_destination_are_config_errors(tmp_path):
     """Malformed names, unknown kinds and a non-empty destination are refused before anything is written."""
     for name in ("My_Sampler", "1abc", "a--b", "quadriga-x"):

@@ -289,6 +289,22 @@ def check_name_free(name: str, kind: str, registry: Registry | None = None) -> N
         )
 
 
+def _check_one_line(flag: str, text: str | None) -> None:
+    """Refuse a line break or a control character in free text the template renders.
+
+    The template escapes quotes and backslashes for each file it writes (Python string literals
+    and docstrings, TOML strings); a line break or a control character has no place in a one-line
+    description, author or reference, so it is refused rather than guessed at.
+
+    Raises:
+        ConfigError: naming the flag.
+    """
+    if text and any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):  # line breaks included
+        raise ConfigError(
+            f"{flag} must be one line of text without control characters, got {text!r}.", key=flag
+        )
+
+
 def render_plugin(
     name: str,
     *,
@@ -340,6 +356,8 @@ def render_plugin(
         )
     if kind not in PLUGIN_KINDS:
         raise ConfigError(f"unknown kind '{kind}'; use one of {', '.join(PLUGIN_KINDS)}.", key="--kind")
+    for flag, text in (("--description", description), ("--author", author), ("--paper", paper)):
+        _check_one_line(flag, text)
     check_name_free(name, kind, registry)
     target = Path(dest) / f"quadriga-{name}"
     if target.exists() and any(target.iterdir()):
