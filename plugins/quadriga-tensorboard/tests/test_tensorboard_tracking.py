@@ -222,3 +222,30 @@ def test_a_sweep_writes_one_event_directory_per_run(tmp_path):
         if line.strip().startswith("step_size")
     }
     assert step_sizes == {"0.1", "0.5"}
+
+
+@pytest.mark.parametrize("where", ["run", "env"])
+def test_event_files_are_never_written_through_a_symbolic_link(tmp_path, monkeypatch, where):
+    """A run directory (or the QUADRIGA_TENSORBOARD_DIR tree) holding a link: refused, nothing outside."""
+    from types import SimpleNamespace
+
+    from quadriga_tensorboard.writer import TensorBoardRun
+
+    from quadriga.errors import ConfigError
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    run = SimpleNamespace(dir=str(run_dir), pipeline=SimpleNamespace(name="tb-demo", resolved=dict))
+    if where == "run":
+        monkeypatch.delenv("QUADRIGA_TENSORBOARD_DIR", raising=False)
+        (run_dir / "tensorboard").symlink_to(outside, target_is_directory=True)
+    else:
+        root = tmp_path / "tb"
+        root.mkdir()
+        (root / "tb-demo").symlink_to(outside, target_is_directory=True)
+        monkeypatch.setenv("QUADRIGA_TENSORBOARD_DIR", str(root))
+    with pytest.raises(ConfigError, match="link"):
+        TensorBoardRun.start(run)
+    assert list(outside.iterdir()) == []

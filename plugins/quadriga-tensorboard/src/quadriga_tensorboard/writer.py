@@ -73,10 +73,20 @@ class TensorBoardRun:
 
     @classmethod
     def start(cls, run: Any) -> TensorBoardRun:
-        """Open the event directory and write the resolved pipeline (``pipeline.toml``'s text) as text."""
+        """Open the event directory and write the resolved pipeline (``pipeline.toml``'s text) as text.
+
+        Raises:
+            ConfigError: the event directory, or a directory between the run (or
+                ``QUADRIGA_TENSORBOARD_DIR``) and it, is a symbolic link: nothing is written.
+        """
         from tensorboardX import SummaryWriter  # type: ignore[import-untyped]
 
+        from quadriga.fileio import refuse_symlinks
+
         logdir = event_dir(run)
+        # never through a link: a copied or tampered run directory could point it anywhere
+        root = os.environ.get(DIR_ENV)
+        refuse_symlinks(logdir, root=Path(root) if root else Path(run.dir))
         logdir.mkdir(parents=True, exist_ok=True)
         writer = SummaryWriter(logdir=str(logdir), flush_secs=10)
         import tomli_w
