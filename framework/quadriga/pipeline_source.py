@@ -89,6 +89,27 @@ def check_values(value: Any, file: str, path: list[str] | None = None, depth: in
             check_values(v, file, sub, depth + 1)
 
 
+def _toml_hint(text: str, msg: str) -> str:
+    """What to change, read off the line ``tomllib``'s message points at (``(at line N, ...)``).
+
+    A key given twice in one table names the key; a Python literal where TOML has its own word
+    (``True``/``False``, ``None``) says the TOML spelling; anything else gets the generic advice.
+    """
+    where = re.search(r"at line (\d+)", msg)
+    lines = text.splitlines()
+    line = lines[int(where.group(1)) - 1] if where and 0 < int(where.group(1)) <= len(lines) else ""
+    key, _, value = line.partition("=")
+    key, value = key.strip().strip('"'), value.strip().split("#", 1)[0].strip()
+    if "Cannot overwrite a value" in msg and key:
+        return f"Key '{key}' is given twice in its table; keep one of them."
+    python = {"True": "true", "False": "false"}
+    if value in python:
+        return f"TOML booleans are lowercase: write {key} = {python[value]}."
+    if value == "None":
+        return f"TOML has no None: leave '{key}' out to keep its default."
+    return "Check quoting, '=' and brackets on that line."
+
+
 def _check_structure(data: dict[str, Any], file: str, *, need_pipeline: bool = True) -> None:
     """The top-level shape: a ``[pipeline]`` table with a string description, tables of tables."""
     if need_pipeline and "pipeline" not in data:
@@ -196,9 +217,7 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
                 "every task and stage needs its own name.",
                 file=file,
             ) from None
-        raise ConfigError(
-            f"invalid TOML: {msg}. Check quoting, '=' and brackets on that line.", file=file
-        ) from None
+        raise ConfigError(f"invalid TOML: {msg}. {_toml_hint(text, msg)}", file=file) from None
     check_values(data, file)
     _check_structure(data, file)
     return data, file

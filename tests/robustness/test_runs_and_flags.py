@@ -249,3 +249,17 @@ def test_text_from_files_reaches_the_terminal_without_control_sequences(cli, tmp
     for o in (cli("run", "p.toml", "--check"), cli("run", "q.toml", "--check")):
         assert o.rc == 2 and "red" in o.err, o.err  # the error quotes the value ...
         assert not {"\x1b", "\x07", "\x08"} & set(o.out + o.err), repr(o.err)  # ... as text only
+
+
+@pytest.mark.parametrize(
+    ("edit", "needles"),
+    [
+        ("num_samples = 50\nnum_samples = 60", ("Key 'num_samples' is given twice",)),
+        ("num_samples = 50\nflag = False", ("TOML booleans are lowercase", "flag = false")),
+        ("num_samples = 50\nflag = None", ("TOML has no None", "'flag'")),
+    ],
+    ids=["duplicate-key", "python-bool", "python-none"],
+)
+def test_toml_mistakes_name_the_key_and_the_fix(cli, tmp_path, edit, needles):
+    (tmp_path / "p.toml").write_text(GOOD.replace("num_samples = 50", edit))
+    assert_clean(cli("run", "p.toml", "--check"), 2, "p.toml", "invalid TOML", *needles)
