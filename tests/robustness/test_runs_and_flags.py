@@ -204,10 +204,17 @@ def test_one_parser_reads_every_boolean_environment_switch(monkeypatch, text, ex
     assert enabled() is (not expected)  # QUADRIGA_NO_CACHE=false keeps the cache
 
 
-def test_an_unknown_boolean_word_is_refused_by_name(cli, monkeypatch):
-    monkeypatch.setenv("QUADRIGA_NO_CACHE", "flase")
-    o = cli("list")
-    assert_clean(o, 2, "QUADRIGA_NO_CACHE='flase'", "neither true nor false")
+def test_an_unknown_boolean_word_is_refused_by_name(tmp_path):
+    """A fresh process, as a command line is: the switch is read when the plugins load."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QUADRIGA_NO_CACHE": "flase", "COLUMNS": "200"}
+    o = subprocess.run(
+        [sys.executable, "-m", "quadriga", "list"], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert o.returncode == 2 and "Traceback" not in o.stderr, o.stderr
+    assert "QUADRIGA_NO_CACHE='flase'" in o.stderr and "neither true nor false" in o.stderr, o.stderr
 
 
 def test_verify_runs_twice_into_one_directory_and_keeps_what_it_did_not_write(cli, tmp_path):
@@ -263,3 +270,14 @@ def test_text_from_files_reaches_the_terminal_without_control_sequences(cli, tmp
 def test_toml_mistakes_name_the_key_and_the_fix(cli, tmp_path, edit, needles):
     (tmp_path / "p.toml").write_text(GOOD.replace("num_samples = 50", edit))
     assert_clean(cli("run", "p.toml", "--check"), 2, "p.toml", "invalid TOML", *needles)
+
+
+def test_out_never_overwrites_the_source_pipeline_and_is_not_ignored_with_resume(cli, tmp_path):
+    (tmp_path / "pipeline.toml").write_text(GOOD + "# mine\n")
+    assert_clean(cli("run", "pipeline.toml", "--out", "."), 2, "already holds pipeline.toml", "--out")
+    assert (tmp_path / "pipeline.toml").read_text().endswith("# mine\n")  # untouched
+    assert not (tmp_path / "status.json").exists()
+    assert cli("run", "pipeline.toml", "--out", "r", "--quiet").rc == 0
+    o = cli("run", "--resume", "r", "--out", "elsewhere")
+    assert_clean(o, 2, "--resume continues", "--out")
+    assert not (tmp_path / "elsewhere").exists()

@@ -114,6 +114,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             "quadriga run needs NAME_OR_PATH: a registered pipeline name or a TOML file "
             "(or --resume RUN_DIR to continue a run)."
         )
+    if args.resume is not None and args.out is not None:
+        raise ConfigError(
+            f"--resume continues {args.resume} in place and --out would be ignored; give one of them "
+            "(copy the run directory first to resume a copy).",
+            key="--out",
+        )
     if args.seed is not None and not INT64[0] <= args.seed <= INT64[1]:
         raise ConfigError(f"the seed {args.seed} does not fit in a signed 64-bit integer.", key="--seed")
     reg = registry_for(args)

@@ -87,7 +87,8 @@ class RunDir:
         """A new run directory: ``out`` (which must not hold a run) or a timestamped one under ``runs_root``.
 
         Raises:
-            ConfigError: ``out`` already holds a run, or is (or lies under) a symbolic link.
+            ConfigError: ``out`` already holds a run, or a file a run writes (``pipeline.toml``: perhaps
+                the source pipeline itself), or is (or lies under) a symbolic link.
         """
         if out is None:
             return cls(new_run_dir(runs_root, pipeline_name))
@@ -97,6 +98,15 @@ class RunDir:
             raise ConfigError(
                 f"'{path}' already holds a run. Continue it with --resume {path}, or choose another "
                 "--out directory.",
+                key="--out",
+            )
+        taken = [p.name for p in cls(path).record_files()] + (
+            ["stages"] if (path / "stages").exists() else []
+        )
+        if taken:
+            raise ConfigError(
+                f"'{path}' already holds {', '.join(taken)}, which the run would overwrite (the pipeline "
+                "file itself, if it is there). Choose a new or empty --out directory.",
                 key="--out",
             )
         make_dir(path, "--out")
