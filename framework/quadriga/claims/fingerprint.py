@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims.record import _record_path, _version
+from quadriga.claims import record as _record
 
 __all__ = ["PROTOCOL", "fingerprint", "source_hash", "staleness"]
 
@@ -115,17 +115,17 @@ def fingerprint(spec: Any, libraries: Iterable[str] = ()) -> dict[str, Any]:
         ``{protocol, core, plugin: {distribution, version, source}, libraries: {name: version}}``;
         ``source`` is ``"unknown"`` when the package cannot be found.
     """
-    record_file = _record_path(spec.target)  # the package is where its claims record lives
+    record_file = _record._record_path(spec.target)  # the package is where its claims record lives
     package = None if record_file is None else record_file.parent
     return {
         "protocol": PROTOCOL,
-        "core": _version("quadriga"),
+        "core": _record._version("quadriga"),
         "plugin": {
             "distribution": spec.distribution,
-            "version": _version(spec.distribution),
+            "version": _record._version(spec.distribution),
             "source": source_hash(package) if package is not None else "unknown",
         },
-        "libraries": {name: _version(name) for name in sorted(libraries)},
+        "libraries": {name: _record._version(name) for name in sorted(libraries)},
     }
 
 

@@ -14,7 +14,7 @@ import attrs
 
 from quadriga.claims import record as _record
 from quadriga.claims.claim import Claim
-from quadriga.claims.model import SCALES, ClaimResult
+from quadriga.claims.model import SCALES
 from quadriga.claims.run import markdown_table, shared_runs
 from quadriga.claims.verdict import _fmt, comparison_cells, evaluate_claim
 from quadriga.errors import QuadrigaError, UnknownComponentError, suggest
@@ -108,26 +108,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _run_legacy(fn: Any, scale: str, claim_dir: Path) -> dict[str, Any]:
-    result = fn(scale, out_dir=claim_dir)
-    if not isinstance(result, ClaimResult):
-        raise TypeError(f"claim returned {type(result).__name__}, expected ClaimResult or a Claim")
-    figures = {}
-    for key, path in result.figures.items():
-        p = Path(path)
-        figures[key] = str(p if p.is_absolute() else claim_dir / p)
-    status = "ran" if scale != "paper" else ("passed" if result.passed else "failed")
-    return dict(
-        status=status,
-        summary=result.summary + ("" if scale != "paper" else " (legacy rule, not the claims protocol)"),
-        numbers=dict(result.numbers),
-        figures=figures,
-        table=result.table,
-        comparisons=[],
-        legacy=True,
-    )
-
-
 def verify(
     registry: Any,
     what: str,
@@ -201,12 +181,12 @@ def verify(
                 }
                 try:
                     target = registry.load_claim(spec)
-                    if isinstance(target, Claim):
-                        rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
-                    elif mode != "verdict":
-                        raise QuadrigaError(f"{spec.name} is a legacy claim function: it has no {mode} mode.")
-                    else:
-                        rec.update(_run_legacy(target, scale, claim_dir))
+                    if not isinstance(target, Claim):
+                        raise QuadrigaError(
+                            f"{spec.name} points to {spec.target}, a {type(target).__name__}; "
+                            "register a quadriga.claims.Claim."
+                        )
+                    rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
                 except Exception as exc:
                     rec.update(
                         status="error",

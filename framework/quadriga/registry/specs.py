@@ -81,9 +81,6 @@ class Spec:
         return node.read_text(encoding="utf-8")
 
 
-#: the former names of :class:`Spec` (one type for every kind)
-ComponentSpec = PipelineSpec = ClaimSpec = Spec
-
 PluginState = Literal["ok", "broken", "disabled"]
 
 
