@@ -246,6 +246,88 @@ class PluginRegistrar:
             names.append(name)
         return names
 
+    def add_package(self, package: str, file: str = "plugin.toml", pipelines: str = "pipelines") -> list[str]:
+        """Register what ``package``'s ``plugin.toml`` declares, and its ``pipelines/*.toml``, in one call.
+
+        A plugin's ``quadriga_register`` is then one line, ``registry.add_package(__package__)``: its
+        components and claims are data, declared once each. The file holds an optional ``[plugin]``
+        table whose ``paper`` is substituted for ``{paper}`` in every entry's ``paper``, then one
+        table per kind (a component kind or ``claim``) holding one table per registered name::
+
+            [plugin]
+            paper = "Hu et al. 2026, Score-Repellent Monte Carlo, arXiv 2604.22948"
+
+            [sampler.srmc]
+            target = "sampler:SRMC"          # "module:attr" inside the package
+            summary = "Score-Repellent Monte Carlo around any MCMC kernel"
+            paper = "{paper}, Algorithm 1"
+            tags = ["mcmc"]
+
+            [claim.srmc-variance-reduction]
+            target = "claims:variance_reduction"
+            summary = "SR-MALA's MSE of the mean is below MALA's"
+            paper = "{paper}, Fig. 2"
+
+        Entries are registered in file order; the pipeline folder, when the package has one, as
+        :meth:`add_pipelines`. Reading a small TOML file imports nothing heavy.
+
+        Args:
+            package: the plugin's package (``__package__`` in its ``plugin.py``).
+            file: the declaration file inside the package.
+            pipelines: the folder of pipeline files inside the package (skipped when absent).
+
+        Returns:
+            The registered names (components and claims, then pipelines).
+
+        Raises:
+            QuadrigaError: naming the plugin, the file and the entry: the file is missing or not valid
+                TOML, an unknown kind or key, an entry without ``target``, a malformed name,
+                target or tag.
+        """
+        import importlib.resources as resources
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+
+        where = f"plugin '{self.plugin}' ({self.distribution}), {package}:{file}"
+        root = resources.files(package)
+        try:
+            data = tomllib.loads(root.joinpath(file).read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise QuadrigaError(f"{where}: no such file ({exc}).") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise QuadrigaError(f"{where}: not valid TOML: {exc}") from None
+        paper = str(data.pop("plugin", {}).get("paper", ""))
+        names = []
+        for kind, entries in data.items():
+            if kind not in SPEC_KINDS or kind == "pipeline" or not isinstance(entries, dict):
+                kinds = (*KINDS, "claim")
+                raise QuadrigaError(
+                    f"{where}: [{kind}] is not a kind; use [plugin] or one of {', '.join(kinds)}."
+                    f"{suggest(kind, kinds)}"
+                )
+            for name, entry in entries.items():
+                keys = (
+                    ("target", "summary", "paper")
+                    if kind == "claim"
+                    else ("target", "summary", "paper", "tags")
+                )
+                unknown = sorted(set(entry) - set(keys))
+                if unknown or "target" not in entry:
+                    what = f"unknown key(s) {', '.join(unknown)}" if unknown else "no target"
+                    raise QuadrigaError(f"{where}: [{kind}.{name}] has {what}; its keys: {', '.join(keys)}.")
+                target = str(entry["target"])
+                if not target.startswith(f"{package}."):
+                    target = f"{package}.{target}"
+                text = str(entry.get("paper", "")).replace("{paper}", paper)
+                self._spec(kind, name, target, str(entry.get("summary", "")), text, entry.get("tags", ()))
+                names.append(name)
+        if root.joinpath(pipelines).is_dir():
+            names += self.add_pipelines(package, pipelines)
+        return names
+
     def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
         """Register a paper claim: ``target`` is ``"module:attr"`` (see :mod:`quadriga.claims`).
 
