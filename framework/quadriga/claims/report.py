@@ -167,38 +167,7 @@ def verify(
             for spec in chosen:
                 if on_start:
                     on_start(spec)
-                claim_dir = out_dir / spec.name
-                claim_dir.mkdir(parents=True, exist_ok=True)
-                start = time.perf_counter()
-                rec: dict[str, Any] = {
-                    "name": spec.name,
-                    "distribution": spec.distribution,
-                    "claim": spec.summary,
-                    "paper": spec.paper,
-                    "scale": scale,
-                    "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-                    "version": _record._version(spec.distribution),
-                }
-                try:
-                    target = registry.load_claim(spec)
-                    if not isinstance(target, Claim):
-                        raise QuadrigaError(
-                            f"{spec.name} points to {spec.target}, a {type(target).__name__}; "
-                            "register a quadriga.claims.Claim."
-                        )
-                    rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
-                except Exception as exc:
-                    rec.update(
-                        status="error",
-                        summary=f"{type(exc).__name__}: {exc}",
-                        numbers={},
-                        figures={},
-                        table="",
-                        comparisons=[],
-                        traceback=traceback.format_exc(),
-                    )
-                rec["seconds"] = round(time.perf_counter() - start, 2)
-                rec = _jsonable(rec)
+                rec = _verify_one(registry, spec, mode, scale, out_dir / spec.name)
                 records.append(rec)
                 if on_end:
                     on_end(spec, rec)
@@ -209,6 +178,41 @@ def verify(
     report = _write_outputs(out_dir, records, what, scale)
     _keep(registry, records, record, mode)
     return records, report
+
+
+def _verify_one(registry: Any, spec: Any, mode: str, scale: str, claim_dir: Path) -> dict[str, Any]:
+    """One claim's record (JSON-ready): who it is, then what :func:`_run_claim` gives, or its error."""
+    claim_dir.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    rec: dict[str, Any] = {
+        "name": spec.name,
+        "distribution": spec.distribution,
+        "claim": spec.summary,
+        "paper": spec.paper,
+        "scale": scale,
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "version": _record._version(spec.distribution),
+    }
+    try:
+        target = registry.load_claim(spec)
+        if not isinstance(target, Claim):
+            raise QuadrigaError(
+                f"{spec.name} points to {spec.target}, a {type(target).__name__}; "
+                "register a quadriga.claims.Claim."
+            )
+        rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
+    except Exception as exc:
+        rec.update(
+            status="error",
+            summary=f"{type(exc).__name__}: {exc}",
+            numbers={},
+            figures={},
+            table="",
+            comparisons=[],
+            traceback=traceback.format_exc(),
+        )
+    rec["seconds"] = round(time.perf_counter() - start, 2)
+    return _jsonable(rec)
 
 
 def _keep(registry: Any, records: list[dict[str, Any]], record: bool, mode: str) -> None:

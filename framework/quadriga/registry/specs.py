@@ -249,10 +249,10 @@ class PluginRegistrar:
     def add_package(self, package: str, file: str = "plugin.toml", pipelines: str = "pipelines") -> list[str]:
         """Register what ``package``'s ``plugin.toml`` declares, and its ``pipelines/*.toml``, in one call.
 
-        A plugin's ``quadriga_register`` is then one line, ``registry.add_package(__package__)``: its
-        components and claims are data, declared once each. The file holds an optional ``[plugin]``
-        table whose ``paper`` is substituted for ``{paper}`` in every entry's ``paper``, then one
-        table per kind (a component kind or ``claim``) holding one table per registered name::
+        ``quadriga_register`` is then one line, ``registry.add_package(__package__)``: components and
+        claims are data, declared once each. An optional ``[plugin] paper`` stands for ``{paper}``
+        in every entry's ``paper``; then a table per kind (a component kind or ``claim``) holds a
+        table per registered name, registered in file order (``tags``: components only)::
 
             [plugin]
             paper = "Hu et al. 2026, Score-Repellent Monte Carlo, arXiv 2604.22948"
@@ -263,13 +263,7 @@ class PluginRegistrar:
             paper = "{paper}, Algorithm 1"
             tags = ["mcmc"]
 
-            [claim.srmc-variance-reduction]
-            target = "claims:variance_reduction"
-            summary = "SR-MALA's MSE of the mean is below MALA's"
-            paper = "{paper}, Fig. 2"
-
-        Entries are registered in file order; the pipeline folder, when the package has one, as
-        :meth:`add_pipelines`. Reading a small TOML file imports nothing heavy.
+        The pipeline folder, when the package has one, is read as :meth:`add_pipelines`.
 
         Args:
             package: the plugin's package (``__package__`` in its ``plugin.py``).
@@ -280,9 +274,8 @@ class PluginRegistrar:
             The registered names (components and claims, then pipelines).
 
         Raises:
-            QuadrigaError: naming the plugin, the file and the entry: the file is missing or not valid
-                TOML, an unknown kind or key, an entry without ``target``, a malformed name,
-                target or tag.
+            QuadrigaError: naming the plugin, file and entry: a missing file, invalid TOML, an unknown
+                kind or key, no ``target``, a malformed name, target or tag.
         """
         import importlib.resources as resources
 
@@ -290,7 +283,6 @@ class PluginRegistrar:
             import tomllib
         else:  # pragma: no cover
             import tomli as tomllib
-
         where = f"plugin '{self.plugin}' ({self.distribution}), {package}:{file}"
         root = resources.files(package)
         try:
@@ -302,31 +294,32 @@ class PluginRegistrar:
         paper = str(data.pop("plugin", {}).get("paper", ""))
         names = []
         for kind, entries in data.items():
-            if kind not in SPEC_KINDS or kind == "pipeline" or not isinstance(entries, dict):
+            if kind not in (*KINDS, "claim") or not isinstance(entries, dict):
                 kinds = (*KINDS, "claim")
                 raise QuadrigaError(
                     f"{where}: [{kind}] is not a kind; use [plugin] or one of {', '.join(kinds)}."
                     f"{suggest(kind, kinds)}"
                 )
             for name, entry in entries.items():
-                keys = (
-                    ("target", "summary", "paper")
-                    if kind == "claim"
-                    else ("target", "summary", "paper", "tags")
-                )
-                unknown = sorted(set(entry) - set(keys))
-                if unknown or "target" not in entry:
-                    what = f"unknown key(s) {', '.join(unknown)}" if unknown else "no target"
-                    raise QuadrigaError(f"{where}: [{kind}.{name}] has {what}; its keys: {', '.join(keys)}.")
-                target = str(entry["target"])
-                if not target.startswith(f"{package}."):
-                    target = f"{package}.{target}"
-                text = str(entry.get("paper", "")).replace("{paper}", paper)
-                self._spec(kind, name, target, str(entry.get("summary", "")), text, entry.get("tags", ()))
+                self._declared(kind, name, entry, package, paper, where)
                 names.append(name)
         if root.joinpath(pipelines).is_dir():
             names += self.add_pipelines(package, pipelines)
         return names
+
+    def _declared(self, kind: str, name: str, entry: Any, package: str, paper: str, where: str) -> None:
+        """Register one ``[kind.name]`` table of a ``plugin.toml`` (see :meth:`add_package`)."""
+        keys = ("target", "summary", "paper") if kind == "claim" else ("target", "summary", "paper", "tags")
+        unknown = sorted(set(entry) - set(keys)) if isinstance(entry, dict) else []
+        if not isinstance(entry, dict) or unknown or "target" not in entry:
+            what = f"unknown key(s) {', '.join(unknown)}" if unknown else "no target"
+            what = what if isinstance(entry, dict) else "no table"
+            raise QuadrigaError(f"{where}: [{kind}.{name}] has {what}; its keys: {', '.join(keys)}.")
+        target = str(entry["target"])
+        if not target.startswith(f"{package}."):
+            target = f"{package}.{target}"
+        text = str(entry.get("paper", "")).replace("{paper}", paper)
+        self._spec(kind, name, target, str(entry.get("summary", "")), text, entry.get("tags", ()))
 
     def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
         """Register a paper claim: ``target`` is ``"module:attr"`` (see :mod:`quadriga.claims`).
