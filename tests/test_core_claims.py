@@ -187,11 +187,22 @@ def test_verify_report_record_and_last_verdict(registry, tmp_path, monkeypatch):
         qc.verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "x", record=True)
 
 
-def test_legacy_claim_function_runs_but_does_not_pass_at_smoke(registry, tmp_path):
+def test_registered_claim_runs_its_pipeline_and_gives_numbers_at_smoke(registry, tmp_path):
     from quadriga.claims import verify
 
     records, _ = verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "v")
-    assert records[0]["status"] == "ran" and records[0]["numbers"]["stderr"] > 0
+    (comparison,) = records[0]["comparisons"]
+    assert records[0]["status"] == "ran" and comparison["n"] == 3
+    # three replicates of 200 draws from N(0, 1): each |mean| is a half-normal with sd 1/sqrt(200)
+    assert 0 < comparison["estimate"] < 5 / 200**0.5
+
+
+def test_a_registered_target_that_is_not_a_claim_is_an_error(registry, tmp_path, monkeypatch):
+    from quadriga.claims import verify
+
+    monkeypatch.setattr(registry, "load_claim", lambda s: lambda scale, *, out_dir: None)
+    records, _ = verify(registry, "toy-claim", scale="smoke", out_dir=tmp_path / "v")
+    assert records[0]["status"] == "error" and "register a quadriga.claims.Claim" in records[0]["summary"]
 
 
 def test_interval_statistic_for_slopes():

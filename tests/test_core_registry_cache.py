@@ -180,3 +180,24 @@ def test_a_pipeline_file_added_edited_or_removed_invalidates(cache):
     reg = _cached()
     assert not reg._restored and ("pipeline", "q-two") not in reg._table
     assert _listing(reg) == _listing(_fresh())
+
+
+def test_a_plugin_toml_edited_invalidates(cache):
+    """add_package reads plugin.toml beside the plugin module: the cache notices an edit to it."""
+    site = cache
+    package = site / "qdecl_plugin"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import quadriga\n\n@quadriga.hookimpl\ndef quadriga_register(registry):\n"
+        "    registry.add_package(__package__)\n"
+    )
+    (package / "plugin.toml").write_text('[sampler.q-walk]\ntarget = "walk:Walk"\nsummary = "first"\n')
+    make_dist(site, "quadriga-qdecl", {"qdecl": "qdecl_plugin"})
+    sys.modules.pop("qdecl_plugin", None)
+    assert _cached().get("q-walk", "sampler").summary == "first"
+    assert _cached()._restored
+    (package / "plugin.toml").write_text(
+        '[sampler.q-walk]\ntarget = "walk:Walk"\nsummary = "first, edited"\n'
+    )
+    reg = _cached()
+    assert not reg._restored and reg.get("q-walk", "sampler").summary == "first, edited"

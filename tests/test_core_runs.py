@@ -113,7 +113,9 @@ def test_non_finite_artifact_and_logged_metric_name_the_stage_and_step(registry,
     }
     result = run(learn, registry=registry, out=tmp_path / "n2", raise_on_failure=False)
     assert isinstance(result.error, NonFiniteError) and result.error.step == 3
-    assert "at step 3" in str(result.error)
+    assert "at step 3" in str(result.error) and str(result.error).endswith(NonFiniteError.ADVICE)
+    own = NonFiniteError("sgrpo", "the rollout rewards", step=2, advice="Check the reward table.")
+    assert str(own).endswith("kept in the run directory. Check the reward table.") and own.step == 2
     lines = [json.loads(line) for line in (result.dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in lines] == [0, 1, 2, 3] and lines[1]["loss"] == pytest.approx(0.5)
     assert lines[3]["loss"] == "nan" or (isinstance(lines[3]["loss"], float) and math.isnan(lines[3]["loss"]))
@@ -224,4 +226,5 @@ def test_verify_writes_a_report_with_numbers(registry, tmp_path):
     assert records[0]["name"] == "toy-claim" and records[0]["status"] == "ran"
     text = report.read_text()
     assert "toy-claim" in text and "| mean |" in text
-    assert json.loads((tmp_path / "v" / "report.json").read_text())[0]["numbers"]["stderr"] > 0
+    (comparison,) = json.loads((tmp_path / "v" / "report.json").read_text())[0]["comparisons"]
+    assert comparison["n"] == 3 and comparison["estimate"] > 0

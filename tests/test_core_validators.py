@@ -221,6 +221,47 @@ def test_add_pipelines_registers_each_file_summarised_by_its_description(tmp_pat
         _registrar()[1].add_pipelines("kit_pipes", folder="missing")
 
 
+def test_add_package_registers_the_declared_components_claims_and_pipelines(tmp_path, monkeypatch):
+    package = tmp_path / "kit_decl"
+    (package / "pipelines").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "pipelines" / "d-run.toml").write_text('[pipeline]\ndescription = "A run."\n')
+    (package / "plugin.toml").write_text(
+        '[plugin]\npaper = "Doe 2025"\n\n'
+        '[sampler.kit-walk]\ntarget = "walk:Walk"\nsummary = "a walk"\npaper = "{paper}, Alg. 1"\n'
+        'tags = ["mcmc"]\n\n'
+        '[claim.kit-claim]\ntarget = "claims:CLAIM"\nsummary = "it walks"\npaper = "{paper}, Fig. 2"\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg, registrar = _registrar()
+    assert registrar.add_package("kit_decl") == ["kit-walk", "kit-claim", "d-run"]
+    walk, claim = reg.get("kit-walk", "sampler"), reg.get("kit-claim", "claim")
+    assert (walk.target, walk.summary, walk.paper, walk.tags) == (
+        "kit_decl.walk:Walk",
+        "a walk",
+        "Doe 2025, Alg. 1",
+        ("mcmc",),
+    )
+    assert (claim.target, claim.paper, claim.distribution) == (
+        "kit_decl.claims:CLAIM",
+        "Doe 2025, Fig. 2",
+        "quadriga-kit",
+    )
+    assert reg.get("d-run", "pipeline").summary == "A run."
+    for text, message in (
+        ('[samplr.x]\ntarget = "a:B"\n', r"\[samplr\] is not a kind.*Did you mean 'sampler'"),
+        ('[sampler.x]\nsummary = "s"\n', r"\[sampler\.x\] has no target"),
+        ('[claim.x]\ntarget = "a:B"\ntags = ["mcmc"]\n', r"\[claim\.x\] has unknown key\(s\) tags"),
+        ('[sampler.x]\ntarget = "a:B"\ntags = ["nope"]\n', "nope"),
+        ("[sampler\n", "not valid TOML"),
+    ):
+        (package / "plugin.toml").write_text(text)
+        with pytest.raises(QuadrigaError, match=message):
+            _registrar()[1].add_package("kit_decl")
+    with pytest.raises(QuadrigaError, match=r"other\.toml: no such file"):
+        _registrar()[1].add_package("kit_decl", file="other.toml")
+
+
 def test_every_plugin_pipeline_is_found_with_a_one_line_summary():
     reg = Registry().load()
     pipelines = reg.pipelines()

@@ -103,6 +103,7 @@ def test_template_renders_valid_python_and_toml(tmp_path, kind):
             "pyproject.toml",
             f"src/{package}/__init__.py",
             f"src/{package}/plugin.py",
+            f"src/{package}/plugin.toml",
             f"src/{package}/{kind}.py",
             f"src/{package}/claims.py",
             f"src/{package}/pipelines/kit-{kind}-demo.toml",
@@ -115,6 +116,10 @@ def test_template_renders_valid_python_and_toml(tmp_path, kind):
     assert meta["project"]["name"] == f"quadriga-kit-{kind}"
     assert meta["project"]["entry-points"]["quadriga"] == {f"kit_{kind}": f"{package}.plugin"}
     assert "quadriga>=0.1" in meta["project"]["dependencies"]
+    declared = tomllib.loads((path / f"src/{package}/plugin.toml").read_text())
+    assert declared[kind][f"kit-{kind}"]["target"] == f"{kind}:Kit{kind.title()}"
+    assert declared["plugin"]["paper"] == "Doe 2026, Algorithm 1"
+    assert declared["claim"][f"kit-{kind}-demo-claim"]["target"] == "claims:DEMO_CLAIM"
     pipeline = tomllib.loads((path / f"src/{package}/pipelines/kit-{kind}-demo.toml").read_text())
     section = "task" if kind in ("target", "dataset", "environment") else "stage"
     assert [t["use"] for t in pipeline[section].values()].count(f"kit-{kind}") == 1
@@ -157,11 +162,9 @@ def test_user_text_is_escaped_for_every_file_it_lands_in(tmp_path):
     meta = tomllib.loads((path / "pyproject.toml").read_text())
     assert meta["project"]["description"] == HOSTILE["description"]
     assert meta["project"]["authors"] == [{"name": HOSTILE["author"]}]
-    plugin = ast.parse((package / "plugin.py").read_text())
-    paper = next(n.value for n in plugin.body if isinstance(n, ast.Assign) and n.targets[0].id == "PAPER")
-    assert ast.literal_eval(paper) == HOSTILE["paper"]
-    summaries = [k.value for k in ast.walk(plugin) if isinstance(k, ast.keyword) and k.arg == "summary"]
-    assert ast.literal_eval(summaries[0]) == HOSTILE["description"]
+    declared = tomllib.loads((package / "plugin.toml").read_text())
+    assert declared["plugin"]["paper"] == HOSTILE["paper"]
+    assert declared["sampler"]["hostile"]["summary"] == HOSTILE["description"]
     init = ast.parse((package / "__init__.py").read_text())
     assert ast.get_docstring(init) == f"quadriga-hostile: {HOSTILE['description']}"
     module = ast.parse((package / "sampler.py").read_text())

@@ -121,16 +121,25 @@ class StageError(QuadrigaError):
 
 
 class NonFiniteError(StageError):
-    """A stage produced NaN or inf (in its artifact, or in a metric it logged at ``step``)."""
+    """A stage produced NaN or inf (in its artifact, or in a metric it logged at ``step``).
 
-    def __init__(self, stage: str, what: str, step: int | None = None) -> None:
+    Args:
+        stage: the stage's name.
+        what: where the value was found (``"logged metric 'loss'"``).
+        step: the step at which it was logged, if any.
+        advice: what to try, appended to the message (the raiser knows its component best).
+    """
+
+    #: the advice when the raiser gives none: the usual causes of a diverging iteration
+    ADVICE = "Lower the step size or learning rate, or check the inputs."
+
+    def __init__(self, stage: str, what: str, step: int | None = None, advice: str = ADVICE) -> None:
         self.step = step
         at = f" at step {step}" if step is not None else ""
         super().__init__(
             stage,
             f"non-finite value (NaN or inf) in {what}{at}; "
-            "results computed so far are kept in the run directory. "
-            "Lower the step size or learning rate, or check the inputs.",
+            f"results computed so far are kept in the run directory. {advice}".rstrip(),
         )
 
 

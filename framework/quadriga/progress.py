@@ -24,11 +24,11 @@ same updates into an occasional plain line (``quadriga run`` uses it)::
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 import time
-from collections.abc import Callable
-from types import TracebackType
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from quadriga.errors import NonFiniteError
@@ -213,24 +213,11 @@ def current_progress() -> StageProgress:
     return progress if progress is not None else StageProgress()
 
 
-class use_progress:
-    """Context manager making ``progress`` the one :func:`current_progress` returns."""
-
-    def __init__(self, progress: StageProgress) -> None:
-        self.progress = progress
-        self._token: contextvars.Token[StageProgress | None] | None = None
-
-    def __enter__(self) -> StageProgress:
-        """Make the progress current; returns it."""
-        self._token = _CURRENT.set(self.progress)
-        return self.progress
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Restore the progress that was current before."""
-        if self._token is not None:
-            _CURRENT.reset(self._token)
+@contextlib.contextmanager
+def use_progress(progress: StageProgress) -> Iterator[StageProgress]:
+    """Make ``progress`` the one :func:`current_progress` returns inside the block (yields it)."""
+    token = _CURRENT.set(progress)
+    try:
+        yield progress
+    finally:
+        _CURRENT.reset(token)

@@ -9,7 +9,8 @@ so the command works from an installed wheel as well as from a checkout. It rend
       README.md
       .copier-answers.yml         the template's version and the answers, for ``copier update``
       .gitignore
-      src/quadriga_NAME/plugin.py registration (lazy "module:Class" paths)
+      src/quadriga_NAME/plugin.py registration: registry.add_package(__package__)
+      src/quadriga_NAME/plugin.toml what it registers (lazy "module:Class" paths, summaries, tags)
       src/quadriga_NAME/KIND.py   a working component skeleton with documented shapes, units, errors, source
       src/quadriga_NAME/claims.py a claim stub run by ``quadriga verify``
       src/quadriga_NAME/pipelines/NAME-demo.toml

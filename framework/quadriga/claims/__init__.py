@@ -39,9 +39,6 @@ The last paper-scale verdict of each claim is kept, when ``verify --record`` is 
 ``claims_record.json`` inside the plugin's package (next to its ``claims.py``); ``quadriga
 list`` shows it with its date and the plugin's version (:func:`last_verdict`).
 
-Legacy claims (a function ``fn(scale, *, out_dir) -> ClaimResult``) still run: at smoke scale
-they report "ran"; at paper scale "passed" or "failed" under their own rule, marked legacy.
-
 The package: :mod:`~quadriga.claims.model` (effect, scale, tuning, observations),
 :mod:`~quadriga.claims.claim` (the claim and how it runs), :mod:`~quadriga.claims.run` (repeat on
 the arms, shared runs, reading replicates), :mod:`~quadriga.claims.verdict` (the policy),
@@ -60,7 +57,6 @@ if TYPE_CHECKING:
         RECORD_FILE,
         SCALES,
         STATUSES,
-        ClaimResult,
         Effect,
         Observations,
         Plan,
@@ -90,7 +86,6 @@ _LAZY = {
         [
             "SCALES",
             "STATUSES",
-            "ClaimResult",
             "Effect",
             "Observations",
             "Plan",
@@ -125,7 +120,6 @@ __all__ = [
     "SCALES",
     "STATUSES",
     "Claim",
-    "ClaimResult",
     "Effect",
     "Observations",
     "Plan",

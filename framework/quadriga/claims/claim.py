@@ -203,10 +203,36 @@ class Claim:
         out_dir = Path(out_dir)
         if self.experiment is not None:
             return _as_observations(self.experiment(sc, out_dir))
-        from quadriga.pipeline import read_source
         from quadriga.registry import get_registry
 
         registry = registry or get_registry()
+        data = self._repeated(sc.replicates, registry)
+        result = run_pipeline(
+            data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
+        )
+        if self.observe is not None:
+            return _as_observations(self.observe(result))
+        if self.group_by or self.across:
+            return self._matrix_observations(data, result, sc, registry)
+        obs = Observations(
+            values={a: _read_repeat(result, a, self._metric(a), sc.replicates) for a in self.arms}
+        )
+        for name in self.also:
+            obs.numbers[name] = {
+                a: _read_repeat(result, a, (self._metric(a)[0], name), sc.replicates) for a in self.arms
+            }
+        return obs
+
+    def _repeated(self, replicates: int, registry: Any) -> dict[str, Any]:
+        """The pipeline with ``repeat = replicates`` on the arms, ``repeat_stages`` and ``repeat_tasks``.
+
+        The rest of the pipeline follows them (:func:`~quadriga.claims.run._propagate_repeat`).
+
+        Raises:
+            ConfigError: no pipeline, an arm or repeated name that is not in it.
+        """
+        from quadriga.pipeline import read_source
+
         if self.pipeline is None:  # refused by __attrs_post_init__ unless experiment is given
             raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
         data, file = read_source(self.pipeline, registry)
@@ -219,41 +245,31 @@ class Claim:
             repeat_stages=self.repeat_stages,
             repeat_tasks=self.repeat_tasks,
         )
-        repeated = set(tables) | set(self.repeat_tasks)
         for table in tables:
-            data["stage"][table]["repeat"] = sc.replicates
+            data["stage"][table]["repeat"] = replicates
         for task in self.repeat_tasks:
-            data["task"][task]["repeat"] = sc.replicates
-        _propagate_repeat(data, repeated, sc.replicates)
-        result = run_pipeline(
-            data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
+            data["task"][task]["repeat"] = replicates
+        _propagate_repeat(data, set(tables) | set(self.repeat_tasks), replicates)
+        return data
+
+    def _matrix_observations(
+        self, data: dict[str, Any], result: Any, sc: Scale, registry: Any
+    ) -> Observations:
+        """The arms' matrix points read from ``result``, grouped by ``group_by``, slopes ``across``."""
+        import copy
+
+        from quadriga.claims.matrix import matrix_values
+        from quadriga.pipeline_source import apply_overrides
+
+        def read(arm: str, stem: str) -> list[float]:
+            return _read_repeat(result, stem, self._metric(arm), sc.replicates)
+
+        as_run = copy.deepcopy(data)  # the points as run: the scale's overrides may set a matrix
+        apply_overrides(as_run, sc.overrides, registry)
+        values = matrix_values(
+            as_run, self.arms, read, sc.replicates, group_by=self.group_by, across=self.across
         )
-        if self.observe is not None:
-            return _as_observations(self.observe(result))
-        if self.group_by or self.across:
-            from quadriga.claims.matrix import matrix_values
-
-            def read(arm: str, stem: str) -> list[float]:
-                return _read_repeat(result, stem, self._metric(arm), sc.replicates)
-
-            import copy
-
-            from quadriga.pipeline_source import apply_overrides
-
-            as_run = copy.deepcopy(data)  # the points as run: the scale's overrides may set a matrix
-            apply_overrides(as_run, sc.overrides, registry)
-            values = matrix_values(
-                as_run, self.arms, read, sc.replicates, group_by=self.group_by, across=self.across
-            )
-            return Observations(values=values)
-        obs = Observations(
-            values={a: _read_repeat(result, a, self._metric(a), sc.replicates) for a in self.arms}
-        )
-        for name in self.also:
-            obs.numbers[name] = {
-                a: _read_repeat(result, a, (self._metric(a)[0], name), sc.replicates) for a in self.arms
-            }
-        return obs
+        return Observations(values=values)
 
     def scale(self, scale: str, *, overrides: Sequence[str] = (), replicates: int | None = None) -> Scale:
         """The :class:`Scale` named ``scale``, with further overrides and another number of replicates.

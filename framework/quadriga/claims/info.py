@@ -25,8 +25,8 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
         tolerance, claimed, level, method, resamples, computed_by_experiment} | None, arms,
         pipeline, replicates: {scale: n}, last_verdict: {status, estimate, low, high, n, method,
         comparisons, date, version} | None,
-        problem}``; ``effect`` is ``None`` for a legacy claim function, ``problem`` the error
-        when the claim could not be loaded.
+        problem}``; ``effect`` is ``None`` and ``problem`` the error when the claim could not be
+        loaded (or is not a :class:`Claim`).
     """
     facts: dict[str, Any] = {
         "name": spec.name,
@@ -45,28 +45,30 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
     except Exception as exc:  # info must still print what the registry knows
         facts["problem"] = f"{type(exc).__name__}: {exc}"
         return facts
-    if isinstance(target, Claim):
-        e = target.effect
-        facts["effect"] = {
-            "quantity": e.quantity,
-            "statistic": e.statistic_name,
-            "relation": e.relation,
-            "value": e.value,
-            "tolerance": e.tolerance,
-            "claimed": e.describe(),
-            "level": e.level,
-            "method": e.method,
-            "resamples": e.resamples,
-            "computed_by_experiment": e.statistic == "interval",
-        }
-        facts["arms"] = list(target.arms)
-        facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
-        facts["replicates"] = {name: sc.replicates for name, sc in target.scales.items()}
-        facts["effect"]["why_sign"] = e.why_sign
-        facts["plan"] = None if target.plan is None else attrs.asdict(target.plan)
-        facts["preconditions"] = [p.description for p in target.preconditions]
-        facts["fragility"] = {k: list(v) for k, v in target.fragility.items()}
-        facts["group_by"], facts["across"] = list(target.group_by), target.across
+    if not isinstance(target, Claim):
+        facts["problem"] = f"{spec.target} is a {type(target).__name__}, not a quadriga.claims.Claim"
+        return facts
+    e = target.effect
+    facts["effect"] = {
+        "quantity": e.quantity,
+        "statistic": e.statistic_name,
+        "relation": e.relation,
+        "value": e.value,
+        "tolerance": e.tolerance,
+        "claimed": e.describe(),
+        "level": e.level,
+        "method": e.method,
+        "resamples": e.resamples,
+        "computed_by_experiment": e.statistic == "interval",
+    }
+    facts["arms"] = list(target.arms)
+    facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
+    facts["replicates"] = {name: sc.replicates for name, sc in target.scales.items()}
+    facts["effect"]["why_sign"] = e.why_sign
+    facts["plan"] = None if target.plan is None else attrs.asdict(target.plan)
+    facts["preconditions"] = [p.description for p in target.preconditions]
+    facts["fragility"] = {k: list(v) for k, v in target.fragility.items()}
+    facts["group_by"], facts["across"] = list(target.group_by), target.across
     facts["stale"] = _record.stale_reason(spec)
     return facts
 
@@ -112,10 +114,8 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
         if facts.get("fragility"):
             settings = "; ".join(f"{k} in {v}" for k, v in facts["fragility"].items())
             lines.append(f"fragility: {settings} (quadriga verify {facts['name']} --fragility)")
-    elif facts["problem"]:
-        lines.append(f"effect: unknown, the claim could not be loaded ({facts['problem']})")
     else:
-        lines.append("effect: none declared (a legacy claim function with its own pass rule)")
+        lines.append(f"effect: unknown, the claim could not be loaded ({facts['problem']})")
     last = facts["last_verdict"]
     if last:
         est = last.get("estimate")

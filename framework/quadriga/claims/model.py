@@ -2,7 +2,7 @@
 
 :class:`Effect`, :class:`Scale`, :class:`Tuning`, :class:`Plan`, :class:`Precondition`,
 :class:`Observations`.
-Also the legacy :class:`ClaimResult` and the constants :data:`SCALES`, :data:`STATUSES`, :data:`RECORD_FILE`.
+Also the constants :data:`SCALES`, :data:`STATUSES`, :data:`RECORD_FILE`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ __all__ = [
     "RECORD_FILE",
     "SCALES",
     "STATUSES",
-    "ClaimResult",
     "Effect",
     "Observations",
     "Plan",
@@ -32,27 +31,8 @@ __all__ = [
 SCALES = ("smoke", "paper")
 #: what a record's status can be; ``planned``/``underpowered`` come from ``verify --plan`` (the declared
 #: paper replicates reach the plan's n, or do not)
-STATUSES = ("passed", "refuted", "inconclusive", "ran", "planned", "underpowered", "failed", "error")
+STATUSES = ("passed", "refuted", "inconclusive", "ran", "planned", "underpowered", "error")
 _RELATIONS = ("greater", "less", "within")
-
-
-@attrs.define(kw_only=True)
-class ClaimResult:
-    """The outcome of a legacy claim function (kept for claims not yet declared as :class:`Claim`).
-
-    Attributes:
-        passed: whether the measured numbers support the claim under the function's own rule.
-        summary: one or two sentences with the key numbers.
-        numbers: the measured numbers ``{name: float | str}``.
-        figures: ``{name: path to a PNG}`` (relative to ``out_dir`` or absolute).
-        table: optional markdown table.
-    """
-
-    passed: bool
-    summary: str
-    numbers: dict[str, Any] = attrs.field(factory=dict)
-    figures: dict[str, str] = attrs.field(factory=dict)
-    table: str = ""
 
 
 def _statistic(instance: Any, attribute: Any, value: str) -> None:

@@ -14,7 +14,7 @@ import attrs
 
 from quadriga.claims import record as _record
 from quadriga.claims.claim import Claim
-from quadriga.claims.model import SCALES, ClaimResult
+from quadriga.claims.model import SCALES
 from quadriga.claims.run import markdown_table, shared_runs
 from quadriga.claims.verdict import _fmt, comparison_cells, evaluate_claim
 from quadriga.errors import ConfigError, QuadrigaError, UnknownComponentError, suggest
@@ -108,26 +108,6 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _run_legacy(fn: Any, scale: str, claim_dir: Path) -> dict[str, Any]:
-    result = fn(scale, out_dir=claim_dir)
-    if not isinstance(result, ClaimResult):
-        raise TypeError(f"claim returned {type(result).__name__}, expected ClaimResult or a Claim")
-    figures = {}
-    for key, path in result.figures.items():
-        p = Path(path)
-        figures[key] = str(p if p.is_absolute() else claim_dir / p)
-    status = "ran" if scale != "paper" else ("passed" if result.passed else "failed")
-    return dict(
-        status=status,
-        summary=result.summary + ("" if scale != "paper" else " (legacy rule, not the claims protocol)"),
-        numbers=dict(result.numbers),
-        figures=figures,
-        table=result.table,
-        comparisons=[],
-        legacy=True,
-    )
-
-
 def verify(
     registry: Any,
     what: str,
@@ -187,37 +167,7 @@ def verify(
             for spec in chosen:
                 if on_start:
                     on_start(spec)
-                claim_dir = _fresh_claim_dir(out_dir / spec.name)
-                start = time.perf_counter()
-                rec: dict[str, Any] = {
-                    "name": spec.name,
-                    "distribution": spec.distribution,
-                    "claim": spec.summary,
-                    "paper": spec.paper,
-                    "scale": scale,
-                    "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-                    "version": _record._version(spec.distribution),
-                }
-                try:
-                    target = registry.load_claim(spec)
-                    if isinstance(target, Claim):
-                        rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
-                    elif mode != "verdict":
-                        raise QuadrigaError(f"{spec.name} is a legacy claim function: it has no {mode} mode.")
-                    else:
-                        rec.update(_run_legacy(target, scale, claim_dir))
-                except Exception as exc:
-                    rec.update(
-                        status="error",
-                        summary=f"{type(exc).__name__}: {exc}",
-                        numbers={},
-                        figures={},
-                        table="",
-                        comparisons=[],
-                        traceback=traceback.format_exc(),
-                    )
-                rec["seconds"] = round(time.perf_counter() - start, 2)
-                rec = _jsonable(rec)
+                rec = _verify_one(registry, spec, mode, scale, _fresh_claim_dir(out_dir / spec.name))
                 records.append(rec)
                 if on_end:
                     on_end(spec, rec)
@@ -228,6 +178,40 @@ def verify(
     report = _write_outputs(out_dir, records, what, scale)
     _keep(registry, records, record, mode)
     return records, report
+
+
+def _verify_one(registry: Any, spec: Any, mode: str, scale: str, claim_dir: Path) -> dict[str, Any]:
+    """One claim's record (JSON-ready): who it is, then what :func:`_run_claim` gives, or its error."""
+    start = time.perf_counter()
+    rec: dict[str, Any] = {
+        "name": spec.name,
+        "distribution": spec.distribution,
+        "claim": spec.summary,
+        "paper": spec.paper,
+        "scale": scale,
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "version": _record._version(spec.distribution),
+    }
+    try:
+        target = registry.load_claim(spec)
+        if not isinstance(target, Claim):
+            raise QuadrigaError(
+                f"{spec.name} points to {spec.target}, a {type(target).__name__}; "
+                "register a quadriga.claims.Claim."
+            )
+        rec.update(_run_claim(target, spec, mode, scale, claim_dir, registry))
+    except Exception as exc:
+        rec.update(
+            status="error",
+            summary=f"{type(exc).__name__}: {exc}",
+            numbers={},
+            figures={},
+            table="",
+            comparisons=[],
+            traceback=traceback.format_exc(),
+        )
+    rec["seconds"] = round(time.perf_counter() - start, 2)
+    return _jsonable(rec)
 
 
 def _keep(registry: Any, records: list[dict[str, Any]], record: bool, mode: str) -> None:

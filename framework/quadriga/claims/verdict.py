@@ -168,6 +168,56 @@ def _groups(values: Mapping[Any, Any], arms: tuple[str, ...]) -> dict[str, dict[
     return {"": dict(values)}
 
 
+def _comparisons(
+    claim: Claim, obs: Observations, groups: Mapping[str, Mapping[str, Any]], rng: Any
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The decided comparisons (groups x baselines, or the experiment's intervals) and their intervals.
+
+    Raises:
+        ConfigError: statistic ``interval`` without intervals, an arm missing from a group.
+    """
+    comparisons: list[dict[str, Any]] = []
+    intervals: list[Any] = []
+    if claim.effect.statistic == "interval":
+        if not obs.intervals:
+            raise ConfigError(
+                "statistic 'interval' needs Observations.intervals from the experiment.", key="statistic"
+            )
+        for group, ci in obs.intervals.items():
+            res = decide_interval(claim.effect, ci)
+            res.update(group=group, arm=claim.arms[0], baseline=None)
+            comparisons.append(res)
+            intervals.append(ci)
+    for group, vals in groups.items():
+        for method, base in claim.comparisons:
+            for arm in (method, base):
+                if arm is not None and arm not in vals:
+                    raise ConfigError(
+                        f"the observations{f' of {group}' if group else ''} lack arm '{arm}' "
+                        f"(have {', '.join(map(str, vals))}).",
+                        key="arms",
+                    )
+            ci = _interval(claim.effect, vals[method], None if base is None else vals[base], rng)
+            res = decide_interval(claim.effect, ci)
+            res.update(group=group, arm=method, baseline=base)
+            comparisons.append(res)
+            intervals.append(ci)
+    return comparisons, intervals
+
+
+def _status(verdicts: list[str], scale: str, failed: str) -> str:
+    """The claim's status from its comparisons' verdicts (see :func:`evaluate_claim`)."""
+    if scale != "paper" or not verdicts:  # no comparison (a benchmark table): nothing to decide
+        return "ran"
+    if failed:
+        return "inconclusive"
+    if all(v == "passed" for v in verdicts):
+        return "passed"
+    if any(v == "refuted" for v in verdicts):
+        return "refuted"
+    return "inconclusive"
+
+
 def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0) -> dict[str, Any]:
     """Apply the verdict policy to a claim's observations.
 
@@ -183,33 +233,9 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         ConfigError: an arm missing from the observations, non-finite values.
     """
     groups = _groups(obs.values, claim.arms) if obs.values else {}
-    comparisons: list[dict[str, Any]] = []
-    intervals: list[Any] = []
     if claim.effect.statistic == "interval":
-        if not obs.intervals:
-            raise ConfigError(
-                "statistic 'interval' needs Observations.intervals from the experiment.", key="statistic"
-            )
-        for group, ci in obs.intervals.items():
-            res = decide_interval(claim.effect, ci)
-            res.update(group=group, arm=claim.arms[0], baseline=None)
-            comparisons.append(res)
-            intervals.append(ci)
         groups = {}
-    for group, vals in groups.items():
-        for method, base in claim.comparisons:
-            for arm in (method, base):
-                if arm is not None and arm not in vals:
-                    raise ConfigError(
-                        f"the observations{f' of {group}' if group else ''} lack arm '{arm}' "
-                        f"(have {', '.join(map(str, vals))}).",
-                        key="arms",
-                    )
-            ci = _interval(claim.effect, vals[method], None if base is None else vals[base], rng)
-            res = decide_interval(claim.effect, ci)
-            res.update(group=group, arm=method, baseline=base)
-            comparisons.append(res)
-            intervals.append(ci)
+    comparisons, intervals = _comparisons(claim, obs, groups, rng)
     holm = len(comparisons) > 1 and scale == "paper"  # smoke scale: no p-values, no adjustment
     if holm:
         _holm(claim.effect, comparisons, intervals)
@@ -225,19 +251,8 @@ def evaluate_claim(claim: Claim, obs: Observations, scale: str, *, rng: Any = 0)
         for c in comparisons:
             c["verdict"], c["replicates_needed"] = "ran", None
     numbers, also_table = _also_numbers(claim, dict(obs.numbers), rng) if claim.also else (obs.numbers, "")
-    verdicts = [c["verdict"] for c in comparisons]
-    if scale != "paper" or not comparisons:  # no comparison (a benchmark table): nothing to decide
-        status = "ran"
-    elif failed:
-        status = "inconclusive"
-    elif all(v == "passed" for v in verdicts):
-        status = "passed"
-    elif any(v == "refuted" for v in verdicts):
-        status = "refuted"
-    else:
-        status = "inconclusive"
     record = {
-        "status": status,
+        "status": _status([c["verdict"] for c in comparisons], scale, failed),
         "effect": {
             **{k: v for k, v in attrs.asdict(claim.effect).items()},
             "claimed": claim.effect.describe(),

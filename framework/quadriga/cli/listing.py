@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from quadriga.cli._common import (
     Formatter,
@@ -69,8 +69,6 @@ def _complete_tag(prefix: str, **_: object) -> list[str]:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``quadriga list``: components, pipelines and claims (imports no plugin algorithm)."""
-    from quadriga.claims import last_verdict, stale_reason
-
     where = _where_tags(args.where)
     if args.tags and where:
         from quadriga.errors import ConfigError
@@ -98,71 +96,23 @@ def cmd_list(args: argparse.Namespace) -> int:
     absent = _not_installed(reg, kind) if args.all else []
     disabled = _disabled(reg, kind) if args.all else []
     if args.json:
-        from quadriga.cli.output import print_json
-
-        data = {
-            "components": [
-                dict(
-                    kind=c.kind,
-                    name=c.name,
-                    summary=c.summary,
-                    paper=c.paper,
-                    distribution=c.distribution,
-                    tags=list(c.tags),
-                )
-                for c in comps
-            ],
-            "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
-            "claims": [
-                dict(
-                    name=c.name,
-                    summary=c.summary,
-                    distribution=c.distribution,
-                    last_verdict=last_verdict(c),
-                    stale=stale_reason(c),
-                )
-                for c in claims
-            ],
-            "broken": [
-                dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
-                for b in reg.broken
-            ],
-            "conflicts": [
-                dict(kind=k, name=n, distributions=[s.distribution for s in specs])
-                for (k, n), specs in reg.conflicts.items()
-            ],
-        }
-        if args.all:
-            data["disabled"] = [e.distribution for e in disabled]
-            data["not_installed"] = [
-                dict(
-                    distribution=e.distribution,
-                    summary=e.summary,
-                    install=e.install,
-                    provides={k: list(v) for k, v in e.names.items()},
-                )
-                for e in absent
-            ]
-        print_json(data)
-        return 0
+        return _print_list_json(reg, comps, pipes, claims, absent, disabled, args.all)
     con = console()
-    by_dist: dict[str, list[list[str]]] = {}
-    for c in comps:
-        by_dist.setdefault(c.distribution, []).append([c.kind, c.name, "", c.summary])
-    for p in pipes:
-        by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
-    any_stale = False
-    for c in claims:
-        last = last_verdict(c)
-        verdict = "-"
-        if last and last.get("status"):  # the status, * when stale; with --full its date too
-            stale = "*" if stale_reason(c) else ""
-            any_stale = any_stale or bool(stale)
-            verdict = f"{last.get('status')}{stale}"
-            verdict += f" {last.get('date')}" if args.full else ""
-        by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
+    by_dist, any_stale = _rows_by_distribution(comps, pipes, claims, full=args.full)
     versions = {s.distribution: s.version for s in reg.plugins.values()}
-    plain = not args.full and not con.is_terminal
+    _print_list_tables(con, by_dist, versions, full=args.full)
+    _print_list_notes(con, kind, where, comps, pipes, claims, any_stale=any_stale, full=args.full)
+    if args.all:
+        _print_not_installed(con, absent, disabled, full=args.full, filtered=bool(where))
+    print_problems(con, reg)
+    return 0
+
+
+def _print_list_tables(
+    con: Any, by_dist: dict[str, list[list[str]]], versions: dict[str, str], *, full: bool
+) -> None:
+    """One table per distribution (plain text when not a terminal and not ``--full``)."""
+    plain = not full and not con.is_terminal
     for dist in sorted(by_dist):
         title = f"{dist} {versions.get(dist, '')}".strip()
         columns = ["kind", "name", "verdict", "summary"]
@@ -182,9 +132,107 @@ def cmd_list(args: argparse.Namespace) -> int:
             title=Text(title, style="bold"),
             key_columns=len(columns) - 1,
             wrap="summary",
-            one_line=not args.full,
+            one_line=not full,
             drop_empty=False,
         )
+
+
+def _print_list_json(
+    reg: Any,
+    comps: list[Any],
+    pipes: list[Any],
+    claims: list[Any],
+    absent: list[Any],
+    disabled: list[Any],
+    all_: bool,
+) -> int:
+    """``quadriga list --json``: the listing as one JSON object (returns the exit code 0)."""
+    from quadriga.claims import last_verdict, stale_reason
+    from quadriga.cli.output import print_json
+
+    data: dict[str, Any] = {
+        "components": [
+            dict(
+                kind=c.kind,
+                name=c.name,
+                summary=c.summary,
+                paper=c.paper,
+                distribution=c.distribution,
+                tags=list(c.tags),
+            )
+            for c in comps
+        ],
+        "pipelines": [dict(name=p.name, summary=p.summary, distribution=p.distribution) for p in pipes],
+        "claims": [
+            dict(
+                name=c.name,
+                summary=c.summary,
+                distribution=c.distribution,
+                last_verdict=last_verdict(c),
+                stale=stale_reason(c),
+            )
+            for c in claims
+        ],
+        "broken": [
+            dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
+            for b in reg.broken
+        ],
+        "conflicts": [
+            dict(kind=k, name=n, distributions=[s.distribution for s in specs])
+            for (k, n), specs in reg.conflicts.items()
+        ],
+    }
+    if all_:
+        data["disabled"] = [e.distribution for e in disabled]
+        data["not_installed"] = [
+            dict(
+                distribution=e.distribution,
+                summary=e.summary,
+                install=e.install,
+                provides={k: list(v) for k, v in e.names.items()},
+            )
+            for e in absent
+        ]
+    print_json(data)
+    return 0
+
+
+def _rows_by_distribution(
+    comps: list[Any], pipes: list[Any], claims: list[Any], *, full: bool
+) -> tuple[dict[str, list[list[str]]], bool]:
+    """``({distribution: [[kind, name, verdict, summary]]}, whether a verdict is stale)``."""
+    from quadriga.claims import last_verdict, stale_reason
+
+    by_dist: dict[str, list[list[str]]] = {}
+    for c in comps:
+        by_dist.setdefault(c.distribution, []).append([c.kind, c.name, "", c.summary])
+    for p in pipes:
+        by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
+    any_stale = False
+    for c in claims:
+        last = last_verdict(c)
+        verdict = "-"
+        if last and last.get("status"):  # the status, * when stale; with --full its date too
+            stale = "*" if stale_reason(c) else ""
+            any_stale = any_stale or bool(stale)
+            verdict = f"{last.get('status')}{stale}"
+            verdict += f" {last.get('date')}" if full else ""
+        by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
+    return by_dist, any_stale
+
+
+def _print_list_notes(
+    con: Any,
+    kind: str | None,
+    where: set[str],
+    comps: list[Any],
+    pipes: list[Any],
+    claims: list[Any],
+    *,
+    any_stale: bool,
+    full: bool,
+) -> None:
+    """The lines under the listing: what to run next, or why nothing is listed."""
     print_text = _print_text
 
     if where and comps:
@@ -200,7 +248,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         ]
         if any_stale:
             hints.append("*: stale, the code that recorded it changed: `quadriga verify --stale --record`")
-        if not args.full:
+        if not full:
             hints.append("whole summaries and verdict dates: `quadriga list --full`")
         # no :codes: here; replacing them first imports rich's emoji table
         if max(map(len, hints)) <= con.width:
@@ -221,10 +269,6 @@ def cmd_list(args: argparse.Namespace) -> int:
                 + (f" of kind '{kind}'" if kind else "")
                 + ". Install plugins, e.g. `pip install -c constraints.txt -e plugins/quadriga-std`.",
             )
-    if args.all:
-        _print_not_installed(con, absent, disabled, full=args.full, filtered=bool(where))
-    print_problems(con, reg)
-    return 0
 
 
 def _where_tags(given: list[str] | None) -> set[str]:

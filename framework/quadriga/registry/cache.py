@@ -12,8 +12,10 @@ whole) still matches. The key covers:
   of its ``entry_points.txt`` (install, uninstall, upgrade, reinstall, an edited entry point);
 * a zip archive on ``sys.path``: its modification time and size;
 * the modification time and size of each file of the plugin modules imported during discovery
-  (an editable plugin's ``plugin.py`` edited), and of each registered pipeline file and its folder
-  (``add_pipelines`` reads them: a file edited, added or removed), checked when the cache is read;
+  (an editable plugin's ``plugin.py`` edited), of the ``plugin.toml`` beside the plugin module
+  (``add_package`` reads it: edited, added or removed), and of each registered pipeline file and
+  its folder (``add_pipelines`` reads them: a file edited, added or removed), checked when the
+  cache is read;
 * the core's registry code itself.
 
 A discovery with a broken plugin is never stored (the next call retries it), nor one given extra
@@ -117,6 +119,9 @@ def _module_files(registry: Registry) -> dict[str, list[int] | None]:
             path = getattr(mod, "__file__", None)
             if path:
                 files[path] = _stat(path)
+        if path:  # the declarations beside plugin.py (registry.add_package), added, edited or removed
+            declared = os.path.join(os.path.dirname(path), "plugin.toml")
+            files[declared] = _stat(declared)
     for spec in registry.pipelines():  # registered by add_pipelines: a file edited, added or removed
         package, _, rel = spec.target.partition(":")
         base = getattr(sys.modules.get(package), "__file__", None)

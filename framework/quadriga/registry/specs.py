@@ -81,9 +81,6 @@ class Spec:
         return node.read_text(encoding="utf-8")
 
 
-#: the former names of :class:`Spec` (one type for every kind)
-ComponentSpec = PipelineSpec = ClaimSpec = Spec
-
 PluginState = Literal["ok", "broken", "disabled"]
 
 
@@ -248,6 +245,81 @@ class PluginRegistrar:
             self._spec("pipeline", name, f"{package}:{folder}/{file.name}", summary, "")
             names.append(name)
         return names
+
+    def add_package(self, package: str, file: str = "plugin.toml", pipelines: str = "pipelines") -> list[str]:
+        """Register what ``package``'s ``plugin.toml`` declares, and its ``pipelines/*.toml``, in one call.
+
+        ``quadriga_register`` is then one line, ``registry.add_package(__package__)``: components and
+        claims are data, declared once each. An optional ``[plugin] paper`` stands for ``{paper}``
+        in every entry's ``paper``; then a table per kind (a component kind or ``claim``) holds a
+        table per registered name, registered in file order (``tags``: components only)::
+
+            [plugin]
+            paper = "Hu et al. 2026, Score-Repellent Monte Carlo, arXiv 2604.22948"
+
+            [sampler.srmc]
+            target = "sampler:SRMC"          # "module:attr" inside the package
+            summary = "Score-Repellent Monte Carlo around any MCMC kernel"
+            paper = "{paper}, Algorithm 1"
+            tags = ["mcmc"]
+
+        The pipeline folder, when the package has one, is read as :meth:`add_pipelines`.
+
+        Args:
+            package: the plugin's package (``__package__`` in its ``plugin.py``).
+            file: the declaration file inside the package.
+            pipelines: the folder of pipeline files inside the package (skipped when absent).
+
+        Returns:
+            The registered names (components and claims, then pipelines).
+
+        Raises:
+            QuadrigaError: naming the plugin, file and entry: a missing file, invalid TOML, an unknown
+                kind or key, no ``target``, a malformed name, target or tag.
+        """
+        import importlib.resources as resources
+
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover
+            import tomli as tomllib
+        where = f"plugin '{self.plugin}' ({self.distribution}), {package}:{file}"
+        root = resources.files(package)
+        try:
+            data = tomllib.loads(root.joinpath(file).read_text(encoding="utf-8"))
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            raise QuadrigaError(f"{where}: no such file ({exc}).") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise QuadrigaError(f"{where}: not valid TOML: {exc}") from None
+        paper = str(data.pop("plugin", {}).get("paper", ""))
+        names = []
+        for kind, entries in data.items():
+            if kind not in (*KINDS, "claim") or not isinstance(entries, dict):
+                kinds = (*KINDS, "claim")
+                raise QuadrigaError(
+                    f"{where}: [{kind}] is not a kind; use [plugin] or one of {', '.join(kinds)}."
+                    f"{suggest(kind, kinds)}"
+                )
+            for name, entry in entries.items():
+                self._declared(kind, name, entry, package, paper, where)
+                names.append(name)
+        if root.joinpath(pipelines).is_dir():
+            names += self.add_pipelines(package, pipelines)
+        return names
+
+    def _declared(self, kind: str, name: str, entry: Any, package: str, paper: str, where: str) -> None:
+        """Register one ``[kind.name]`` table of a ``plugin.toml`` (see :meth:`add_package`)."""
+        keys = ("target", "summary", "paper") if kind == "claim" else ("target", "summary", "paper", "tags")
+        unknown = sorted(set(entry) - set(keys)) if isinstance(entry, dict) else []
+        if not isinstance(entry, dict) or unknown or "target" not in entry:
+            what = f"unknown key(s) {', '.join(unknown)}" if unknown else "no target"
+            what = what if isinstance(entry, dict) else "no table"
+            raise QuadrigaError(f"{where}: [{kind}.{name}] has {what}; its keys: {', '.join(keys)}.")
+        target = str(entry["target"])
+        if not target.startswith(f"{package}."):
+            target = f"{package}.{target}"
+        text = str(entry.get("paper", "")).replace("{paper}", paper)
+        self._spec(kind, name, target, str(entry.get("summary", "")), text, entry.get("tags", ()))
 
     def add_claim(self, name: str, target: str, *, summary: str = "", paper: str = "") -> None:
         """Register a paper claim: ``target`` is ``"module:attr"`` (see :mod:`quadriga.claims`).

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from quadriga.registry import Registry
-
-if TYPE_CHECKING:
-    pass
-
 from quadriga.testing.case import ComponentCase, _registry
 from quadriga.testing.checks import CHECK_FUNCTIONS
 from quadriga.testing.report import CHECKS, CheckFailed, CheckInputsUnavailable, CheckSkipped

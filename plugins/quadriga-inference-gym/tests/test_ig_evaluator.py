@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import scipy.stats
 import torch
 from quadriga_inference_gym.evaluators import GroundTruthError
 from quadriga_inference_gym.targets import EightSchools, IllConditionedGaussian, SyntheticItemResponseTheory
@@ -80,11 +81,11 @@ def test_replicates_are_summarised_and_a_diverged_run_is_flagged_not_averaged():
     assert row["config"] == "mala-es" and row["replicates"] == 3 and row["diverged"] == 1 and row["n"] == 2
     first = [m.values[f"mala-es[{i}]/standardized_error_rms"] for i in range(2)]
     assert row["standardized_error_rms"] == pytest.approx(sum(first) / 2)
-    assert (
-        row["standardized_error_rms_low"]
-        <= row["standardized_error_rms"]
-        <= row["standardized_error_rms_high"]
-    )
+    # the Student t interval of a mean of n = 2 (df 1): mean -+ t_0.975,1 * sd / sqrt(2)
+    half = scipy.stats.t.ppf(0.975, 1) * abs(first[0] - first[1]) / 2
+    assert row["standardized_error_rms_low"] == pytest.approx(sum(first) / 2 - half, rel=1e-9)
+    assert row["standardized_error_rms_high"] == pytest.approx(sum(first) / 2 + half, rel=1e-9)
+    assert row["interval"].startswith("95% Student t")
     assert m.values["mala-es[2]/diverged"] == 1.0 and "mala-es[2]/standardized_error_rms" not in m.values
 
 

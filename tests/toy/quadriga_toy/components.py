@@ -22,7 +22,7 @@ from quadriga import (
     named,
     param,
 )
-from quadriga.claims import ClaimResult
+from quadriga.claims import Claim, Effect, Scale
 from quadriga.progress import current_progress
 from quadriga.validators import positive, positive_int
 
@@ -166,15 +166,14 @@ class ToyCounter(Learner):
         return Fitted(model=None, history=history, info={"steps": self.num_steps})
 
 
-def toy_claim(scale, *, out_dir):
-    """The toy sampler's mean is within 4 standard errors of zero."""
-    from quadriga.api import run
-
-    n = 200 if scale == "smoke" else 2000
-    result = run("toy-pipeline", overrides=[f"stage.draw.num_samples={n}"], out=out_dir / "run")
-    est = result.artifacts["est"]
-    return ClaimResult(
-        passed=abs(est.value) < 4 * est.stderr,
-        summary=f"mean {est.value:.3f} ± {est.stderr:.3f}",
-        numbers={"mean": est.value, "stderr": est.stderr},
-    )
+#: the toy sampler's mean is near zero: replicate i of ``draw`` is scored by ``check``
+toy_claim = Claim(
+    pipeline="toy-pipeline",
+    arms=("draw",),
+    metric=("check", "mean_error"),
+    effect=Effect(quantity="absolute error of the sample mean", statistic="mean", relation="less", value=0.2),
+    scales={
+        "smoke": Scale(replicates=3, overrides=("stage.draw.num_samples=200",)),
+        "paper": Scale(replicates=5, overrides=("stage.draw.num_samples=2000",)),
+    },
+)

@@ -1,63 +1,11 @@
-"""Registration of quadriga-ddpm's components, pipeline and claims (imports nothing heavy)."""
+"""Registration of quadriga-ddpm from plugin.toml and pipelines/*.toml (imports nothing heavy)."""
 
 from __future__ import annotations
 
 import quadriga
 
-_P = "quadriga_ddpm"
-_PAPER = (
-    "Li, Cai & Wei 2025, Dimension-free convergence of diffusion models for approximate Gaussian mixtures "
-    "(arXiv 2504.05300)"
-)
-
 
 @quadriga.hookimpl
 def quadriga_register(registry):
-    """Register the ddpm / ddim samplers, the sphere-mixture target, the evaluator, pipeline and claim."""
-    registry.add(
-        "sampler",
-        "ddpm",
-        f"{_P}.sampler:DDPM",
-        summary=(
-            "DDPM reverse chain from a score model (analytic target or learned network); theory / linear / "
-            "cosine schedules"
-        ),
-        paper=f"Ho et al. 2020, Algorithm 2; {_PAPER}",
-        tags=("generative", "noised-score"),
-    )
-    registry.add(
-        "sampler",
-        "ddim",
-        f"{_P}.sampler:DDIM",
-        summary="DDIM (eta = 0 deterministic, eta > 0 stochastic) from a score model",
-        paper="Song, Meng & Ermon 2021, eq. 12",
-        tags=("generative", "noised-score"),
-    )
-    registry.add(
-        "target",
-        "sphere-mixture",
-        f"{_P}.targets:SphereMixture",
-        summary="K isotropic Gaussians N(mu_k, sigma^2 I), means on a sphere of radius 6, fast noised score",
-        paper=f"{_PAPER}",
-        tags=("exact-target", "noised-score"),
-    )
-    registry.add(
-        "evaluator",
-        "mixture-diagnostics",
-        f"{_P}.evaluate:MixtureDiagnostics",
-        summary=(
-            "Weight error, 1-D W1 along mean directions, radial spread; exact KL/TV for K = 1; error-vs-T "
-            "slopes"
-        ),
-        paper=f"{_PAPER}",
-        tags=("exact-target", "generative"),
-    )
-    registry.add_pipelines(__package__)
-    registry.add_claim(
-        "ddpm-gmm-dimension-free",
-        f"{_P}.claims:dimension_free",
-        summary=(
-            "DDPM error against T collapses across d and K; log-log slope about -1 with the theory schedule"
-        ),
-        paper=f"{_PAPER}, Theorem 1",
-    )
+    """Register the components and claims of plugin.toml by lazy "module:attr" paths, and the pipelines."""
+    registry.add_package(__package__)

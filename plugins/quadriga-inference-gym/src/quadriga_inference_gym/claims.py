@@ -67,7 +67,7 @@ def benchmark_table(stages: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     per sampler (:func:`config_name`; numbers keyed ``"<sampler>-<target>/<metric>"``). Columns:
     RMS standardized error of the mean, RMS error in ground-truth standard errors, bulk ESS (min
     over coordinates) per 1000 density evaluations, mean acceptance and tuned step, each the mean
-    over replicates with its 95% BCa bootstrap interval.
+    over replicates with its 95% calibrated interval (:func:`quadriga.stats.interval`: Student t).
 
     Returns:
         ``(markdown, {"<config>/<metric>": value})``.
@@ -134,7 +134,7 @@ def run_benchmark(scale: Scale, out_dir: Path, registry: Any = None) -> Observat
     head = (
         f"Pipeline `{name}`: {budget} density evaluations per chain (4 chains) for sampling, "
         f"{tuning} for the dual-averaging pilot, {scale.replicates} replicates per sampler and target "
-        "(common seeds); intervals: 95% BCa bootstrap over replicates (n per row).\n\n"
+        "(common seeds); intervals: 95% Student t over replicates (n per row).\n\n"
     )
     numbers.update(pipeline=name, budget=budget, tuning=tuning, replicates=scale.replicates)
     return Observations(values={}, table=head + table, numbers=numbers)

@@ -16,7 +16,7 @@ for gradient flows keeps the model points exact).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -92,25 +92,17 @@ class _Projected:
         return as_batch(batch, self.dim, self.dtype, name) @ self.theta.T
 
 
-class StreamSW(_Projected):
-    """Two-sided Stream-SW: one KLL sketch per projection for each of the two streams.
+class _Sketched(_Projected):
+    """Directions and one quantile sketch of all L projections per sketched stream.
 
-    Args:
-        dim: d, dimension of the points.
-        num_projections: L, the number of random directions (fixed once drawn).
-        k: KLL parameter; each sketch retains about 3k + log2(n/k) items.
-        p: order of the Wasserstein distance (>= 1).
-        generator: ``torch.Generator`` for the directions and the compaction coins.
-        projections: optional ``Tensor[L, d]`` unit directions (overrides ``num_projections``).
-        backend: ``"torch"`` (vectorised over L, seeded) or ``"datasketches"`` (C++, not seedable).
-        dtype: dtype of projections and retained items.
-
-    Raises:
-        ConfigError: invalid dimension, order, projections or batches.
-
-    Source: Nguyen 2025, arXiv 2505.06835, Stream-SW (Alg. 1 and Definition of the estimator
-    SW_p^p ~ (1/L) sum_l W_p^p(sketch_l(mu), sketch_l(nu))).
+    The sketches are made in the order of ``sides`` from ``generator`` (after the directions), so
+    a two-sided estimator draws the source's sketch before the target's.
     """
+
+    #: the sketched streams, each an attribute holding its sketch
+    sides: ClassVar[tuple[str, ...]] = ("target",)
+    source: Any
+    target: Any
 
     def __init__(
         self,
@@ -132,17 +124,40 @@ class StreamSW(_Projected):
             projections=projections,
             dtype=dtype,
         )
-        self.source = self.new_sketch(backend, k, generator)
-        self.target = self.new_sketch(backend, k, generator)
+        for side in self.sides:
+            setattr(self, side, self.new_sketch(backend, k, generator))
         self.k, self.backend = int(k), backend
-
-    def update_source(self, batch: Any) -> None:
-        """Feed a batch ``Tensor[B, d]`` of the source stream (any B >= 0)."""
-        self.source.update(self.project(batch, "batch"))
 
     def update_target(self, batch: Any) -> None:
         """Feed a batch ``Tensor[B, d]`` of the target stream (any B >= 0)."""
         self.target.update(self.project(batch, "batch"))
+
+
+class StreamSW(_Sketched):
+    """Two-sided Stream-SW: one KLL sketch per projection for each of the two streams.
+
+    Args:
+        dim: d, dimension of the points.
+        num_projections: L, the number of random directions (fixed once drawn).
+        k: KLL parameter; each sketch retains about 3k + log2(n/k) items.
+        p: order of the Wasserstein distance (>= 1).
+        generator: ``torch.Generator`` for the directions and the compaction coins.
+        projections: optional ``Tensor[L, d]`` unit directions (overrides ``num_projections``).
+        backend: ``"torch"`` (vectorised over L, seeded) or ``"datasketches"`` (C++, not seedable).
+        dtype: dtype of projections and retained items.
+
+    Raises:
+        ConfigError: invalid dimension, order, projections or batches.
+
+    Source: Nguyen 2025, arXiv 2505.06835, Stream-SW (Alg. 1 and Definition of the estimator
+    SW_p^p ~ (1/L) sum_l W_p^p(sketch_l(mu), sketch_l(nu))).
+    """
+
+    sides: ClassVar[tuple[str, ...]] = ("source", "target")
+
+    def update_source(self, batch: Any) -> None:
+        """Feed a batch ``Tensor[B, d]`` of the source stream (any B >= 0)."""
+        self.source.update(self.project(batch, "batch"))
 
     def memory_floats(self) -> int:
         """Floats retained by both sketches (items of all L projections; directions not counted)."""
@@ -182,7 +197,7 @@ class StreamSW(_Projected):
         return Estimate(value=float(value), stderr=stderr, info=info)
 
 
-class OneSidedStreamSW(_Projected):
+class OneSidedStreamSW(_Sketched):
     """One-sided Stream-SW: only the target stream is sketched; the source stays exact and differentiable.
 
     Args:
@@ -193,33 +208,6 @@ class OneSidedStreamSW(_Projected):
 
     Source: Nguyen 2025, arXiv 2505.06835, one-sided Stream-SW (gradient-flow experiments).
     """
-
-    def __init__(
-        self,
-        dim: int,
-        *,
-        num_projections: int = 100,
-        k: int = 200,
-        p: float = 2.0,
-        generator: torch.Generator | None = None,
-        projections: torch.Tensor | None = None,
-        backend: str = "torch",
-        dtype: torch.dtype = torch.float64,
-    ) -> None:
-        super().__init__(
-            dim,
-            num_projections=num_projections,
-            p=p,
-            generator=generator,
-            projections=projections,
-            dtype=dtype,
-        )
-        self.target = self.new_sketch(backend, k, generator)
-        self.k, self.backend = int(k), backend
-
-    def update_target(self, batch: Any) -> None:
-        """Feed a batch ``Tensor[B, d]`` of the target stream."""
-        self.target.update(self.project(batch, "batch"))
 
     def memory_floats(self) -> int:
         """Floats retained by the target sketch (the source is the caller's own tensor)."""
