@@ -128,6 +128,10 @@ class Artifact:
         """Names of the fields that must be finite and hold NaN or inf (``["Samples.x"]``)."""
         return []
 
+    def health(self) -> list[Any]:
+        """Findings about the numbers' meaning (:mod:`quadriga.health`): none by default."""
+        return []
+
     def problems(self) -> list[str]:
         """Everything wrong with this artifact (types, shapes, NaN/inf); empty when it is valid."""
         out = []
@@ -276,6 +280,12 @@ class Samples(Artifact):
         """``["Samples.x"]`` when ``x`` holds NaN or inf (``log_weights`` may be ``-inf``)."""
         return [] if finite(self.x) else ["Samples.x"]
 
+    def health(self) -> list[Any]:
+        """Stuck chains fail, barely moving ones warn (:func:`quadriga.health.samples`)."""
+        from quadriga import health
+
+        return health.samples(self.info if isinstance(self.info, dict) else {}, self.chains)
+
     def problems(self) -> list[str]:
         """The shape and finiteness problems of these samples (empty when valid).
 
@@ -336,6 +346,12 @@ class Fitted(Artifact):
         """``"fitted loss=0.3333, return=12"`` (every final number), or ``"fitted"``."""
         final = ", ".join(f"{k}={short(v)}" for k, v in cls.scalars(summary).items())
         return f"fitted {final}".strip()
+
+    def health(self) -> list[Any]:
+        """A loss that exploded fails or warns (:func:`quadriga.health.fitted`)."""
+        from quadriga import health
+
+        return health.fitted(self.history if isinstance(self.history, dict) else {})
 
     def summary(self) -> dict[str, Any]:
         """``{"type": "Fitted", "info": {...}, "final": {key: last history value}}``."""

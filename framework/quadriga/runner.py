@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from quadriga.artifacts import Samples, is_timing, jsonable
-from quadriga.errors import ConfigError, NonFiniteError, QuadrigaError, RunInterrupted, StageError
+from quadriga.errors import (
+    ConfigError,
+    DivergenceError,
+    NonFiniteError,
+    QuadrigaError,
+    RunInterrupted,
+    StageError,
+)
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
 from quadriga.rundir import RunDir, RunStatus, StageStatus
@@ -174,6 +181,9 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
         bad = artifact.non_finite()
         if bad:
             raise NonFiniteError(node.name, bad[0])
+        failed = [h for h in artifact.health() if h.level == "failed"]
+        if failed:
+            raise DivergenceError(f"{failed[0].quantity}: {failed[0].message}")
     except StageError:
         raise
     except QuadrigaError as exc:
@@ -366,6 +376,10 @@ def _execute(
             summary = artifact.summary()
             summary.update(component=node.use, kind=node.kind, **stage_name_fields(node))
             summary["figures"] = rd.save_figures(name, artifact)
+            notes = [h.as_dict() for h in artifact.health()]
+            if notes:
+                summary["health"] = notes
+                warnings += [f"stage '{name}': {n['quantity']}: {n['message']}" for n in notes]
             resumable = _save(rd, node, artifact)
             results["stages"][name] = summary
             run.record.stages[name] = StageStatus(
