@@ -131,7 +131,7 @@ class RegionCoverage(Evaluator):
         values: dict[str, float] = {}
         rows = []
         for name, est in named(subject).items():
-            region = getattr(est, "predict", None)
+            region: Any = getattr(est, "predict", None)
             if not hasattr(region, "contains") or not hasattr(region, "box"):
                 raise ConfigError(f"subject '{name}' has no region predictor (a ScoreRegion).", key="subject")
             res: dict[str, float] = {}

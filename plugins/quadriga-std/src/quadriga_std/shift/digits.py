@@ -56,11 +56,14 @@ class ShiftedDigits(Dataset):
       - ``"iid"``: the clean pool, shuffled;
       - ``"noise"``, ``"blur"``, ``"rotation"``: the pool shuffled, each image corrupted
         (Gaussian noise of ``noise_std``, 3x3 box blur, rotation by ``rotation`` degrees);
-      - ``"class-sorted"``: the clean pool sorted by class (batches of one or two classes);
-      - ``"dirichlet"``: clean rows resampled so that each batch's class proportions are
+      - ``"class-sorted"``: the pool sorted by class (batches of one or two classes);
+      - ``"dirichlet"``: rows resampled so that each batch's class proportions are
         ``Dirichlet(dirichlet_concentration)`` (class-imbalanced batches);
       - ``"held-out"``: the whole test pool including held-out classes, shuffled;
         :meth:`ood` flags the held-out rows (needs ``held_out_classes``).
+
+      The two non-i.i.d. streams hold clean images unless ``stream_corruption`` names a
+      corruption (non-i.i.d. batches under covariate shift, as in the paper's hardest setting).
 
     Every scenario draws its randomness from its own child generator, so adding a scenario
     leaves the others' rows unchanged.
@@ -97,6 +100,11 @@ class ShiftedDigits(Dataset):
         0.1,
         doc="Dirichlet concentration of each batch's class proportions",
         validator=in_range(0, low_open=True),
+    )
+    stream_corruption: str = param(
+        "none",
+        doc="corruption of the non-i.i.d. streams' images: none, noise, blur or rotation",
+        validator=one_of(("none", "noise", "blur", "rotation")),
     )
     held_out_classes: tuple[int, ...] = param(
         (),
@@ -158,8 +166,11 @@ class ShiftedDigits(Dataset):
             else:
                 rows = _shuffled(r, ind)
             Xs = X[rows]
-            if name in ("noise", "blur", "rotation"):
-                Xs = corrupt(Xs, name, rng=r, noise_std=self.noise_std, rotation=self.rotation)
+            kind = name if name in ("noise", "blur", "rotation") else None
+            if name in ("class-sorted", "dirichlet") and self.stream_corruption != "none":
+                kind = self.stream_corruption
+            if kind is not None:
+                Xs = corrupt(Xs, kind, rng=r, noise_std=self.noise_std, rotation=self.rotation)
             splits[name] = (Xs, y[rows])
             ood[name] = np.zeros(len(rows), bool)
         self._splits, self._ood = splits, ood
