@@ -225,12 +225,22 @@ def read_replicates(
     """Paired per-replicate observations ``{arm: [replicate 0, 1, ...]}`` of ``metric`` in ``stage``.
 
     What an ``observe`` callable returns (or puts into :class:`Observations`); replicate ``i`` of
-    every arm shares its seed.
+    every arm shares its seed. An evaluator repeated with the arms (``stage[0]``, ``stage[1]``, ...,
+    each bound to one replicate) is read as one stage.
 
     Raises:
         ConfigError: no such stage, or a replicate missing (see :func:`replicate_values`).
     """
-    values = _stage_values(result, stage)
+    stages = result.results.get("stages", {})
+    if stage not in stages and f"{stage}[0]" in stages:
+        # the evaluator was repeated with the arms (bound replicate-wise): pool its replicates' values
+        values: dict[str, Any] = {}
+        i = 0
+        while f"{stage}[{i}]" in stages:
+            values.update(stages[f"{stage}[{i}]"].get("values", {}))
+            i += 1
+    else:
+        values = _stage_values(result, stage)
     return {arm: replicate_values(values, arm, metric, replicates, stage=stage) for arm in arms}
 
 

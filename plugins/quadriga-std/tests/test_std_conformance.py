@@ -27,6 +27,22 @@ FITTED_DQN = {
     "stage": {"policy": {"use": "dqn", "inputs": {"task": "env"}, **DQN}},
     "inputs": {"subject": "policy", "reference": "env"},
 }
+#: small shift-kit fixtures: two scenarios, a two-epoch source classifier
+DIGITS = {"use": "shifted-digits", "scenarios": ["iid", "noise"]}
+DIGITS_OOD = {"use": "shifted-digits", "scenarios": ["held-out"], "held_out_classes": [8, 9]}
+
+
+def _fitted_digits(task):
+    return {
+        "task": {"digits": task},
+        "stage": {"source": {"use": "mlp-classifier", "inputs": {"task": "digits"}, "num_epochs": 2}},
+        "inputs": {"subject": "source", "reference": "digits"},
+    }
+
+
+FITTED_DIGITS = _fitted_digits(DIGITS)
+FITTED_DIGITS_OOD = _fitted_digits(DIGITS_OOD)
+MV = {"use": "mv-synthetic", "n_train": 200, "n_calibration": 100, "n_test": 100}
 SETUP = {
     ("sampler", "rwm"): MCMC,
     ("sampler", "ula"): MCMC,
@@ -50,6 +66,20 @@ SETUP = {
             "stage": {"conformal": {"use": "split-conformal", "inputs": {"data": "data"}}},
             "inputs": {"subject": "conformal", "reference": "data"},
         }
+    },
+    ("learner", "mlp-classifier"): {"params": {"num_epochs": 2}, "task": DIGITS},
+    ("evaluator", "scenario-accuracy"): {"inputs": FITTED_DIGITS},
+    ("evaluator", "selective-accuracy"): {"inputs": FITTED_DIGITS},
+    ("evaluator", "ood-auroc"): {"inputs": FITTED_DIGITS_OOD},
+    ("estimator", "box-conformal"): {"task": MV},
+    ("estimator", "ellipsoid-conformal"): {"task": MV},
+    ("evaluator", "region-coverage"): {
+        "params": {"volume_points": 5, "mc_samples": 100},
+        "inputs": {
+            "task": {"data": MV},
+            "stage": {"box": {"use": "box-conformal", "inputs": {"data": "data"}}},
+            "inputs": {"subject": "box", "reference": "data"},
+        },
     },
     ("target", "gaussian"): {"params": {"dim": 2}},
     ("target", "gaussian-mixture"): {"params": {"preset": "4-mode-2d"}},

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import quadriga
+from quadriga_std import _regions_register as regions_kit
+from quadriga_std.shift import _register as shift_kit
 
 _P = "quadriga_std"
 
@@ -270,6 +272,8 @@ def quadriga_register(registry):
         tags=("conformal",),
     )
     registry.add_pipelines(__package__)
+    shift_kit.register(registry)
+    regions_kit.register(registry)
 
 
 @quadriga.hookimpl
