@@ -356,7 +356,7 @@ def _execute(
     rd.sync(run.record, results, force=True)
     try:
         for name, node in pipeline.stages.items():
-            loaded = rd.load_artifact(name, node.output_type) if name in reload else None
+            loaded = rd.load_artifact(name, node.output_type, warnings) if name in reload else None
             if loaded is not None:
                 values[name] = artifacts[name] = loaded
                 run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)

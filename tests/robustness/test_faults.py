@@ -440,3 +440,27 @@ def test_a_library_writer_that_hides_a_full_disk_is_named_a_full_disk(cli, tmp_p
     assert_clean(o, 1, "No space left on device")
     assert "unexpected pos" not in o.text.split("No space left")[0]
     assert states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "nan"])
+def test_a_damaged_saved_artifact_is_named_and_its_stage_runs_again(cli, tmp_path, damage):
+    import torch
+
+    o = cli("run", pipeline(tmp_path, "fail = true"), "--out", "r", "--quiet")
+    assert o.rc == 1
+    saved = tmp_path / "r" / "stages" / "draw" / "artifact.pt"
+    if damage == "truncate":
+        saved.write_bytes(saved.read_bytes()[:100])
+    elif damage == "garbage":
+        saved.write_bytes(b"not a zip file at all")
+    else:  # a readable file whose draws are NaN: invalid, not reloaded
+        from quadriga.artifacts import Samples
+
+        good = Samples.load(saved.parent)
+        Samples(x=torch.full_like(good.x, float("nan")), info=good.info).save(saved.parent)
+    o = cli("run", "--resume", "r")
+    assert "Traceback" not in o.text and "zip" not in o.err.lower(), o.text
+    assert "stage 'draw': its saved r/stages/draw/artifact.pt" in " ".join(o.text.split()), o.text
+    assert "the stage runs again" in " ".join(o.text.split())
+    record = status(tmp_path / "r")["stages"]["draw"]
+    assert record["status"] == "finished" and not record.get("resumed"), record

@@ -379,14 +379,37 @@ class RunDir:
         directory.mkdir(parents=True, exist_ok=True)
         return bool(artifact.save(directory))
 
-    def load_artifact(self, stage: str, output_type: type[Artifact]) -> Artifact | None:
-        """The artifact saved for ``stage``, checked to be an ``output_type``; ``None`` if none was saved.
+    def load_artifact(
+        self, stage: str, output_type: type[Artifact], notes: list[str] | None = None
+    ) -> Artifact | None:
+        """The artifact saved for ``stage``, checked to be a valid ``output_type``, or ``None``.
+
+        ``None`` when none was saved, or when the saved file is damaged or its contents invalid
+        (truncated, wrong shapes, NaN): the stage then runs again, and ``notes`` gets one line
+        naming the file and the cause.
 
         Raises:
             QuadrigaError: the saved artifact is of another type.
         """
+        from quadriga.errors import QuadrigaError
+
         loader: Any = output_type
-        return loader.load(self.stage_dir(stage))
+        path = self.stage_dir(stage) / "artifact.pt"
+        try:
+            artifact = loader.load(self.stage_dir(stage))
+        except QuadrigaError:
+            raise
+        except Exception as exc:  # a truncated zip, a damaged pickle: the library's own words
+            first = (str(exc).splitlines() or [""])[0].split(". ")[0][:100]
+            reason = f"cannot be read ({type(exc).__name__}: {first})"
+            artifact, bad = None, reason
+        else:
+            problems = artifact.problems() if artifact is not None else []
+            bad = f"holds an invalid {output_type.__name__} ({problems[0]})" if problems else ""
+            artifact = None if problems else artifact
+        if bad and notes is not None:
+            notes.append(f"stage '{stage}': its saved {path} {bad}; the stage runs again")
+        return artifact
 
     def save_figures(self, stage: str, artifact: Any) -> list[str]:
         """Save ``artifact.figures`` as ``<stage>-<name>.png``; return the file names."""
