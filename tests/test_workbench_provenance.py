@@ -129,3 +129,22 @@ def test_one_git_status_gives_the_commit_and_every_kind_of_change(tmp_path):
     assert _git(str(tmp_path)) == (str(tmp_path), head, frozenset({"a.py", "sub dir/d e.py", "new.py"}))
     assert _toplevel(str(tmp_path / "sub dir")) == str(tmp_path.resolve())
     assert _toplevel("/") is None
+
+
+def test_the_manifest_records_the_thread_counts(registry, tmp_path):
+    """Reductions can differ in their last digits between thread counts: the manifest says which."""
+    import torch
+
+    from quadriga.api import run
+    from quadriga.threads import num_threads
+
+    pipeline = {
+        "pipeline": {"name": "threads", "seed": 0},
+        "task": {"normal": {"use": "toy-normal"}},
+        "stage": {"draw": {"use": "toy-iid", "inputs": {"target": "normal"}, "num_samples": 10}},
+    }
+    with num_threads(1):
+        result = run(pipeline, out=tmp_path / "r", registry=registry)
+    threads = json.loads((result.dir / "manifest.json").read_text())["threads"]
+    assert threads["torch_intra_op"] == 1
+    assert threads["torch_inter_op"] == torch.get_num_interop_threads()

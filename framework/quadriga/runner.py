@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
 import platform
 import sys
 import time
@@ -139,11 +140,27 @@ def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> 
         "seed": pipeline.seed,
         "seeds": pipeline.seeds(),
         "devices": pipeline.devices(),
+        "threads": _threads(),
         "command": argv if argv is not None else sys.argv,
         "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions,
         "plugins": plugins,
         **provenance(pipeline, registry),
+    }
+
+
+def _threads() -> dict[str, Any]:
+    """The thread counts a run's reductions used.
+
+    Results can differ in their last digits between thread counts (a sweep caps its workers at one
+    intra-op thread each), so the manifest says which count produced them.
+    """
+    import torch
+
+    return {
+        "torch_intra_op": torch.get_num_threads(),
+        "torch_inter_op": torch.get_num_interop_threads(),
+        **{v: os.environ[v] for v in ("OMP_NUM_THREADS", "MKL_NUM_THREADS") if v in os.environ},
     }
 
 
