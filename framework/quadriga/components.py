@@ -235,7 +235,11 @@ def _structure(
         obj = CONVERTER.structure(dict(params), cls)
     except ClassValidationError as exc:
         raise errors.translate(exc, cls, key_prefix) from None
-    except (TypeError, ValueError, ConfigError) as exc:
+    except (TypeError, ValueError, ConfigError, MemoryError) as exc:
+        raise errors.value_error(exc, cls, key_prefix) from None
+    except RuntimeError as exc:  # torch's allocator: "can't allocate memory: you tried to allocate N bytes"
+        if _out_of_memory(exc, cls) is None:
+            raise
         raise errors.value_error(exc, cls, key_prefix) from None
     return obj, spec
 
@@ -267,6 +271,22 @@ def _refuse_infinite(cls: type, params: Mapping[str, Any], ctx: _Context, prefix
             )
 
 
+def _out_of_memory(exc: BaseException, cls: type) -> str | None:
+    """A plain message when building ``cls`` ran out of memory (the allocator's words otherwise)."""
+    text = str(exc)
+    if not (isinstance(exc, MemoryError) or ("allocate" in text and "memory" in text.lower())):
+        return None
+    import re
+
+    asked = re.search(r"allocate (\d+) bytes", text)
+    size = f" ({int(asked.group(1)) / 2**30:,.0f} GiB asked for)" if asked else ""
+    return (
+        f"building {_label(cls)} needs more memory than this machine can give{size}: a parameter "
+        "that sets a size (dim, num_samples, a width) is too large for it. Lower it, or run where "
+        "there is more memory."
+    )
+
+
 class _Errors:
     def __init__(self, file: str | None, table: str) -> None:
         self.file, self.table = file, table
@@ -275,6 +295,9 @@ class _Errors:
         if isinstance(exc, ConfigError):  # a quadriga validator: it names its key
             key = prefix + exc.key if exc.key else None
             return ConfigError(exc.reason, file=self.file, table=self.table, key=key)
+        memory = _out_of_memory(exc, cls)
+        if memory is not None:
+            return ConfigError(memory, file=self.file, table=self.table)
         msg = _message(exc)
         return ConfigError(
             f"invalid value: {msg}. {valid_params_text(cls)}.", file=self.file, table=self.table
@@ -297,6 +320,9 @@ class _Errors:
                     key=key,
                 )
             key = prefix + ".".join(str(p) for p in path) if path else None
+            memory = _out_of_memory(err, cls)
+            if memory is not None:
+                return ConfigError(memory, file=self.file, table=self.table, key=key)
             msg = _message(err)
             typ = ""
             if path and isinstance(path[0], str):

@@ -281,3 +281,14 @@ def test_out_never_overwrites_the_source_pipeline_and_is_not_ignored_with_resume
     o = cli("run", "--resume", "r", "--out", "elsewhere")
     assert_clean(o, 2, "--resume continues", "--out")
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_check_refuses_a_size_the_machine_cannot_hold_in_plain_words(cli, tmp_path):
+    """A 2e6-dimensional Gaussian needs a 29,802 GiB covariance: the allocator's words are not shown."""
+    text = GOOD.replace('use = "toy-normal"', 'use = "gaussian"\ndim = 2000000').replace(
+        'use = "toy-iid"', 'use = "rwm"'
+    )
+    (tmp_path / "p.toml").write_text(text)
+    o = cli("run", "p.toml", "--check")
+    assert_clean(o, 2, "[task.normal]", "needs more memory than this machine can give", "Lower it")
+    assert "enforce fail" not in o.text and "DefaultCPUAllocator" not in o.text
