@@ -27,6 +27,12 @@ FITTED_DQN = {
     "stage": {"policy": {"use": "dqn", "inputs": {"task": "env"}, **DQN}},
     "inputs": {"subject": "policy", "reference": "env"},
 }
+CHAIN = {"use": "vector-reward-chain"}
+FITTED_DQN_CHAIN = {
+    "task": {"chain": CHAIN},
+    "stage": {"policy": {"use": "dqn", "inputs": {"task": "chain"}, **DQN}},
+    "inputs": {"subject": "policy", "reference": "chain"},
+}
 SETUP = {
     ("sampler", "rwm"): MCMC,
     ("sampler", "ula"): MCMC,
@@ -54,6 +60,7 @@ SETUP = {
     ("target", "gaussian"): {"params": {"dim": 2}},
     ("target", "gaussian-mixture"): {"params": {"preset": "4-mode-2d"}},
     ("environment", "gym-env"): {"params": {"env_id": "CartPole-v1"}},
+    ("evaluator", "q-error"): {"inputs": FITTED_DQN_CHAIN},
 }
 
 

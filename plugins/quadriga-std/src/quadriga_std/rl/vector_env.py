@@ -175,8 +175,19 @@ class VectorRewardChain(Environment):
     ``tabular()`` the exact :class:`~quadriga_std.rl.tabular.TabularMDP`; ``return_law(gamma)``
     the closed-form Gaussian law of the optimal ("always right") policy's return vector from cell 0.
 
+    Shapes:
+        Observations ``ndarray[length]`` (one-hot cell); actions ``int`` in {0, 1, 2}; reward ``float``
+        (the sum of the sources) with ``info["vector_reward"]`` ``ndarray[num_sources]``.
+
+    Units:
+        Rewards in reward units per step; ``noise_std`` in the same units; returns discounted by the
+        learner's ``gamma`` per step.
+
     Raises:
         ConfigError: ``rho`` outside ``[-1/(K-1), 1]``; a reward list of the wrong length.
+
+    Source: the two-source corridor of the MD3QN check (Zhang et al. 2021, NeurIPS, Section 5.1 uses
+    correlated reward sources in a maze); mo-gymnasium's ``LinearReward`` convention for the rewards.
     """
 
     num_sources: int = param(2, doc="number of reward sources K", validator=int_at_least(1))
