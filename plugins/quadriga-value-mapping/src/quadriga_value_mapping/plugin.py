@@ -21,4 +21,12 @@ def quadriga_register(registry):
         paper=f"{_PAPER}, Algorithm 1",
         tags=("discrete-actions", "rl"),
     )
+    registry.add(
+        "learner",
+        "map-dqn",
+        f"{_M}.deep:MapDQN",
+        summary="DQN with per-channel heads in a log-lin mapped space and a regular-space step size",
+        paper=f"{_PAPER}, Section 5",
+        tags=("discrete-actions", "rl", "trains-network"),
+    )
     registry.add_pipelines(__package__)
