@@ -43,6 +43,12 @@ def _fitted_digits(task):
 FITTED_DIGITS = _fitted_digits(DIGITS)
 FITTED_DIGITS_OOD = _fitted_digits(DIGITS_OOD)
 MV = {"use": "mv-synthetic", "n_train": 200, "n_calibration": 100, "n_test": 100}
+CHAIN = {"use": "vector-reward-chain"}
+FITTED_DQN_CHAIN = {
+    "task": {"chain": CHAIN},
+    "stage": {"policy": {"use": "dqn", "inputs": {"task": "chain"}, **DQN}},
+    "inputs": {"subject": "policy", "reference": "chain"},
+}
 SETUP = {
     ("sampler", "rwm"): MCMC,
     ("sampler", "ula"): MCMC,
@@ -84,6 +90,7 @@ SETUP = {
     ("target", "gaussian"): {"params": {"dim": 2}},
     ("target", "gaussian-mixture"): {"params": {"preset": "4-mode-2d"}},
     ("environment", "gym-env"): {"params": {"env_id": "CartPole-v1"}},
+    ("evaluator", "q-error"): {"inputs": FITTED_DQN_CHAIN},
 }
 
 

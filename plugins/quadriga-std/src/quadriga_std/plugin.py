@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import quadriga
 from quadriga_std import _regions_register as regions_kit
+from quadriga_std.rl import _register as rl_kit
 from quadriga_std.shift import _register as shift_kit
 
 _P = "quadriga_std"
@@ -274,6 +275,7 @@ def quadriga_register(registry):
     registry.add_pipelines(__package__)
     shift_kit.register(registry)
     regions_kit.register(registry)
+    rl_kit.register(registry)
 
 
 @quadriga.hookimpl

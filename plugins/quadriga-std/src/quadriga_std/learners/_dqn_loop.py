@@ -29,17 +29,28 @@ class Rollout:
         obs_dim: observation size.
         num_actions: size of the ``Discrete`` action space.
         frames_per_batch: steps per round.
+        reward_dim: ``None`` stores the scalar reward (``Tensor[n, 1]``); ``K`` stores the vector
+            ``info["vector_reward"]`` (``Tensor[n, K]``; mo-gymnasium's ``LinearReward`` convention).
 
     ``frames`` counts the steps taken. Episodes end on termination or truncation; the stored
     ``("next", "observation")`` of the last step is the episode's last observation (not the reset one).
     """
 
-    def __init__(self, env: Any, seed: int, obs_dim: int, num_actions: int, frames_per_batch: int) -> None:
+    def __init__(
+        self,
+        env: Any,
+        seed: int,
+        obs_dim: int,
+        num_actions: int,
+        frames_per_batch: int,
+        reward_dim: int | None = None,
+    ) -> None:
         self.env, self.num_actions, self.frames, n = env, int(num_actions), 0, int(frames_per_batch)
+        self.vector = reward_dim is not None
         self.obs = np.empty((n, obs_dim), np.float32)
         self.next_obs = np.empty((n, obs_dim), np.float32)
         self.action = np.empty(n, np.int64)
-        self.reward = np.empty((n, 1), np.float32)
+        self.reward = np.empty((n, int(reward_dim) if self.vector else 1), np.float32)
         self.terminated = np.empty((n, 1), bool)
         self.truncated = np.empty((n, 1), bool)
         self._current, _ = env.reset(seed=seed)
@@ -77,8 +88,9 @@ class Rollout:
                     action = int(explore.integers(self.num_actions))
                 else:
                     action = int(policy(torch.from_numpy(self.obs[i])).argmax())
-                next_obs, reward, terminated, truncated, _ = self.env.step(action)
-                self.action[i], self.reward[i, 0] = action, reward
+                next_obs, reward, terminated, truncated, info = self.env.step(action)
+                self.action[i] = action
+                self.reward[i] = info["vector_reward"] if self.vector else reward
                 self.next_obs[i], self.terminated[i, 0], self.truncated[i, 0] = (
                     next_obs,
                     terminated,
@@ -116,7 +128,9 @@ class Rollout:
         self.env.close()
 
 
-def minibatches(batch: TensorDict, num_updates: int, batch_size: int) -> Iterator[tuple[torch.Tensor, ...]]:
+def minibatches(
+    batch: TensorDict, num_updates: int, batch_size: int, *, vector_reward: bool = False
+) -> Iterator[tuple[torch.Tensor, ...]]:
     """Cut one replay draw of ``num_updates * batch_size`` rows into the round's minibatches.
 
     Drawing the rows of all updates at once, uniformly with replacement, has the law of one draw
@@ -125,11 +139,13 @@ def minibatches(batch: TensorDict, num_updates: int, batch_size: int) -> Iterato
     Yields:
         ``(obs Tensor[b, obs_dim], action Tensor[b] int64, next_obs Tensor[b, obs_dim],
         reward Tensor[b] float, done Tensor[b] float)`` with ``b = batch_size``; ``done`` is the
-        termination flag (a truncated episode still bootstraps).
+        termination flag (a truncated episode still bootstraps). With ``vector_reward`` the reward is
+        ``Tensor[b, K]`` (the per-source rewards).
     """
     obs, action = batch.get("observation"), batch.get("action")
     next_obs = batch.get(("next", "observation"))
-    reward = batch.get(("next", "reward")).reshape(-1)
+    reward = batch.get(("next", "reward"))
+    reward = reward if vector_reward else reward.reshape(-1)
     done = batch.get(("next", "terminated")).reshape(-1).float()
     for u in range(num_updates):
         rows = slice(u * batch_size, (u + 1) * batch_size)

@@ -43,6 +43,26 @@ def _hidden_sizes(instance: Any, attribute: Any, value: Any) -> None:
         )
 
 
+def _reward_dim(task: Any, who: str) -> int:
+    """Number of reward sources ``K`` of a vector-reward environment (its ``reward_space`` ``Box(K)``).
+
+    Raises:
+        ConfigError: the environment has no ``reward_space`` (a scalar-reward environment).
+    """
+    env = task.make()
+    try:
+        space = getattr(env.unwrapped, "reward_space", None)
+    finally:
+        env.close()
+    if space is None or len(getattr(space, "shape", ())) != 1:
+        raise ConfigError(
+            f"{who} learns from per-source rewards and needs a vector-reward environment (a "
+            "reward_space Box(K) and info['vector_reward']), e.g. the vector-reward-chain task.",
+            key="task",
+        )
+    return int(space.shape[0])
+
+
 @attrs.define(kw_only=True)
 class DQN(Learner):
     """Deep Q-network with a target network (y = r + gamma (1 - done) max_a' Q_target(s', a')).
@@ -69,6 +89,9 @@ class DQN(Learner):
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"task": (Environment,)}
     needs_next_q_online: ClassVar[bool] = False
     needs_next_q_target: ClassVar[bool] = True
+    #: the learner reads the per-source rewards ``info["vector_reward"]`` (``Tensor[B, K]`` in
+    #: ``td_target``) of a vector-reward environment; ``False`` learns from the summed (scalar) reward
+    reward_sources: ClassVar[bool] = False
 
     total_frames: int = param(20_000, doc="training budget (environment steps)", validator=positive_int)
     frames_per_batch: int = param(
@@ -259,7 +282,8 @@ class DQN(Learner):
         record = TrainingRecord(self.log_every, progress, self.epsilon)
         progress.start(self.total_frames, description=type(self).__name__)
         start = time.perf_counter()
-        rollout = Rollout(task.make(), env_seed, obs_dim, num_actions, self.frames_per_batch)
+        reward_dim = _reward_dim(task, type(self).__name__) if self.reward_sources else None
+        rollout = Rollout(task.make(), env_seed, obs_dim, num_actions, self.frames_per_batch, reward_dim)
         try:
             while rollout.frames < self.total_frames:
                 uniform, eps = rollout.frames < self.learning_starts, self.epsilon(rollout.frames)
@@ -269,7 +293,11 @@ class DQN(Learner):
                 buffer.extend(transitions)
                 record.episodes(finished)
                 learning = rollout.frames >= self.learning_starts and k > 0
-                for s, a, s_next, r, done in minibatches(buffer.sample(), k, batch_size) if learning else ():
+                for s, a, s_next, r, done in (
+                    minibatches(buffer.sample(), k, batch_size, vector_reward=self.reward_sources)
+                    if learning
+                    else ()
+                ):
                     # Algorithm 1: y = td_target(Q(s', .), Q_target(s', .), r, done); descend on |Q(s, a) - y|
                     terms = loss_module.loss_terms(s, a, s_next, r, done)  # loss, q_taken, td_target, info
                     optimizer.zero_grad(set_to_none=True)

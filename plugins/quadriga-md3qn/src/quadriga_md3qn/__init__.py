@@ -1,0 +1,1 @@
+"""MD3QN: Multi-Dimensional Distributional DQN (Zhang et al., NeurIPS 2021)."""

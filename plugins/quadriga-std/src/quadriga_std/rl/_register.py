@@ -1,0 +1,35 @@
+"""Registration of the RL kit's components (lazy "module:attr" paths only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_P = "quadriga_std.rl"
+
+
+def register(registry: Any) -> None:
+    """Add the vector-reward chain task and the return-law and Q* evaluators."""
+    registry.add(
+        "environment",
+        "vector-reward-chain",
+        f"{_P}.vector_env:VectorRewardChain",
+        summary="A chain whose reward has K sources with tunable correlation; exact tabular model",
+        paper="Zhang et al. 2021 (MD3QN), Section 5.1 (correlated reward sources)",
+        tags=("discrete-actions", "exact-target", "rl"),
+    )
+    registry.add(
+        "evaluator",
+        "return-distribution-error",
+        f"{_P}.evaluators:ReturnDistributionError",
+        summary="Learned joint return law vs Monte-Carlo: W1 per source, energy distance, correlation",
+        paper="Zhang et al. 2021 (MD3QN), Section 5.1",
+        tags=("rl", "two-sample"),
+    )
+    registry.add(
+        "evaluator",
+        "q-error",
+        f"{_P}.evaluators:QError",
+        summary="max |Q - Q*| (value iteration) on a task with an exact tabular model",
+        paper="Watkins & Dayan 1992",
+        tags=("exact-target", "rl"),
+    )

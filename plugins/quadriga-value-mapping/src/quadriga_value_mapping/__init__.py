@@ -1,0 +1,1 @@
+"""Orchestrated value mapping (Fatemi & Tavakoli, ICLR 2022)."""
