@@ -82,7 +82,12 @@ def add_parser(sub: Subparsers) -> None:
         "<sweep dir>/submitit",
     )
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
-    p.add_argument("--out", type=Path, help="sweep directory (default sweeps/<pipeline>-<hash>)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="sweep directory (default sweeps/<pipeline>-<hash of the pipeline and --set values>: "
+        "more seeds or grid values later reuse its finished runs)",
+    )
     p.add_argument(
         "--with",
         dest="trackers",
