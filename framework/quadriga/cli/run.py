@@ -124,16 +124,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from quadriga.runs import resume_plan
 
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
-        reloaded, rerun = resume_plan(args.resume)
-        con.print(
-            f"resuming {escape(str(args.resume))}: reloading {escape(', '.join(reloaded)) or 'no stage'}"
-            + (
-                f"; re-running {escape(', '.join(rerun))}"
-                " (not reloadable: a trained model, save = false or save_thin)"
-                if rerun
-                else ""
-            )
-        )
+        con.print(f"resuming {escape(str(args.resume))}: {escape(resume_plan(args.resume).describe())}")
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
     print_table(
