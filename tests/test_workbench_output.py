@@ -517,7 +517,26 @@ def test_interrupt_and_failure_messages_print_the_resume_command_whole(
         raise RunInterrupted(run_dir)
 
     monkeypatch.setattr(runs, "execute", interrupted)
-    code, out, _ = cli(capsys, "run", "toy-pipeline", "--quiet")
+    code, out, err = cli(capsys, "run", "toy-pipeline", "--quiet")
     assert code == 130
-    assert f"  quadriga run --resume {run_dir}" in out.splitlines()  # one line, however long
-    assert f"  {run_dir}" in out.splitlines()
+    assert f"  quadriga run --resume {run_dir}" in err.splitlines()  # one line, however long
+    assert f"  {run_dir}" in err.splitlines() and "resume" not in out
+
+
+def test_a_failed_run_reports_on_stderr_and_keeps_stdout_for_results(capsys, registry, monkeypatch, tmp_path):
+    from quadriga import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "_DEFAULT", registry)
+    code, out, err = cli(
+        capsys,
+        "run",
+        "toy-pipeline",
+        "--quiet",
+        "--set",
+        "stage.draw.fail=true",
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert code == 1
+    assert "run failed" in err and "asked to fail" in err and f"quadriga run --resume {tmp_path / 'r'}" in err
+    assert "run failed" not in out and "run directory:" in out
