@@ -94,3 +94,39 @@ def test_a_grid_key_whose_short_name_was_used_for_another_key_gets_its_own_run(t
     assert [r["run_id"] for r in again.runs] == ["seed0-step_size0.05"] and again.runs[0]["skipped"]
     again = run_sweep(source, seeds=[0], grids=[("stage.rwm.step_size", [0.05])], workers=1)
     assert [r["run_id"] for r in again.runs] == [run["run_id"]] and again.runs[0]["skipped"]
+
+
+def test_the_cli_prints_a_header_then_each_run_and_says_what_it_reused(plugin_path, tmp_path):
+    from qtest_helpers import run_cli
+
+    first = run_cli(
+        ["sweep", "toy-pipeline", "--seeds", "0:2", "--workers", "2"], site=plugin_path, cwd=tmp_path
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    (sweep_dir,) = (tmp_path / "sweeps").iterdir()
+    lines = first.stdout.splitlines()
+    assert lines[:3] == [
+        "sweep toy-pipeline: 2 runs",
+        f"  directory: sweeps/{sweep_dir.name}",
+        "  backend: local, 2 runs at a time (worker processes)",
+    ]
+    ended = sorted(line.split()[1] for line in lines if "finished after" in line)
+    assert ended == ["seed0", "seed1"] and {
+        line.split()[0] for line in lines if "finished after" in line
+    } == {
+        "[1/2]",
+        "[2/2]",
+    }
+
+    grown = run_cli(
+        ["sweep", "toy-pipeline", "--seeds", "0:3", "--workers", "2"], site=plugin_path, cwd=tmp_path
+    )
+    assert grown.returncode == 0, grown.stdout + grown.stderr
+    lines = grown.stdout.splitlines()
+    assert lines[:3] == [
+        "sweep toy-pipeline: 3 runs, 2 already finished (reused), 1 to run",
+        f"  directory: sweeps/{sweep_dir.name}",
+        "  backend: local, 1 run at a time (worker processes)",
+    ]
+    assert [line.split()[:2] for line in lines if "finished after" in line] == [["[1/1]", "seed2"]]
+    assert len(list((tmp_path / "sweeps").iterdir())) == 1

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_RUNS",
     "MAX_SEEDS",
     "RunSpec",
+    "SweepPlan",
     "SweepResult",
     "cap_threads",
     "default_sweep_dir",
@@ -52,6 +54,30 @@ __all__ = [
     "run_sweep",
     "worker_threads",
 ]
+
+
+@attrs.define
+class SweepPlan:
+    """What a sweep is about to do, for a header printed before the first run ends.
+
+    Attributes:
+        dir: the sweep directory.
+        total: runs in the sweep (grid points times seeds).
+        reused: ids of the runs that already finished in ``dir`` (not run again).
+        todo: runs to run now.
+        backend: ``"local"``, ``"ray"`` or ``"submitit"``.
+        parallel: runs at once: local worker processes, Ray tasks, or submitit jobs.
+        executor: where the runs go, in words (``"worker processes"``, ``"a SLURM job array"``,
+            ``"submitit's local executor (no srun here, so not a SLURM cluster)"``, ...).
+    """
+
+    dir: Path
+    total: int
+    reused: list[str]
+    todo: int
+    backend: str
+    parallel: int
+    executor: str
 
 
 @attrs.define
@@ -182,6 +208,29 @@ def _earlier_name(runs_root: Path, spec: RunSpec) -> RunSpec:
     return spec
 
 
+def _plan_of(
+    sweep_dir: Path,
+    specs: Sequence[RunSpec],
+    todo: int,
+    reused: list[str],
+    backend: str,
+    workers: int,
+    max_jobs: int | None,
+    cluster: str | None,
+) -> SweepPlan:
+    """The :class:`SweepPlan` of a sweep whose runs and backend are settled."""
+    if backend == "local":
+        parallel, executor = min(workers, max(todo, 1)), "worker processes"
+    elif backend == "ray":
+        parallel, executor = workers, "Ray tasks"
+    elif cluster == "slurm":
+        parallel, executor = max_jobs or 256, "a SLURM job array (sbatch)"
+    else:
+        parallel = max_jobs or os.cpu_count() or 1
+        executor = "submitit's local executor (no srun here, so not a SLURM cluster)"
+    return SweepPlan(sweep_dir, len(specs), reused, todo, backend, parallel, executor)
+
+
 def run_sweep(
     source: str | Path,
     *,
@@ -194,6 +243,7 @@ def run_sweep(
     out: str | Path | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[dict[str, Any]], None] | None = None,
+    on_plan: Callable[[SweepPlan], None] | None = None,
     max_jobs: int | None = None,
     slurm: Sequence[str] | Mapping[str, Any] = (),
     cluster: str | None = None,
@@ -211,6 +261,7 @@ def run_sweep(
         out: the sweep directory (default :func:`default_sweep_dir`, so a re-run resumes).
         on_start: called once with ``(runs to do, runs already finished)``.
         on_done: called with each run's outcome dict.
+        on_plan: called once with the :class:`SweepPlan`, before any run starts (a header).
         max_jobs: submitit backend: at most this many jobs at once (default: the CPU cores with
             the local executor, 256 on SLURM).
         slurm: submitit backend: sbatch settings, ``["partition=cpu", "time=120"]`` or a dict
@@ -297,6 +348,11 @@ def run_sweep(
             }
             continue
         tasks.append((source, spec, str(run_dir)))
+    workers = workers or os.cpu_count() or 1
+    if backend == "submitit" and cluster is None:  # decided once, here, so the header can say it
+        cluster = "slurm" if shutil.which("srun") else "local"
+    if on_plan:
+        on_plan(_plan_of(sweep_dir, specs, len(tasks), list(outcomes), backend, workers, max_jobs, cluster))
     if on_start:
         on_start(len(tasks), len(outcomes))
 
@@ -305,7 +361,6 @@ def run_sweep(
         if on_done:
             on_done(outcome)
 
-    workers = workers or os.cpu_count() or 1
     if tasks:
         if backend == "local":
             _run_local(tasks, workers, done)
