@@ -153,6 +153,25 @@ def test_run_json_prints_only_json(capsys, registry, tmp_path, monkeypatch):
     assert err_row["n"] == 1 and err_row["mean"] == pytest.approx(
         saved["stages"]["check"]["values"]["draw/mean_error"]
     )
+    # one value has no standard error and no interval: null, not 0.0
+    assert err_row["stderr"] is None and err_row["ci_low"] is None and err_row["ci_high"] is None
+    assert '"stderr": null' in out and '"stderr": 0.0' not in out
+    # two runs: the standard error of the mean of the two values, |a - b| / 2
+    code, _, err = cli(capsys, "run", "toy-pipeline", "--out", str(tmp_path / "r2"), "--seed", "5", "--json")
+    assert code == 0, err
+    code, out, err = cli(
+        capsys, "compare", str(tmp_path / "r"), str(tmp_path / "r2"), "--out", str(tmp_path / "c2"), "--json"
+    )
+    assert code == 0, err
+    values = [
+        json.loads((tmp_path / d / "results.json").read_text())["stages"]["check"]["values"][
+            "draw/mean_error"
+        ]
+        for d in ("r", "r2")
+    ]
+    pooled = [e for e in json.loads(out)["summary"] if e["metric"] == "draw/mean_error"]
+    assert [e["n"] for e in pooled] == [2]
+    assert pooled[0]["stderr"] == pytest.approx(abs(values[0] - values[1]) / 2)
 
 
 @pytest.mark.parametrize("width", [50, 60, 80, 100, 120, 200])
