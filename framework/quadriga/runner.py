@@ -19,7 +19,8 @@ import platform
 import sys
 import time
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -241,6 +242,30 @@ def _save(rd: RunDir, node: Node, artifact: Artifact) -> bool:
     return rd.save_artifact(node.name, artifact)
 
 
+@contextlib.contextmanager
+def _stage_warnings(stage: str, out: list[str]) -> Iterator[None]:
+    """Turn the ``UserWarning``s a stage emits into run warnings, one line each: ``stage S: message``.
+
+    Such warnings come from the component or the statistics it calls (an R-hat above its
+    threshold, say); as run warnings they are printed once, after the results, naming the stage,
+    instead of as a raw ``path:line: UserWarning`` with its source line. Every one is kept, also
+    when a worker process runs many stages (Python's default filter shows a warning once per
+    place). Other categories (deprecations, numerical ``RuntimeWarning``) are passed on unchanged.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, UserWarning):
+                    line = f"stage {stage}: {' '.join(str(w.message).split())}"
+                    if line not in out:
+                        out.append(line)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
 def _input_names(node: Node) -> list[str]:
     """The node names a stage takes as inputs (``inputs`` values, lists flattened)."""
     names: list[str] = []
@@ -380,7 +405,8 @@ def _execute(
                 progress = StageProgress(
                     name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
                 )
-                artifact = run_stage(node, pipeline, values, progress=progress)
+                with _stage_warnings(name, warnings):
+                    artifact = run_stage(node, pipeline, values, progress=progress)
             seconds = time.perf_counter() - start
             values[name] = artifacts[name] = artifact
             summary = artifact.summary()
