@@ -77,12 +77,20 @@ def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     return {"title": title, "columns": list(columns), "rows": cells, "numeric": numeric}
 
 
-def _metrics_table(stage: str, component: str, values: Mapping[str, float]) -> dict[str, Any]:
-    from quadriga.cli.output import pivot
+def _metrics_table(
+    stage: str, component: str, values: Mapping[str, float], intervals: Any = None
+) -> dict[str, Any]:
+    """An evaluator's subject x metric table; a value with an interval shows it in its cell.
 
-    subjects, metrics, cells = pivot(values)
+    How the intervals were computed (their method and level) is said once, in the title.
+    """
+    from quadriga.cli.output import interval_notes, pivot, with_interval
+
+    intervals = intervals if isinstance(intervals, Mapping) else {}
+    subjects, metrics, cells = pivot({k: with_interval(v, intervals.get(k)) for k, v in values.items()})
+    notes = interval_notes({k: v for k, v in intervals.items() if k in values})
     return _table(
-        f"{stage} ({component})",
+        f"{stage} ({component})" + (f"; intervals: {'; '.join(notes)}" if notes else ""),
         ["subject", *metrics],
         [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects],
     )
@@ -118,7 +126,11 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         cls = artifact_class(res)
         overview.append([stage, res.get("component", ""), cls.headline(res), _fmt(seconds.get(stage))])
         if cls.keyed_by_subject and cls.scalars(res):
-            tables.append(_metrics_table(stage, res.get("component", "evaluator"), cls.scalars(res)))
+            tables.append(
+                _metrics_table(
+                    stage, res.get("component", "evaluator"), cls.scalars(res), res.get("intervals")
+                )
+            )
         for name in _names(res.get("figures")):
             path = run_dir / name
             if path.is_file():

@@ -322,7 +322,31 @@ def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[li
     return per_run, list(rows.values())
 
 
-def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
+def interval_notes(intervals: Mapping[str, Any]) -> list[str]:
+    """How a stage's intervals were computed, one entry per distinct method and level.
+
+    ``{"a/mse": {"method": "bootstrap percentile over 8 chains", "level": 0.95, ...}}`` gives
+    ``["bootstrap percentile over 8 chains, 95%"]``.
+    """
+    notes: list[str] = []
+    for ci in intervals.values():
+        if isinstance(ci, Mapping):
+            note = f"{ci.get('method', 'interval')}, {float(ci.get('level', 0.95)) * 100:g}%"
+            if note not in notes:
+                notes.append(note)
+    return notes
+
+
+def with_interval(value: Any, ci: Any) -> Any:
+    """``value`` as ``"0.01234 [0.01, 0.015]"`` when ``ci`` holds its interval's ``low`` and ``high``."""
+    if not isinstance(ci, Mapping) or "low" not in ci or "high" not in ci:
+        return value
+    return f"{format_value(value)} [{format_value(ci['low'])}, {format_value(ci['high'])}]"
+
+
+def print_pivot(
+    con: Console, values: Mapping[str, Any], *, title: str, intervals: Mapping[str, Any] | None = None
+) -> None:
     """Print a stage's metrics as one subject x metric table (metrics x subjects when that is narrower).
 
     Every value is shown; a table too wide for the console is split into parts (rows and columns
@@ -330,9 +354,13 @@ def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
     next to ``dqn[0]/auc`` ...) go to a table of their own with the mean, its s.e. and ``n``
     (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers. With
     ``n < 2`` the s.e. is ``-`` (one run has none; the evaluator's ``_stderr`` of 0 is not shown).
+    A value with an interval (``intervals``, keyed as ``values``) shows it in its cell,
+    ``0.0123 [0.0101, 0.0150]``, and how the intervals were computed is said once under the table.
     """
+    intervals = intervals or {}
     per_run, pooled = across_seed_rows(values)
     pooled = [[*r[:4], "-"] if int(r[2]) < 2 else r for r in pooled]
+    per_run = {k: with_interval(v, intervals.get(k)) for k, v in per_run.items()}
     subjects, metrics, cells = pivot(per_run)
     if subjects:
         by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
@@ -349,6 +377,9 @@ def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
             print_table(con, tall, by_metric, title=label, right=tall[1:])
         else:
             print_table(con, wide, by_subject, title=label, right=wide[1:])
+        notes = interval_notes({k: v for k, v in intervals.items() if k in per_run})
+        if notes:
+            con.print(f"intervals: {escape('; '.join(notes))}", soft_wrap=False)
     if pooled:
         print_table(
             con,
@@ -383,11 +414,11 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
     stages: Mapping[str, Any] = results.get("stages", {})
     overview: list[list[Any]] = []
     figures: list[list[Any]] = []
-    pivots: list[tuple[str, Any, Mapping[str, float]]] = []
+    pivots: list[tuple[str, Any, Mapping[str, float], Any]] = []
     for stage, res in stages.items():
         cls = artifact_class(res)
         if cls.keyed_by_subject:
-            pivots.append((stage, res.get("component", "evaluator"), cls.scalars(res)))
+            pivots.append((stage, res.get("component", "evaluator"), cls.scalars(res), res.get("intervals")))
         else:
             overview.append([stage, res.get("component", ""), cls.headline(res)])
         for fig in res.get("figures", []):
@@ -402,9 +433,12 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
             wrap="result",
             wrap_at=", ",
         )
-    for stage, component, values in pivots:
+    for stage, component, values, intervals in pivots:
         if values:
-            print_pivot(con, values, title=stage if component == stage else f"{stage} ({component})")
+            title = stage if component == stage else f"{stage} ({component})"
+            print_pivot(
+                con, values, title=title, intervals=intervals if isinstance(intervals, Mapping) else None
+            )
     if figures:
         print_table(con, ["stage", "figure"], figures, title="figures")
 
