@@ -559,3 +559,13 @@ def test_a_failed_run_reports_on_stderr_and_keeps_stdout_for_results(capsys, reg
     assert code == 1
     assert "run failed" in err and "asked to fail" in err and f"quadriga run --resume {tmp_path / 'r'}" in err
     assert "run failed" not in out and "run directory:" in out
+
+
+def test_info_and_error_paragraphs_end_without_spaces(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = cli(capsys, "info", "srmc")  # a long docstring, wrapped and indented by rich
+    assert code == 0 and len(out.splitlines()) > 20
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+    code, _, err = cli(capsys, "run", "no-such-pipeline-" + "x" * 30)
+    assert code == 2 and len(err.splitlines()) > 1  # a wrapped paragraph
+    assert [line for line in err.splitlines() if line != line.rstrip()] == []
