@@ -357,8 +357,8 @@ class _PlainConsole:
             return None
         if emoji is not False and _RE_EMOJI.search(text):
             return None  # an emoji code rich may replace
-        lines = lines if soft_wrap else _wrap(plain, self._q_width())
-        return None if lines is None else [line.rstrip(" \t") for line in lines]
+        wrapped = lines if soft_wrap else _wrap(plain, self._q_width())
+        return None if wrapped is None else [line.rstrip(" \t") for line in wrapped]
 
 
 def _plain_ok(file: Any) -> bool:
