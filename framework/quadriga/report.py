@@ -554,13 +554,19 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
         The page, one string of HTML with every figure embedded.
 
     Raises:
-        ConfigError: a path is neither a run nor a sweep directory (a folder of runs names the fix),
+        ConfigError: a path does not exist, or is neither a run nor a sweep directory (a folder of
+            runs names the fix),
             or a verify directory has no ``report.json``; nothing at all to report.
     """
     from quadriga.rundir.loaded import is_run
 
     sections = []
     for d in map(Path, dirs):
+        if not d.exists():
+            raise ConfigError(
+                f"'{d}' does not exist. Pass run directories (runs/NAME/TIMESTAMP) or sweep "
+                "directories (sweeps/NAME-HASH); `ls runs sweeps` lists them."
+            )
         if (d / "sweep.json").is_file():
             sections.append(collect_sweep(d))
         elif is_run(d):
@@ -578,8 +584,7 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
             )
         else:
             raise ConfigError(
-                f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json).",
-                key="report",
+                f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json)."
             )
     claims = [c for v in verify for c in collect_claims(Path(v))]
     if not sections and not claims:
