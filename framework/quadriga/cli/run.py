@@ -25,10 +25,10 @@ __all__ = ["EPILOG", "add_parser", "cmd_run"]
 
 EPILOG = """\
 examples:
-  quadriga run cartpole-minto                       a registered pipeline, by name
-  quadriga run my-pipeline.toml --seed 3            a pipeline file
-  quadriga run srmc-vs-mala --set stage.mala-gauss.step_size=0.1 --set pipeline.seed=1
-  quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
+  quadriga run cartpole-minto                a registered pipeline, by name
+  quadriga run my-pipeline.toml --seed 3     a pipeline file
+  quadriga run srmc-vs-mala --set stage.mse-gauss.level=0.9 --seed 1
+  quadriga run gmm-mcmc-baselines --check    check the pipeline, run nothing
   quadriga run --resume runs/cartpole-minto/20260101T000000Z
 
 a pipeline file:
