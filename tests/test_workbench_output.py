@@ -573,3 +573,25 @@ def test_info_and_error_paragraphs_end_without_spaces(capsys, monkeypatch):
     code, _, err = cli(capsys, "run", "no-such-pipeline-" + "x" * 30)
     assert code == 2 and len(err.splitlines()) > 1  # a wrapped paragraph
     assert [line for line in err.splitlines() if line != line.rstrip()] == []
+
+
+@pytest.mark.parametrize("width", ["80", "100"])
+def test_list_cuts_long_summaries_with_an_ellipsis_never_silently(capsys, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", width)
+    code, out, _ = cli(capsys, "list", "--json")
+    summaries = {(c["kind"], c["name"]): c["summary"] for c in json.loads(out)["components"] if c["summary"]}
+    code, out, _ = cli(capsys, "list")
+    assert code == 0
+    checked = 0
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or (parts[0], parts[1]) not in summaries or len(line) < int(width) - 20:
+            continue
+        summary = summaries[(parts[0], parts[1])]
+        if summary in line:
+            continue
+        checked += 1
+        shown = line.rstrip().rsplit("   ", 1)[-1].strip()
+        assert shown.endswith("…") and summary.startswith(shown[:-1]), (line, summary)
+        assert len(line) <= int(width)
+    assert checked > 5  # long summaries were cut, each visibly

@@ -205,8 +205,9 @@ def print_table(
             names, which are never cut).
         right: columns to right-align (numbers).
         one_line: cut the free-text column to one line ending in "…" instead of wrapping it.
-            Otherwise, on a console too narrow for the free text's usual 20 characters, it wraps
-            at the room left (long words folded) rather than the lines being cropped.
+            On a console too narrow for the free text's usual 20 characters, it is cut (with
+            ``one_line``) or wraps (long words folded) at the room left, rather than the lines
+            being cropped.
         drop_empty: leave out columns that are empty in every row and, in each part, rows whose
             non-key cells are all empty.
     """
@@ -237,8 +238,8 @@ def print_table(
         if wrap_i in group:  # the room this part leaves (a line is sum(widths) + 3 * columns - 1)
             room = con.width + 1 - sum(widths[i] + 3 for i in group if i != wrap_i) - 3
             wrap_width = max(widths[wrap_i], min(natural[wrap_i], room))
-            if not one_line and room < wrap_width:  # a narrow console: wrap narrower, never crop
-                wrap_width, narrow = max(len(columns[wrap_i]), room), True
+            if room < wrap_width:  # a narrow console: wrap (or cut with "…") narrower, never crop
+                wrap_width, narrow = max(len(columns[wrap_i]), room), not one_line
         for i in group:
             if i == wrap_i:
                 table.add_column(
