@@ -595,3 +595,21 @@ def test_list_cuts_long_summaries_with_an_ellipsis_never_silently(capsys, monkey
         assert shown.endswith("…") and summary.startswith(shown[:-1]), (line, summary)
         assert len(line) <= int(width)
     assert checked > 5  # long summaries were cut, each visibly
+
+
+def test_a_two_seed_summary_notes_the_t_interval_it_printed_not_a_bootstrap():
+    from rich.console import Console
+
+    from quadriga.cli.output import print_summary
+    from quadriga.summary import aggregate
+
+    rows = [{"stage": "s", "metric": "m", "value": v} for v in (1.0, 3.0)]
+    (entry,) = aggregate(rows, [])
+    # mean 2, s.e. 1, t(0.975, df 1) = 12.706: [2 - 12.706, 2 + 12.706]
+    assert entry["ci_low"] == pytest.approx(2 - 12.7062, abs=1e-3)
+    assert entry["ci_method"].startswith("Student t")
+    con = Console(record=True, width=80, color_system=None)
+    print_summary(con, [entry], [])
+    text = " ".join(con.export_text().split())
+    assert "bootstrap" not in text
+    assert "at n = 2 a Student t interval has 1 degree of freedom: mean ± 12.7 s.e. at 95%" in text

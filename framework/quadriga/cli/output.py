@@ -535,7 +535,16 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
     if methods:
         methods.sort(key=lambda m: m.startswith("all equal"))  # the computed intervals first
         say("intervals: " + escape("; ".join(methods)))
-    if any(int(e["n"]) == 2 for e in summary):
+    pairs = [str(e.get("ci_method", "")) for e in summary if int(e["n"]) == 2]
+    if any("bootstrap" in m.lower() for m in pairs):
         from quadriga.stats import small_sample_note
 
         say(f"[yellow]note[/]: bootstrap intervals at {small_sample_note(2)}.")
+    elif any(m.startswith("Student t") for m in pairs):
+        from scipy import stats as scipy_stats
+
+        t = float(scipy_stats.t.ppf(0.975, 1))
+        say(
+            f"[yellow]note[/]: at n = 2 a Student t interval has 1 degree of freedom: mean ± {t:.1f} "
+            "s.e. at 95%; more seeds narrow it."
+        )
