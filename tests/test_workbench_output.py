@@ -453,6 +453,25 @@ def test_doctor_uses_the_shared_table_and_never_cuts_names(capsys):
     )
 
 
+def test_doctor_lists_the_optional_extras_with_their_install_command(capsys, monkeypatch):
+    import importlib.metadata as md
+
+    from quadriga.cli import doctor
+
+    real = doctor.version_of
+    monkeypatch.setattr(doctor, "version_of", lambda name: "" if name == "submitit" else real(name))
+    lines = doctor.optional_lines()
+    assert (
+        "  submitit not installed: quadriga sweep --backend submitit (SLURM); pip install 'quadriga[slurm]'"
+        in lines
+    )
+    assert f"  pyarrow {md.version('pyarrow')}: results.parquet (else results.csv)" in lines
+    assert len(lines) == len(doctor.OPTIONAL)
+    _, out, _ = cli(capsys, "doctor")
+    section = out.split("optional (not needed to run pipelines):\n")[1].split("plugins (")[0]
+    assert section.splitlines() == lines
+
+
 def test_list_shows_the_verdict_in_its_own_column(capsys, monkeypatch):
     import quadriga.claims as claims
 
