@@ -21,7 +21,14 @@ from rich.console import Console
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
-from quadriga.cli._common import Formatter, _PlainConsole, _rich_formatter_class, console, escape
+from quadriga.cli._common import (
+    Formatter,
+    _PlainConsole,
+    _rich_console,
+    _rich_formatter_class,
+    console,
+    escape,
+)
 
 PIECES = [
     "a", "bc", "def", " ", "  ", "[", "]", "\\", "[red]", "[/]", "[bold]", "[/bold]", "x" * 30,
@@ -56,7 +63,7 @@ def test_plain_console_writes_what_rich_writes(monkeypatch, capsys):
             text = text + "\n" + _random_text(rng)  # soft-wrapped text may hold newlines
         buffer = io.StringIO()
         try:
-            Console(file=buffer, highlight=False, soft_wrap=False, width=width).print(text, **options)
+            _rich_console(False, file=buffer, width=width).print(text, **options)
             expected = buffer.getvalue()
         except Exception as exc:  # rich refuses the markup: the plain path must leave it to rich
             expected = type(exc).__name__
@@ -82,13 +89,14 @@ def test_plain_console_has_richs_width_and_terminal_answer(monkeypatch, capsys, 
         monkeypatch.setenv("COLUMNS", columns)
     con = console()
     assert isinstance(con, _PlainConsole)  # capsys: stdout is not a terminal
-    real = Console(highlight=False, soft_wrap=False)
+    real = _rich_console(False)
     assert (con.width, con.is_terminal) == (real.width, real.is_terminal) == (con.width, False)
     con.print("[red]error:[/] a \\[tag] and words " * 9)
     real.print("[red]error:[/] a \\[tag] and words " * 9)
     out = capsys.readouterr().out.splitlines()
     half = len(out) // 2
     assert half > 1 and out[:half] == out[half:]  # wrapped alike
+    assert all(line == line.rstrip() for line in out)  # and no line ends in a space
 
 
 def test_forced_terminal_gets_a_rich_console(monkeypatch):

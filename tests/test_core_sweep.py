@@ -91,7 +91,7 @@ def test_killed_worker_fails_only_its_run_and_rerun_completes_the_rest(plugin_pa
     mtimes = {r["run_id"]: (out / "runs" / r["run_id"] / "results.json").stat().st_mtime_ns for r in finished}
     proc = _sweep(plugin_path, out, "--grid", f'stage.draw.die_once="","{marker}"')
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "5 run(s) already finished" in proc.stdout
+    assert "6 runs, 5 already finished (reused), 1 to run" in proc.stdout
     runs = json.loads((out / "runs.json").read_text())
     assert all(r["status"] == "finished" for r in runs)
     assert sum(r["skipped"] for r in runs) == 5

@@ -153,6 +153,25 @@ def test_run_json_prints_only_json(capsys, registry, tmp_path, monkeypatch):
     assert err_row["n"] == 1 and err_row["mean"] == pytest.approx(
         saved["stages"]["check"]["values"]["draw/mean_error"]
     )
+    # one value has no standard error and no interval: null, not 0.0
+    assert err_row["stderr"] is None and err_row["ci_low"] is None and err_row["ci_high"] is None
+    assert '"stderr": null' in out and '"stderr": 0.0' not in out
+    # two runs: the standard error of the mean of the two values, |a - b| / 2
+    code, _, err = cli(capsys, "run", "toy-pipeline", "--out", str(tmp_path / "r2"), "--seed", "5", "--json")
+    assert code == 0, err
+    code, out, err = cli(
+        capsys, "compare", str(tmp_path / "r"), str(tmp_path / "r2"), "--out", str(tmp_path / "c2"), "--json"
+    )
+    assert code == 0, err
+    values = [
+        json.loads((tmp_path / d / "results.json").read_text())["stages"]["check"]["values"][
+            "draw/mean_error"
+        ]
+        for d in ("r", "r2")
+    ]
+    pooled = [e for e in json.loads(out)["summary"] if e["metric"] == "draw/mean_error"]
+    assert [e["n"] for e in pooled] == [2]
+    assert pooled[0]["stderr"] == pytest.approx(abs(values[0] - values[1]) / 2)
 
 
 @pytest.mark.parametrize("width", [50, 60, 80, 100, 120, 200])
@@ -434,6 +453,25 @@ def test_doctor_uses_the_shared_table_and_never_cuts_names(capsys):
     )
 
 
+def test_doctor_lists_the_optional_extras_with_their_install_command(capsys, monkeypatch):
+    import importlib.metadata as md
+
+    from quadriga.cli import doctor
+
+    real = doctor.version_of
+    monkeypatch.setattr(doctor, "version_of", lambda name: "" if name == "submitit" else real(name))
+    lines = doctor.optional_lines()
+    assert (
+        "  submitit not installed: quadriga sweep --backend submitit (SLURM); pip install 'quadriga[slurm]'"
+        in lines
+    )
+    assert f"  pyarrow {md.version('pyarrow')}: results.parquet (else results.csv)" in lines
+    assert len(lines) == len(doctor.OPTIONAL)
+    _, out, _ = cli(capsys, "doctor")
+    section = out.split("optional (not needed to run pipelines):\n")[1].split("plugins (")[0]
+    assert section.splitlines() == lines
+
+
 def test_list_shows_the_verdict_in_its_own_column(capsys, monkeypatch):
     import quadriga.claims as claims
 
@@ -487,14 +525,18 @@ def test_every_argument_of_every_command_has_help():
     assert not missing
 
 
-@pytest.mark.parametrize("command", ["run", "sweep", "report", "verify", "compare", "list", "info"])
-def test_help_paragraphs_wrap_at_80_columns_and_examples_stay_verbatim(command, capsys):
+@pytest.mark.parametrize(
+    "command", ["run", "sweep", "report", "verify", "compare", "list", "info", "new plugin", "new update"]
+)
+def test_help_paragraphs_wrap_at_80_columns_and_examples_stay_verbatim(command, capsys, monkeypatch):
     from quadriga.cli import build_parser
 
+    monkeypatch.setenv("COLUMNS", "80")
+    argv = [*command.split(), "--help"]
     with pytest.raises(SystemExit):
-        build_parser([command, "--help"]).parse_args([command, "--help"])
+        build_parser(argv).parse_args(argv)
     out = capsys.readouterr().out
-    long = [line for line in out.splitlines() if len(line) > 80 and not line.startswith("  quadriga ")]
+    long = [line for line in out.splitlines() if len(line) > 80]  # examples and usage included
     assert not long, long
     if command == "sweep":  # the examples as written, each on its own line
         assert "  quadriga sweep gmm-mcmc-baselines --seeds 0:10\n" in out
@@ -517,7 +559,76 @@ def test_interrupt_and_failure_messages_print_the_resume_command_whole(
         raise RunInterrupted(run_dir)
 
     monkeypatch.setattr(runs, "execute", interrupted)
-    code, out, _ = cli(capsys, "run", "toy-pipeline", "--quiet")
+    code, out, err = cli(capsys, "run", "toy-pipeline", "--quiet")
     assert code == 130
-    assert f"  quadriga run --resume {run_dir}" in out.splitlines()  # one line, however long
-    assert f"  {run_dir}" in out.splitlines()
+    assert f"  quadriga run --resume {run_dir}" in err.splitlines()  # one line, however long
+    assert f"  {run_dir}" in err.splitlines() and "resume" not in out
+
+
+def test_a_failed_run_reports_on_stderr_and_keeps_stdout_for_results(capsys, registry, monkeypatch, tmp_path):
+    from quadriga import registry as registry_module
+
+    monkeypatch.setattr(registry_module, "_DEFAULT", registry)
+    code, out, err = cli(
+        capsys,
+        "run",
+        "toy-pipeline",
+        "--quiet",
+        "--set",
+        "stage.draw.fail=true",
+        "--out",
+        str(tmp_path / "r"),
+    )
+    assert code == 1
+    assert "run failed" in err and "asked to fail" in err and f"quadriga run --resume {tmp_path / 'r'}" in err
+    assert "run failed" not in out and "run directory:" in out
+
+
+def test_info_and_error_paragraphs_end_without_spaces(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = cli(capsys, "info", "srmc")  # a long docstring, wrapped and indented by rich
+    assert code == 0 and len(out.splitlines()) > 20
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
+    code, _, err = cli(capsys, "run", "no-such-pipeline-" + "x" * 30)
+    assert code == 2 and len(err.splitlines()) > 1  # a wrapped paragraph
+    assert [line for line in err.splitlines() if line != line.rstrip()] == []
+
+
+@pytest.mark.parametrize("width", ["80", "100"])
+def test_list_cuts_long_summaries_with_an_ellipsis_never_silently(capsys, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", width)
+    code, out, _ = cli(capsys, "list", "--json")
+    summaries = {(c["kind"], c["name"]): c["summary"] for c in json.loads(out)["components"] if c["summary"]}
+    code, out, _ = cli(capsys, "list")
+    assert code == 0
+    checked = 0
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) < 3 or (parts[0], parts[1]) not in summaries or len(line) < int(width) - 20:
+            continue
+        summary = summaries[(parts[0], parts[1])]
+        if summary in line:
+            continue
+        checked += 1
+        shown = line.rstrip().rsplit("   ", 1)[-1].strip()
+        assert shown.endswith("…") and summary.startswith(shown[:-1]), (line, summary)
+        assert len(line) <= int(width)
+    assert checked > 5  # long summaries were cut, each visibly
+
+
+def test_a_two_seed_summary_notes_the_t_interval_it_printed_not_a_bootstrap():
+    from rich.console import Console
+
+    from quadriga.cli.output import print_summary
+    from quadriga.summary import aggregate
+
+    rows = [{"stage": "s", "metric": "m", "value": v} for v in (1.0, 3.0)]
+    (entry,) = aggregate(rows, [])
+    # mean 2, s.e. 1, t(0.975, df 1) = 12.706: [2 - 12.706, 2 + 12.706]
+    assert entry["ci_low"] == pytest.approx(2 - 12.7062, abs=1e-3)
+    assert entry["ci_method"].startswith("Student t")
+    con = Console(record=True, width=80, color_system=None)
+    print_summary(con, [entry], [])
+    text = " ".join(con.export_text().split())
+    assert "bootstrap" not in text
+    assert "at n = 2 a Student t interval has 1 degree of freedom: mean ± 12.7 s.e. at 95%" in text

@@ -131,3 +131,23 @@ def test_an_evaluator_given_no_subjects_refuses():
         with pytest.raises(ConfigError, match="no subjects given") as info:
             named(empty)
         assert info.value.key == "subject"
+
+
+def test_the_readme_python_snippet_runs_as_pasted(tmp_path, monkeypatch):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.findall(r"```python\n(.*?)```", readme, flags=re.S)[0]  # the tour's, "From Python:"
+    assert "MySampler" in block
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    try:
+        exec(compile(block, "README.md", "exec"), namespace)
+    finally:
+        from quadriga.registry import reset_registry
+
+        reset_registry()  # forget the notebook registration
+    assert namespace["result"].status == "finished"
+    df = namespace["df"]
+    (energy,) = df[(df.subject == "mine") & (df.metric == "energy_distance")]["value"]
+    # exact draws from the target: what remains is the estimate's finite-sample part, O(1/n)
+    assert 0 <= energy < 0.05
+    assert namespace["mala"].step_size == 0.1

@@ -133,14 +133,23 @@ def test_values_from_a_run_cannot_inject_markup(tmp_path):
     assert bad not in page and "&lt;script&gt;" in page
 
 
-def test_report_errors_name_the_fix(tmp_path, capsys):
+def test_report_errors_name_the_fix(tmp_path, capsys, monkeypatch):
     from quadriga.cli import main
 
+    monkeypatch.setenv("COLUMNS", "300")  # the long paths stay whole
     (tmp_path / "runs" / "a").mkdir(parents=True)
     (tmp_path / "runs" / "a" / "results.json").write_text("{}")
     assert main(["report", str(tmp_path / "runs")]) == 2
     assert "quadriga report" in capsys.readouterr().err
     assert main(["report", str(tmp_path), "--verify", str(tmp_path / "nothing")]) == 2
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "runs" / "doesnotexist")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"'{tmp_path / 'runs' / 'doesnotexist'}' does not exist" in err and "key" not in err
+    (tmp_path / "empty").mkdir()
+    assert main(["report", str(tmp_path / "empty")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "is neither a run directory" in err and "key 'report'" not in err
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="needs a Chromium browser (Debian package `chromium`)")

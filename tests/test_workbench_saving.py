@@ -49,38 +49,69 @@ def test_save_false_writes_no_samples_and_gives_the_same_results(registry, tmp_p
     assert status["stages"]["draw"]["resumable"] is False
 
 
-def test_resume_recomputes_an_unsaved_stage(registry, tmp_path):
+def test_resume_recomputes_an_unsaved_stage_that_a_stage_left_to_run_needs(registry, tmp_path):
     bad = pipeline(save=False)
-    bad["stage"]["boom"] = {
+    bad["stage"]["est"]["fail_once"] = str(tmp_path / "m")  # est needs draw's samples
+    first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    assert first.status == "failed"
+    plan = resume_plan(first.dir)
+    assert plan.rerun == ["draw"] and plan.kept == [] and plan.reasons == {"draw": "save = false"}
+    resumed = run(tmp_path / "r" / "pipeline.toml", registry=registry, resume=first.dir)
+    status = json.loads((first.dir / "status.json").read_text())
+    assert resumed.status == "finished"
+    assert "resumed" not in status["stages"]["draw"]
+    assert torch.equal(resumed.artifacts["draw"].x, first.artifacts["draw"].x)  # same seed, same draws
+    assert resumed.artifacts["est"].value == pytest.approx(float(first.artifacts["draw"].x[:, 0].mean()))
+    assert not (first.dir / "stages" / "draw" / "artifact.pt").exists()
+
+
+def test_resume_keeps_a_thinned_stage_whose_consumers_finished(registry, tmp_path):
+    bad = pipeline(save_thin=7)
+    bad["stage"]["boom"] = {  # fails once and needs nothing of draw
         "use": "toy-iid",
         "inputs": {"target": "normal"},
         "fail_once": str(tmp_path / "m"),
     }
     first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
     assert first.status == "failed"
-    assert resume_plan(first.dir).rerun == ["draw"] and "est" in resume_plan(first.dir).reloaded
+    plan = resume_plan(first.dir)
+    assert plan.kept == ["draw"] and plan.rerun == [] and plan.reloaded == ["est"]
+    assert plan.reasons["draw"].startswith("save_thin = 7")
+    before = json.loads((first.dir / "results.json").read_text())["stages"]["draw"]
     resumed = run(tmp_path / "r" / "pipeline.toml", registry=registry, resume=first.dir)
+    assert resumed.status == "finished" and "draw" not in resumed.artifacts  # not run again
     status = json.loads((first.dir / "status.json").read_text())
-    assert resumed.status == "finished"
-    assert "resumed" not in status["stages"]["draw"] and status["stages"]["est"]["resumed"] is True
-    assert torch.equal(resumed.artifacts["draw"].x, first.artifacts["draw"].x)  # same seed, same draws
-    assert not (first.dir / "stages" / "draw" / "artifact.pt").exists()
+    assert status["stages"]["draw"]["resumed"] is True and status["stages"]["est"]["resumed"] is True
+    assert "resumed" not in status["stages"]["boom"]
+    # draw's results (its summary) are the first attempt's, kept as they were
+    assert json.loads((first.dir / "results.json").read_text())["stages"]["draw"] == before
+    assert Samples.load(first.dir / "stages" / "draw").x.shape == (43, 2)  # thinned file left alone
 
 
-def test_resume_cli_says_the_unsaved_stage_is_recomputed(registry, tmp_path, capsys):
+def test_resume_cli_names_each_stages_reason(registry, tmp_path, capsys):
     from quadriga.cli import main
 
     bad = pipeline(save=False)
-    bad["stage"]["boom"] = {
-        "use": "toy-iid",
-        "inputs": {"target": "normal"},
-        "fail_once": str(tmp_path / "m"),
-    }
+    bad["stage"]["est"]["fail_once"] = str(tmp_path / "m")
     first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
     capsys.readouterr()
     assert main(["run", "--resume", str(first.dir)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "re-running draw" in out and "save = false" in out
+    assert "reloading no stage; re-running draw (save = false), whose artifacts a stage left to run" in out
+    assert "save_thin" not in out and "trained" not in out  # only the reason that applies
+
+    kept = pipeline(save_thin=7)
+    kept["stage"]["boom"] = {
+        "use": "toy-iid",
+        "inputs": {"target": "normal"},
+        "fail_once": str(tmp_path / "mk"),
+    }
+    second = run(kept, registry=registry, out=tmp_path / "k", raise_on_failure=False)
+    capsys.readouterr()
+    assert main(["run", "--resume", str(second.dir)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "reloading est; keeping the results of draw (save_thin = 7: only every 7-th draw" in out
+    assert "re-running" not in out
 
 
 def test_thin_keeps_every_nth_draw_on_disk_and_all_in_memory(registry, tmp_path):
@@ -93,7 +124,7 @@ def test_thin_keeps_every_nth_draw_on_disk_and_all_in_memory(registry, tmp_path)
     assert on_disk.x.shape == (43, 2)  # ceil(300 / 7)
     assert torch.equal(on_disk.x, x[::7]) and on_disk.info["thin"] == 7
     assert tomllib.loads((thin.dir / "pipeline.toml").read_text())["stage"]["draw"]["save_thin"] == 7
-    assert resume_plan(thin.dir).rerun == ["draw"]
+    assert resume_plan(thin.dir).kept == ["draw"]  # a finished run: nothing left needs it
 
 
 def test_thinning_chains_keeps_the_chain_major_view():

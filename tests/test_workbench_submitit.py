@@ -51,6 +51,13 @@ def test_submitit_sweep_gives_the_local_table_and_keeps_the_job_cap(plugin_path,
     proc = _sweep(plugin_path, tmp_path / "sub", *grid)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "submitit logs:" in proc.stdout and proc.stdout.count("finished after") == 4
+    # the header says once that submitit runs on its local executor here, before any run ends
+    lines = proc.stdout.splitlines()
+    fallback = [i for i, line in enumerate(lines) if "submitit's local executor" in line]
+    assert len(fallback) == 1 and "no srun here" in lines[fallback[0]]
+    assert lines[fallback[0]].startswith("  executor: ") and len(lines[fallback[0]]) <= 80
+    assert lines[fallback[0] - 1] == "  backend: submitit, at most 2 runs at a time"
+    assert fallback[0] < min(i for i, line in enumerate(lines) if "finished after" in line)
     # the same tidy table at the same seeds, value for value
     a, b = _table(tmp_path / "local"), _table(tmp_path / "sub")
     assert len(a) == 12 and a == b
@@ -68,7 +75,7 @@ def test_submitit_sweep_gives_the_local_table_and_keeps_the_job_cap(plugin_path,
     assert sweep["backend"] == "submitit"
     # resume: nothing left to run
     again = _sweep(plugin_path, tmp_path / "sub", *grid)
-    assert again.returncode == 0 and "4 run(s) already finished" in again.stdout
+    assert again.returncode == 0 and "4 already finished (reused)" in again.stdout
     assert _table(tmp_path / "sub") == a
 
 
@@ -101,7 +108,7 @@ def test_submitit_failed_and_killed_jobs_are_recorded_and_a_rerun_resumes(plugin
     proc = _sweep(plugin_path, out, *grid, "--max-jobs", "1")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     finished_before = sum(r["status"] == "finished" for r in runs.values())
-    assert f"{finished_before} run(s) already finished" in proc.stdout
+    assert f"{finished_before} already finished (reused)" in proc.stdout
     for r in json.loads((out / "runs.json").read_text()):
         fails = r["params"]["stage.draw.fail"]
         assert r["status"] == ("failed" if fails else "finished"), r

@@ -465,14 +465,19 @@ class Metrics(Artifact):
         tables: ``{name: list of row dicts}`` (one row per subject, say).
         figures: ``{name: matplotlib.figure.Figure}``; the run saves each as ``<stage>-<name>.png``.
         info: anything else JSON-serialisable.
+        intervals: ``{name: {"low", "high", "level", "method"}}``, the confidence interval of
+            ``values[name]`` (same key): its ends in the value's units, its level (``0.95``) and
+            how it was computed in words (``"bootstrap percentile over 8 chains"``). One value
+            with its interval, never ends as metrics of their own (``*_low``, ``*_high``).
     """
 
     values: dict[str, float] = attrs.field(factory=dict)
     tables: dict[str, list[dict[str, Any]]] = attrs.field(factory=dict)
     figures: dict[str, Any] = attrs.field(factory=dict)
     info: dict[str, Any] = attrs.field(factory=dict)
+    intervals: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
-    saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info")  # figures: saved as PNG
+    saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info", "intervals")  # figures: PNG
 
     def label(self) -> str:
         """``Metrics[k values]``."""
@@ -492,17 +497,18 @@ class Metrics(Artifact):
         return f"{n} metric{'' if n == 1 else 's'}"
 
     def summary(self) -> dict[str, Any]:
-        """``{"type": "Metrics", "values", "tables", "info"}``; wall-clock values (``is_timing``) left out."""
+        """``{"type": "Metrics", "values", "tables", "info"[, "intervals"]}``; timings left out."""
         return {
             "type": "Metrics",
             "values": jsonable(timeless(self.values)),
             "tables": jsonable(self.tables),
             "info": jsonable(timeless(self.info)),
+            **({"intervals": jsonable(self.intervals)} if self.intervals else {}),
         }
 
     def numbers(self) -> dict[str, Any]:
-        """Values and tables (timings left out)."""
-        return {"values": timeless(self.values), "tables": self.tables}
+        """Values, tables and intervals (timings left out)."""
+        return {"values": timeless(self.values), "tables": self.tables, "intervals": self.intervals}
 
     def non_finite(self) -> list[str]:
         """``metric 'NAME'`` for every value that is NaN or inf."""
@@ -521,6 +527,13 @@ class Metrics(Artifact):
         for key, rows in self.tables.items():
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 out.append(f"tables['{key}'] must be a list of row dicts")
+        for key, ci in self.intervals.items():
+            if key not in self.values:
+                out.append(f"intervals['{key}'] has no value of that name in values")
+            elif not isinstance(ci, dict) or not {"low", "high", "level", "method"} <= set(ci):
+                out.append(f"intervals['{key}'] must be a dict with low, high, level and method")
+            elif not (ci["low"] <= ci["high"] or not (finite(ci["low"]) and finite(ci["high"]))):
+                out.append(f"intervals['{key}'] has low > high")
         if not self.values and not self.figures and not self.tables:
             out.append("Metrics is empty")
         return out

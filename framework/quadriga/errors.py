@@ -9,8 +9,12 @@ usage errors, 1 for a run that failed) unless ``--debug`` is given.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import signal
+import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -21,7 +25,9 @@ __all__ = [
     "QuadrigaError",
     "RunInterrupted",
     "StageError",
+    "Terminated",
     "UnknownComponentError",
+    "sigterm_interrupts",
     "suggest",
 ]
 
@@ -182,3 +188,43 @@ class RunInterrupted(KeyboardInterrupt):
     def __reduce__(self) -> tuple[type, tuple[Path, int]]:
         """Pickle with the constructor's arguments (a sweep sends errors between processes)."""
         return type(self), (self.run_dir, self.exit_code)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached a command (``timeout``, ``kill``, a batch system's time limit).
+
+    A :class:`KeyboardInterrupt`, so that it is handled as Ctrl-C is (a run is marked interrupted
+    with its finished stages kept, a sweep's jobs are cancelled); the command line then exits with
+    :attr:`exit_code`, 128 + 15.
+    """
+
+    exit_code = 143
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    """The SIGTERM handler of :func:`sigterm_interrupts`: raise :class:`Terminated` once.
+
+    Raises:
+        Terminated: always; later SIGTERMs are ignored, so the cleanup it starts is not cut short.
+    """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Inside the block, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt) in the main thread.
+
+    So what handles Ctrl-C (a run marking itself interrupted and keeping its finished stages, a
+    sweep cancelling its jobs) handles ``kill``, ``timeout`` and a batch system's time limit too.
+    The handler before the block is restored after it. Off the main thread (where Python cannot
+    install signal handlers) the block runs unchanged.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)

@@ -103,12 +103,20 @@ def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) ->
     return {"title": title, "columns": list(columns), "rows": cells, "numeric": numeric}
 
 
-def _metrics_table(stage: str, component: str, values: Mapping[str, float]) -> dict[str, Any]:
-    from quadriga.cli.output import pivot
+def _metrics_table(
+    stage: str, component: str, values: Mapping[str, float], intervals: Any = None
+) -> dict[str, Any]:
+    """An evaluator's subject x metric table; a value with an interval shows it in its cell.
 
-    subjects, metrics, cells = pivot(values)
+    How the intervals were computed (their method and level) is said once, in the title.
+    """
+    from quadriga.cli.output import interval_notes, pivot, with_interval
+
+    intervals = intervals if isinstance(intervals, Mapping) else {}
+    subjects, metrics, cells = pivot({k: with_interval(v, intervals.get(k)) for k, v in values.items()})
+    notes = interval_notes({k: v for k, v in intervals.items() if k in values})
     return _table(
-        f"{stage} ({component})",
+        f"{stage} ({component})" + (f"; intervals: {'; '.join(notes)}" if notes else ""),
         ["subject", *metrics],
         [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects],
     )
@@ -144,7 +152,11 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         cls = artifact_class(res)
         overview.append([stage, res.get("component", ""), cls.headline(res), _fmt(seconds.get(stage))])
         if cls.keyed_by_subject and cls.scalars(res):
-            tables.append(_metrics_table(stage, res.get("component", "evaluator"), cls.scalars(res)))
+            tables.append(
+                _metrics_table(
+                    stage, res.get("component", "evaluator"), cls.scalars(res), res.get("intervals")
+                )
+            )
         paths = [run_dir / name for name in _names(res.get("figures"))]
         figures += _figures(paths, run_dir, f"stage {stage} ({res.get('component', '')})")
     if overview:
@@ -568,13 +580,19 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
         The page, one string of HTML with every figure embedded.
 
     Raises:
-        ConfigError: a path is neither a run nor a sweep directory (a folder of runs names the fix),
+        ConfigError: a path does not exist, or is neither a run nor a sweep directory (a folder of
+            runs names the fix),
             or a verify directory has no ``report.json``; nothing at all to report.
     """
     from quadriga.rundir.loaded import is_run
 
     sections = []
     for d in map(Path, dirs):
+        if not d.exists():
+            raise ConfigError(
+                f"'{d}' does not exist. Pass run directories (runs/NAME/TIMESTAMP) or sweep "
+                "directories (sweeps/NAME-HASH); `ls runs sweeps` lists them."
+            )
         if (d / "sweep.json").is_file():
             sections.append(collect_sweep(d))
         elif is_run(d):
@@ -592,8 +610,7 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
             )
         else:
             raise ConfigError(
-                f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json).",
-                key="report",
+                f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json)."
             )
     claims = [c for v in verify for c in collect_claims(Path(v))]
     if not sections and not claims:

@@ -20,7 +20,8 @@ import platform
 import sys
 import time
 import traceback
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -256,7 +257,8 @@ def _save(rd: RunDir, node: Node, artifact: Artifact) -> bool:
 
     ``save = false`` writes nothing; ``save_thin = N`` writes every N-th draw of ``Samples``. Either
     way the stage is not reloadable (a reload would hand later stages other values than the
-    run computed), so ``--resume`` recomputes it.
+    run computed), so ``--resume`` recomputes it when a stage left to run needs it and otherwise
+    keeps its recorded results (:meth:`quadriga.rundir.RunDir.resume_plan`).
     """
     if not node.save:
         (rd.stage_dir(node.name) / "artifact.pt").unlink(missing_ok=True)  # an earlier attempt's
@@ -265,6 +267,38 @@ def _save(rd: RunDir, node: Node, artifact: Artifact) -> bool:
         rd.save_artifact(node.name, artifact.thinned(node.save_thin))
         return False
     return rd.save_artifact(node.name, artifact)
+
+
+@contextlib.contextmanager
+def _stage_warnings(stage: str, out: list[str]) -> Iterator[None]:
+    """Turn the ``UserWarning``s a stage emits into run warnings, one line each: ``stage S: message``.
+
+    Such warnings come from the component or the statistics it calls (an R-hat above its
+    threshold, say); as run warnings they are printed once, after the results, naming the stage,
+    instead of as a raw ``path:line: UserWarning`` with its source line. Every one is kept, also
+    when a worker process runs many stages (Python's default filter shows a warning once per
+    place). Other categories (deprecations, numerical ``RuntimeWarning``) are passed on unchanged.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UserWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, UserWarning):
+                    line = f"stage {stage}: {' '.join(str(w.message).split())}"
+                    if line not in out:
+                        out.append(line)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _input_names(node: Node) -> list[str]:
+    """The node names a stage takes as inputs (``inputs`` values, lists flattened)."""
+    names: list[str] = []
+    for value in node.inputs.values():
+        names += [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    return names
 
 
 def _timings(artifact: Any) -> dict[str, Any]:
@@ -337,9 +371,10 @@ def _execute(
     """The body of :func:`execute`, with the run directory made (or opened) and locked."""
     if resuming:
         previous, old = rd.read_status(), rd.read_results()
-        reload = set(rd.resume_plan().reloaded)
+        plan = rd.resume_plan()
+        reload, kept = set(plan.reloaded), set(plan.kept)
     else:
-        previous, old, reload = RunStatus(), {}, set()
+        previous, old, reload, kept = RunStatus(), {}, set(), set()
     rd.write_pipeline(pipeline.resolved())
     record = manifest(pipeline, registry, argv)
     if resuming:
@@ -373,12 +408,22 @@ def _execute(
     rd.sync(run.record, results, force=True)
     try:
         for name, node in pipeline.stages.items():
+            if name in kept:  # its results are on disk and nothing left to run needs its artifact
+                run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
+                rd.sync(run.record, results)
+                continue
             loaded = rd.load_artifact(name, node.output_type, warnings) if name in reload else None
             if loaded is not None:
                 values[name] = artifacts[name] = loaded
                 run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
                 rd.sync(run.record, results)
                 continue
+            missing = [s for s in _input_names(node) if s in kept]
+            if missing:
+                raise QuadrigaError(
+                    f"stage '{name}' could not be reloaded and must run, but its input "
+                    f"{', '.join(repr(m) for m in missing)} was not saved in full; start a new run."
+                )
             run.record.stages[name] = StageStatus("running", node.use, node.kind)
             rd.clear_stage_record(name)
             rd.sync(run.record, results)
@@ -387,7 +432,8 @@ def _execute(
                 progress = StageProgress(
                     name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
                 )
-                artifact = run_stage(node, pipeline, values, progress=progress)
+                with _stage_warnings(name, warnings):
+                    artifact = run_stage(node, pipeline, values, progress=progress)
             seconds = time.perf_counter() - start
             values[name] = artifacts[name] = artifact
             summary = artifact.summary()

@@ -75,7 +75,7 @@ def constant_zero(summary: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
     for e in summary:
         if e["metric"] in SAMPLER_DIAGNOSTICS:
             key = (str(e["stage"]), str(e["metric"]))
-            zero[key] = zero.get(key, True) and e["mean"] == 0 and not e.get("stderr")
+            zero[key] = zero.get(key, True) and e["mean"] == 0 and not (e.get("stderr") or 0) > 0
     return {k for k, v in zero.items() if v}
 
 
@@ -165,7 +165,9 @@ def _interval(values: Sequence[float], *, level: float = 0.95) -> Any:
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
     """Group rows by ``keys`` + stage + metric (:func:`metric_label`: subject and metric).
 
-    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``.
+    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``;
+    with one value (``n = 1``) the standard error and the interval ends are NaN (``null`` in
+    ``--json`` output, ``-`` in tables), not 0.
 
     When ``keys`` holds ``"source"`` (one source per directory given to ``compare``) and every
     row has a ``config`` digest, rows are grouped by ``config`` instead: runs that differ only
@@ -197,7 +199,7 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
             metric=key[-1],
             n=n,
             mean=mean,
-            stderr=std / math.sqrt(n),
+            stderr=std / math.sqrt(n) if n > 1 else math.nan,  # one value: none (JSON null, "-")
             ci_low=ci.low,
             ci_high=ci.high,
             ci_method=ci.method

@@ -406,9 +406,33 @@ def test_sigint_on_a_run_saves_and_says_how_to_resume(tmp_path, subprocess_env):
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "--resume r" in out and "Traceback" not in err, (out, err)
+    assert proc.returncode == 130 and "--resume r" in err and "Traceback" not in err, (out, err)
     assert status(tmp_path / "r")["status"] == "interrupted"
     assert states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
+
+
+def test_sigterm_on_a_run_is_handled_like_ctrl_c_and_the_run_resumes(tmp_path, subprocess_env):
+    """SIGTERM to the process alone, as `kill`, `timeout` and a batch system's time limit send it."""
+    pipeline(tmp_path, "sleep = 3")
+    proc = _spawn(["run", "p.toml", "--out", "r", "--quiet"], subprocess_env, tmp_path)
+    try:
+        assert _wait_for(lambda: (tmp_path / "r" / "stages" / "draw" / "record.json").is_file())
+        time.sleep(0.3)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, (proc.returncode, out, err)
+    assert "Traceback" not in out + err
+    lines = err.splitlines()
+    assert "terminated (SIGTERM): finished stages are saved in" in lines
+    assert "  quadriga run --resume r" in lines
+    assert status(tmp_path / "r")["status"] == "interrupted"
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
+    proc = _spawn(["run", "--resume", "r", "--quiet"], subprocess_env, tmp_path)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "reloading draw" in out, (out, err)
+    assert status(tmp_path / "r")["status"] == "finished"
+    assert status(tmp_path / "r")["stages"]["draw"]["resumed"] is True
 
 
 def test_corpus_size():

@@ -6,7 +6,8 @@ subcommand's handler with ``set_defaults(func=...)``; :data:`COMMANDS` is the on
 A command line that names its subcommand imports only that module (the others get an empty
 placeholder parser), so ``quadriga list`` does not import what ``run`` or ``sweep`` need.
 Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted
-(Ctrl-C), 143 a submitit sweep stopped by SIGTERM (its jobs cancelled). Output piped into a reader
+(Ctrl-C), 143 a run or a submitit sweep stopped by SIGTERM (handled as Ctrl-C: the run marked
+interrupted with its finished stages kept, the sweep's jobs cancelled). Output piped into a reader
 that stops early (``quadriga list --full | head -1``) ends the command quietly with exit code 0, the
 usual way of command-line tools: the rest of the output goes to ``os.devnull``.
 Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return exc.exit_code
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a submitit sweep (exit_code 143)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a run or submitit sweep (exit_code 143)
         code = int(getattr(exc, "exit_code", 130))
         plugin = exc.plugin if isinstance(exc, PluginImportInterrupted) else None  # a hanging import
         console(stderr=True).print(

@@ -254,6 +254,27 @@ def _wrap(text: str, width: int) -> list[str] | None:
     return lines
 
 
+#: spaces (and tabs) before a line end, possibly followed by ANSI style codes
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)(?=\n|$)")
+
+
+def _rich_console(stderr: bool, **options: Any) -> Console:
+    """A rich ``Console(highlight=False, soft_wrap=False)`` whose lines off a terminal end without spaces.
+
+    rich keeps the space at each word-wrap break and pads padded renderables to the full width;
+    copied or redirected output then carries trailing spaces. On a terminal nothing is stripped
+    (a live display relies on the padding to overwrite what it drew before).
+    """
+    from rich.console import Console
+
+    class _StrippedConsole(Console):
+        def _render_buffer(self, buffer: Iterable[Any]) -> str:
+            text = super()._render_buffer(buffer)
+            return text if self.is_terminal else _TRAILING.sub(r"\1", text)
+
+    return _StrippedConsole(stderr=stderr, **{"highlight": False, "soft_wrap": False, **options})
+
+
 class _PlainConsole:
     """A stand-in for ``rich.console.Console(highlight=False, soft_wrap=False)`` off a terminal.
 
@@ -272,9 +293,7 @@ class _PlainConsole:
     def _q_console(self) -> Console:
         real = self._q_real
         if real is None:
-            from rich.console import Console
-
-            real = Console(stderr=self._q_stderr, highlight=False, soft_wrap=False)
+            real = _rich_console(self._q_stderr)
             object.__setattr__(self, "_q_real", real)
         return real
 
@@ -346,7 +365,8 @@ class _PlainConsole:
             return None
         if emoji is not False and _RE_EMOJI.search(text):
             return None  # an emoji code rich may replace
-        return lines if soft_wrap else _wrap(plain, self._q_width())
+        wrapped = lines if soft_wrap else _wrap(plain, self._q_width())
+        return None if wrapped is None else [line.rstrip(" \t") for line in wrapped]
 
 
 def _plain_ok(file: Any) -> bool:
@@ -391,14 +411,13 @@ def console(stderr: bool = False) -> Console:
     """A rich console without syntax highlighting (numbers and paths print as written).
 
     On a terminal, a ``rich.console.Console``; otherwise a stand-in that prints plain strings
-    itself (the same characters) and makes the rich console only when something needs it.
+    itself (the same characters) and makes the rich console only when something needs it. Off a
+    terminal no line ends in spaces (:func:`_rich_console`).
     """
     stream = sys.stderr if stderr else sys.stdout
     if _plain_ok(stream):
         return cast("Console", _PlainConsole(stderr))
-    from rich.console import Console
-
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return _rich_console(stderr)
 
 
 def add_common_options(parser: argparse.ArgumentParser) -> None:

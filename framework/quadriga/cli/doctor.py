@@ -20,7 +20,15 @@ from quadriga.cli.output import print_table
 from quadriga.errors import QuadrigaError
 from quadriga.versions import version_of
 
-__all__ = ["CHECKED", "LIBRARIES", "add_parser", "cmd_doctor", "requirement_problems"]
+__all__ = [
+    "CHECKED",
+    "LIBRARIES",
+    "OPTIONAL",
+    "add_parser",
+    "cmd_doctor",
+    "optional_lines",
+    "requirement_problems",
+]
 
 #: libraries whose versions the report shows
 LIBRARIES = (
@@ -37,6 +45,32 @@ LIBRARIES = (
 )
 #: libraries whose version requirements (of the plugins, and of each other) are checked
 CHECKED = ("torch", "numpy", "gymnasium", "torchrl", "pot", "goodpoints")
+
+
+#: optional features: (distribution that provides it, what it enables, the command that installs it)
+OPTIONAL = (
+    ("ray", "quadriga sweep --backend ray", "pip install 'quadriga[ray]'"),
+    ("submitit", "quadriga sweep --backend submitit (SLURM)", "pip install 'quadriga[slurm]'"),
+    ("pyarrow", "results.parquet (else results.csv)", "pip install 'quadriga[parquet]'"),
+    ("quadriga-mlflow", "--with mlflow", "pip install quadriga-mlflow"),
+    ("quadriga-tensorboard", "--with tensorboard", "pip install quadriga-tensorboard"),
+)
+
+
+def optional_lines() -> list[str]:
+    """One line per optional feature of :data:`OPTIONAL`: its version, or how to install it.
+
+    Nothing is imported (``importlib.metadata`` only). E.g. ``"  ray 2.9.0: quadriga sweep
+    --backend ray"`` or ``"  submitit not installed: quadriga sweep --backend submitit (SLURM);
+    pip install 'quadriga[slurm]'"``.
+    """
+    lines = []
+    for dist, enables, install in OPTIONAL:
+        version = version_of(dist)
+        lines.append(
+            f"  {dist} {version}: {enables}" if version else f"  {dist} not installed: {enables}; {install}"
+        )
+    return lines
 
 
 def requirement_problems(distributions: list[str]) -> list[str]:
@@ -112,6 +146,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for lib in LIBRARIES:
         version = version_of(lib)
         con.print(f"  {lib} {version}" if version else f"  {lib} [yellow]not installed[/]")
+    con.print("optional (not needed to run pipelines):")
+    for line in optional_lines():
+        con.print(escape(line), soft_wrap=True)
     counts: dict[str, int] = {}
     for c in reg.components():
         counts[c.plugin] = counts.get(c.plugin, 0) + 1

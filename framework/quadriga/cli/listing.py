@@ -421,11 +421,10 @@ def _write_plain_table(
     if not all((t.isascii() and t.isprintable()) or _one_cell_each(t) for t in text):
         return False
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-    # as print_table sizes the free-text column: at least min(its width, 20) (and its header),
-    # else the room left: a line is sum(widths) + 3 * columns - 1 characters
-    least = max(len(columns[-1]), min(widths[-1], 20))
+    # as print_table sizes the free-text column: the room left (a line is sum(widths) +
+    # 3 * columns - 1 characters), at least its header, so that it is cut with "…", not cropped
     room = con.width + 1 - sum(w + 3 for w in widths[:-1]) - 3
-    widths[-1] = max(least, min(widths[-1], room))
+    widths[-1] = max(len(columns[-1]), min(widths[-1], room))
     # wider than the console (a narrow one), rich's Table takes the excess evenly from the
     # columns (round() as rich.Table rounds), the key columns keep their minimum width, and
     # lines are cropped

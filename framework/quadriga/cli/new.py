@@ -12,7 +12,7 @@ __all__ = ["EPILOG", "add_parser", "cmd_new", "cmd_update"]
 
 EPILOG = """\
 examples:
-  quadriga new plugin my-sampler                       ./quadriga-my-sampler, a Sampler
+  quadriga new plugin my-sampler           ./quadriga-my-sampler, a Sampler
   quadriga new plugin my-metric --kind evaluator --dest plugins
   quadriga new plugin my-posterior --kind target
 then (the command prints these for the quadriga it runs from):
@@ -21,13 +21,13 @@ then (the command prints these for the quadriga it runs from):
   quadriga run my-sampler-demo
   cd quadriga-my-sampler && pytest
 later, after upgrading quadriga:
-  quadriga new update quadriga-my-sampler              merges the template's changes (copier update)
+  quadriga new update quadriga-my-sampler  merges the template's changes
 """
 
 UPDATE_EPILOG = """\
 examples:
   quadriga new update quadriga-my-sampler
-  quadriga new update . --conflict rej                 conflicts as .rej files instead of inline markers
+  quadriga new update . --conflict rej     conflicts as .rej files, not inline
 The plugin must be a git repository without uncommitted changes (`quadriga new plugin` makes it one);
 review the result with `git diff` and commit it.
 """
@@ -60,7 +60,11 @@ def add_parser(sub: Subparsers) -> None:
         "name", metavar="NAME", help="the component's name, lowercase with dashes, e.g. my-sampler"
     )
     q.add_argument(
-        "--kind", choices=PLUGIN_KINDS, default="sampler", help="the kind of component (default sampler)"
+        "--kind",
+        choices=PLUGIN_KINDS,
+        default="sampler",
+        metavar="KIND",
+        help=f"the kind of component: {', '.join(PLUGIN_KINDS)} (default sampler)",
     )
     q.add_argument("--dest", type=Path, default=Path("."), help="parent folder (default: the current one)")
     q.add_argument("--description", help="one line describing the method")

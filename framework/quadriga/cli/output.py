@@ -205,8 +205,9 @@ def print_table(
             names, which are never cut).
         right: columns to right-align (numbers).
         one_line: cut the free-text column to one line ending in "…" instead of wrapping it.
-            Otherwise, on a console too narrow for the free text's usual 20 characters, it wraps
-            at the room left (long words folded) rather than the lines being cropped.
+            On a console too narrow for the free text's usual 20 characters, it is cut (with
+            ``one_line``) or wraps (long words folded) at the room left, rather than the lines
+            being cropped.
         drop_empty: leave out columns that are empty in every row and, in each part, rows whose
             non-key cells are all empty.
     """
@@ -237,8 +238,8 @@ def print_table(
         if wrap_i in group:  # the room this part leaves (a line is sum(widths) + 3 * columns - 1)
             room = con.width + 1 - sum(widths[i] + 3 for i in group if i != wrap_i) - 3
             wrap_width = max(widths[wrap_i], min(natural[wrap_i], room))
-            if not one_line and room < wrap_width:  # a narrow console: wrap narrower, never crop
-                wrap_width, narrow = max(len(columns[wrap_i]), room), True
+            if room < wrap_width:  # a narrow console: wrap (or cut with "…") narrower, never crop
+                wrap_width, narrow = max(len(columns[wrap_i]), room), not one_line
         for i in group:
             if i == wrap_i:
                 table.add_column(
@@ -322,7 +323,31 @@ def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[li
     return per_run, list(rows.values())
 
 
-def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
+def interval_notes(intervals: Mapping[str, Any]) -> list[str]:
+    """How a stage's intervals were computed, one entry per distinct method and level.
+
+    ``{"a/mse": {"method": "bootstrap percentile over 8 chains", "level": 0.95, ...}}`` gives
+    ``["bootstrap percentile over 8 chains, 95%"]``.
+    """
+    notes: list[str] = []
+    for ci in intervals.values():
+        if isinstance(ci, Mapping):
+            note = f"{ci.get('method', 'interval')}, {float(ci.get('level', 0.95)) * 100:g}%"
+            if note not in notes:
+                notes.append(note)
+    return notes
+
+
+def with_interval(value: Any, ci: Any) -> Any:
+    """``value`` as ``"0.01234 [0.01, 0.015]"`` when ``ci`` holds its interval's ``low`` and ``high``."""
+    if not isinstance(ci, Mapping) or "low" not in ci or "high" not in ci:
+        return value
+    return f"{format_value(value)} [{format_value(ci['low'])}, {format_value(ci['high'])}]"
+
+
+def print_pivot(
+    con: Console, values: Mapping[str, Any], *, title: str, intervals: Mapping[str, Any] | None = None
+) -> None:
     """Print a stage's metrics as one subject x metric table (metrics x subjects when that is narrower).
 
     Every value is shown; a table too wide for the console is split into parts (rows and columns
@@ -330,9 +355,13 @@ def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
     next to ``dqn[0]/auc`` ...) go to a table of their own with the mean, its s.e. and ``n``
     (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers. With
     ``n < 2`` the s.e. is ``-`` (one run has none; the evaluator's ``_stderr`` of 0 is not shown).
+    A value with an interval (``intervals``, keyed as ``values``) shows it in its cell,
+    ``0.0123 [0.0101, 0.0150]``, and how the intervals were computed is said once under the table.
     """
+    intervals = intervals or {}
     per_run, pooled = across_seed_rows(values)
     pooled = [[*r[:4], "-"] if int(r[2]) < 2 else r for r in pooled]
+    per_run = {k: with_interval(v, intervals.get(k)) for k, v in per_run.items()}
     subjects, metrics, cells = pivot(per_run)
     if subjects:
         by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
@@ -349,6 +378,9 @@ def print_pivot(con: Console, values: Mapping[str, Any], *, title: str) -> None:
             print_table(con, tall, by_metric, title=label, right=tall[1:])
         else:
             print_table(con, wide, by_subject, title=label, right=wide[1:])
+        notes = interval_notes({k: v for k, v in intervals.items() if k in per_run})
+        if notes:
+            con.print(f"intervals: {escape('; '.join(notes))}", soft_wrap=False)
     if pooled:
         print_table(
             con,
@@ -383,11 +415,11 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
     stages: Mapping[str, Any] = results.get("stages", {})
     overview: list[list[Any]] = []
     figures: list[list[Any]] = []
-    pivots: list[tuple[str, Any, Mapping[str, float]]] = []
+    pivots: list[tuple[str, Any, Mapping[str, float], Any]] = []
     for stage, res in stages.items():
         cls = artifact_class(res)
         if cls.keyed_by_subject:
-            pivots.append((stage, res.get("component", "evaluator"), cls.scalars(res)))
+            pivots.append((stage, res.get("component", "evaluator"), cls.scalars(res), res.get("intervals")))
         else:
             overview.append([stage, res.get("component", ""), cls.headline(res)])
         for fig in res.get("figures", []):
@@ -402,9 +434,12 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
             wrap="result",
             wrap_at=", ",
         )
-    for stage, component, values in pivots:
+    for stage, component, values, intervals in pivots:
         if values:
-            print_pivot(con, values, title=stage if component == stage else f"{stage} ({component})")
+            title = stage if component == stage else f"{stage} ({component})"
+            print_pivot(
+                con, values, title=title, intervals=intervals if isinstance(intervals, Mapping) else None
+            )
     if figures:
         print_table(con, ["stage", "figure"], figures, title="figures")
 
@@ -500,7 +535,16 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
     if methods:
         methods.sort(key=lambda m: m.startswith("all equal"))  # the computed intervals first
         say("intervals: " + escape("; ".join(methods)))
-    if any(int(e["n"]) == 2 for e in summary):
+    pairs = [str(e.get("ci_method", "")) for e in summary if int(e["n"]) == 2]
+    if any("bootstrap" in m.lower() for m in pairs):
         from quadriga.stats import small_sample_note
 
         say(f"[yellow]note[/]: bootstrap intervals at {small_sample_note(2)}.")
+    elif any(m.startswith("Student t") for m in pairs):
+        from scipy import stats as scipy_stats
+
+        t = float(scipy_stats.t.ppf(0.975, 1))
+        say(
+            f"[yellow]note[/]: at n = 2 a Student t interval has 1 degree of freedom: mean ± {t:.1f} "
+            "s.e. at 95%; more seeds narrow it."
+        )

@@ -16,7 +16,8 @@ EPILOG = """\
 examples:
   quadriga report runs/gmm-mcmc-baselines/20261201T122438Z
   quadriga report runs/gmm-mcmc-baselines/* --out gmm.html
-  quadriga report sweeps/my-sweep --verify verify/srmc-alpha-scaling --out srmc.html
+  quadriga report sweeps/my-sweep --verify verify/srmc-alpha-scaling \\
+      --out srmc.html
 """
 
 

@@ -18,17 +18,17 @@ from quadriga.cli._common import (
     registry_for,
 )
 from quadriga.cli.output import print_json, print_results, print_table, results_payload
-from quadriga.errors import QuadrigaError, RunInterrupted
+from quadriga.errors import QuadrigaError, RunInterrupted, sigterm_interrupts
 from quadriga.progress_display import rich_progress
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]
 
 EPILOG = """\
 examples:
-  quadriga run cartpole-minto                       a registered pipeline, by name
-  quadriga run my-pipeline.toml --seed 3            a pipeline file
-  quadriga run srmc-vs-mala --set stage.mala-gauss.step_size=0.1 --set pipeline.seed=1
-  quadriga run gmm-mcmc-baselines --check           check the pipeline, run nothing
+  quadriga run cartpole-minto                a registered pipeline, by name
+  quadriga run my-pipeline.toml --seed 3     a pipeline file
+  quadriga run srmc-vs-mala --set stage.mse-gauss.level=0.9 --seed 1
+  quadriga run gmm-mcmc-baselines --check    check the pipeline, run nothing
   quadriga run --resume runs/cartpole-minto/20260101T000000Z
 
 a pipeline file:
@@ -96,8 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     """``quadriga run``: check a pipeline, then run it with progress bars and a results table.
 
     Returns:
-        0 when the run finished (or ``--check`` found the pipeline valid), 130 when interrupted,
-        otherwise the failing error's exit code.
+        0 when the run finished (or ``--check`` found the pipeline valid), 130 when interrupted by
+        Ctrl-C, 143 when stopped by SIGTERM (both: the run marked interrupted, its finished stages
+        kept, the resume command printed on stderr), otherwise the failing error's exit code (the
+        error and the resume command on stderr).
 
     Raises:
         ConfigError: the pipeline is invalid (before anything runs).
@@ -130,16 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         from quadriga.runs import resume_plan
 
         pipeline = load_resumed(args.pipeline, args.resume, reg, overrides=args.overrides, seed=args.seed)
-        reloaded, rerun = resume_plan(args.resume)
-        con.print(
-            f"resuming {escape(str(args.resume))}: reloading {escape(', '.join(reloaded)) or 'no stage'}"
-            + (
-                f"; re-running {escape(', '.join(rerun))}"
-                " (not reloadable: a trained model, save = false or save_thin)"
-                if rerun
-                else ""
-            )
-        )
+        con.print(f"resuming {escape(str(args.resume))}: {escape(resume_plan(args.resume).describe())}")
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
     print_table(
@@ -158,16 +151,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     os.environ.setdefault("MPLBACKEND", "Agg")
     show = not (args.quiet or args.json) and con.is_terminal
     lines = not (args.quiet or args.json) and not con.is_terminal
+    err = console(stderr=True)  # what went wrong, and how to go on, goes to stderr
     try:
-        with rich_progress(con, show, lines=lines) as display, using(*trackers):
+        with sigterm_interrupts(), rich_progress(con, show, lines=lines) as display, using(*trackers):
             result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
-    except KeyboardInterrupt as exc:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (kill, timeout, a batch time limit)
+        code = int(getattr(exc, "exit_code", 130))
         run_dir = exc.run_dir if isinstance(exc, RunInterrupted) else "RUN_DIR"
-        con.print("[yellow]interrupted[/]: finished stages are saved in")
-        con.print(f"  {escape(str(run_dir))}", soft_wrap=True)  # paths and commands are never wrapped
-        con.print("continue with")
-        con.print(f"  quadriga run --resume {escape(str(run_dir))}", soft_wrap=True)
-        return 130
+        what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+        err.print(f"[yellow]{what}[/]: finished stages are saved in")
+        err.print(f"  {escape(str(run_dir))}", soft_wrap=True)  # paths and commands are never wrapped
+        err.print("continue with")
+        err.print(f"  quadriga run --resume {escape(str(run_dir))}", soft_wrap=True)
+        return code
     for w in result.warnings:
         con.print(f"[yellow]warning[/]: {escape(w)}")
     if args.json:
@@ -176,15 +172,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_results(con, result.results)
     con.print(f"run directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
     if result.status != "finished":
-        err = result.error
+        error = result.error
         debug = getattr(args, "debug", False)
-        con.print(
-            f"[red]run {result.status}[/]: {escape(str(err))}\nFinished stages are saved. If the fix is "
+        err.print(
+            f"[red]run {result.status}[/]: {escape(str(error))}\nFinished stages are saved. If the fix is "
             "outside the pipeline (data, code, environment), this re-runs only the rest (a changed "
             "setting needs a new run)" + (":" if debug else "; details: error.txt in the run directory:")
         )
-        con.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
-        if debug and err is not None:
-            raise err
-        return err.exit_code if isinstance(err, QuadrigaError) else 1
+        err.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
+        if debug and error is not None:
+            raise error
+        return error.exit_code if isinstance(error, QuadrigaError) else 1
     return 0

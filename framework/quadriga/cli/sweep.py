@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from quadriga.cli._common import Formatter, Subparsers, add_common_options, name_completer
 
-__all__ = ["EPILOG", "add_parser", "cmd_sweep", "print_summary"]
+__all__ = ["EPILOG", "add_parser", "cmd_sweep", "header_lines", "print_summary"]
 
 EPILOG = """\
 examples:
@@ -82,7 +82,12 @@ def add_parser(sub: Subparsers) -> None:
         "<sweep dir>/submitit",
     )
     p.add_argument("--address", help="Ray cluster address (default: start a local Ray instance)")
-    p.add_argument("--out", type=Path, help="sweep directory (default sweeps/<pipeline>-<hash>)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="sweep directory (default sweeps/<pipeline>-<hash of the pipeline and --set values>: "
+        "more seeds or grid values later reuse its finished runs)",
+    )
     p.add_argument(
         "--with",
         dest="trackers",
@@ -117,6 +122,35 @@ def print_summary(
     show(console, [e for e in summary if not metric or metric in e["metric"]], keys)
 
 
+def header_lines(name: str, plan: Any) -> list[str]:
+    """The lines printed before a sweep's first run ends: runs, reuse, directory, backend.
+
+    Args:
+        name: the pipeline as given on the command line.
+        plan: the :class:`quadriga.sweep.SweepPlan`.
+
+    Returns:
+        Plain text lines (no markup), e.g. ``sweep gmm: 10 runs, 2 already finished (reused), 8 to
+        run``, ``  directory: sweeps/gmm-1a2b3c4d``, ``  backend: local, 2 runs at a time (worker
+        processes)``; a submitit sweep adds ``  executor: ...`` (a SLURM job array, or submitit's
+        local executor where there is no ``srun``).
+    """
+    reused = len(plan.reused)
+    head = f"sweep {name}: {plan.total} run{'s' if plan.total != 1 else ''}"
+    if reused:
+        head += f", {reused} already finished (reused), {plan.todo} to run"
+    at_most = "at most " if plan.backend != "local" else ""
+    runs = f"{at_most}{plan.parallel} run{'s' if plan.parallel != 1 else ''} at a time"
+    if plan.backend == "submitit":  # said once, on its own line: where the jobs go
+        return [
+            head,
+            f"  directory: {plan.dir}",
+            f"  backend: submitit, {runs}",
+            f"  executor: {plan.executor}",
+        ]
+    return [head, f"  directory: {plan.dir}", f"  backend: {plan.backend}, {runs} ({plan.executor})"]
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``quadriga sweep``: run, aggregate, print and plot.
 
@@ -127,7 +161,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from quadriga.cli._common import registry_for
     from quadriga.progress import ProgressLines
-    from quadriga.sweep import parse_grid, parse_seeds, run_sweep
+    from quadriga.sweep import SweepPlan, parse_grid, parse_seeds, run_sweep
     from quadriga.tracking import check as check_trackers
     from quadriga.tracking import using
 
@@ -148,11 +182,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     tasks: list[TaskID] = []
     counts: list[ProgressLines] = []  # without a terminal: "  sweep: 3/12 runs (25%) ..." now and then
     done = [0, 0]  # runs finished, runs to do
+    ended, tasks_total = [0], [0]  # runs ended so far, runs to run: "[3/8]" on each run's line
+
+    def on_plan(plan: SweepPlan) -> None:
+        for line in header_lines(str(args.pipeline), plan):
+            console.print(escape(line), soft_wrap=True)
 
     def on_start(todo: int, finished: int) -> None:
+        tasks_total[0] = todo
         tasks.append(progress.add_task("sweep", total=todo))
-        if finished:
-            console.print(f"{finished} run(s) already finished: skipped (resume)")
         if not console.is_terminal:
             write = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
             counts.append(ProgressLines("sweep", write, prefix="", unit="runs"))
@@ -160,12 +198,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             counts[-1](0, todo, None)
 
     def on_done(outcome: dict[str, Any]) -> None:
+        ended[0] += 1
         secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
+        count = f"[{ended[0]}/{tasks_total[0]}]"
         if outcome["status"] == "finished":
-            console.print(f"  {escape(outcome['run_id'])} [green]finished[/]{secs}", soft_wrap=True)
+            console.print(f"  {count} {escape(outcome['run_id'])} [green]finished[/]{secs}", soft_wrap=True)
         else:
             error = escape(str(outcome.get("error")))
-            console.print(f"  {escape(outcome['run_id'])} [red]{outcome['status']}[/]{secs}: {error}")
+            console.print(f"  {count} {escape(outcome['run_id'])} [red]{outcome['status']}[/]{secs}: {error}")
             console.print(f"    log: runs/{escape(outcome['run_id'])}/log.txt", soft_wrap=True)
         progress.advance(tasks[-1])
         if counts:
@@ -188,6 +228,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             slurm=args.slurm,
             on_start=on_start,
             on_done=on_done,
+            on_plan=on_plan,
         )
         if trackers:
             status = "finished" if all(r["status"] == "finished" for r in result.runs) else "failed"

@@ -423,10 +423,58 @@ class RunDir:
         return saved
 
     def resume_plan(self) -> ResumePlan:
-        """Which finished stages ``--resume`` reloads and which it runs again."""
+        """Which finished stages ``--resume`` reloads, keeps without running, and runs again.
+
+        A finished stage whose artifact was saved in full is reloaded. One whose artifact was not
+        (``save = false``, ``save_thin = N``, a trained torch model, a field that cannot be saved, a
+        missing ``artifact.pt``) is run again only when a stage that will run needs it, directly or
+        through other such stages; otherwise its results stay as recorded and it is not run. The
+        stages' inputs come from the saved ``pipeline.toml``; without one, every such stage is
+        run again.
+        """
         done = {n: s for n, s in self.read_status().stages.items() if s.status == "finished"}
-        reloaded = [n for n, s in done.items() if s.resumable]
-        return ResumePlan(reloaded, [n for n in done if n not in reloaded])
+        tables = self.read_pipeline(key="--resume").get("stage", {})
+        reasons = {n: self._not_reloadable(n, s, tables.get(n, {})) for n, s in done.items()}
+        reasons = {n: r for n, r in reasons.items() if r}
+        if not tables:
+            return ResumePlan([n for n in done if n not in reasons], list(reasons), [], reasons)
+        consumers: dict[str, list[str]] = {n: [] for n in tables}
+        for name, table in tables.items():
+            inputs = table.get("inputs", {}) if isinstance(table, dict) else {}
+            for value in inputs.values() if isinstance(inputs, dict) else ():
+                for source in value if isinstance(value, list) else [value]:
+                    consumers.setdefault(str(source), []).append(name)
+        to_run = {n for n in tables if n not in done}  # unfinished stages run; then what they need
+        changed = True
+        while changed:
+            changed = False
+            for name in reasons:
+                if name not in to_run and any(c in to_run for c in consumers.get(name, [])):
+                    to_run.add(name)
+                    changed = True
+        order = list(tables) + [n for n in done if n not in tables]
+        return ResumePlan(
+            [n for n in order if n in done and n not in reasons],
+            [n for n in order if n in reasons and n in to_run],
+            [n for n in order if n in reasons and n not in to_run],
+            reasons,
+        )
+
+    def _not_reloadable(self, stage: str, status: StageStatus, table: Any) -> str:
+        """Why a finished stage's artifact cannot be reloaded, ``""`` when it can."""
+        table = table if isinstance(table, dict) else {}
+        directory = self.stage_dir(stage)
+        if table.get("save") is False:
+            return "save = false"
+        if table.get("save_thin", 1) != 1:
+            return f"save_thin = {table['save_thin']}: only every {table['save_thin']}-th draw is on disk"
+        if not status.resumable:
+            if (directory / "model.pt").is_file():
+                return "a trained torch model: model.pt is kept for inspection, not reloaded"
+            return "its artifact holds values that cannot be saved"
+        if not (directory / "artifact.pt").is_file():
+            return "its artifact.pt is missing"
+        return ""
 
 
 def _release(fig: Any) -> None:

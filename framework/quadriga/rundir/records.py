@@ -97,16 +97,40 @@ class ResumePlan:
     """What ``--resume`` does with an earlier run's finished stages.
 
     Attributes:
-        reloaded: finished stages whose artifact was saved: reloaded, not run.
-        rerun: finished stages whose artifact cannot be reloaded (trained modules): run again.
+        reloaded: finished stages whose artifact was saved in full: reloaded, not run.
+        rerun: finished stages whose artifact cannot be reloaded and that a stage still to run
+            needs: run again.
+        kept: finished stages whose artifact cannot be reloaded but that no stage still to run
+            needs: their results on disk are kept and they are not run.
+        reasons: ``{stage: why its artifact cannot be reloaded}`` for the ``rerun`` and ``kept``
+            stages (``"save_thin = 10"``, ``"save = false"``, ``"a trained torch model"``, ...).
     """
 
     reloaded: list[str]
     rerun: list[str]
+    kept: list[str] = attrs.field(factory=list)
+    reasons: dict[str, str] = attrs.field(factory=dict)
 
     def __iter__(self) -> Iterator[list[str]]:
         """Unpack as ``reloaded, rerun = result``."""
         return iter((self.reloaded, self.rerun))
+
+    def describe(self) -> str:
+        """One line: what is reloaded, kept and re-run, each re-run or kept stage with its reason."""
+        parts = [f"reloading {', '.join(self.reloaded) or 'no stage'}"]
+        if self.kept:
+            parts.append(
+                "keeping the results of "
+                + ", ".join(f"{n} ({self.reasons.get(n, 'not reloadable')})" for n in self.kept)
+                + " (no stage left to run needs their artifacts)"
+            )
+        if self.rerun:
+            parts.append(
+                "re-running "
+                + ", ".join(f"{n} ({self.reasons.get(n, 'not reloadable')})" for n in self.rerun)
+                + ", whose artifacts a stage left to run needs"
+            )
+        return "; ".join(parts)
 
 
 def read_checked(path: Path, check: Callable[[Any], str]) -> tuple[Any, str]:

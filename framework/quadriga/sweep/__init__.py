@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_RUNS",
     "MAX_SEEDS",
     "RunSpec",
+    "SweepPlan",
     "SweepResult",
     "cap_threads",
     "default_sweep_dir",
@@ -52,6 +54,30 @@ __all__ = [
     "run_sweep",
     "worker_threads",
 ]
+
+
+@attrs.define
+class SweepPlan:
+    """What a sweep is about to do, for a header printed before the first run ends.
+
+    Attributes:
+        dir: the sweep directory.
+        total: runs in the sweep (grid points times seeds).
+        reused: ids of the runs that already finished in ``dir`` (not run again).
+        todo: runs to run now.
+        backend: ``"local"``, ``"ray"`` or ``"submitit"``.
+        parallel: runs at once: local worker processes, Ray tasks, or submitit jobs.
+        executor: where the runs go, in words (``"worker processes"``, ``"a SLURM job array"``,
+            ``"submitit's local executor (no srun here, so not a SLURM cluster)"``, ...).
+    """
+
+    dir: Path
+    total: int
+    reused: list[str]
+    todo: int
+    backend: str
+    parallel: int
+    executor: str
 
 
 @attrs.define
@@ -75,17 +101,72 @@ class SweepResult:
     figure_path: Path | None
 
 
-def default_sweep_dir(
+def default_sweep_dir(source: str, fixed: Sequence[str], name: str | None = None) -> Path:
+    """``sweeps/<pipeline name>-<hash of the pipeline source and the --set values>``.
+
+    The seeds and the grid are not part of the name, so a sweep that grows (``--seeds 0:3`` after
+    ``--seeds 0:2``, another ``--grid`` value) lands in the same directory and skips the runs that
+    already finished; another pipeline or other ``--set`` values get another directory.
+
+    Args:
+        source: the registered pipeline name or the TOML file's resolved path.
+        fixed: the ``--set`` strings applied to every run (their order counts).
+        name: the pipeline's ``[pipeline] name`` (the name its standalone runs get under ``runs/``);
+            default: the source's file stem.
+    """
+    digest = hashlib.sha256(json.dumps([str(source), list(fixed)]).encode()).hexdigest()[:8]
+    return Path("sweeps") / f"{safe_name(name or Path(str(source)).stem)}-{digest}"
+
+
+def _legacy_sweep_dir(
     source: str, seeds: Sequence[int], grids: Sequence[tuple[str, list[Any]]], fixed: Sequence[str]
 ) -> Path:
-    """``sweeps/<pipeline>-<hash of the sweep's definition>``: the same sweep gets the same directory.
+    """The default directory before growing sweeps shared one: its hash also held the seeds and grid.
 
-    So running a sweep again resumes it.
+    A re-run of exactly such a sweep resumes there rather than starting over.
     """
     digest = hashlib.sha256(
         json.dumps([str(source), list(seeds), [[k, v] for k, v in grids], list(fixed)], default=str).encode()
     ).hexdigest()[:8]
     return Path("sweeps") / f"{safe_name(Path(str(source)).stem)}-{digest}"
+
+
+def _known_runs(sweep_dir: Path) -> dict[str, dict[str, Any]]:
+    """``{run_id: {"seed", "overrides"}}`` of every run an earlier sweep in ``sweep_dir`` planned.
+
+    Read from ``sweep.json``'s ``known_runs`` (every invocation's runs), or its ``runs`` when it was
+    written before that key existed; empty when there is no readable ``sweep.json``.
+    """
+    try:
+        earlier = json.loads((sweep_dir / "sweep.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(earlier, dict):
+        return {}
+    known = earlier.get("known_runs")
+    if isinstance(known, dict):
+        return {str(k): v for k, v in known.items() if isinstance(v, dict)}
+    runs = earlier.get("runs")
+    return {
+        str(r["run_id"]): {"seed": r.get("seed"), "overrides": list(r.get("overrides", []))}
+        for r in (runs if isinstance(runs, list) else [])
+        if isinstance(r, dict) and "run_id" in r
+    }
+
+
+def _unclashed(spec: RunSpec, known: Mapping[str, Mapping[str, Any]]) -> RunSpec:
+    """``spec`` under its hashed name when an earlier sweep here used its name for other settings.
+
+    Names are made of the grid's shortened keys, so ``--grid stage.mala.step_size=0.1`` and, later
+    in the same directory, ``--grid stage.rwm.step_size=0.1`` both give ``seed0-step_size0.1``;
+    the second must not skip the first's run as its own. The hashed name holds the overrides.
+    """
+    earlier = known.get(spec.run_id)
+    if earlier is None:
+        return spec
+    if earlier.get("seed") == spec.seed and list(earlier.get("overrides", [])) == list(spec.overrides):
+        return spec
+    return attrs.evolve(spec, run_id=spec.hashed_id)
 
 
 def _check_same_sweep(sweep_dir: Path, source: str, fixed: Sequence[str]) -> None:
@@ -127,6 +208,29 @@ def _earlier_name(runs_root: Path, spec: RunSpec) -> RunSpec:
     return spec
 
 
+def _plan_of(
+    sweep_dir: Path,
+    specs: Sequence[RunSpec],
+    todo: int,
+    reused: list[str],
+    backend: str,
+    workers: int,
+    max_jobs: int | None,
+    cluster: str | None,
+) -> SweepPlan:
+    """The :class:`SweepPlan` of a sweep whose runs and backend are settled."""
+    if backend == "local":
+        parallel, executor = min(workers, max(todo, 1)), "worker processes"
+    elif backend == "ray":
+        parallel, executor = workers, "Ray tasks"
+    elif cluster == "slurm":
+        parallel, executor = max_jobs or 256, "a SLURM job array (sbatch)"
+    else:
+        parallel = max_jobs or os.cpu_count() or 1
+        executor = "submitit's local executor (no srun here, so not a SLURM cluster)"
+    return SweepPlan(sweep_dir, len(specs), reused, todo, backend, parallel, executor)
+
+
 def run_sweep(
     source: str | Path,
     *,
@@ -139,6 +243,7 @@ def run_sweep(
     out: str | Path | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[dict[str, Any]], None] | None = None,
+    on_plan: Callable[[SweepPlan], None] | None = None,
     max_jobs: int | None = None,
     slurm: Sequence[str] | Mapping[str, Any] = (),
     cluster: str | None = None,
@@ -156,6 +261,7 @@ def run_sweep(
         out: the sweep directory (default :func:`default_sweep_dir`, so a re-run resumes).
         on_start: called once with ``(runs to do, runs already finished)``.
         on_done: called with each run's outcome dict.
+        on_plan: called once with the :class:`SweepPlan`, before any run starts (a header).
         max_jobs: submitit backend: at most this many jobs at once (default: the CPU cores with
             the local executor, 256 on SLURM).
         slurm: submitit backend: sbatch settings, ``["partition=cpu", "time=120"]`` or a dict
@@ -196,14 +302,25 @@ def run_sweep(
         )
     specs = plan(seeds, grids, fixed)
     source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
-    for spec in {s.overrides: s for s in specs}.values():
-        check(source, overrides=spec.overrides, seed=spec.seed)  # every grid point, before anything runs
-    sweep_dir = Path(out) if out is not None else default_sweep_dir(source, seeds, grids, fixed)
+    names = {
+        check(source, overrides=spec.overrides, seed=spec.seed).name  # every grid point, before anything runs
+        for spec in {s.overrides: s for s in specs}.values()
+    }
+    if out is not None:
+        sweep_dir = Path(out)
+    else:
+        sweep_dir = default_sweep_dir(source, fixed, next(iter(names)) if len(names) == 1 else None)
+        legacy = _legacy_sweep_dir(source, seeds, grids, fixed)
+        if not sweep_dir.exists() and (legacy / "sweep.json").is_file():
+            sweep_dir = legacy
     refuse_symlinks(sweep_dir)
     make_dir(sweep_dir, "--out")
     refuse_symlinks(sweep_dir / "runs", sweep_dir)
     _check_same_sweep(sweep_dir, source, fixed)
-    specs = [_earlier_name(sweep_dir / "runs", s) for s in specs]
+    known = _known_runs(sweep_dir)
+    specs = [_earlier_name(sweep_dir / "runs", _unclashed(s, known)) for s in specs]
+    for s in specs:
+        known[s.run_id] = {"seed": s.seed, "overrides": list(s.overrides)}
     atomic_write_json(
         sweep_dir / "sweep.json",
         {
@@ -213,6 +330,7 @@ def run_sweep(
             "fixed": list(fixed),
             "backend": backend,
             "runs": [attrs.asdict(s) for s in specs],
+            "known_runs": known,
             "command": sys.argv,
         },
     )
@@ -230,6 +348,11 @@ def run_sweep(
             }
             continue
         tasks.append((source, spec, str(run_dir)))
+    workers = workers or os.cpu_count() or 1
+    if backend == "submitit" and cluster is None:  # decided once, here, so the header can say it
+        cluster = "slurm" if shutil.which("srun") else "local"
+    if on_plan:
+        on_plan(_plan_of(sweep_dir, specs, len(tasks), list(outcomes), backend, workers, max_jobs, cluster))
     if on_start:
         on_start(len(tasks), len(outcomes))
 
@@ -238,7 +361,6 @@ def run_sweep(
         if on_done:
             on_done(outcome)
 
-    workers = workers or os.cpu_count() or 1
     if tasks:
         if backend == "local":
             _run_local(tasks, workers, done)

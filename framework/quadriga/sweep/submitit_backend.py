@@ -27,15 +27,13 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, Terminated, sigterm_interrupts
 from quadriga.runs import atomic_write_json, safe_name
 from quadriga.sweep.backends import cap_threads, worker_threads
 from quadriga.sweep.execute import _mark_failed, execute_one
@@ -76,26 +74,6 @@ _LEAST = {
 }
 
 _Task = tuple[str, RunSpec, str]
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM reached a submitit sweep (``timeout``, ``kill``, a batch system ending the job).
-
-    A :class:`KeyboardInterrupt`, so that it is handled as Ctrl-C is (the jobs cancelled, their runs
-    recorded as interrupted); the command line then exits with :attr:`exit_code`, 128 + 15.
-    """
-
-    exit_code = 143
-
-
-def _raise_terminated(signum: int, frame: Any) -> None:
-    """The SIGTERM handler of :func:`run_submitit`: raise :class:`Terminated` once, ignore repeats.
-
-    Raises:
-        Terminated: always, the first time.
-    """
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the cleanup (at most ~15 s) is not cut short
-    raise Terminated
 
 
 @contextlib.contextmanager
@@ -401,47 +379,51 @@ def run_submitit(
             }
         atomic_write_json(folder / "jobs.json", records)
 
-    on_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if on_main else None
-    try:
-        while pending or running:
-            room = cap - len(running)
-            if pending and room > 0:
-                batch, pending = pending[:room], pending[room:]
-                submit(batch)
-            ended = [job for job in running if job.done()]
-            for job in ended:
-                task = running.pop(job)
-                try:
-                    outcome = job.result()
-                except Exception as exc:  # killed, out of memory, past its time limit, lost
-                    error = _failure(job, exc)
-                    _mark_failed(task[2], error)
-                    outcome = {"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None}
-                record = records[task[1].run_id]
-                record.update(status=outcome["status"])
-                for key in ("started", "ended"):
-                    if key in outcome:
-                        record[key] = outcome.pop(key)
-                on_done(outcome)
-            if ended:
+    with sigterm_interrupts():  # SIGTERM cancels the jobs as Ctrl-C does
+        try:
+            while pending or running:
+                room = cap - len(running)
+                if pending and room > 0:
+                    batch, pending = pending[:room], pending[room:]
+                    submit(batch)
+                ended = [job for job in running if job.done()]
+                for job in ended:
+                    task = running.pop(job)
+                    try:
+                        outcome = job.result()
+                    except Exception as exc:  # killed, out of memory, past its time limit, lost
+                        error = _failure(job, exc)
+                        _mark_failed(task[2], error)
+                        outcome = {
+                            "run_id": task[1].run_id,
+                            "status": "failed",
+                            "error": error,
+                            "seconds": None,
+                        }
+                    record = records[task[1].run_id]
+                    record.update(status=outcome["status"])
+                    for key in ("started", "ended"):
+                        if key in outcome:
+                            record[key] = outcome.pop(key)
+                    on_done(outcome)
+                if ended:
+                    atomic_write_json(folder / "jobs.json", records)
+                elif running:
+                    time.sleep(poll_s)
+        except KeyboardInterrupt:
+            for job in running:
+                with contextlib.suppress(Exception):  # best effort; the run is recorded either way
+                    job.cancel(check=False)
+            deadline = time.monotonic() + 15
+            for job in running:  # let local processes end (and be reaped) before recording their runs
+                while local and not job.done() and time.monotonic() < deadline:
+                    time.sleep(0.1)
+            for task in running.values():
+                _mark_failed(
+                    task[2], "interrupted: the sweep was stopped and its job cancelled", "interrupted"
+                )
+                records[task[1].run_id]["status"] = "interrupted"
+            raise
+        finally:
+            if records:
                 atomic_write_json(folder / "jobs.json", records)
-            elif running:
-                time.sleep(poll_s)
-    except KeyboardInterrupt:
-        for job in running:
-            with contextlib.suppress(Exception):  # best effort; the run is recorded either way
-                job.cancel(check=False)
-        deadline = time.monotonic() + 15
-        for job in running:  # let local processes end (and be reaped) before recording their runs
-            while local and not job.done() and time.monotonic() < deadline:
-                time.sleep(0.1)
-        for task in running.values():
-            _mark_failed(task[2], "interrupted: the sweep was stopped and its job cancelled", "interrupted")
-            records[task[1].run_id]["status"] = "interrupted"
-        raise
-    finally:
-        if on_main:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-        if records:
-            atomic_write_json(folder / "jobs.json", records)

@@ -30,7 +30,18 @@ def test_replicate_mse_closed_form_and_ratio():
     assert m.values["a/mse_mean"] == pytest.approx(np.mean(np.arange(1, 6) ** 2))
     assert m.values["a/asymptotic_variance"] == pytest.approx(10 * 11.0)
     assert m.values["a/mse_ratio"] == pytest.approx(0.25)
-    assert m.values["a/mse_median_low"] <= 9.0 <= m.values["a/mse_median_high"]
+    # one value with its interval, not the interval's ends as metrics of their own
+    assert not [k for k in m.values if k.endswith(("_low", "_high"))]
+    ci = m.intervals["a/mse_median"]
+    # per-chain MSEs {1, 4, 9, 16, 25}: a resample's median is <= 1 with probability
+    # P(Binomial(5, 1/5) >= 3) = 0.058 > 0.025 (likewise >= 25), so the 95% percentile interval
+    # is the whole range [1, 25]
+    assert (ci["low"], ci["high"], ci["level"]) == (1.0, 25.0, 0.95)
+    assert ci["method"] == "percentile bootstrap of the median over 5 chains (500 resamples)"
+    ratio = m.intervals["a/mse_ratio"]
+    assert ratio["low"] <= 0.25 <= ratio["high"] and "ratio of medians" in ratio["method"]
+    assert set(m.intervals) == {"a/mse_median", "a/mse_ratio", "b/mse_median"} and m.problems() == []
+    assert m.tables["replicate_mse"][0]["mse_median_low"] == 1.0  # the table keeps the ends as columns
     assert "b/mse_ratio" not in m.values
     with pytest.raises(ConfigError, match="baseline"):
         ReplicateMeanMSE(baseline="c").evaluate(

@@ -116,9 +116,17 @@ class ToyMean(Estimator):
     """Mean of coordinate 0 with its standard error."""
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Samples,)}
+    fail_once: str = param("", doc="if set and this file does not exist: create it and raise RuntimeError")
 
     def estimate(self, data, *, generator):
         """Sample mean and standard error of ``data.x[:, 0]``."""
+        if self.fail_once:
+            import pathlib
+
+            marker = pathlib.Path(self.fail_once)
+            if not marker.exists():
+                marker.write_text("failed")
+                raise RuntimeError("asked to fail")
         x = data.x[:, 0]
         return Estimate(value=float(x.mean()), stderr=float(x.std() / math.sqrt(len(x))))
 

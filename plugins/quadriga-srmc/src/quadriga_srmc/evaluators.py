@@ -76,6 +76,43 @@ def bootstrap_median_ratio(
     )
 
 
+def _split_intervals(
+    subject: str, row: dict[str, Any], chains: int, num_bootstrap: int, level: float
+) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+    """A row's ``values`` (keyed ``subject/metric``) and the ``intervals`` of those with ``_low``/``_high``.
+
+    ``{"mse_median": m, "mse_median_low": lo, "mse_median_high": hi}`` gives the value
+    ``subject/mse_median`` and its interval ``{"low": lo, "high": hi, "level", "method"}``
+    (:attr:`quadriga.artifacts.Metrics.intervals`): one value with its interval, not three metrics.
+    """
+    ends = {k[: -len("_low")] for k in row if k.endswith("_low") and f"{k[: -len('_low')]}_high" in row}
+    values = {
+        f"{subject}/{k}": v
+        for k, v in row.items()
+        if k != "subject" and not (k.endswith(("_low", "_high")) and k.rsplit("_", 1)[0] in ends)
+    }
+    intervals = {
+        f"{subject}/{k}": {
+            "low": row[f"{k}_low"],
+            "high": row[f"{k}_high"],
+            "level": level,
+            "method": _method(k, chains, num_bootstrap),
+        }
+        for k in ends
+    }
+    return values, intervals
+
+
+def _method(metric: str, chains: int, num_bootstrap: int) -> str:
+    """How :func:`bootstrap_median` or :func:`bootstrap_median_ratio` computed ``metric``'s interval."""
+    if metric.endswith("ratio"):
+        return (
+            f"percentile bootstrap of the ratio of medians, subject and baseline chains resampled "
+            f"independently ({num_bootstrap} resamples)"
+        )
+    return f"percentile bootstrap of the median over {chains} chains ({num_bootstrap} resamples)"
+
+
 def _check_common(instance: Any, baseline: str, subjects: dict[str, Any]) -> None:
     if baseline and baseline not in subjects:
         raise ConfigError(
@@ -112,10 +149,11 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
     """MSE of each chain's post-burn-in mean against the target's exact mean.
 
     For chain k with mean m_k (``Tensor[d]``) the error is ||m_k - mu||^2 / d (per-dimension
-    MSE, units of x squared). Values per subject: ``mse_median`` with ``mse_median_low/high``
-    (bootstrap interval over chains), ``mse_mean``, ``asymptotic_variance`` (draws per chain times
-    mse_mean), ``acceptance_rate`` and ``score_evals`` from the sampler's info, and with a
-    ``baseline`` ``mse_ratio`` (median / baseline median) with ``mse_ratio_low/high``.
+    MSE, units of x squared). Values per subject: ``mse_median`` with its interval in
+    ``Metrics.intervals`` (bootstrap over chains), ``mse_mean``, ``asymptotic_variance`` (draws
+    per chain times mse_mean), ``acceptance_rate`` and ``score_evals`` from the sampler's info, and with a
+    ``baseline`` ``mse_ratio`` (median / baseline median) with its interval. The table
+    ``replicate_mse`` keeps each row with the interval ends as columns.
 
     Raises:
         ConfigError: a subject without chains, a reference without an exact ``mean``, an unknown baseline.
@@ -136,6 +174,7 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
         rng = child_numpy_rng(generator, "bootstrap")
         mses = {n: ((chain_means(s, n) - mu) ** 2).mean(1) for n, s in subjects.items()}
         values: dict[str, float] = {}
+        intervals: dict[str, dict[str, Any]] = {}
         rows = []
         for n, s in subjects.items():
             e = mses[n]
@@ -159,8 +198,12 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
                 )
                 row.update(mse_ratio=r, mse_ratio_low=rlo, mse_ratio_high=rhi)
             rows.append(row)
-            values.update({f"{n}/{k}": v for k, v in row.items() if k != "subject"})
-        return Metrics(values=values, tables={"replicate_mse": rows}, figures={"mse": _box(mses)})
+            v, ci = _split_intervals(n, row, len(e), self.num_bootstrap, self.level)
+            values.update(v)
+            intervals.update(ci)
+        return Metrics(
+            values=values, intervals=intervals, tables={"replicate_mse": rows}, figures={"mse": _box(mses)}
+        )
 
 
 def _box(mses: dict[str, np.ndarray], reference: str = "the exact mean") -> Any:
@@ -290,6 +333,7 @@ class MagnetizationError(_ReplicateEvaluator):
         exact_abs = exact_expectation(reference, lambda s: s.mean(-1).abs())
         rng = child_numpy_rng(generator, "bootstrap")
         errs, values, rows = {}, {}, []
+        intervals: dict[str, dict[str, Any]] = {}
         for n, s in subjects.items():
             means = chain_means(s, n)
             if means.shape[1] != int(reference.dim):
@@ -325,5 +369,7 @@ class MagnetizationError(_ReplicateEvaluator):
                     errs[n], errs[self.baseline], rng, self.num_bootstrap, self.level
                 )
                 row.update(mag_mse_ratio=r, mag_mse_ratio_low=rlo, mag_mse_ratio_high=rhi)
-            values.update({f"{n}/{k}": v for k, v in row.items() if k != "subject"})
-        return Metrics(values=values, tables={"magnetization": rows})
+            v, ci = _split_intervals(n, row, len(errs[n]), self.num_bootstrap, self.level)
+            values.update(v)
+            intervals.update(ci)
+        return Metrics(values=values, intervals=intervals, tables={"magnetization": rows})

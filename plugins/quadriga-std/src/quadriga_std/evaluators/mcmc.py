@@ -7,6 +7,7 @@ per subject (plus figures where stated).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import attrs
@@ -300,10 +301,13 @@ class ESS(Evaluator):
                 "stuck_chains": float(diag["stuck_chains"]),
             }
             if ch.shape[0] > 1 and diag["stuck_chains"] == 0:
-                rhat = stats.rhat(ch)
+                with warnings.catch_warnings():  # said once below, naming the subject
+                    warnings.simplefilter("ignore", UserWarning)
+                    rhat = stats.rhat(ch)
                 row["rhat_max"] = float(np.max(rhat["rhat"]))
                 if rhat["note"]:
                     notes.append(f"{name}: {rhat['note']}")
+                    warnings.warn(f"subject {name}: {rhat['note']}", UserWarning, stacklevel=2)
             if diag["note"]:
                 notes.append(f"{name}: {diag['note']}")
             if s.info.get("seconds"):
