@@ -13,7 +13,7 @@ _PAPER = (
 
 @quadriga.hookimpl
 def quadriga_register(registry):
-    """Register the ddpm / ddim samplers, the sphere-mixture target, the evaluator, pipeline and claim."""
+    """Register the samplers (ddpm, ddim, dpm-solver-pp, reference-ode), target, evaluators, claim."""
     registry.add(
         "sampler",
         "ddpm",
@@ -51,6 +51,30 @@ def quadriga_register(registry):
         ),
         paper=f"{_PAPER}",
         tags=("exact-target", "generative"),
+    )
+    registry.add(
+        "sampler",
+        "dpm-solver-pp",
+        f"{_P}.ode_samplers:DPMSolverPP",
+        summary="DPM-Solver++ multistep in lambda (order 1 = DDIM, 2M, 3M), NFE budget, shared x_T",
+        paper="Lu et al. 2022, DPM-Solver++ (arXiv 2211.01095), eq. 8, Algorithm 2",
+        tags=("generative", "noised-score"),
+    )
+    registry.add(
+        "sampler",
+        "reference-ode",
+        f"{_P}.ode_samplers:ReferenceODE",
+        summary="High-accuracy probability-flow ODE solve (scipy DOP853, rtol 1e-10) from the shared x_T",
+        paper="Lu et al. 2022, DPM-Solver (arXiv 2206.00927), eq. 3.3 in lambda",
+        tags=("generative", "noised-score"),
+    )
+    registry.add(
+        "evaluator",
+        "solver-error",
+        f"{_P}.solver_error:SolverError",
+        summary="RMS / max distance of ODE-solver endpoints to the reference solve from the same x_T",
+        paper="Lu et al. 2022 (sec. 6); Zheng et al. 2023 (DPM-Solver-v3, sec. 5)",
+        tags=("generative",),
     )
     registry.add_pipelines(__package__)
     registry.add_claim(
