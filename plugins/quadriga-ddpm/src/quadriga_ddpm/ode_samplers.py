@@ -120,7 +120,9 @@ class DPMSolverPP(LambdaSolver):
 
     order: int = param(2, doc="multistep order: 1 (DDIM), 2 or 3", validator=one_of((1, 2, 3)))
 
-    def solve(self, model, x_T, lambdas, *, generator):
+    def solve(
+        self, model: Any, x_T: torch.Tensor, lambdas: torch.Tensor, *, generator: torch.Generator
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
         """One multistep pass; no extra information."""
         return dpm_solver_pp(model, self.noise_schedule(), x_T, lambdas, order=int(self.order)), {
             "order": int(self.order)
@@ -144,7 +146,9 @@ class ReferenceODE(LambdaSolver):
         1e-10, doc="relative (and absolute) tolerance of solve_ivp", validator=in_range(1e-14, 1e-3)
     )
 
-    def solve(self, model, x_T, lambdas, *, generator):
+    def solve(
+        self, model: Any, x_T: torch.Tensor, lambdas: torch.Tensor, *, generator: torch.Generator
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Integrate from lambdas[0] to lambdas[-1] with DOP853."""
         ends = torch.stack([lambdas[0], lambdas[-1]])
         xs, nfe = reference_solve(

@@ -76,7 +76,9 @@ class DPMSolverV3(LambdaSolver):
         del _CACHE[:-_CACHE_SIZE]
         return ems, evals
 
-    def solve(self, model, x_T, lambdas, *, generator):
+    def solve(
+        self, model: Any, x_T: torch.Tensor, lambdas: torch.Tensor, *, generator: torch.Generator
+    ) -> tuple[torch.Tensor, dict[str, Any]]:
         """Statistics, then the v3 multistep pass; info adds the EMS departure and cost."""
         ems, evals = self.statistics(model, generator)
         x = dpm_solver_v3(
