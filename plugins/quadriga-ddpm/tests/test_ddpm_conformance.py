@@ -27,6 +27,16 @@ PAIRED = {
     "inputs": {"subject": ["fast[*]"], "reference": ["ref[*]"]},
 }
 SETUP = {
+    ("evaluator", "score-error"): {
+        "params": {"num_samples": 50, "sigmas": [0.1, 0.5]},
+        "inputs": {
+            "task": {
+                "target": GMM,
+                "shifted": {"use": "gaussian-mixture", "preset": "4-mode-2d", "radius": 2.2},
+            },
+            "inputs": {"subject": ["shifted"], "reference": "target"},
+        },
+    },
     ("sampler", "dpm-solver-pp"): ODE,
     ("sampler", "reference-ode"): {"params": {"num_samples": 50}, "task": GMM},
     ("evaluator", "solver-error"): {"inputs": PAIRED},

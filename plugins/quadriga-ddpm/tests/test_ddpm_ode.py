@@ -135,3 +135,22 @@ def test_solvers_share_x_T_and_solver_error_pairs_them():
         SolverError().evaluate({"fast": fast}, other, generator=gen)
     with pytest.raises(ConfigError, match="no x_T_digest"):
         SolverError().evaluate(Samples(x=fast.x), ref, generator=gen)
+
+
+def test_score_error_is_the_closed_form_for_shifted_gaussians():
+    """Subject N(mu + delta, s^2 I), reference N(mu, s^2 I): the score gap alpha delta / v at every x."""
+    from quadriga_ddpm.score_error import ScoreError
+
+    ref = GaussianMixture(means=[[0.5, -1.0]], scale=0.7)
+    delta = torch.tensor([0.3, 0.4], dtype=torch.float64)
+    sub = GaussianMixture(means=[(torch.tensor([0.5, -1.0]) + delta).tolist()], scale=0.7)
+    m = ScoreError(num_samples=200, sigmas=[0.1, 0.6]).evaluate(
+        {"sub": sub, "same": ref}, ref, generator=torch.Generator().manual_seed(0)
+    )
+    for sigma in (0.1, 0.6):
+        alpha2 = 1 - sigma**2
+        v = alpha2 * 0.49 + sigma**2
+        assert m.values[f"sub/score_mse@sigma={sigma:g}"] == pytest.approx(alpha2 * 0.25 / v**2, rel=1e-10)
+        assert m.values[f"same/score_mse@sigma={sigma:g}"] == 0.0
+    with pytest.raises(ConfigError, match="sigmas"):
+        ScoreError(sigmas=[0.0, 0.5])

@@ -76,6 +76,14 @@ def quadriga_register(registry):
         paper="Lu et al. 2022 (sec. 6); Zheng et al. 2023 (DPM-Solver-v3, sec. 5)",
         tags=("generative",),
     )
+    registry.add(
+        "evaluator",
+        "score-error",
+        f"{_P}.score_error:ScoreError",
+        summary="MSE of a score model (network or target) to the exact noised score, per VP noise level",
+        paper="Vincent 2011 (denoising score matching); De Bortoli et al. 2024 (target score matching)",
+        tags=("noised-score", "exact-target"),
+    )
     registry.add_pipelines(__package__)
     registry.add_claim(
         "ddpm-gmm-dimension-free",
