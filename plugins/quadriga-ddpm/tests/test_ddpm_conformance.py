@@ -9,7 +9,37 @@ from __future__ import annotations
 from quadriga.testing import parametrize_with_checks, plugin_cases
 
 DIFFUSION = {"params": {"num_samples": 100, "num_steps": 10}, "task": {"use": "sphere-mixture", "dim": 2}}
+GMM = {"use": "gaussian-mixture", "preset": "4-mode-2d"}
+ODE = {"params": {"num_samples": 50, "nfe": 4}, "task": GMM}
+#: solvers repeated so that replicate i of each shares its seed, hence its x_T
+PAIRED = {
+    "task": {"target": GMM},
+    "stage": {
+        "fast": {
+            "use": "dpm-solver-pp",
+            "inputs": {"target": "target"},
+            "num_samples": 50,
+            "nfe": 4,
+            "repeat": 2,
+        },
+        "ref": {"use": "reference-ode", "inputs": {"target": "target"}, "num_samples": 50, "repeat": 2},
+    },
+    "inputs": {"subject": ["fast[*]"], "reference": ["ref[*]"]},
+}
 SETUP = {
+    ("evaluator", "score-error"): {
+        "params": {"num_samples": 50, "sigmas": [0.1, 0.5]},
+        "inputs": {
+            "task": {
+                "target": GMM,
+                "shifted": {"use": "gaussian-mixture", "preset": "4-mode-2d", "radius": 2.2},
+            },
+            "inputs": {"subject": ["shifted"], "reference": "target"},
+        },
+    },
+    ("sampler", "dpm-solver-pp"): ODE,
+    ("sampler", "reference-ode"): {"params": {"num_samples": 50}, "task": GMM},
+    ("evaluator", "solver-error"): {"inputs": PAIRED},
     ("sampler", "ddpm"): DIFFUSION,
     ("sampler", "ddim"): DIFFUSION,
     ("evaluator", "mixture-diagnostics"): {"task": {"use": "sphere-mixture", "dim": 2}},
