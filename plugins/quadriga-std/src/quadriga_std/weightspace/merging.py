@@ -7,9 +7,10 @@ eq. 1); the heads are not merged, each task keeps its own. A merging learner ret
 ``Fitted.model = {"trunk": Params (hidden layers), "heads": {task: Params (one layer)}}``.
 
 :class:`MergingLearner` is the shared machinery (draw the suite, tune the scaling coefficient on the
-validation split over a declared grid, build the artifact); a method supplies ``merge(base, taus,
-scaling) -> trunk``. Methods with a scaling coefficient all tune it on the same grid, so they get
-the same budget (``len(scaling_grid)`` settings, recorded in ``info``).
+validation split over a declared grid, build the artifact); a method supplies ``update(taus)``, its
+merged task vector, and the trunk is ``base + scaling * update(taus)``. Methods with a scaling
+coefficient all tune it on the same grid, so they get the same budget (``len(scaling_grid)``
+settings, recorded in ``info``).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def _default_grid() -> list[float]:
 
 @attrs.define(kw_only=True)
 class MergingLearner(Learner):
-    """Shared machinery of the merging learners (subclasses implement :meth:`merge`).
+    """Shared machinery of the merging learners (subclasses implement :meth:`update`).
 
     ``fit`` draws a suite from the zoo (its seed, and with ``num_tasks`` the task subset, from the
     stage's generator: replicate ``i`` of every merging arm merges the same fine-tunes), merges the
@@ -156,9 +157,13 @@ class MergingLearner(Learner):
         factory=_default_grid, doc="scaling coefficients tried on the validation split", validator=_grid
     )
 
-    def merge(self, base: Params, taus: Mapping[str, Params], scaling: float) -> Params:
-        """The merged trunk for one scaling coefficient (``base``: the base network's trunk)."""
+    def update(self, taus: Mapping[str, Params]) -> Params:
+        """The merged task vector at scaling 1 (the trunk is ``base + scaling * update``)."""
         raise NotImplementedError
+
+    def merge(self, base: Params, taus: Mapping[str, Params], scaling: float) -> Params:
+        """The merged trunk ``base + scaling * update(taus)`` (``base``: the base network's trunk)."""
+        return combine([(1.0, base), (scaling, self.update(taus))])
 
     def fit(self, task: Any, *, generator: torch.Generator, progress: Any = None) -> Fitted:
         """Draw the suite, merge, tune the scaling coefficient on validation (see the class docstring)."""
@@ -180,9 +185,10 @@ class MergingLearner(Learner):
         heads = {t: head(p) for t, p in suite.finetuned.items()}
         ft_val = {t: accuracy(p, *task.task_data(t, "validation")) for t, p in suite.finetuned.items()}
         grid = list(self.scaling_grid) if self.tuned else [1.0]
+        step = self.update(taus)  # computed once: every method here is linear in the coefficient
         best: tuple[float, float, Params] | None = None
         for scaling in grid:
-            merged = self.merge(base, taus, float(scaling))
+            merged = combine([(1.0, base), (float(scaling), step)])
             model = {"trunk": merged, "heads": heads}
             score = float(
                 np.mean(
@@ -220,9 +226,9 @@ class WeightAveraging(MergingLearner):
 
     tuned: ClassVar[bool] = False
 
-    def merge(self, base: Params, taus: Mapping[str, Params], scaling: float) -> Params:
-        """``base + mean_t tau_t`` (``scaling`` is ignored)."""
-        return combine([(1.0, base), *((1.0 / len(taus), tau) for tau in taus.values())])
+    def update(self, taus: Mapping[str, Params]) -> Params:
+        """``mean_t tau_t``."""
+        return combine([(1.0 / len(taus), tau) for tau in taus.values()])
 
 
 @attrs.define(kw_only=True)
@@ -234,9 +240,9 @@ class TaskArithmetic(MergingLearner):
     Source: Ilharco et al. 2023, "Editing models with task arithmetic", sec. 2 and 4 (addition).
     """
 
-    def merge(self, base: Params, taus: Mapping[str, Params], scaling: float) -> Params:
-        """``base + scaling * sum_t tau_t``."""
-        return combine([(1.0, base), (scaling, _sum(taus))])
+    def update(self, taus: Mapping[str, Params]) -> Params:
+        """``sum_t tau_t``."""
+        return _sum(taus)
 
 
 @attrs.define(kw_only=True)
@@ -254,6 +260,6 @@ class Ties(MergingLearner):
         validator=[instance_of(float, int), in_range(0, 1, low_open=True)],
     )
 
-    def merge(self, base: Params, taus: Mapping[str, Params], scaling: float) -> Params:
-        """``base + scaling * ties_merge(taus, density)``."""
-        return combine([(1.0, base), (scaling, ties_merge(taus, self.density))])
+    def update(self, taus: Mapping[str, Params]) -> Params:
+        """``ties_merge(taus, density)``."""
+        return ties_merge(taus, self.density)
