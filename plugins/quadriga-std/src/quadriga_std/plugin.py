@@ -270,6 +270,7 @@ def quadriga_register(registry):
         tags=("conformal",),
     )
     registry.add_pipelines(__package__)
+    __import__(f"{_P}.attribution._register", fromlist=["register"]).register(registry)
 
 
 @quadriga.hookimpl
