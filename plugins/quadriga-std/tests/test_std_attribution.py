@@ -145,6 +145,9 @@ def test_lds_is_one_for_the_true_linear_model_and_matches_scipy():
     ref = [scipy.stats.spearmanr(pred[:, t], noisy[:, t]).statistic for t in range(4)]
     np.testing.assert_allclose(lds_scores(pred, noisy), ref, rtol=1e-12)
     assert masks.sum(1).tolist() == [25] * 30
+    # a constant prediction ranks nothing (0); constant ground truth leaves the LDS undefined (NaN)
+    got = lds_scores(np.zeros((30, 2)), np.c_[actual[:, 0], np.ones(30)])
+    assert got[0] == 0.0 and np.isnan(got[1])
 
 
 def test_zoo_is_cached_and_resumes_after_an_interruption(tmp_path):

@@ -50,7 +50,8 @@ def predicted_margins(tau: np.ndarray, masks: np.ndarray) -> np.ndarray:
 def lds_scores(predicted: np.ndarray, actual: np.ndarray) -> np.ndarray:
     """Per-target Spearman correlation over subsets: ``predicted, actual: [s, k] -> [k]``.
 
-    A target whose actual (or predicted) margins are constant over the subsets gets NaN.
+    A constant prediction ranks nothing: its LDS is 0 (an all-zero sparse datamodel, say). A
+    target whose actual margins are constant over the subsets gets NaN (undefined).
 
     Source: Park et al. 2023 (arXiv 2303.14186), Def. 2.3.
     """
@@ -60,9 +61,10 @@ def lds_scores(predicted: np.ndarray, actual: np.ndarray) -> np.ndarray:
     ac = rankdata(np.asarray(actual, dtype=np.float64), axis=0)
     pr -= pr.mean(0)
     ac -= ac.mean(0)
-    den = np.sqrt((pr * pr).sum(0) * (ac * ac).sum(0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, (pr * ac).sum(0) / np.where(den > 0, den, 1.0), np.nan)
+    sp, sa = (pr * pr).sum(0), (ac * ac).sum(0)
+    den = np.sqrt(sp * sa)
+    out = np.where(den > 0, (pr * ac).sum(0) / np.where(den > 0, den, 1.0), 0.0)
+    return np.where(sa > 0, out, np.nan)
 
 
 def lds_interval(values: np.ndarray, level: float = 0.95) -> Any:
