@@ -56,7 +56,7 @@ TAGS: dict[str, str] = {
     "two-sample": "a distance between two sample sets, or data for one",
     "streaming": "data arriving in batches, in bounded memory",
     "equivariance": "invariance or equivariance along group orbits",
-    "attribution": "data attribution: effects of training points on predictions",
+    "attribution": "effects of training points on predictions",
 }
 
 
