@@ -57,6 +57,7 @@ TAGS: dict[str, str] = {
     "streaming": "data arriving in batches, in bounded memory",
     "equivariance": "invariance or equivariance along group orbits",
     "weight-space": "acts on trained weights: alignment, merging",
+    "attribution": "effects of training points on predictions",
 }
 
 

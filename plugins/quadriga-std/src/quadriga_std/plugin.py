@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import quadriga
+from quadriga_std.attribution import _register as attribution_kit
 from quadriga_std import _regions_register as regions_kit
 from quadriga_std.rl import _register as rl_kit
 from quadriga_std.shift import _register as shift_kit
@@ -278,6 +279,7 @@ def quadriga_register(registry):
     regions_kit.register(registry)
     rl_kit.register(registry)
     weightspace_kit.register(registry)
+    attribution_kit.register(registry)
 
 
 @quadriga.hookimpl
