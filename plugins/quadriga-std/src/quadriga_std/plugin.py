@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import quadriga
-from quadriga_std.attribution import _register as attribution_kit
 from quadriga_std import _regions_register as regions_kit
+from quadriga_std.attribution import _register as attribution_kit
 from quadriga_std.rl import _register as rl_kit
 from quadriga_std.shift import _register as shift_kit
 from quadriga_std.weightspace import _register as weightspace_kit
