@@ -33,19 +33,25 @@ def _random_policy_return(episodes: int = 20) -> float:
 
 @pytest.mark.slow
 def test_dqn_learns_cartpole_in_20k_steps():
-    """Median greedy return over 3 seeds is at least twice the random policy's.
+    """Median greedy return over 5 seeds is at least twice the random policy's.
 
     A single seed is not a test of learning: at 20k steps the greedy return of DQN's defaults
-    ranges from about 20 to 500 across seeds (measured on seeds 0-4: 108, 107, 39, 500, 20).
+    ranges from about 16 to 500 across seeds. Reductions round differently with the thread count
+    and the chaotic learning curve amplifies it, so the test runs on one intra-op thread, where it
+    is deterministic: seeds 0-4 give 118.2, 16.4, 37.3, 109.5, 94.8 (median 94.8; with the default
+    threads on another machine 108, 107, 39, 500, 20 were measured).
     """
     import statistics
 
+    from quadriga.threads import num_threads
+
     task = GymEnv(env_id="CartPole-v1")
     finals = []
-    for seed in range(3):
-        fit = DQN(total_frames=20_000).fit(
-            task, generator=torch.Generator().manual_seed(seed), progress=StageProgress()
-        )
+    for seed in range(5):
+        with num_threads(1):
+            fit = DQN(total_frames=20_000).fit(
+                task, generator=torch.Generator().manual_seed(seed), progress=StageProgress()
+            )
         fit.info["component"] = "dqn"
         metrics = EpisodeReturn(num_episodes=10).evaluate(
             {f"dqn-seed{seed}": fit}, task, generator=torch.Generator().manual_seed(0)
