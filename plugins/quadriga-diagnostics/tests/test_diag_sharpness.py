@@ -26,7 +26,9 @@ def test_power_iteration_finds_a_quadratics_sharpness():
     eig = np.array([7.5, 3.0, 2.0, 1.0, 0.5, -1.0])
     a = torch.tensor(q @ np.diag(eig) @ q.T)
     value, v = top_hessian_eigenvalue(
-        lambda x: 0.5 * x @ a @ x, torch.zeros(6, dtype=torch.float64), generator=torch.Generator().manual_seed(1)
+        lambda x: 0.5 * x @ a @ x,
+        torch.zeros(6, dtype=torch.float64),
+        generator=torch.Generator().manual_seed(1),
     )
     assert value == pytest.approx(7.5, rel=1e-8)
     assert abs(float(torch.dot(v, torch.tensor(q[:, 0])))) == pytest.approx(1.0, abs=1e-4)
@@ -79,3 +81,12 @@ def test_gfs_claim_smoke(tmp_path):
     assert obs.numbers["min_monotone_fraction"] == 1.0
     rec = evaluate_claim(gfs_monotone, obs, "smoke")
     assert rec["status"] == "ran"
+
+
+def test_pipeline_runs_every_stability_ratio(tmp_path):
+    import quadriga.api
+
+    res = quadriga.api.run("diag-gfs-sharpness", overrides=["stage.gfs.num_steps=20"], out=tmp_path / "run")
+    for ratio in (1.1, 1.2, 1.3, 1.4):
+        v = res.artifacts[f"gfs[stability_ratio={ratio}]"].values
+        assert v["edge_ratio_initial"] == pytest.approx(ratio, rel=1e-9)

@@ -61,7 +61,9 @@ def scalar_net_gradient(w: Any) -> np.ndarray:
 def _check_weights(w: Any) -> np.ndarray:
     w = np.asarray(w, dtype=float).reshape(-1)
     if len(w) < 2 or not np.all(np.isfinite(w)):
-        raise ConfigError(f"weights must be at least 2 finite numbers, got {w.tolist()}.", key="initial_weights")
+        raise ConfigError(
+            f"weights must be at least 2 finite numbers, got {w.tolist()}.", key="initial_weights"
+        )
     if not np.prod(w) > 0:
         raise ConfigError(
             f"the product of the weights must be positive (gradient flow then reaches prod = 1), got "
@@ -125,8 +127,13 @@ def gradient_flow_limit(w: Any, *, loss_tolerance: float = 1e-24) -> np.ndarray:
     horizon = 100.0
     while horizon <= 1e6:
         sol = solve_ivp(
-            lambda _t, z: -scalar_net_gradient(z), (0.0, horizon), y, method="LSODA", rtol=1e-11,
-            atol=1e-13, events=event,
+            lambda _t, z: -scalar_net_gradient(z),
+            (0.0, horizon),
+            y,
+            method="LSODA",
+            rtol=1e-11,
+            atol=1e-13,
+            events=event,
         )
         y = sol.y[:, -1]
         if sol.status == 1 or scalar_net_loss(y) <= loss_tolerance:
@@ -139,7 +146,8 @@ def gradient_descent(w: Any, learning_rate: float, num_steps: int) -> np.ndarray
     """GD iterates ``w_{t+1} = w_t - learning_rate * grad L(w_t)`` of the scalar network.
 
     Shapes: ``w`` ``(D,)``; returns ``(num_steps + 1, D)`` (``w_0`` first). Units: parameter units.
-    Raises: ConfigError for invalid initial weights, or when GD diverges (``|prod(w)| > 1e6``). Source: Kreisler et al. 2023 (ICML), sec. 3.
+    Raises: ConfigError for invalid initial weights, or when GD diverges (``|prod(w)| > 1e6``).
+    Source: Kreisler et al. 2023 (ICML), sec. 3.
     """
     out = [_check_weights(w)]
     for t in range(num_steps):
@@ -175,7 +183,8 @@ class GFSSharpness(Evaluator):
 
     Returns (``Metrics``): ``monotone_fraction`` (share of evaluated steps with the measured GFS
     sharpness not increasing, relative slack 1e-7; predicted 1), ``loss_increase_fraction`` (share
-    of GD steps where the loss went up: the oscillation), ``loss_increases`` (their number), ``max_relative_gap`` (largest
+    of GD steps where the loss went up: the oscillation), ``loss_increases`` (their number),
+    ``max_relative_gap`` (largest
     ``|measured - predicted| / predicted`` over the evaluated iterates), ``gfs_sharpness_initial``,
     ``gfs_sharpness_final`` (measured), ``predicted_gfs_sharpness_final``,
     ``edge_ratio_initial`` / ``edge_ratio_final`` (``learning_rate * S_GFS / 2``; theorem: the
