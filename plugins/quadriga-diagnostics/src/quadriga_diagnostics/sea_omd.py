@@ -104,7 +104,7 @@ def sea_sweep(
     Raises: ConfigError from :func:`optimistic_omd_regret`.
     Source: SEA quantities of Sachs et al. 2022, sec. 2; the test design of the module docstring.
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     mean = np.zeros(dim)
     mean[0] = 0.5
     for s in levels:
