@@ -284,7 +284,8 @@ heavy_tail_rates = Claim(
 """SMD's error rate under alpha-stable noise matches the predicted exponent within 0.15, per group."""
 
 
-#: the slope band of diag-sea-omd-sqrt around the predicted 1/2 (fixed after the first 1000-round run)
+#: the slope band of diag-sea-omd-sqrt around the predicted 1/2 (fixed after a pilot of 1000 rounds at
+#: seed 0; the paper scale therefore runs on a fresh seed, 1, so its verdict is not the pilot's)
 SEA_BAND = 0.1
 
 
@@ -365,6 +366,7 @@ sea_omd_sqrt = Claim(
         "smoke": Scale(replicates=4, options={"levels": [0.1, 0.4, 1.6], "horizon": 300, "dim": 2}),
         "paper": Scale(
             replicates=32,
+            seed=1,
             options={"levels": [0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2], "horizon": 4000, "dim": 2},
         ),
     },
