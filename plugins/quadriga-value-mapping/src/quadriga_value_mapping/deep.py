@@ -124,7 +124,12 @@ class MappedTDLoss(TDTargetDQNLoss):
         Returns:
             ``TDLossTerms``: ``loss`` (scalar), ``q_taken`` (``Tensor[B]``, Q(s, a) in regular space,
             detached), ``td_target`` (``Tensor[B]``, ``sum_j lambda_j U_j``) and ``info`` with
-            ``"clipped_fraction"`` (0-d: share of channel targets raised to ``eps_log``).
+            ``"clipped_fraction"`` (0-d: share of channel targets raised to ``eps_log``) and
+            ``"log_branch_fraction"`` (0-d: share of the channel targets above ``eps_log``, of the
+            channels with a reward in the batch, that lie below the log-lin break at 1, where the
+            mapping is logarithmic; 1 for ``log``, 0 for ``identity``): the test bed's check that the
+            mapping is non-linear where it acts (an unrewarded channel, such as ``r-`` on
+            CartPole-v1, decays towards ``eps_log`` and would count on any task).
         """
         mapping, lam = self._q_network.mapping, self._q_network.weights
         action = action.long().reshape(-1)
@@ -146,7 +151,13 @@ class MappedTDLoss(TDTargetDQNLoss):
             target = torch_forward(mapping, u)
         loss = distance_loss(taken, target, self.loss_function).sum(-1).mean()
         clipped = low.float().mean() if mapping != "identity" else torch.zeros(())
-        return TDLossTerms(loss, (q_taken * lam).sum(-1), (u * lam).sum(-1), {"clipped_fraction": clipped})
+        live = ~low & (channels > 0).any(0)  # unclipped targets of the channels rewarded in the batch
+        if mapping == "identity" or not bool(live.any()):
+            log_branch = torch.zeros(())
+        else:
+            log_branch = (u[live] < 1.0).float().mean() if mapping == "loglin" else torch.ones(())
+        info = {"clipped_fraction": clipped, "log_branch_fraction": log_branch}
+        return TDLossTerms(loss, (q_taken * lam).sum(-1), (u * lam).sum(-1), info)
 
 
 @attrs.define(kw_only=True)
@@ -154,7 +165,8 @@ class MapDQN(DQN):
     """Map-DQN: ``dqn`` with per-channel heads in a mapped (log-lin) space and two step sizes.
 
     Artifact as ``dqn``'s (``model`` is a :class:`MappedQNetwork` whose ``forward`` gives Q); ``info``
-    adds ``clipped_fraction``. ``beta_f`` is the optimiser's ``learning_rate``.
+    adds ``clipped_fraction`` and ``log_branch_fraction`` (run means, see :class:`MappedTDLoss`),
+    ``mapping`` and ``beta_reg``. ``beta_f`` is the optimiser's ``learning_rate``.
 
     Shapes:
         ``model``: ``Tensor[..., obs_dim] -> Tensor[..., num_actions]`` (``mapped``: ``[..., A, 2]``).
@@ -175,6 +187,10 @@ class MapDQN(DQN):
         doc="regular-space step size (the code's alpha / learning rate)",
         validator=in_range(0.0, 1.0, low_open=True),
     )
+
+    def fit_info(self, loss_module: Any) -> dict[str, Any]:
+        """``dqn``'s entries plus ``mapping`` and ``beta_reg`` (the claims' precondition reads them)."""
+        return {**super().fit_info(loss_module), "mapping": self.mapping, "beta_reg": self.beta_reg}
 
     def make_q_network(self, obs_dim: int, num_actions: int) -> MappedQNetwork:
         """A :class:`MappedQNetwork` with ``dqn``'s trunk (``hidden_sizes``)."""

@@ -108,7 +108,11 @@ class TabularValueMapping(Learner):
 
     ``fit(task)`` takes an Environment with ``tabular()`` (e.g. quadriga-std's ``vector-reward-chain``)
     and returns ``Fitted(model=ndarray[S, A] Q-values, history={}, info={gamma, iterations,
-    mapping, transitions})``; std's ``q-error`` evaluator compares it with Q*.
+    mapping, transitions, beta_f_final, log_branch_fraction})``; std's ``q-error`` evaluator
+    compares it with Q*. ``beta_f_final`` is the last mapped-space step ``alpha_T^(1 - share)`` (1
+    when no averaging happens in the mapped space and the mapping is a no-op);
+    ``log_branch_fraction`` is the share of non-terminal ``(s, a)`` whose learned ``|Q|`` is below
+    the log-lin break at 1 (0 for ``identity``): together, the check that the mapping can act.
 
     Shapes:
         ``model``: ``ndarray[S, A]``.
@@ -161,5 +165,9 @@ class TabularValueMapping(Learner):
             "iterations": self.iterations,
             "mapping": self.mapping,
             "transitions": self.iterations * mdp.num_states * mdp.num_actions,
+            "beta_f_final": float(self.iterations ** (-self.omega * (1.0 - self.share))),
+            "log_branch_fraction": (
+                0.0 if self.mapping == "identity" else float(np.mean(np.abs(q[~mdp.terminal]) < 1.0))
+            ),
         }
         return Fitted(model=q, history={}, info=info)

@@ -1,0 +1,375 @@
+"""The diagnostics' claims as statistical tests (``quadriga verify quadriga-diagnostics``).
+
+``diag-gfs-monotone`` (Kreisler et al. 2023, ICML, sec. 3): along GD on a depth-4 scalar network
+started beyond the edge of stability, the sharpness of the gradient-flow solution (measured: the
+flow integrated numerically, then power iteration on Hessian-vector products) does not increase in
+at least 95 % of the evaluated steps, for every drawn initialisation and stability ratio. The
+trajectories are deterministic given the initialisation, so each fraction is exact: the tested
+number is the smallest fraction over the draws, with a degenerate ("exact") interval.
+Preconditions: every run starts beyond the edge (``learning_rate * S_GFS(w_0) / 2 > 1``) and the
+loss goes up in at least 3 GD steps of every run (the oscillation the theorem is about; the share
+of such steps is reported, 2.5-50 % in the runs tried).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+
+__all__ = [
+    "MONOTONE_SHARE",
+    "SEA_BAND",
+    "SLOPE_BAND",
+    "gfs_monotone",
+    "gfs_sharpness_runs",
+    "heavy_tail_rates",
+    "sea_omd_sqrt",
+]
+
+#: the verdict rule of the research notes (Appendix C, row 003:51): monotone in >= 95 % of steps
+MONOTONE_SHARE = 0.95
+
+
+def gfs_sharpness_runs(
+    ratios: Any, draws: int, *, num_steps: int, evaluate_every: int, seed: int = 0, depth: int = 4
+) -> list[dict[str, Any]]:
+    """Run ``diag-gfs-sharpness`` for ``draws`` random initialisations at each stability ratio.
+
+    Initial weights are ``exp(z - mean(z)) * c^(1/depth)`` with ``z ~ N(0, 0.4^2 I_depth)`` and
+    ``c ~ U[0.8, 1.25]`` (unbalanced, product ``c`` near the minimum's 1; numpy streams
+    ``derive_seed(seed, "gfs/init/<i>")``); draw ``i`` uses the same weights at every ratio.
+
+    Returns:
+        one row per (ratio, draw): the evaluator's values plus ``ratio``, ``draw`` and ``weights``.
+
+    Raises:
+        ConfigError: from the evaluator (a non-positive ratio, say).
+
+    Source: test design for Kreisler et al. 2023 (ICML), sec. 3 and 5.
+    """
+    import numpy as np
+
+    from quadriga.seeding import derive_seed, make_generator
+    from quadriga_diagnostics.sharpness import GFSSharpness
+
+    rows = []
+    for i in range(draws):
+        rng = np.random.default_rng(derive_seed(seed, f"gfs/init/{i}"))
+        z = rng.normal(0.0, 0.4, size=depth)
+        weights = (np.exp(z - z.mean()) * rng.uniform(0.8, 1.25) ** (1.0 / depth)).round(6).tolist()
+        for ratio in ratios:
+            ev = GFSSharpness(
+                initial_weights=weights,
+                stability_ratio=float(ratio),
+                num_steps=num_steps,
+                evaluate_every=evaluate_every,
+            )
+            values = ev.evaluate(generator=make_generator(derive_seed(seed, f"gfs/power/{i}/{ratio}"))).values
+            rows.append({"ratio": float(ratio), "draw": i, "weights": weights, **values})
+    return rows
+
+
+def _gfs_experiment(scale: Scale, out_dir: Path) -> Observations:
+    from quadriga import stats
+    from quadriga.claims.run import markdown_table
+
+    o = scale.options
+    rows = gfs_sharpness_runs(
+        o["ratios"], scale.replicates, num_steps=int(o["num_steps"]), evaluate_every=int(o["evaluate_every"])
+    )
+    worst = min(r["monotone_fraction"] for r in rows)
+    numbers = {
+        "runs": len(rows),
+        "min_monotone_fraction": worst,
+        "min_loss_increase_fraction": min(r["loss_increase_fraction"] for r in rows),
+        "min_loss_increases": min(r["loss_increases"] for r in rows),
+        "min_edge_ratio_initial": min(r["edge_ratio_initial"] for r in rows),
+        "max_edge_ratio_final": max(r["edge_ratio_final"] for r in rows),
+        "max_relative_gap_measured_vs_closed_form": max(r["max_relative_gap"] for r in rows),
+    }
+    table = markdown_table(
+        [
+            "ratio",
+            "draw",
+            "monotone share",
+            "loss-up share",
+            "S_GFS first",
+            "S_GFS last (measured)",
+            "S_GFS last (closed form)",
+            "eta S_GFS/2 last",
+        ],
+        [
+            [
+                r["ratio"],
+                r["draw"],
+                r["monotone_fraction"],
+                r["loss_increase_fraction"],
+                r["gfs_sharpness_initial"],
+                r["gfs_sharpness_final"],
+                r["predicted_gfs_sharpness_final"],
+                r["edge_ratio_final"],
+            ]
+            for r in rows
+        ],
+    )
+    interval = stats.Interval(
+        worst, worst, worst, 1.0, "exact (deterministic GD and flow trajectories)", len(rows)
+    )
+    return Observations(intervals={"all runs": interval}, numbers=numbers, table=table)
+
+
+gfs_monotone = Claim(
+    arms=("diag-gfs-sharpness",),
+    # experiment=: the claim draws initialisations and crosses them with stability ratios; the
+    # evaluator is called directly, one run per (draw, ratio), as the pipeline does per ratio.
+    experiment=_gfs_experiment,
+    effect=Effect(
+        quantity="smallest share, over initialisations and stability ratios, of evaluated GD steps at "
+        "which the measured GFS sharpness does not increase",
+        statistic="interval",
+        relation="greater",
+        # the theorem says every step (share 1); the notes' rule allows 5 % of numerically flat steps
+        value=MONOTONE_SHARE,
+    ),
+    plan=Plan(
+        effect=0.04,
+        pilot_replicates=3,
+        rationale="each run's share is exact (deterministic trajectories, flow error 1e-11 against a "
+        "1e-7 slack), so the tested minimum has no sampling spread; the plan is nominal",
+    ),
+    preconditions=(
+        Precondition.number(
+            "min_edge_ratio_initial", ">", 1.0, "every run starts beyond the edge of stability"
+        ),
+        Precondition.number(
+            "min_loss_increases", ">=", 3, "the loss rises in at least 3 GD steps of every run"
+        ),
+    ),
+    libraries=("torch", "scipy"),
+    scales={
+        "smoke": Scale(replicates=2, options={"ratios": [1.3], "num_steps": 40, "evaluate_every": 2}),
+        "paper": Scale(
+            replicates=10, options={"ratios": [1.1, 1.2, 1.3, 1.4], "num_steps": 200, "evaluate_every": 2}
+        ),
+    },
+    tuning={"diag-gfs-sharpness": Tuning(1, "no tuning: the learning rate is set by the stability ratio")},
+)
+"""GFS sharpness does not increase in >= 95 % of GD steps at the edge of stability, every run."""
+
+
+#: the verdict rule of the research notes (Appendix C, row 000:4): slope within 0.15 of the prediction
+SLOPE_BAND = 0.15
+
+
+def _heavy_tail_experiment(scale: Scale, out_dir: Path) -> Observations:
+    """Fit every (objective, geometry, p) slope; intervals of measured - predicted per group."""
+    import numpy as np
+
+    from quadriga import stats
+    from quadriga.claims.run import markdown_table
+    from quadriga.seeding import derive_seed
+    from quadriga_diagnostics.heavy_tail import predicted_rate, smd_rate
+
+    o = scale.options
+    intervals: dict[str, Any] = {}
+    rows = []
+    numbers: dict[str, Any] = {}
+    for objective in ("convex", "strongly-convex"):
+        reps = scale.replicates if objective == "convex" else int(o["median_replicates"])
+        slopes = {}
+        for geometry in ("euclidean", "entropic"):
+            for p in o["tail_indices"]:
+                rng = np.random.default_rng(derive_seed(scale.seed, f"smd/{objective}/{geometry}/{p}"))
+                fit, _ = smd_rate(geometry, objective, float(p), list(o["horizons"]), reps, rng)
+                pred = predicted_rate(objective, float(p))
+                intervals[f"{objective}, {geometry}, p={p}"] = stats.Interval(
+                    fit.estimate - pred,
+                    fit.low - pred,
+                    fit.high - pred,
+                    fit.level,
+                    f"{fit.method}, shifted by the predicted slope",
+                    fit.n,
+                    se=fit.se,
+                    df=fit.df,
+                )
+                slopes[(geometry, float(p))] = fit.estimate
+                rows.append(
+                    [
+                        objective,
+                        geometry,
+                        float(p),
+                        fit.estimate,
+                        fit.low,
+                        fit.high,
+                        pred,
+                        -1.0 / fit.estimate if fit.estimate < 0 else float("nan"),
+                        -1.0 / pred,
+                    ]
+                )
+        lo, hi = min(o["tail_indices"]), max(o["tail_indices"])
+        numbers[f"{objective}_slope_change_p{hi}_vs_p{lo}"] = max(
+            slopes[(g, float(hi))] - slopes[(g, float(lo))] for g in ("euclidean", "entropic")
+        )
+    numbers["largest_slope_change"] = max(v for k, v in numbers.items() if k.endswith(f"_vs_p{lo}"))
+    table = markdown_table(
+        [
+            "objective",
+            "geometry",
+            "p",
+            "slope",
+            "low",
+            "high",
+            "predicted",
+            "time exponent",
+            "predicted exponent",
+        ],
+        rows,
+    )
+    return Observations(intervals=intervals, numbers=numbers, table=table)
+
+
+heavy_tail_rates = Claim(
+    arms=("diag-heavy-tail-smd",),
+    # experiment=: one fit per (objective, geometry, p), each its own comparison (Holm-adjusted),
+    # as the pipeline's matrix points do; the evaluator's smd_rate is called directly.
+    experiment=_heavy_tail_experiment,
+    effect=Effect(
+        quantity="slope of log(error) against log(T), measured minus predicted (-(p-1)/p convex, "
+        "-(p-1) strongly convex), per (objective, geometry, p)",
+        statistic="interval",
+        relation="within",
+        value=0.0,
+        tolerance=SLOPE_BAND,
+        label="slope",
+    ),
+    plan=Plan(
+        effect=0.05,
+        pilot_replicates=8,
+        rationale="slope standard errors of 0.01-0.02 (convex, 64 runs per T) and 0.01-0.03 (strongly "
+        "convex, 8 group medians of 128 runs) at 6 horizons in a first paper-size run: a true error "
+        "0.05 inside the 0.15 band is detected at these sizes",
+    ),
+    preconditions=(
+        Precondition.number(
+            "largest_slope_change",
+            "<=",
+            -0.1,
+            "the tail index changes the measured rate: slope at the largest p minus slope at the "
+            "smallest p <= -0.1 (for one geometry at least, per objective at most)",
+        ),
+    ),
+    libraries=("numpy", "scipy"),
+    scales={
+        "smoke": Scale(
+            replicates=16,
+            options={"tail_indices": [1.5, 2.0], "horizons": [100, 200, 400, 800], "median_replicates": 64},
+        ),
+        "paper": Scale(
+            replicates=64,
+            options={
+                "tail_indices": [1.2, 1.5, 1.8, 2.0],
+                "horizons": [125, 250, 500, 1000, 2000, 4000],
+                "median_replicates": 1024,
+            },
+        ),
+    },
+    tuning={
+        "diag-heavy-tail-smd": Tuning(
+            1, "the theorems' step schedules (T^(-1/p) convex, 1/(t+1) strongly convex)"
+        )
+    },
+)
+"""SMD's error rate under alpha-stable noise matches the predicted exponent within 0.15, per group."""
+
+
+#: the slope band of diag-sea-omd-sqrt around the predicted 1/2 (fixed after a pilot of 1000 rounds at
+#: seed 0; the paper scale therefore runs on a fresh seed, 1, so its verdict is not the pilot's)
+SEA_BAND = 0.1
+
+
+def _sea_experiment(scale: Scale, out_dir: Path) -> Observations:
+    """Both SEA sweeps at the scale's horizon; the slope against V with its interval."""
+    import numpy as np
+
+    from quadriga import stats
+    from quadriga.claims.run import markdown_table
+    from quadriga.seeding import derive_seed
+    from quadriga_diagnostics.sea_omd import PREDICTED_SLOPE, fit_regret_slope, sea_sweep
+
+    o = scale.options
+    rng = np.random.default_rng(derive_seed(scale.seed, "sea"))
+    rows = sea_sweep(list(o["levels"]), int(o["horizon"]), int(o["dim"]), scale.replicates, rng)
+    fit, r2 = fit_regret_slope(rows)
+    interval = stats.Interval(
+        fit.estimate - PREDICTED_SLOPE,
+        fit.low - PREDICTED_SLOPE,
+        fit.high - PREDICTED_SLOPE,
+        fit.level,
+        f"{fit.method}, shifted by the predicted slope 1/2",
+        fit.n,
+        se=fit.se,
+        df=fit.df,
+    )
+    decades = min(
+        float(
+            np.log10(
+                max(r["variance"] for r in rows if r["sweep"] == s)
+                / min(r["variance"] for r in rows if r["sweep"] == s)
+            )
+        )
+        for s in ("stochastic", "adversarial")
+    )
+    numbers = {
+        "slope": fit.estimate,
+        "r_squared": r2,
+        "variance_decades": decades,
+        "horizon": int(o["horizon"]),
+    }
+    table = markdown_table(
+        ["sweep", "level", "V", "mean regret", "sqrt(V)"],
+        [[r["sweep"], r["level"], r["variance"], r["regret"], float(np.sqrt(r["variance"]))] for r in rows],
+    )
+    return Observations(intervals={"both sweeps": interval}, numbers=numbers, table=table)
+
+
+sea_omd_sqrt = Claim(
+    arms=("diag-sea-omd",),
+    # experiment=: the sweeps are generated in-process (sea_sweep), as the evaluator does per horizon
+    experiment=_sea_experiment,
+    effect=Effect(
+        quantity="slope of log(mean regret) against log(sigma^2_{1:T} + Sigma^2_{1:T}), measured minus "
+        "the predicted 1/2",
+        statistic="interval",
+        relation="within",
+        value=0.0,
+        tolerance=SEA_BAND,
+        label="slope",
+    ),
+    plan=Plan(
+        effect=0.05,
+        pilot_replicates=4,
+        rationale="the slope's standard error is about 0.002 with 16 sequences per level at T = 1000; any "
+        "replicate count from 4 resolves a slope 0.05 inside the band",
+    ),
+    preconditions=(
+        Precondition.number(
+            "variance_decades",
+            ">=",
+            2.0,
+            "V spans at least two decades in both the stochastic and the adversarial sweep",
+        ),
+    ),
+    libraries=("numpy", "scipy"),
+    scales={
+        "smoke": Scale(replicates=4, options={"levels": [0.1, 0.4, 1.6], "horizon": 300, "dim": 2}),
+        "paper": Scale(
+            replicates=32,
+            seed=1,
+            options={"levels": [0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2], "horizon": 4000, "dim": 2},
+        ),
+    },
+    tuning={"diag-sea-omd": Tuning(1, "the self-confident step of the convex case, no tuning")},
+)
+"""Optimistic OMD's regret grows like sqrt(sigma^2_{1:T} + Sigma^2_{1:T}) on the SEA test bed."""

@@ -1,0 +1,77 @@
+"""Optimistic OMD in the SEA model: the regret of known sequences in closed form, the evaluator,
+the pipeline and the claim at smoke scale."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from quadriga_diagnostics.claims import sea_omd_sqrt
+from quadriga_diagnostics.sea_omd import OptimisticOMDRegret, ball_projection, optimistic_omd_regret
+
+import quadriga.api
+from quadriga.claims import evaluate_claim
+from quadriga.errors import ConfigError
+from quadriga.registry import Registry
+
+
+def test_regret_of_a_constant_sequence_in_closed_form():
+    # c_t = 1 in one dimension on [-1, 1], delta = 1: eta_1 = 1, x_1 = 0, xh_2 = -1; afterwards the
+    # hint is exact (c_t - M_t = 0), eta = 1 / sqrt(2), and x_t = Pi(-1 - eta) = -1: loss 0 - (T - 1),
+    # best fixed point -T, so the regret is exactly 1
+    c = np.ones((1, 50, 1))
+    assert optimistic_omd_regret(c)[0] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_regret_of_the_alternating_sequence_in_closed_form():
+    # c_t = a (-1)^t in 1-D: the hint is always wrong, |c_t - M_t| = 2a after round 1; the recursion
+    # in closed form (xh stays inside the interval for a small a) is evaluated step by step here
+    a, horizon = 0.05, 40
+    c = a * (-1.0) ** np.arange(horizon)
+    xh, hint, acc, loss = 0.0, 0.0, 0.0, 0.0
+    for t in range(horizon):
+        eta = 1.0 / np.sqrt(1.0 + acc)
+        x = np.clip(xh - eta * hint, -1, 1)
+        loss += c[t] * x
+        xh = np.clip(xh - eta * c[t], -1, 1)
+        acc += (c[t] - hint) ** 2
+        hint = c[t]
+    expected = loss + abs(c.sum())
+    assert optimistic_omd_regret(c.reshape(1, horizon, 1))[0] == pytest.approx(expected, rel=1e-12)
+    assert expected > 0  # a wrong hint costs: eta_t a^2 per round
+
+
+def test_ball_projection_and_refusals():
+    x = np.array([[3.0, 4.0], [0.3, 0.4]])
+    assert np.allclose(ball_projection(x, 1.0), [[0.6, 0.8], [0.3, 0.4]])
+    with pytest.raises(ConfigError):
+        optimistic_omd_regret(np.ones((3, 2)))
+    with pytest.raises(ConfigError):
+        OptimisticOMDRegret(levels=[0.1])
+
+
+def test_evaluator_slope_is_near_one_half():
+    v = (
+        OptimisticOMDRegret(levels=[0.1, 0.4, 1.6], horizon=300, num_replicates=4)
+        .evaluate(generator=torch.Generator().manual_seed(0))
+        .values
+    )
+    assert v["slope_low"] <= v["slope"] <= v["slope_high"]
+    assert 0.4 < v["slope"] < 0.7 and v["r_squared"] > 0.9
+    assert v["regret/adversarial/1.6"] > v["regret/adversarial/0.1"] > 0
+
+
+def test_pipeline_runs_every_horizon(tmp_path):
+    res = quadriga.api.run(
+        "diag-sea-omd",
+        overrides=["stage.omd.levels=[0.2, 0.8]", "stage.omd.num_replicates=2"],
+        out=tmp_path / "run",
+    )
+    assert {f"omd[horizon={t}]" for t in (250, 1000, 4000)} <= set(res.artifacts)
+
+
+def test_sea_claim_smoke(tmp_path):
+    obs = sea_omd_sqrt.observations("smoke", tmp_path, Registry(use_env=False))
+    assert obs.numbers["variance_decades"] >= 2.0
+    rec = evaluate_claim(sea_omd_sqrt, obs, "smoke")
+    assert rec["status"] == "ran"
