@@ -5,6 +5,7 @@ from __future__ import annotations
 import quadriga
 from quadriga_std import _regions_register as regions_kit
 from quadriga_std.rl import _register as rl_kit
+from quadriga_std.sequences import _register as sequences_kit
 from quadriga_std.shift import _register as shift_kit
 
 _P = "quadriga_std"
@@ -276,6 +277,7 @@ def quadriga_register(registry):
     shift_kit.register(registry)
     regions_kit.register(registry)
     rl_kit.register(registry)
+    sequences_kit.register(registry)
 
 
 @quadriga.hookimpl
