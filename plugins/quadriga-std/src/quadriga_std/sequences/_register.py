@@ -13,7 +13,7 @@ def register(registry: Any) -> None:
         "target",
         "sequence-space",
         f"{_P}.space:SequenceSpace",
-        summary="All V^L sequences, a random bigram/tabular base model a, a feature phi and its desired moment",
+        summary="All V^L sequences, a random bigram or tabular base model a, a feature phi with a moment",
         paper="Khalifa et al. 2021 (GDC), arXiv 2012.11635, sec. 2",
         tags=("discrete-state", "exact-target"),
     )
