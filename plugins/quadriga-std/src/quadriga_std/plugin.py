@@ -6,6 +6,7 @@ import quadriga
 from quadriga_std import _regions_register as regions_kit
 from quadriga_std.attribution import _register as attribution_kit
 from quadriga_std.rl import _register as rl_kit
+from quadriga_std.sequences import _register as sequences_kit
 from quadriga_std.shift import _register as shift_kit
 from quadriga_std.weightspace import _register as weightspace_kit
 
@@ -280,6 +281,7 @@ def quadriga_register(registry):
     rl_kit.register(registry)
     weightspace_kit.register(registry)
     attribution_kit.register(registry)
+    sequences_kit.register(registry)
 
 
 @quadriga.hookimpl
