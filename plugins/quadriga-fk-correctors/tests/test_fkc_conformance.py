@@ -66,6 +66,14 @@ def test_claim_runs_at_smoke_scale(registry, tmp_path, claim):
         assert set(arms) == ({"fkc", "fkc-naive"} if claim == "fkc-anneal-beats-naive" else points)
         for values in arms.values():
             assert len(values) == 2 and all(v == v and abs(v) < 1e6 for v in values)
-    if claim == "fkc-consistency":  # mode-weight TV lies in [0, 1]
-        assert all(0 <= v <= 1 for values in groups[""].values() for v in values)
+    if claim == "fkc-consistency":
+        # the test bed separates consistent from biased even at smoke scale (20 steps, seeds 0-1):
+        # FKC's mode-weight TV to the exact product is inside the 0.05 tolerance (measured 0.018,
+        # 0.029), naive mixing's far outside it (0.179, 0.178), and the precondition says so
+        from quadriga_fk_correctors.claims import MODE_TOLERANCE
+
+        fkc, naive = groups[""]["fkc[num_particles=4096]"], groups[""]["fkc-naive[num_particles=4096]"]
+        assert all(0 <= v < MODE_TOLERANCE for v in fkc) and all(2 * MODE_TOLERANCE < v <= 1 for v in naive)
+        (pre,) = record["preconditions"]
+        assert pre["holds"] and "naive mode-weight TV" in pre["diagnostic"]
     assert "not verdicts" in report.read_text()

@@ -71,6 +71,13 @@ def test_claim_runs_at_smoke_scale(registry, tmp_path, claim):
     assert set(observations) == expected
     for values in observations.values():
         assert len(values) == 2 and all(v == v and abs(v) < 1e6 for v in values)
+    if claim == "fm-smc-consistency":
+        # per replicate the slope of the energy distance against K (32, 64, 1024 at smoke's 8 steps):
+        # SMC's falls (measured -0.21, -0.29), the biased guidance sampler's plateaus (0.19, -0.02)
+        smc, guide = observations["fm-smc"], observations["fm-guidance"]
+        assert all(s < -0.1 and s < g - 0.2 for s, g in zip(smc, guide, strict=True)), (smc, guide)
+        (pre,) = record["preconditions"]
+        assert pre["holds"] and "fm-guidance mean slope" in pre["diagnostic"]
     if claim == "fm-smc-beats-is":  # every sampler's ESS fraction at K = 1024 is reported
         numbers = record["numbers"]
         assert 0 < numbers["fm-is[num_particles=1024] ess_fraction"] <= 1

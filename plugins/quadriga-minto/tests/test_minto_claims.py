@@ -24,10 +24,12 @@ def test_smoke_claims_share_one_run_of_the_pipeline_with_paired_replicates(tmp_p
     (c,) = rec["comparisons"]
     assert c["n"] == 2 and c["baseline"] == "dqn"
     assert c["method"] and c["low"] <= c["estimate"] <= c["high"]
-    # at 1200 Acrobot steps every episode may hit the -500 cap: then DQN's AUC is the same in every
-    # replicate and the precondition says so (at paper scale that makes the claim inconclusive)
-    varies = next(p for p in rec["preconditions"] if "DQN" in p["description"])
-    assert varies["holds"] == (len(set(obs.values["dqn"])) > 1), varies
+    # at 1200 Acrobot steps episodes hit the -500 cap: an arm at the floor in most replicates fails
+    # the floor precondition (at paper scale that makes the claim inconclusive)
+    floor = next(p for p in rec["preconditions"] if "floor" in p["description"])
+    off = {a: sum(v > -500.0 for v in obs.values[a]) / 2 for a in ("minto", "dqn")}
+    assert floor["holds"] == (min(off.values()) >= 0.5), floor
+    assert "minto above -500" in floor["diagnostic"] and "dqn above -500" in floor["diagnostic"]
     # Acrobot-v1 pays -1 per step and cuts episodes at 500 steps: the AUC is a return level in [-500, 0]
     assert all(-500.0 <= v <= 0.0 for v in obs.values["dqn"] + obs.values["minto"])
     assert math.isfinite(rec["numbers"]["auc_ratio_minto_over_dqn"])
@@ -52,3 +54,17 @@ def test_both_pipelines_use_the_tuned_online_learning_rate():
     for claim in (auc_claim, overestimation_claim):
         assert claim.tuning["dqn-online"].settings_tried == len(ONLINE_LR_GRID) == 4
         assert not claim.tuning_flags()  # the compared arms (minto, dqn) have equal budgets
+
+
+def test_floor_precondition_catches_an_arm_stuck_at_the_cap():
+    from quadriga_minto.claims import OFF_FLOOR
+
+    from quadriga.claims import Observations
+
+    # the former paper-scale record: MINTO at -500 in every replicate while DQN learned in most
+    stuck = Observations(values={"minto": [-500.0] * 10, "dqn": [-500.0, -500.0] + [-420.0] * 8})
+    holds, text = OFF_FLOOR.evaluate(stuck)
+    assert not holds and "minto above -500 in 0%" in text and "dqn above -500 in 80%" in text
+    # both arms reach the goal in half their replicates: the AUC compares learning speeds
+    learning = Observations(values={"minto": [-500.0, -480.0, -300.0, -500.0], "dqn": [-410.0, -500.0] * 2})
+    assert OFF_FLOOR.evaluate(learning)[0]

@@ -120,3 +120,22 @@ def test_bad_parameters_are_config_errors(digits):
 
     with pytest.raises(ConfigError, match="standardize"):
         OrbitClassifier(num_epochs=1).fit(Standardized(), generator=torch.Generator(), progress=_Progress())
+
+
+def test_global_pooling_cnn_is_shift_invariant_and_lenet_is_not():
+    """cnn-pool: zero padding and the zero canvas look alike, so logits are unchanged by integer shifts
+    that keep the digit (and its 5x5 receptive field) on the canvas; the LeNet head reads positions."""
+    from quadriga_nero.learner import build_network
+    from quadriga_nero.orbits import shift, to_canvas
+    from sklearn.datasets import load_digits
+
+    x = to_canvas(load_digits().data[:20], 8, 20)  # 6 zero pixels around every digit
+    moved = shift(x, (2, -3))
+    torch.manual_seed(0)
+    pool, lenet = build_network("cnn-pool", 20, 10), build_network("cnn", 20, 10)
+    with torch.no_grad():
+        a, b = pool(x[:, None] / 16), pool(moved[:, None] / 16)
+        c, d = lenet(x[:, None] / 16), lenet(moved[:, None] / 16)
+    assert torch.allclose(a, b, atol=1e-6)
+    assert (c - d).abs().max() > 1e-3
+    assert pool[-1].in_features == 128  # dense head on 2 * channels pooled features

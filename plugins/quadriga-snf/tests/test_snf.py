@@ -105,3 +105,30 @@ def test_pipeline_checks_with_five_paired_replicates(name):
     stages = set(api.check(name).stages)
     arms = ("snf-train", "nf-train", "snf", "nf", "rwm")
     assert {f"{a}[{i}]" for a in arms for i in range(5)} | {"diagnostics"} == stages
+
+
+def test_collapse_precondition_makes_the_claims_against_realnvp_inconclusive():
+    """The recorded baseline (19 of 20 replicates on one well) fails the precondition; a sound one passes."""
+    from quadriga_snf.claims import BEATS_NF, COLLAPSE_ERROR, ESS, FREE_ENERGY, collapsed
+
+    from quadriga.claims import Observations, evaluate_claim
+
+    # half the smaller well's mass of P(x_1 > 0) = 0.156 (the pipeline's double well)
+    assert COLLAPSE_ERROR == pytest.approx(0.156 / 2)
+    errors = [0.15] * 19 + [0.01]  # the former record: 19 replicates lost the smaller well
+    assert collapsed(errors) == pytest.approx(0.95)
+    assert collapsed([0.07, 0.09, 0.01, 0.2]) == 0.5  # a replicate counts above the threshold only
+    obs = Observations(
+        values={"snf": [0.02 + 0.001 * i for i in range(20)], "nf": [0.2 + 0.002 * i for i in range(20)]},
+        numbers={"mode_error_unweighted": {"snf": [0.01] * 20, "nf": errors}},
+    )
+    for claim in (BEATS_NF, ESS, FREE_ENERGY):  # every claim that compares with RealNVP carries it
+        pre = next(p for p in claim.preconditions if "RealNVP" in p.description)
+        holds, text = pre.evaluate(obs)
+        assert not holds and "collapsed onto one well in 95% of 20 replicates" in text
+    rec = evaluate_claim(BEATS_NF, obs, "paper")
+    assert rec["status"] == "inconclusive" and "RealNVP" in rec["precondition_failed"]
+    sound = Observations(
+        values=obs.values, numbers={"mode_error_unweighted": {"snf": [0.01] * 20, "nf": [0.01] * 20}}
+    )
+    assert evaluate_claim(BEATS_NF, sound, "paper")["status"] == "passed"  # ratio about 0.1

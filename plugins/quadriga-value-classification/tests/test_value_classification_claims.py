@@ -1,4 +1,4 @@
-"""The claims at smoke scale: one shared run of the four noisy-task arms; numbers, status 'ran'."""
+"""The claims at smoke scale: one shared run of the six MSE and HL-Gauss arms; numbers, status 'ran'."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ import math
 import pytest
 from quadriga_value_classification.claims import (
     ARMS,
+    NOISY_ARMS,
     PIPELINE,
     claim_run_source,
+    noise_interaction_claim,
     noisy_auc_claim,
     width_gap_claim,
 )
@@ -25,12 +27,16 @@ def test_ready_pipelines_check(name):
     assert len(learners) == 16, learners
 
 
-def test_claim_run_keeps_the_four_noisy_arms_of_the_pipeline():
+def test_claim_run_keeps_the_mse_and_hlgauss_arms_of_the_pipeline():
     data = claim_run_source()
     assert PIPELINE == "cartpole-value-classification"
     learners = {k for k, v in data["stage"].items() if v["use"] in ("dqn", "dqn-hlgauss")}
-    assert learners == set(ARMS)
-    assert all(data["stage"][a]["inputs"]["task"] == "env-noisy" for a in ARMS)
+    assert learners == set(ARMS) and len(ARMS) == 6
+    assert "dqn-twohot" not in data["stage"] and "dqn-twohot-noisy" not in data["stage"]
+    assert all(data["stage"][a]["inputs"]["task"] == "env-noisy" for a in NOISY_ARMS)
+    # the interaction's contrast: the same two losses, same width, on the clean task
+    assert {data["stage"][a]["inputs"]["task"] for a in ("dqn-mse", "dqn-hlgauss")} == {"env"}
+    assert "hidden_sizes" not in data["stage"]["dqn-hlgauss"]
     assert data["stage"]["dqn-hlgauss-noisy-wide"]["hidden_sizes"] == [512, 512]
 
 
@@ -38,6 +44,7 @@ def test_smoke_claims_share_one_run_with_paired_replicates(tmp_path):
     with shared_runs():  # as verify does around the claims it runs
         obs = noisy_auc_claim.observations("smoke", tmp_path)
         gaps = width_gap_claim.observations("smoke", tmp_path / "second")
+        inter = noise_interaction_claim.observations("smoke", tmp_path / "third")
     assert set(obs.values) == {"dqn-hlgauss-noisy", "dqn-mse-noisy"}
     assert all(len(v) == 2 for v in obs.values.values())
     rec = evaluate_claim(noisy_auc_claim, obs, "smoke")
@@ -59,3 +66,12 @@ def test_smoke_claims_share_one_run_with_paired_replicates(tmp_path):
     assert gaps.values["gap-wide"] == expected
     rec2 = evaluate_claim(width_gap_claim, gaps, "smoke")
     assert rec2["status"] == "ran" and math.isfinite(rec2["comparisons"][0]["estimate"])
+    # the interaction: per-replicate (HL-Gauss - MSE) noisy minus (HL-Gauss - MSE) clean, paired
+    noisy = [h - m for h, m in zip(auc["dqn-hlgauss-noisy"], auc["dqn-mse-noisy"], strict=True)]
+    clean = [h - m for h, m in zip(auc["dqn-hlgauss"], auc["dqn-mse"], strict=True)]
+    assert inter.values == {"gap-noisy": noisy, "gap-clean": clean}
+    rec3 = evaluate_claim(noise_interaction_claim, inter, "smoke")
+    (c3,) = rec3["comparisons"]
+    assert rec3["status"] == "ran" and c3["n"] == 2
+    assert c3["estimate"] == pytest.approx(sum(noisy) / 2 - sum(clean) / 2)
+    assert c3["low"] < c3["estimate"] < c3["high"]  # Student t on 2 paired differences: wide, finite

@@ -13,8 +13,12 @@ paired). Two claims per pipeline, with the thresholds fixed before any run:
   split. Six comparisons, Holm-adjusted; the claim passes only when all six do. The paper claims
   "improved tail behavior" without a size, so the sign is the claim. Precondition: the constraint
   binds for ERM (at most 99% of its training samples have loss <= eps); where plain training
-  already satisfies every constraint (digits at the paper's eps) no tail comparison can favour FL
-  and the claim is inconclusive (precondition).
+  already satisfies every constraint no tail comparison can favour FL and the claim is
+  inconclusive (precondition). On digits that is the case at the paper's eps = log(1/0.6) (ERM
+  feasible fraction 1.000 in the former record), so the digits pipeline uses eps = log(1/0.99) (the
+  true class gets probability at least 0.99), at which about 10% of ERM's training samples violate
+  the constraint (0.889 and 0.899 feasible on two pilot replicates at root seed 1000, disjoint from
+  the claims' seeds).
 - ``fl-digits-accuracy``: test accuracy FL - ERM > -0.01 (non-inferiority margin: 1 point).
 - ``fl-diabetes-mse``: test MSE ratio FL / ERM < 1.05 (non-inferiority margin: 5%).
 
@@ -62,8 +66,9 @@ _REPORTED = (
 _TUNING = {
     "fl": Tuning(
         1,
-        "paper defaults: eps = log(1/0.6) (classification), dual step 1e-2; model/optimizer "
-        "shared with ERM, not tuned",
+        "dual step 1e-2 (paper default); eps = log(1/0.99) on digits (the paper's log(1/0.6) never binds "
+        "there: chosen on 2 pilot replicates at root seed 1000 so that ERM violates the constraint, ERM "
+        "feasible fraction 0.889 and 0.899) and 0.25 on diabetes; model/optimizer shared with ERM, not tuned",
     ),
     "erm": Tuning(1, "same MLP, Adam learning rate, epochs and batches as FL; not tuned"),
 }

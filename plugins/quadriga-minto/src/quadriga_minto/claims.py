@@ -42,7 +42,9 @@ from quadriga.claims import (
 
 __all__ = [
     "BINDS",
+    "FLOOR",
     "METHODS",
+    "OFF_FLOOR",
     "ONLINE_LR_GRID",
     "PAPER_FRAMES",
     "PAPER_REPLICATES",
@@ -135,6 +137,32 @@ def observe(stage: str, metric: str) -> Any:
     return read
 
 
+#: Acrobot-v1's floor of the step-normalised AUC: every episode ran into the 500-step cap
+FLOOR = -500.0
+#: the smallest share of an arm's replicates that must leave the floor for the AUC to compare speeds
+OFF_FLOOR_SHARE = 0.5
+
+
+def _off_floor(obs: Observations) -> tuple[bool, str]:
+    """Both arms leave the floor (AUC above -500) in at least half their replicates.
+
+    An arm whose AUC is -500 never reached the goal within the budget: the AUC then measures the
+    budget, not how fast the arm learns, and a difference of AUCs says little about the paper's
+    claim (the former record had MINTO at -500 in 10 of 10 replicates).
+    """
+    shares = {arm: sum(v > FLOOR for v in vals) / len(vals) for arm, vals in obs.values.items() if vals}
+    if set(shares) != {"minto", "dqn"}:
+        return False, f"AUCs of minto and dqn were not both read (got {', '.join(shares) or 'none'})"
+    text = ", ".join(f"{a} above {FLOOR:g} in {s:.0%}" for a, s in shares.items())
+    return min(shares.values()) >= OFF_FLOOR_SHARE, f"{text} of replicates (each needs {OFF_FLOOR_SHARE:.0%})"
+
+
+#: the test bed lets both arms learn: each leaves the -500 floor in at least half its replicates
+OFF_FLOOR = Precondition(
+    f"both arms leave Acrobot's floor (AUC above {FLOOR:g}) in at least {OFF_FLOOR_SHARE:.0%} of replicates",
+    _off_floor,
+)
+
 #: the minimum binds in at least a tenth of the replay rows (on CartPole-v1 it binds in about 1%)
 BINDS = Precondition.number(
     "minto/min_binds_fraction",
@@ -168,7 +196,7 @@ auc_claim = Claim(
         "reporting; sd 43 from the former 10-replicate record (MDE 38 at n = 10): about 36 replicates "
         "needed, 10 declared (too few for 20; enough for the recorded distance of 60)",
     ),
-    preconditions=(BINDS, Precondition.varies("dqn", "DQN's AUC is not the same in every replicate")),
+    preconditions=(BINDS, OFF_FLOOR),
     scales=_SCALES,
     tuning=_TUNING,
     libraries=_LIBRARIES,

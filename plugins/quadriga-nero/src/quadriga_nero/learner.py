@@ -43,7 +43,7 @@ from quadriga_nero.orbits import rotate, shift, to_canvas
 
 __all__ = ["DigitNet", "OrbitClassifier", "build_network"]
 
-_ARCHITECTURES = ("mlp", "cnn")
+_ARCHITECTURES = ("mlp", "cnn", "cnn-pool")
 _AUGMENT = ("none", "rotation", "shift")
 _AVERAGE = ("none", "c4")
 
@@ -57,6 +57,11 @@ def build_network(
     (``channels``, ``2 channels``; padding 1, ReLU, each followed by 2x2 max pooling), then dense
     ReLU layers of ``hidden_sizes`` and a linear layer (LeNet-style): the convolutions are
     translation-equivariant up to the border and the pooling grid, the dense layers are not.
+    ``"cnn-pool"``: the same two convolutions without the strided pooling, then global max pooling
+    over the plane (``2 channels`` features) and the dense layers: translation-invariant for integer
+    shifts that keep the image's support (and the 3x3 receptive fields around it) on the zero canvas,
+    since zero padding and the zero canvas look alike to the convolutions (the invariance NERO's
+    shift experiment probes; Zhao et al. 2023, sec. 4.2).
 
     Raises:
         ConfigError: unknown architecture.
@@ -76,6 +81,17 @@ def build_network(
             nn.Flatten(),
         ]
         width = 2 * c * (canvas // 4) ** 2
+    elif architecture == "cnn-pool":
+        c = channels
+        trunk = [
+            nn.Conv2d(1, c, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(c, 2 * c, 3, padding=1),
+            nn.ReLU(),
+            nn.AdaptiveMaxPool2d(1),
+            nn.Flatten(),
+        ]
+        width = 2 * c
     else:
         raise ConfigError(f"architecture must be one of {', '.join(_ARCHITECTURES)}, got {architecture!r}.")
     for size in hidden_sizes:
@@ -138,7 +154,9 @@ class OrbitClassifier(Learner):
         "inputs": {"task": "data"},
     }
 
-    architecture: str = param("cnn", doc="mlp or cnn", validator=one_of(_ARCHITECTURES))
+    architecture: str = param(
+        "cnn", doc="mlp, cnn or cnn-pool (global max pooling)", validator=one_of(_ARCHITECTURES)
+    )
     augment_fraction: float = param(
         1.0, doc="fraction of each batch that is augmented", validator=probability
     )

@@ -38,6 +38,12 @@ def quadriga_register(registry):
         paper=f"{_PAPER}, abstract (robustness to noisy targets)",
     )
     registry.add_claim(
+        "value-classification-noise-interaction",
+        f"{_M}.claims:noise_interaction_claim",
+        summary="HL-Gauss's AUC gain over MSE is larger with reward noise than without (paired interaction)",
+        paper=f"{_PAPER}, abstract and noisy-target analysis (robustness to noisy targets)",
+    )
+    registry.add_claim(
         "value-classification-width-gap",
         f"{_M}.claims:width_gap_claim",
         summary="The HL-Gauss - MSE return-AUC gap is larger with a 512-512 trunk than with 128-128",
