@@ -28,6 +28,8 @@ demo: $(STAMP)
 	@echo "per learner; about 7 minutes on an idle 2-core machine, 23 on a loaded one; its last verdict"
 	@echo "is in plugins/quadriga-minto/README.md). Figures, results.json and manifest.json are in"
 	@echo "the run directory printed above; 'quadriga report RUN_DIR' writes them into one HTML page."
+	@echo "The warnings that dqn-online's loss grew about 1000-fold are expected: without a target"
+	@echo "network its TD loss diverges, the instability MINTO's min(target, online) bootstrap addresses."
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
