@@ -497,8 +497,8 @@ def test_two_replicates_carry_the_range_caveat():
         Effect(quantity="q", statistic="mean", relation="greater", value=0.0, why_sign=WHY), arms=("m",)
     )
     rec = evaluate_claim(claim, Observations(values={"m": [1.0, 3.0]}), "smoke")
-    assert "(n = 2: the range of the two values)" not in rec["summary"]  # the n=2 caveat goes in the method
-    assert "; n = 2: the range of the two values)" in rec["summary"]
+    assert "(n = 2: one degree of freedom, the interval is very wide)" not in rec["summary"]  # the n=2 caveat goes in the method
+    assert "; n = 2: one degree of freedom, the interval is very wide)" in rec["summary"]
 
 
 def test_info_claim_shows_effect_replicates_arms_and_last_verdict(registry, monkeypatch, capsys, tmp_path):

@@ -169,6 +169,6 @@ def test_tiny_samples_say_what_their_interval_is():
     # two values: every resample is (a, a), (a, b) or (b, b), so the interval cannot leave [a, b]
     two = stats.bootstrap_ci([1.0, 3.0], "mean", method="percentile", resamples=999, rng=0)
     assert 1.0 <= two.low < two.high <= 3.0
-    assert stats.small_sample_note(2) == "n = 2: the range of the two values"
+    assert stats.small_sample_note(2) == "n = 2: one degree of freedom, the interval is very wide"
     assert stats.small_sample_note(1) == "no interval: n = 1" == stats.bootstrap_ci([0.5]).method
     assert stats.small_sample_note(3) == ""

@@ -404,7 +404,11 @@ def _summary(claim: Claim, record: dict[str, Any], scale: str) -> str:
         return "a table of measurements with no comparison to decide: numbers, no verdict"
     head = f"claim: {claim.effect.describe()}. "
     if record.get("precondition_failed"):
-        head = f"inconclusive (precondition: {record['precondition_failed']}). " + head
+        if scale == "paper":
+            head = f"inconclusive (precondition: {record['precondition_failed']}). " + head
+        else:  # smoke scale decides nothing: say the test bed is not exercised at this size
+            unmet = record["precondition_failed"]
+            head = f"precondition not met at this scale ({unmet}); numbers only. " + head
     if record["holm"] and scale == "paper":
         k = sum(c["verdict"] == "passed" for c in record["comparisons"])
         head += f"{k} of {len(record['comparisons'])} comparisons passed after Holm correction. "

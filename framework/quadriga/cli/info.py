@@ -270,15 +270,35 @@ def cmd_info(args: argparse.Namespace) -> int:
             text = p.read_text()
             found.append(dict(kind="pipeline", name=p.name, distribution=p.distribution, toml=text))
             if not args.json:
-                head = f"# pipeline {p.name} from {p.distribution}: {p.summary}"
+                import textwrap
+
+                head = textwrap.fill(
+                    f"pipeline {p.name} from {p.distribution}: {p.summary}",
+                    width=78,
+                    initial_indent="# ",
+                    subsequent_indent="#   ",
+                )
                 sys.stdout.write(
                     f"{head}\n# run it: quadriga run {p.name}\n"
-                    "# edited copy saved to a file: change [pipeline] name below first, so its runs go to\n"
-                    f"# runs/<new name>/ and not next to those of {p.name}; then quadriga run FILE.toml\n\n"
+                    "# edited copy saved to a file: change [pipeline] name below first, so\n"
+                    f"# its runs go to runs/<new name>/ and not next to those of\n# {p.name}; "
+                    "then quadriga run FILE.toml\n\n"
                     f"{text}"
                 )
                 if not text.endswith("\n"):
                     sys.stdout.write("\n")
+    if any(f["kind"] == "pipeline" for f in found) and kind is None and not args.json:
+        # `quadriga info NAME > my.toml` must stay a TOML file: other entries of this name are named
+        # in a comment, each reachable with --kind
+        others = sorted(
+            {c.kind for c in reg.claims() if c.name == name}
+            | {s.kind for s in reg.components() if s.name == name}
+        )
+        for other in others:
+            article = "an" if other[0] in "aeiou" else "a"
+            hint = f"quadriga info {name} --kind {other}"
+            sys.stdout.write(f"# '{name}' also names {article} {other}: {hint}\n")
+        return 0
     for c in reg.claims() if kind in (None, "claim") else []:
         if c.name == name:
             from quadriga.claims.info import claim_facts, claim_lines
@@ -358,6 +378,12 @@ def cmd_info(args: argparse.Namespace) -> int:
             con.print(f"[bold]output[/]: {out_name}")
     if not found:
         known = [s.name for s in reg.specs()]
+        elsewhere = sorted({s.kind for s in reg.specs() if s.name == name})
+        if elsewhere:
+            raise UnknownComponentError(
+                f"'{name}' is registered as {' and as '.join(elsewhere)}, not as {kind}: quadriga info {name}"
+                + (f" --kind {elsewhere[0]}" if len(elsewhere) == 1 else "")
+            )
         raise UnknownComponentError(
             f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
             + reg.catalogue_note(name, None if kind is None else (kind,))

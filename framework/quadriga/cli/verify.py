@@ -31,7 +31,7 @@ def add_parser(sub: Subparsers) -> None:
             "Run the claims of a distribution (e.g. quadriga-srmc) or one claim, and write\n"
             "report.md and report.json with the measured numbers and figures.\n\n"
             "Scales:\n"
-            "  smoke (the default)  a few replicates per arm (3 or so): seconds to a few\n"
+            "  smoke (the default)  a few replicates per arm (2 to 5): seconds to a few\n"
             "                       minutes per claim. Numbers with their intervals, no\n"
             "                       verdict, p-value or MDE: the status is 'ran'.\n"
             "  paper                the replicates the claim was designed for: minutes to\n"

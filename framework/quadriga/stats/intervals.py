@@ -138,16 +138,16 @@ def small_sample_note(n: int, *, constant: bool = False) -> str:
 
     Returns:
         ``"no interval: n = 1"``, ``"no interval: all 3 values equal"``,
-        ``"n = 2: the range of the two values"`` (a bootstrap of two values can only resample
-        the pairs ``(a, a)``, ``(a, b)``, ``(b, b)``, so its interval is their range), or ``""``
-        for ``n >= 3`` with some spread.
+        ``"n = 2: one degree of freedom, the interval is very wide"`` (a Student t interval of two
+        values spans about 12.7 standard errors each side at 95 %; it says how little two values
+        tell, not where the effect lies), or ``""`` for ``n >= 3`` with some spread.
     """
     if n < 2:
         return f"no interval: n = {n}"
     if constant:
         return f"no interval: all {n} values equal"
     if n == 2:
-        return "n = 2: the range of the two values"
+        return "n = 2: one degree of freedom, the interval is very wide"
     return ""
 
 
