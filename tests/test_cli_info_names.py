@@ -3,9 +3,8 @@ and a name asked for under the wrong kind says which kind it is."""
 
 from __future__ import annotations
 
-import tomllib
-
 import pytest
+import tomllib
 
 from quadriga.cli import main
 

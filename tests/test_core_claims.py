@@ -497,8 +497,9 @@ def test_two_replicates_carry_the_range_caveat():
         Effect(quantity="q", statistic="mean", relation="greater", value=0.0, why_sign=WHY), arms=("m",)
     )
     rec = evaluate_claim(claim, Observations(values={"m": [1.0, 3.0]}), "smoke")
-    assert "(n = 2: one degree of freedom, the interval is very wide)" not in rec["summary"]  # the n=2 caveat goes in the method
-    assert "; n = 2: one degree of freedom, the interval is very wide)" in rec["summary"]
+    note = "n = 2: one degree of freedom, the interval is very wide"
+    assert f"({note})" not in rec["summary"]  # the n=2 caveat goes in the method
+    assert f"; {note})" in rec["summary"]
 
 
 def test_info_claim_shows_effect_replicates_arms_and_last_verdict(registry, monkeypatch, capsys, tmp_path):

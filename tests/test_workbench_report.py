@@ -336,7 +336,8 @@ def test_a_sweep_page_shows_the_pipeline_and_manifest_of_its_first_run(plugin_pa
     assert "manifest of the first run" in text and "[stage.draw]" in text
     summary = next(t for t in page.tables if t[0][:5] == ["num_samples", "stage", "subject", "metric", "n"])
     row = next(dict(zip(summary[0], r, strict=True)) for r in summary[1:] if r[3] == "mean_error")
-    assert row["n"] == "2" and row["method"].endswith("; n = 2: one degree of freedom, the interval is very wide")
+    note = "; n = 2: one degree of freedom, the interval is very wide"
+    assert row["n"] == "2" and row["method"].endswith(note)
 
 
 def _err(capsys):
