@@ -49,3 +49,49 @@ def test_compare_groups_runs_that_differ_only_in_the_seed(registry, tmp_path):
     with open(out / "summary.csv") as fh:
         table = [r for r in csv.DictReader(fh) if r["metric"] == "draw/mean_error"]
     assert sorted(int(r["n"]) for r in table) == [1, 3] and all(r["ci_method"] for r in table)
+
+
+def test_compare_counts_a_seed_run_twice_once_and_labels_groups_by_pipeline_name(registry, tmp_path, capsys):
+    """A standalone run and a repeat of the same seed and settings are one replicate, not two."""
+    from quadriga.api import run
+    from quadriga.cli import main
+    from quadriga.summary import drop_repeated_seeds
+
+    a0 = run("toy-pipeline", seed=0, out=tmp_path / "a0", registry=registry).dir
+    again = run("toy-pipeline", seed=0, out=tmp_path / "again", registry=registry).dir
+    a1 = run("toy-pipeline", seed=1, out=tmp_path / "a1", registry=registry).dir
+    rows = []
+    for d in (a0, again, a1):
+        got, _ = load_rows(d)
+        for r in got:
+            r["source"] = d.name
+        rows += got
+    kept, dropped = drop_repeated_seeds(rows)
+    assert dropped == [("again", "a0")]
+    assert {r["source"] for r in kept} == {"a0", "a1"}
+    summary = [e for e in aggregate(kept, ["source"]) if e["metric"] == "draw/mean_error"]
+    assert [(e["source"], e["n"], e["runs"]) for e in summary] == [("toy-pipeline", 2, 2)]
+    out = tmp_path / "cmp"
+    assert main(["compare", str(a0), str(again), str(a1), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "again repeats the seed and settings of a0; counted once" in printed
+    with open(out / "summary.csv") as fh:
+        table = [r for r in csv.DictReader(fh) if r["metric"] == "draw/mean_error"]
+    assert [int(r["n"]) for r in table] == [2]
+
+
+def test_one_pipeline_with_two_configurations_names_the_digest(registry, tmp_path):
+    from quadriga.api import run
+
+    plain = run("toy-pipeline", seed=0, out=tmp_path / "p", registry=registry).dir
+    changed = run(
+        "toy-pipeline", seed=0, overrides=["stage.draw.num_samples=50"], out=tmp_path / "c", registry=registry
+    ).dir
+    rows = []
+    for d in (plain, changed):
+        got, _ = load_rows(d)
+        for r in got:
+            r["source"] = d.name
+        rows += got
+    labels = {e["source"] for e in aggregate(rows, ["source"])}
+    assert labels == {f"toy-pipeline (config {config_digest(d)})" for d in (plain, changed)}

@@ -347,7 +347,9 @@ def test_one_seed_prints_no_standard_error():
     values = {"dqn[0]/auc": 0.8, "dqn/auc_mean": 0.8, "dqn/auc_stderr": 0.0}
     text = console_text(lambda con: print_pivot(con, values, title="auc"))
     rows = [line.split() for line in text.splitlines()]
-    assert ["dqn", "auc", "1", "0.8", "-"] in rows  # one run has no s.e. (not 0)
+    assert ["dqn", "auc", "1", "0.8"] in rows  # one run has no s.e. (not 0), and no s.e. column
+    assert "auc: across seeds (one run each, so no s.e.)" in text
+    assert ["configuration", "metric", "n", "mean"] in rows
     assert not any(r[-1:] == ["0"] for r in rows)
 
 

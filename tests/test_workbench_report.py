@@ -456,3 +456,26 @@ def test_an_unreadable_file_gives_report_advice_not_run_advice(tmp_path, capsys,
     err = _err(capsys)
     assert "cannot read a file" in err and "Permission denied" in err
     assert "quadriga report" in err and "--resume" not in err
+
+
+def test_a_description_contradicted_by_set_says_what_changed(registry, tmp_path):
+    """The page shows the saved pipeline.toml: its description names the --set values it predates."""
+    from quadriga.api import run
+    from quadriga.report import build_report
+    from quadriga.rundir import RunDir
+
+    source = tmp_path / "p.toml"
+    source.write_text(
+        '[pipeline]\nname = "described"\ndescription = "500 draws from a 3-d normal"\n\n'
+        '[task.normal]\nuse = "toy-normal"\ndimension = 3\n\n'
+        '[stage.draw]\nuse = "toy-iid"\ninputs = { target = "normal" }\nnum_samples = 500\n'
+    )
+    plain = run(source, out=tmp_path / "plain", registry=registry).dir
+    changed = run(
+        source, overrides=["stage.draw.num_samples=50"], out=tmp_path / "set", registry=registry
+    ).dir
+    assert RunDir(plain).read_pipeline()["pipeline"]["description"] == "500 draws from a 3-d normal"
+    assert RunDir(changed).read_pipeline()["pipeline"]["description"] == (
+        "500 draws from a 3-d normal [changed since: stage.draw.num_samples=50]"
+    )
+    assert "[changed since: stage.draw.num_samples=50]" in build_report([changed])

@@ -255,6 +255,10 @@ def load_pipeline(
             parameters it does not take, with a note in :attr:`Pipeline.notes`).
         seed: replaces ``[pipeline] seed`` when given.
 
+    The ``[pipeline] description`` was written for the file's own settings: with overrides it
+    gains ``" [changed since: KEY=VALUE, ...]"`` so that the saved ``pipeline.toml`` and every
+    report built from it do not describe settings the run did not use.
+
     Returns:
         A :class:`Pipeline` whose components are built and whose inputs are checked.
 
@@ -263,8 +267,11 @@ def load_pipeline(
     """
     data, file = read_source(source, registry)
     notes: list[str] = []
+    overrides = list(overrides)
     err = _Blame(file, apply_overrides(data, overrides, registry, notes=notes))
     meta = _read_meta(data, file, seed, err)
+    if overrides and meta.description:  # the description was written for the settings before --set
+        meta = attrs.evolve(meta, description=f"{meta.description} [changed since: {', '.join(overrides)}]")
     sections = _read_sections(data, err)
     tasks = {n: _build_node(registry, TaskTable, n, t, file, err) for n, t in sections["task"].items()}
     stages = {n: _build_node(registry, StageTable, n, t, file, err) for n, t in sections["stage"].items()}

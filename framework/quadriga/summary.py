@@ -28,6 +28,7 @@ __all__ = [
     "collect_rows",
     "config_digest",
     "constant_zero",
+    "drop_repeated_seeds",
     "load_rows",
     "metric_label",
     "rows_from_run",
@@ -162,6 +163,50 @@ def _interval(values: Sequence[float], *, level: float = 0.95) -> Any:
     return interval(list(values), "mean", level=level)
 
 
+def _config_labels(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """A readable label per ``config`` digest: the pipeline's name, with the digest only where needed.
+
+    A pipeline run with one configuration is labelled by its name alone; a pipeline seen with
+    several configurations (a ``--set`` changed something) gets ``"<name> (config <digest>)"``.
+    """
+    configs: dict[str, set[str]] = {}
+    for row in rows:
+        configs.setdefault(str(row.get("pipeline")), set()).add(row["config"])
+    labels = {}
+    for name, digests in configs.items():
+        for digest in digests:
+            labels[digest] = name if len(digests) == 1 else f"{name} (config {digest})"
+    return labels
+
+
+def drop_repeated_seeds(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Keep one run per (configuration, seed): a seed run twice is one replicate, not two.
+
+    Rows of ``compare``'s several directories (a standalone run and a sweep's run of the same
+    pipeline, seed and settings, say) are identical replicates; counting both would double ``n``
+    and shrink the interval. Rows need ``config`` (:func:`config_digest`), ``seed`` and ``run_id``
+    (or ``source``); rows without a digest or a seed are all kept.
+
+    Returns:
+        the rows kept, and ``(dropped run, kept run)`` for every run left out (in input order).
+    """
+    first: dict[tuple, Any] = {}
+    kept, dropped = [], []
+    for row in rows:
+        source, run_id = row.get("source"), row.get("run_id")
+        run = source if run_id in (None, source) else run_id if source is None else f"{source}/{run_id}"
+        if row.get("config") is None or row.get("seed") is None:
+            kept.append(row)
+            continue
+        key = (row["config"], row["seed"])
+        owner = first.setdefault(key, run)
+        if owner == run:
+            kept.append(row)
+        elif (str(run), str(owner)) not in dropped:
+            dropped.append((str(run), str(owner)))
+    return kept, dropped
+
+
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
     """Group rows by ``keys`` + stage + metric (:func:`metric_label`: subject and metric).
 
@@ -171,18 +216,18 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
 
     When ``keys`` holds ``"source"`` (one source per directory given to ``compare``) and every
     row has a ``config`` digest, rows are grouped by ``config`` instead: runs that differ only
-    in the seed form one group, labelled ``"<pipeline> <config>"`` with ``runs`` = the number
-    of run directories pooled.
+    in the seed form one group, labelled by the pipeline's name (``"<pipeline> (config <digest>)"``
+    where one pipeline ran with several configurations) with ``runs`` = the number of run
+    directories pooled. Pass the rows through :func:`drop_repeated_seeds` first so a seed is
+    counted once.
     """
     by_config = "source" in keys and bool(rows) and all(r.get("config") for r in rows)
+    names = _config_labels(rows) if by_config else {}
     groups: dict[tuple, list[float]] = {}
     sources: dict[tuple, set] = {}
     for row in rows:
         labels = [
-            json.dumps(
-                f"{row.get('pipeline')} {row['config']}" if k == "source" and by_config else row.get(k)
-            )
-            for k in keys
+            json.dumps(names[row["config"]] if k == "source" and by_config else row.get(k)) for k in keys
         ]
         key = (*labels, row["stage"], metric_label(row))
         groups.setdefault(key, []).append(row["value"])

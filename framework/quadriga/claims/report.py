@@ -319,6 +319,35 @@ def _run_claim(
     return {**evaluate_claim(claim, obs, scale), **fp}
 
 
+def number_rows(numbers: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """The rows of a report's ``number | value`` table, one readable cell per number.
+
+    A scalar prints as itself (4 significant digits); a mapping (per arm, say) becomes one row per
+    key, named ``"<name>/<key>"``; a list of per-replicate values is summarised as
+    ``"mean 0.512 (n = 5; 0.41 to 0.63)"`` rather than printed raw (``report.json`` keeps the list).
+
+    Args:
+        numbers: a claim record's ``numbers`` (:class:`~quadriga.claims.model.Observations`).
+        prefix: the name of the enclosing mapping, for nested values.
+    """
+    rows: list[tuple[str, str]] = []
+    for key, value in numbers.items():
+        name = f"{prefix}/{key}" if prefix else str(key)
+        if isinstance(value, dict):
+            rows += number_rows(value, name)
+        elif isinstance(value, (list, tuple)):
+            finite = [float(v) for v in value if isinstance(v, (int, float)) and math.isfinite(v)]
+            if len(finite) == len(value) and len(finite) > 1:
+                mean = sum(finite) / len(finite)
+                span = f"{_fmt(min(finite))} to {_fmt(max(finite))}"
+                rows.append((name, f"mean {_fmt(mean)} (n = {len(finite)}; {span})"))
+            else:
+                rows.append((name, ", ".join(_fmt(v) for v in value) or "-"))
+        else:
+            rows.append((name, _fmt(value)))
+    return rows
+
+
 def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: str) -> None:
     from quadriga.runs import atomic_write_text
 
@@ -349,7 +378,7 @@ def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: s
             lines += [f"> {flag}", ""]
         if r.get("numbers"):
             lines += ["| number | value |", "|---|---|"]
-            lines += [f"| {k} | {_fmt(v)} |" for k, v in r["numbers"].items()]
+            lines += [f"| {k} | {cell} |" for k, cell in number_rows(r["numbers"])]
             lines.append("")
         if r.get("table"):
             lines += [r["table"], ""]

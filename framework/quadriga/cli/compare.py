@@ -54,7 +54,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """
     from quadriga.errors import ConfigError
     from quadriga.rundir.loaded import is_run
-    from quadriga.summary import aggregate, load_rows, metric_label, write_outputs
+    from quadriga.summary import aggregate, drop_repeated_seeds, load_rows, metric_label, write_outputs
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     console = make_console()
@@ -82,6 +82,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         keys += [k for k in grid_keys if k not in keys]
     if len(args.dirs) > 1:
         keys = ["source", *keys]
+    if len(args.dirs) > 1:
+        all_rows, dropped = drop_repeated_seeds(all_rows)
+        for run, owner in dropped:
+            console.print(
+                f"note: {escape(run)} repeats the seed and settings of {escape(owner)}; counted once.",
+                soft_wrap=True,
+            )
     if args.metric:
         all_rows = [r for r in all_rows if args.metric in metric_label(r)]
     if not all_rows:

@@ -354,7 +354,8 @@ def print_pivot(
     empty in a part are left out). Aggregates over seeds (``dqn/auc_mean``, ``dqn/auc_stderr``
     next to ``dqn[0]/auc`` ...) go to a table of their own with the mean, its s.e. and ``n``
     (:func:`across_seed_rows`), so that no column mixes per-run and across-seed numbers. With
-    ``n < 2`` the s.e. is ``-`` (one run has none; the evaluator's ``_stderr`` of 0 is not shown).
+    ``n < 2`` the s.e. is ``-`` (one run has none; the evaluator's ``_stderr`` of 0 is not shown),
+    and a table whose rows all have one run has no s.e. column and says so in its title.
     A value with an interval (``intervals``, keyed as ``values``) shows it in its cell,
     ``0.0123 [0.0101, 0.0150]``, and how the intervals were computed is said once under the table.
     """
@@ -381,7 +382,16 @@ def print_pivot(
         notes = interval_notes({k: v for k, v in intervals.items() if k in per_run})
         if notes:
             con.print(f"intervals: {escape('; '.join(notes))}", soft_wrap=False)
-    if pooled:
+    if pooled and all(int(r[2]) < 2 for r in pooled):  # one run each: no standard error to promise
+        print_table(
+            con,
+            ["configuration", "metric", "n", "mean"],
+            [r[:4] for r in pooled],
+            title=f"{title}: across seeds (one run each, so no s.e.)",
+            key_columns=2,
+            right=["n", "mean"],
+        )
+    elif pooled:
         print_table(
             con,
             ["configuration", "metric", "n", "mean", "s.e."],
