@@ -44,6 +44,13 @@ class Nondeterministic(Sampler):
 
 
 @attrs.define(kw_only=True)
+class GlobalGenerator(Sampler):
+    __doc__ = DOC
+    def sample(self, target, *, generator):
+        return Samples(x=torch.randn(10, target.dim, dtype=torch.float64))  # torch's global generator
+
+
+@attrs.define(kw_only=True)
 class BadShapes(Sampler):
     __doc__ = DOC
     def sample(self, target, *, generator):
@@ -133,6 +140,7 @@ def quadriga_register(registry):
     registry.add("sampler", "kit-xfail", "kit_bad_components:DeclaresXfail")
     for kind, name, cls in [("sampler", "kit-good", "Good"),
                             ("sampler", "kit-nondeterministic", "Nondeterministic"),
+                            ("sampler", "kit-global-generator", "GlobalGenerator"),
                             ("sampler", "kit-bad-shapes", "BadShapes"),
                             ("sampler", "kit-raises", "RaisesOnBuild"),
                             ("sampler", "kit-undocumented", "Undocumented"),
@@ -195,6 +203,32 @@ def test_thinning_style_input_gets_samples(registry):
 def test_nondeterminism_is_reported(registry):
     failures = _failures(registry, "sampler", "kit-nondeterministic")
     assert set(failures) == {"determinism"}
+    assert failures["determinism"] == "two runs with the same seed gave different results"
+
+
+def test_drawing_from_a_global_generator_is_reported_as_such(registry):
+    """Reproducible inside a run (the runner seeds the globals) but not on its own: named."""
+    failures = _failures(registry, "sampler", "kit-global-generator")
+    assert set(failures) == {"determinism"}
+    assert "global generator" in failures["determinism"]
+
+
+def test_perturbed_globals_shift_only_the_global_seeds():
+    import numpy as np
+    import torch
+
+    from quadriga.seeding import make_generator, perturbed_globals, seed_everything
+
+    seed_everything(3)
+    plain = (torch.rand(2), np.random.rand(2))
+    with perturbed_globals():
+        seed_everything(3)
+        shifted = (torch.rand(2), np.random.rand(2))
+        given = torch.rand(2, generator=make_generator(3))
+    seed_everything(3)
+    assert torch.equal(torch.rand(2), plain[0]) and not torch.equal(shifted[0], plain[0])
+    assert not np.array_equal(shifted[1], plain[1])
+    assert torch.equal(given, torch.rand(2, generator=make_generator(3)))
 
 
 def test_run_state_on_the_component_is_reported(registry):

@@ -200,3 +200,35 @@ def test_save_thin_leaves_the_samplers_own_thin_parameter_alone(registry, tmp_pa
     assert on_disk.chains.shape == (2, 10, 2) and torch.equal(on_disk.chains, s.chains[:, ::3])
     table = tomllib.loads((result.dir / "pipeline.toml").read_text())["stage"]["mala"]
     assert table["thin"] == 2 and table["save_thin"] == 3
+
+
+def test_resume_reruns_a_stage_whose_settings_were_edited_and_everything_downstream(registry, tmp_path):
+    """Editing the run's pipeline.toml before --resume: the edited stage and its consumers run again."""
+    import tomli_w
+
+    bad = pipeline()
+    bad["stage"]["boom"] = {
+        "use": "toy-iid",
+        "inputs": {"target": "normal"},
+        "fail_once": str(tmp_path / "m"),
+    }
+    first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    assert first.status == "failed"
+    status = json.loads((first.dir / "status.json").read_text())
+    assert len(status["stages"]["draw"]["config"]) == 16
+    assert resume_plan(first.dir).changed == [] and resume_plan(first.dir).reloaded == ["draw", "est"]
+    saved = tomllib.loads((first.dir / "pipeline.toml").read_text())
+    saved["stage"]["draw"]["num_samples"] = 40
+    (first.dir / "pipeline.toml").write_text(tomli_w.dumps(saved))
+    plan = resume_plan(first.dir)
+    assert plan.changed == ["draw", "est"] and plan.rerun == ["draw", "est"] and plan.reloaded == []
+    assert "re-running draw, est: their settings in pipeline.toml (or an input's) changed" in plan.describe()
+    resumed = run(first.dir / "pipeline.toml", registry=registry, resume=first.dir)
+    assert resumed.status == "finished" and resumed.artifacts["draw"].x.shape == (40, 2)
+    assert resumed.artifacts["est"].value == pytest.approx(float(resumed.artifacts["draw"].x[:, 0].mean()))
+    # a record from before digests were kept (no "config") is trusted as it is
+    status = json.loads((first.dir / "status.json").read_text())
+    for stage in status["stages"].values():
+        stage.pop("config", None)
+    (first.dir / "status.json").write_text(json.dumps(status))
+    assert resume_plan(first.dir).changed == []

@@ -39,6 +39,7 @@ from quadriga.errors import (
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
 from quadriga.rundir import RunDir, RunStatus, StageStatus
+from quadriga.rundir.records import stage_fingerprints
 from quadriga.seeding import make_generator, seed_everything
 from quadriga.versions import version_of
 
@@ -375,7 +376,9 @@ def _execute(
         reload, kept = set(plan.reloaded), set(plan.kept)
     else:
         previous, old, reload, kept = RunStatus(), {}, set(), set()
-    rd.write_pipeline(pipeline.resolved())
+    resolved = pipeline.resolved()
+    rd.write_pipeline(resolved)
+    fingerprints = stage_fingerprints(resolved)  # recorded per finished stage, checked by --resume
     record = manifest(pipeline, registry, argv)
     if resuming:
         # keep the provenance of the first attempt; each resume is appended to it
@@ -446,7 +449,13 @@ def _execute(
             resumable = _save(rd, node, artifact)
             results["stages"][name] = summary
             run.record.stages[name] = StageStatus(
-                "finished", node.use, node.kind, round(seconds, 3), resumable, timings=_timings(artifact)
+                "finished",
+                node.use,
+                node.kind,
+                round(seconds, 3),
+                resumable,
+                timings=_timings(artifact),
+                config=fingerprints.get(name),
             )
             rd.write_stage_record(name, run.record.stages[name], summary)
             rd.sync(run.record, results)

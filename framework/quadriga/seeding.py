@@ -6,8 +6,10 @@ both), so adding, removing or reordering other stages never changes its numbers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,8 +23,13 @@ __all__ = [
     "int_seed",
     "make_generator",
     "numpy_rng",
+    "perturbed_globals",
     "seed_everything",
 ]
+
+#: added to every seed :func:`seed_everything` gives the global generators (0 except inside
+#: :func:`perturbed_globals`)
+_GLOBAL_OFFSET = 0
 
 
 def derive_seed(root_seed: int, name: str) -> int:
@@ -84,13 +91,31 @@ def seed_everything(seed: int) -> None:
     """
     import numpy as np
 
+    seed = seed + _GLOBAL_OFFSET
     random.seed(seed)
     np.random.seed(seed % (2**32))
     try:
         import torch
     except ImportError:  # pragma: no cover
         return
-    torch.manual_seed(seed)
+    torch.manual_seed(seed % (2**63))
+
+
+@contextlib.contextmanager
+def perturbed_globals(offset: int = 0x5EED) -> Iterator[None]:
+    """Within the block, :func:`seed_everything` seeds the global generators with ``seed + offset``.
+
+    The generators a run passes to its components are unchanged, so a component that draws only
+    from them gives the same numbers inside and outside the block; one that draws from torch's,
+    NumPy's or Python's global generator does not. The conformance check ``determinism`` uses
+    this to find components reproducible only inside a quadriga run.
+    """
+    global _GLOBAL_OFFSET
+    previous, _GLOBAL_OFFSET = _GLOBAL_OFFSET, int(offset)
+    try:
+        yield
+    finally:
+        _GLOBAL_OFFSET = previous
 
 
 def int_seed(generator: torch.Generator) -> int:

@@ -58,6 +58,7 @@ from quadriga.rundir.records import (
     _results_problem,
     _status_problem,
     read_checked,
+    stage_fingerprints,
 )
 
 if TYPE_CHECKING:
@@ -430,34 +431,43 @@ class RunDir:
         missing ``artifact.pt``) is run again only when a stage that will run needs it, directly or
         through other such stages; otherwise its results stay as recorded and it is not run. The
         stages' inputs come from the saved ``pipeline.toml``; without one, every such stage is
-        run again.
+        run again. A finished stage whose settings in ``pipeline.toml`` (or an input's) were edited
+        since it ran (:func:`~quadriga.rundir.records.stage_fingerprints` against the digest in
+        ``status.json``) runs again, and so does every stage downstream of it.
         """
         done = {n: s for n, s in self.read_status().stages.items() if s.status == "finished"}
-        tables = self.read_pipeline(key="--resume").get("stage", {})
+        saved = self.read_pipeline(key="--resume")
+        tables = saved.get("stage", {})
         reasons = {n: self._not_reloadable(n, s, tables.get(n, {})) for n, s in done.items()}
         reasons = {n: r for n, r in reasons.items() if r}
         if not tables:
             return ResumePlan([n for n in done if n not in reasons], list(reasons), [], reasons)
+        now = stage_fingerprints(saved)
+        changed = [n for n, s in done.items() if s.config is not None and now.get(n, s.config) != s.config]
+        for name in changed:
+            reasons[name] = "its settings in pipeline.toml changed since it ran"
         consumers: dict[str, list[str]] = {n: [] for n in tables}
         for name, table in tables.items():
             inputs = table.get("inputs", {}) if isinstance(table, dict) else {}
             for value in inputs.values() if isinstance(inputs, dict) else ():
                 for source in value if isinstance(value, list) else [value]:
                     consumers.setdefault(str(source), []).append(name)
-        to_run = {n for n in tables if n not in done}  # unfinished stages run; then what they need
-        changed = True
-        while changed:
-            changed = False
+        # unfinished and changed stages run; then what they need
+        to_run = {n for n in tables if n not in done} | set(changed)
+        grew = True
+        while grew:
+            grew = False
             for name in reasons:
                 if name not in to_run and any(c in to_run for c in consumers.get(name, [])):
                     to_run.add(name)
-                    changed = True
+                    grew = True
         order = list(tables) + [n for n in done if n not in tables]
         return ResumePlan(
             [n for n in order if n in done and n not in reasons],
             [n for n in order if n in reasons and n in to_run],
             [n for n in order if n in reasons and n not in to_run],
             reasons,
+            [n for n in order if n in changed],
         )
 
     def _not_reloadable(self, stage: str, status: StageStatus, table: Any) -> str:

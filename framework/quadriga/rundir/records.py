@@ -8,8 +8,9 @@ damaged ``status.json`` or ``results.json``, with :func:`read_checked` applying 
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ class StageStatus:
         resumed: reloaded from an earlier attempt rather than run.
         error: ``"Type: message"`` of a failed stage.
         timings: wall-clock figures the component reported (info keys and metrics named as timings).
+        config: :func:`stage_fingerprints` digest of the settings it ran with (finished stages).
     """
 
     status: str
@@ -40,6 +42,7 @@ class StageStatus:
     resumed: bool = False
     error: str | None = None
     timings: dict[str, Any] = attrs.field(factory=dict)
+    config: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (unset optional fields left out)."""
@@ -50,6 +53,8 @@ class StageStatus:
             out["resumed"] = True
         if self.error is not None:
             out["error"] = self.error
+        if self.config is not None:
+            out["config"] = self.config
         return out
 
     @classmethod
@@ -104,12 +109,15 @@ class ResumePlan:
             needs: their results on disk are kept and they are not run.
         reasons: ``{stage: why its artifact cannot be reloaded}`` for the ``rerun`` and ``kept``
             stages (``"save_thin = 10"``, ``"save = false"``, ``"a trained torch model"``, ...).
+        changed: finished stages whose settings (or an input's) in ``pipeline.toml`` differ from
+            those they ran with (:func:`stage_fingerprints`): run again, and listed in ``rerun`` too.
     """
 
     reloaded: list[str]
     rerun: list[str]
     kept: list[str] = attrs.field(factory=list)
     reasons: dict[str, str] = attrs.field(factory=dict)
+    changed: list[str] = attrs.field(factory=list)
 
     def __iter__(self) -> Iterator[list[str]]:
         """Unpack as ``reloaded, rerun = result``."""
@@ -124,13 +132,61 @@ class ResumePlan:
                 + ", ".join(f"{n} ({self.reasons.get(n, 'not reloadable')})" for n in self.kept)
                 + " (no stage left to run needs their artifacts)"
             )
-        if self.rerun:
+        if self.changed:
+            parts.append(
+                f"re-running {', '.join(self.changed)}: their settings in pipeline.toml (or an input's) "
+                "changed since they ran"
+            )
+        needed = [n for n in self.rerun if n not in self.changed]
+        if needed:
             parts.append(
                 "re-running "
-                + ", ".join(f"{n} ({self.reasons.get(n, 'not reloadable')})" for n in self.rerun)
+                + ", ".join(f"{n} ({self.reasons.get(n, 'not reloadable')})" for n in needed)
                 + ", whose artifacts a stage left to run needs"
             )
         return "; ".join(parts)
+
+
+def stage_fingerprints(resolved: Mapping[str, Any]) -> dict[str, str]:
+    """A digest per stage of everything its numbers depend on in a resolved pipeline.
+
+    A stage's digest covers its own table (component, parameters, inputs, ``save``...), the root
+    seed and default device, the tables of the tasks it reads and the digests of the stages it
+    reads, so a change upstream changes every stage downstream. ``--resume`` runs a finished
+    stage again when its recorded digest differs from the one of the edited ``pipeline.toml``.
+
+    Args:
+        resolved: the pipeline as saved in ``pipeline.toml`` (``[pipeline]``, ``[task.*]``, ``[stage.*]``).
+
+    Returns:
+        ``{stage name: 16 hex digits}``; a stage whose inputs form a cycle, or name nothing
+        known, digests what it has.
+    """
+    head = resolved.get("pipeline", {})
+    common = {k: head.get(k) for k in ("seed", "device")}
+    tasks, stages = resolved.get("task", {}) or {}, resolved.get("stage", {}) or {}
+    out: dict[str, str] = {}
+
+    def digest(name: str, seen: tuple[str, ...]) -> str:
+        if name in out:
+            return out[name]
+        table = stages.get(name, {})
+        upstream = {}
+        inputs = table.get("inputs", {}) if isinstance(table, dict) else {}
+        for value in inputs.values() if isinstance(inputs, dict) else ():
+            for source in value if isinstance(value, list) else [value]:
+                source = str(source)
+                if source in tasks:
+                    upstream[source] = tasks[source]
+                elif source in stages and source not in seen:
+                    upstream[source] = digest(source, (*seen, source))
+        text = json.dumps([common, table, upstream], sort_keys=True, default=str)
+        out[name] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        return out[name]
+
+    for name in stages:
+        digest(name, (name,))
+    return out
 
 
 def read_checked(path: Path, check: Callable[[Any], str]) -> tuple[Any, str]:

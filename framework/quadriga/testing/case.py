@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -14,6 +15,7 @@ from quadriga.components import build_component
 from quadriga.errors import ConfigError, StageError
 from quadriga.interfaces import TASK_KINDS, interface_of
 from quadriga.registry import KINDS, PluginRegistrar, Registry
+from quadriga.seeding import perturbed_globals
 
 if TYPE_CHECKING:
     from quadriga.pipeline import Pipeline
@@ -253,7 +255,11 @@ class ComponentCase:
         return data
 
     def run(self, index: int = 0) -> tuple[RunResult, Pipeline]:
-        """The ``index``-th run (0 or 1) of :meth:`pipeline` and its loaded pipeline, made once and kept.
+        """The ``index``-th run of :meth:`pipeline` and its loaded pipeline, made once and kept.
+
+        Run 1 seeds the global generators (torch, NumPy, Python) differently from the others
+        (:func:`quadriga.seeding.perturbed_globals`); the generator the component is given is the
+        same in every run.
 
         Raises:
             CheckFailed: the component failed to run or its pipeline rejects it (the ``run`` check).
@@ -274,7 +280,9 @@ class ComponentCase:
                     raise CheckFailed(self._run_problem, [self._run_problem]) from exc
                 raise CheckInputsUnavailable(f"the check's input pipeline is invalid: {exc}") from exc
             before = snapshot(pipe.stages["checked"].component) if "checked" in pipe.stages else None
-            with tempfile.TemporaryDirectory(prefix="quadriga-check-") as tmp:
+            # the second run seeds the global generators differently (the determinism check)
+            globals_ = perturbed_globals() if len(self._runs) == 1 else contextlib.nullcontext()
+            with tempfile.TemporaryDirectory(prefix="quadriga-check-") as tmp, globals_:
                 result = execute(pipe, self.reg, out=Path(tmp) / "run")
             if result.status != "finished":
                 err = result.error

@@ -119,21 +119,41 @@ def check_output(case: ComponentCase) -> None:
     _fail(case, "output", _output_problems(interface_of(case.cls), artifact, inputs))
 
 
+def _same_run(first: Any, second: Any) -> bool:
+    """Whether two runs' ``checked`` stages hold the same results and artifact numbers."""
+    a, b = first.artifacts["checked"], second.artifacts["checked"]
+    return same_numbers(first.results["stages"]["checked"], second.results["stages"]["checked"]) and (
+        same_numbers(a.numbers(), b.numbers())
+    )
+
+
 def check_determinism(case: ComponentCase) -> None:
     """Two runs with the same seed give identical results and artifacts (timings left out).
 
+    The second run seeds torch's, NumPy's and Python's global generators differently
+    (:func:`quadriga.seeding.perturbed_globals`) while the component gets the same generator: a
+    component drawing from a global generator is reproducible inside a quadriga run (which seeds
+    them per stage) but not when called on its own, and fails here. When the two runs differ, a
+    third, unperturbed run tells the two causes apart.
+
     Raises:
-        CheckFailed: they differ.
+        CheckFailed: they differ, naming the cause.
         CheckSkipped: a task (checked by ``run``), or the run failed.
     """
     if case.kind in TASK_KINDS:
         raise CheckSkipped("tasks are checked by 'run'")
-    first, second = case.ran(0)[0], case.ran(1)[0]
-    a, b = first.artifacts["checked"], second.artifacts["checked"]
-    same = same_numbers(first.results["stages"]["checked"], second.results["stages"]["checked"]) and (
-        same_numbers(a.numbers(), b.numbers())
-    )
-    _fail(case, "determinism", [] if same else ["two runs with the same seed gave different results"])
+    first = case.ran(0)[0]
+    if _same_run(first, case.ran(1)[0]):
+        return
+    if _same_run(first, case.ran(2)[0]):
+        problem = (
+            "results change with the seed of torch's, NumPy's or Python's global generator: draw from "
+            "the generator passed to the method (quadriga.seeding.child_generator, numpy_rng, int_seed; "
+            "torch.nn layers: initialise under torch.random.fork_rng with a seed from it)"
+        )
+    else:
+        problem = "two runs with the same seed gave different results"
+    _fail(case, "determinism", [problem])
 
 
 def check_stateless(case: ComponentCase) -> None:
