@@ -21,6 +21,28 @@ def test_parsing_and_planning():
     assert runs[0].overrides == ("stage.a.alpha=1", "stage.a.b=true")
 
 
+@pytest.mark.parametrize(
+    ("parse", "text", "needle"),
+    [
+        (parse_seeds, "0,1,0", r"lists seed 0 more than once"),
+        (parse_grid, "stage.a.alpha=1,2,1.0", r"lists the value 1\.0 of stage\.a\.alpha more than once"),
+        (parse_grid, "stage.a.b=true,false,true", r"lists the value true of stage\.a\.b"),
+    ],
+)
+def test_a_seed_or_grid_value_listed_twice_is_refused(parse, text, needle):
+    """Two runs of one seed and setting would be one replicate counted twice (and one run id)."""
+    from quadriga.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=needle):
+        parse(text)
+
+
+def test_distinct_values_that_python_calls_equal_stay_distinct():
+    assert parse_grid("stage.a.x=1,true") == ("stage.a.x", [1, True])  # an int and a boolean
+    with pytest.raises(Exception, match=r"gives stage\.a\.alpha more than once"):
+        plan([0], [("stage.a.alpha", [1]), ("stage.a.alpha", [2])])
+
+
 def test_aggregate_matches_closed_forms():
     rows = [{"stage": "s", "metric": "m", "k": 1, "value": v} for v in (1.0, 2.0, 4.0)]
     (entry,) = aggregate(rows, ["k"])

@@ -55,8 +55,8 @@ def parse_seeds(text: str) -> list[int]:
     """``"0:10"`` -> 0..9, ``"3"`` -> [3], ``"1,4,9"`` -> [1, 4, 9].
 
     Raises:
-        ConfigError: anything else, more than :data:`MAX_SEEDS` seeds, or a seed beyond int64
-            (checked before the list is built).
+        ConfigError: anything else, more than :data:`MAX_SEEDS` seeds, a seed beyond int64
+            (checked before the list is built), or a seed listed twice.
     """
     from quadriga.pipeline_source import INT64
 
@@ -87,6 +87,13 @@ def parse_seeds(text: str) -> list[int]:
     seeds = list(range(lo, hi)) if ":" in text else values
     if not seeds:
         raise ConfigError(f"'{short}' selects no seed (STOP must be larger than START).", key="--seeds")
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise ConfigError(
+            f"'{short}' lists seed {', '.join(map(str, twice))} more than once; a seed run twice gives the "
+            "same numbers, one replicate, not two. List each seed once.",
+            key="--seeds",
+        )
     return seeds
 
 
@@ -110,7 +117,7 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     """``"stage.srmc.alpha=0.5,1,2"`` -> ``("stage.srmc.alpha", [0.5, 1, 2])`` (values parsed as TOML).
 
     Raises:
-        ConfigError: no ``=`` or no value.
+        ConfigError: no ``=``, no value, or a value listed twice (``1`` and ``1.0`` are one value).
     """
     key, sep, raw = text.partition("=")
     if not sep:
@@ -118,6 +125,17 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     values = [parse_override(f"x={v}")[1] for v in _split_top(raw)]
     if not sep or not key.strip() or not values:
         raise ConfigError(f"'{text}' must be KEY=V1,V2,... (e.g. stage.srmc.alpha=0.5,1,2).", key="--grid")
+    seen: set[str] = set()
+    for value in values:
+        # numbers compare by value (1 and 1.0 are one setting), booleans and the rest as TOML
+        same = repr(float(value)) if type(value) in (int, float) else _toml_value(value)
+        if same in seen:
+            raise ConfigError(
+                f"'{text}' lists the value {_toml_value(value)} of {key.strip()} more than once "
+                "(1 and 1.0 are one value); list each value once.",
+                key="--grid",
+            )
+        seen.add(same)
     return key.strip(), values
 
 
@@ -154,6 +172,9 @@ def plan(
 ) -> list[RunSpec]:
     """The runs of a sweep: every grid point (Cartesian product) times every seed.
 
+    Raises:
+        ConfigError: a grid key given twice.
+
     Returns:
         One :class:`RunSpec` per (grid point, seed), grid points in product order, seeds inner.
         ``run_id`` is ``seed<seed>-<key><value>-...`` (keys shortened by :func:`_short_keys`)
@@ -161,6 +182,12 @@ def plan(
         else ``hashed_id``.
     """
     keys = [k for k, _ in grids]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise ConfigError(
+                f"--grid gives {key} more than once; put all its values in one --grid {key}=V1,V2,...",
+                key="--grid",
+            )
     short = _short_keys(keys)
     runs = []
     for point in itertools.product(*[values for _, values in grids]):
