@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from quadriga.errors import ConfigError
 from quadriga.sweep import default_sweep_dir, run_sweep
 
 PIPELINE = """
@@ -45,7 +48,7 @@ def test_growing_seeds_and_grid_reuses_finished_runs_in_the_default_directory(tm
     first = run_sweep(source, seeds=[0, 1], grids=[("stage.mala.step_size", [0.05])], workers=2)
     # named by the pipeline's [pipeline] name (as its runs under runs/ are), not by the file stem
     assert first.dir.parent == Path("sweeps") and first.dir.name.startswith("grow-steps-")
-    assert first.dir == default_sweep_dir(str(source.resolve()), [], "grow-steps")
+    assert first.dir == default_sweep_dir(str(source.resolve()), [], "grow-steps", PIPELINE.encode())
     assert not any(r["skipped"] for r in first.runs)
     before = _mtimes(first.dir)
     assert sorted(before) == ["seed0-step_size0.05", "seed1-step_size0.05"]
@@ -74,6 +77,15 @@ def test_growing_seeds_and_grid_reuses_finished_runs_in_the_default_directory(tm
         workers=1,
     )
     assert other.dir != first.dir and not any(r["skipped"] for r in other.runs)
+
+    # an edited pipeline file is another sweep too: its own directory, nothing of the old one counted
+    source.write_text(PIPELINE.replace("burn_in = 20", "burn_in = 30"))
+    edited = run_sweep(source, seeds=[0], grids=[("stage.mala.step_size", [0.05])], workers=1)
+    assert edited.dir != first.dir and not any(r["skipped"] for r in edited.runs)
+    # and given the old directory by --out, the runs made with the old settings are named, not counted
+    with pytest.raises(ConfigError, match="it was edited since they ran") as info:
+        run_sweep(source, seeds=[0], grids=[("stage.mala.step_size", [0.05])], out=first.dir, workers=1)
+    assert "seed0-step_size0.05" in str(info.value) and info.value.key == "--out"
 
 
 def test_a_grid_key_whose_short_name_was_used_for_another_key_gets_its_own_run(tmp_path, monkeypatch):

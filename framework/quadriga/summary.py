@@ -31,6 +31,7 @@ __all__ = [
     "drop_repeated_seeds",
     "load_rows",
     "metric_label",
+    "resolved_digest",
     "rows_from_run",
     "write_outputs",
 ]
@@ -51,6 +52,12 @@ def config_digest(run_dir: Path) -> str | None:
         data = rd.read_pipeline()
     except (OSError, ConfigError):
         return None
+    return resolved_digest(data)
+
+
+def resolved_digest(resolved: Mapping[str, Any]) -> str:
+    """:func:`config_digest` of a resolved pipeline dict (``Pipeline.resolved()``, or ``pipeline.toml``)."""
+    data = dict(resolved)
     head = dict(data.get("pipeline", {}))
     head.pop("seed", None)
     head.pop("description", None)

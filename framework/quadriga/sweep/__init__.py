@@ -101,8 +101,10 @@ class SweepResult:
     figure_path: Path | None
 
 
-def default_sweep_dir(source: str, fixed: Sequence[str], name: str | None = None) -> Path:
-    """``sweeps/<pipeline name>-<hash of the pipeline source and the --set values>``.
+def default_sweep_dir(
+    source: str, fixed: Sequence[str], name: str | None = None, content: bytes | None = None
+) -> Path:
+    """``sweeps/<pipeline name>-<hash of the pipeline source (and its text) and the --set values>``.
 
     The seeds and the grid are not part of the name, so a sweep that grows (``--seeds 0:3`` after
     ``--seeds 0:2``, another ``--grid`` value) lands in the same directory and skips the runs that
@@ -113,8 +115,13 @@ def default_sweep_dir(source: str, fixed: Sequence[str], name: str | None = None
         fixed: the ``--set`` strings applied to every run (their order counts).
         name: the pipeline's ``[pipeline] name`` (the name its standalone runs get under ``runs/``);
             default: the source's file stem.
+        content: a TOML file's bytes: an edited file then gets another directory instead of
+            mixing runs of its old and new settings in one summary.
     """
-    digest = hashlib.sha256(json.dumps([str(source), list(fixed)]).encode()).hexdigest()[:8]
+    key: list[Any] = [str(source), list(fixed)]
+    if content is not None:  # a file: its text too, so an edited pipeline gets a directory of its own
+        key.append(hashlib.sha256(content).hexdigest())
+    digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:8]
     return Path("sweeps") / f"{safe_name(name or Path(str(source)).stem)}-{digest}"
 
 
@@ -197,6 +204,37 @@ def _check_same_sweep(sweep_dir: Path, source: str, fixed: Sequence[str]) -> Non
             )
 
 
+def _check_finished_runs_match(
+    sweep_dir: Path, specs: Sequence[RunSpec], expected: Mapping[tuple[str, ...], str]
+) -> None:
+    """Refuse to count finished runs made with settings the pipeline no longer has.
+
+    A finished run is skipped as done; if the pipeline file was edited since it ran, its numbers
+    belong to the old settings and the summary would mix the two. Its saved ``pipeline.toml``
+    (:func:`quadriga.summary.config_digest`) must match what this sweep would run.
+
+    Raises:
+        ConfigError: naming the stale runs and the fix (key ``--out``).
+    """
+    from quadriga.summary import config_digest
+
+    stale = []
+    for spec in specs:
+        run_dir = sweep_dir / "runs" / spec.run_id
+        if _status_of(run_dir) == "finished":
+            digest = config_digest(run_dir)
+            if digest is not None and digest != expected.get(spec.overrides, digest):
+                stale.append(spec.run_id)
+    if stale:
+        shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+        raise ConfigError(
+            f"{sweep_dir} holds finished runs made with other settings than this pipeline has now "
+            f"(it was edited since they ran): {shown}. Counting them would mix old and new numbers in "
+            "one summary. Pass another --out for the new settings, or remove those runs to run them again.",
+            key="--out",
+        )
+
+
 def _earlier_name(runs_root: Path, spec: RunSpec) -> RunSpec:
     """``spec`` under its hashed name when a sweep from before settings-named runs left it there.
 
@@ -277,7 +315,7 @@ def run_sweep(
             an unknown backend, submitit options with another backend, submitit missing.
     """
     from quadriga.api import check
-    from quadriga.summary import aggregate, collect_rows, write_outputs
+    from quadriga.summary import aggregate, collect_rows, resolved_digest, write_outputs
 
     seeds = list(seeds)
     if backend not in BACKENDS:
@@ -302,17 +340,24 @@ def run_sweep(
         )
     specs = plan(seeds, grids, fixed)
     source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
-    names = {
-        check(source, overrides=spec.overrides, seed=spec.seed).name  # every grid point, before anything runs
-        for spec in {s.overrides: s for s in specs}.values()
-    }
+    expected: dict[tuple[str, ...], str] = {}  # overrides -> config digest a run of them must have
+    names = set()
+    for spec in {s.overrides: s for s in specs}.values():  # every grid point, before anything runs
+        checked = check(source, overrides=spec.overrides, seed=spec.seed)
+        names.add(checked.name)
+        expected[spec.overrides] = resolved_digest(checked.resolved())
     if out is not None:
         sweep_dir = Path(out)
     else:
-        sweep_dir = default_sweep_dir(source, fixed, next(iter(names)) if len(names) == 1 else None)
-        legacy = _legacy_sweep_dir(source, seeds, grids, fixed)
-        if not sweep_dir.exists() and (legacy / "sweep.json").is_file():
-            sweep_dir = legacy
+        name = next(iter(names)) if len(names) == 1 else None
+        content = Path(source).read_bytes() if Path(source).is_file() else None
+        sweep_dir = default_sweep_dir(source, fixed, name, content)
+        for earlier in (
+            default_sweep_dir(source, fixed, name),
+            _legacy_sweep_dir(source, seeds, grids, fixed),
+        ):
+            if not sweep_dir.exists() and (earlier / "sweep.json").is_file():
+                sweep_dir = earlier  # made before the text was hashed: its runs are checked below
     refuse_symlinks(sweep_dir)
     make_dir(sweep_dir, "--out")
     refuse_symlinks(sweep_dir / "runs", sweep_dir)
@@ -334,6 +379,7 @@ def run_sweep(
             "command": sys.argv,
         },
     )
+    _check_finished_runs_match(sweep_dir, specs, expected)
     outcomes: dict[str, dict[str, Any]] = {}
     tasks = []
     for spec in specs:
