@@ -122,8 +122,8 @@ def test_list_all_shows_what_is_not_installed_with_the_install_command(without):
     rc, out, _ = without(gone, "list", "--all", "--kind", "learner", "--full")
     _fit(out)
     section = " ".join(out[out.index("not installed") :].split())
-    assert "quadriga-stochastic-interpolants" in section and "quadriga-ddpm" not in section  # no learner
-    assert "learner flow-matching, stochastic-interpolant" in section
+    assert "quadriga-stochastic-interpolants" in section and "quadriga-ddpm" in section  # both have learners
+    assert "learner flow-matching, stochastic-interpolant" in section and "learner score-network" in section
 
 
 def test_list_all_says_when_everything_is_installed(without):
