@@ -19,7 +19,7 @@ import functools
 import importlib.metadata as md
 import json
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -67,15 +67,54 @@ def _git(root: str) -> tuple[str | None, str | None, frozenset[str]]:
     ``None`` before the first commit) and the changed and untracked paths. No git, or a failing
     git, gives ``(None, None, frozenset())``.
     """
+    return _git_many([root])[root]
+
+
+def _git_many(roots: Iterable[str]) -> dict[str, GitState]:
+    """:func:`_git` of several work trees, their ``git status`` processes running side by side.
+
+    A run whose plugins come from several checkouts waits for the slowest status, not their sum.
+    ``--no-optional-locks`` keeps git from refreshing the index, so a run never takes the
+    repository's ``index.lock`` from under the user's own ``git commit``.
+    """
+    started: dict[str, subprocess.Popen[str] | None] = {}
+    for root in dict.fromkeys(roots):
+        try:
+            started[root] = subprocess.Popen(
+                [
+                    "git",
+                    "--no-optional-locks",
+                    "-C",
+                    root,
+                    "status",
+                    "--porcelain=v2",
+                    "--branch",
+                    "--untracked-files=normal",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+        except OSError:
+            started[root] = None
+    return {root: _git_result(root, proc) for root, proc in started.items()}
+
+
+#: ``(work tree root, HEAD commit, changed paths)`` as :func:`_git` gives it
+GitState = tuple[str | None, str | None, frozenset[str]]
+
+
+def _git_result(root: str, proc: subprocess.Popen[str] | None) -> GitState:
+    """Parse one ``git status --porcelain=v2 --branch`` started by :func:`_git_many` (20 s at most)."""
+    if proc is None:
+        return None, None, frozenset()
     try:
-        out = subprocess.run(
-            ["git", "-C", root, "status", "--porcelain=v2", "--branch", "--untracked-files=normal"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        out, _ = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, None, frozenset()
+    if proc.returncode != 0:
         return None, None, frozenset()
     commit: str | None = None
     changed = set()
@@ -185,8 +224,15 @@ def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
     registry.load()
     names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
     out = {}
-    trees: dict[str, Any] = {}  # one git status per work tree
     known = _installed_now()
+    tops = []
+    for name in sorted(names):
+        local = _installed(name, known)[2]
+        if local is not None and Path(local).is_dir():
+            top = _toplevel(str(Path(local)))
+            if top is not None:
+                tops.append(top)
+    trees: dict[str, Any] = _git_many(tops)  # one git status per work tree, all at once
     for name in sorted(names):
         version = _installed(name, known)[0]
         if version is None:  # a plugin object registered from Python (a notebook)
