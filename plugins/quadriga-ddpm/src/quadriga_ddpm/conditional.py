@@ -32,7 +32,7 @@ p(x | c)^{1 + w} p(x)^{-w}); Zheng & Lan 2024, "Characteristic guidance" (arXiv 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import torch
@@ -114,6 +114,8 @@ class ConditionalGaussianMixture(Target):
 
     Source: see the module docstring (Ho & Salimans 2022, sec. 3; std's ``GaussianMixture``).
     """
+
+    check_params: ClassVar[dict[str, Any]] = {"preset": "3-class-2d", "grid_size": 100}
 
     preset: str | None = param(
         None, doc="'3-class-2d' (3 classes x 2 modes, overlapping) or None (give means and labels)"

@@ -77,6 +77,8 @@ class GuidedDensityDistance(Evaluator):
     for the energy distance), ``support_threshold``, ``guidance`` (w for every subject; ``None``:
     each subject's ``info["guidance"]``).
 
+    Units: ``tv`` and ``off_support`` are fractions in [0, 1]; ``energy_distance`` in units of x.
+
     Raises:
         ConfigError: a reference without a guided grid, a subject without a guidance weight, or
             dimensions that differ.
