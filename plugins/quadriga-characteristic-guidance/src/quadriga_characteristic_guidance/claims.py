@@ -61,9 +61,7 @@ def observe(result: Any) -> Observations:
         per w CHG's mean ``converged_fraction`` and ``correction_rms``; and a markdown table.
     """
     stages = result.results["stages"]
-    per: dict[str, dict[str, dict[str, dict[int, float]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(dict))
-    )
+    per: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for key, val in stages["distance"]["values"].items():
         stem, metric = key.rsplit("/", 1)
         name = parse_stage_name(stem)
@@ -107,7 +105,7 @@ def _converged(obs: Observations) -> tuple[bool, str]:
     fr = {w: obs.numbers.get(f"chg/w={w:g}/converged_fraction") for w in CLAIMED_W}
     if any(v is None for v in fr.values()):
         return False, "the correction's convergence record was not read"
-    ok = all(v >= MIN_CONVERGED for v in fr.values())
+    ok = all(float(v or 0.0) >= MIN_CONVERGED for v in fr.values())
     return ok, "converged fraction " + ", ".join(f"w={w:g}: {v:.4f}" for w, v in fr.items()) + (
         f" (needs >= {MIN_CONVERGED})"
     )

@@ -66,7 +66,7 @@ class CharacteristicGuidance:
     ) -> None:
         self.conditional, self.unconditional, self.w = conditional, unconditional, float(w)
         self.dim = int(conditional.dim)
-        self.options = {
+        self.options: dict[str, Any] = {
             "max_iterations": int(max_iterations),
             "tol": float(tol),
             "memory": int(memory),
@@ -198,7 +198,7 @@ class _Characteristic:
 
 
 @attrs.define(kw_only=True, slots=False)
-class CharacteristicDDIM(_Characteristic, DDIM):
+class CharacteristicDDIM(_Characteristic, DDIM):  # type: ignore[misc]  # guidance: float, not optional
     """DDIM (eta = 0: the probability-flow sampler) with characteristic guidance.
 
     Hyperparameters: those of quadriga-ddpm's ``ddim`` (``num_steps``, ``num_samples``, ``schedule``,
@@ -213,7 +213,7 @@ class CharacteristicDDIM(_Characteristic, DDIM):
 
 
 @attrs.define(kw_only=True, slots=False)
-class CharacteristicDDPM(_Characteristic, DDPM):
+class CharacteristicDDPM(_Characteristic, DDPM):  # type: ignore[misc]  # guidance: float, not optional
     """DDPM ancestral sampling with characteristic guidance (see :class:`CharacteristicDDIM`).
 
     Source: Zheng & Lan 2024 (arXiv 2312.07586), sec. 5; Ho et al. 2020, Algorithm 2.
