@@ -26,7 +26,22 @@ PAIRED = {
     },
     "inputs": {"subject": ["fast[*]"], "reference": ["ref[*]"]},
 }
+COND = {"use": "conditional-gaussian-mixture", "preset": "3-class-2d", "grid_size": 100}
+GUIDED = {
+    "task": {"target": COND},
+    "stage": {
+        "cfg": {
+            "use": "ddim",
+            "inputs": {"target": "target"},
+            "num_samples": 100,
+            "num_steps": 10,
+            "guidance": 3.0,
+        }
+    },
+    "inputs": {"subject": ["cfg"], "reference": "target"},
+}
 SETUP = {
+    ("evaluator", "guided-density-distance"): {"params": {"num_reference_samples": 100}, "inputs": GUIDED},
     ("evaluator", "score-error"): {
         "params": {"num_samples": 50, "sigmas": [0.1, 0.5]},
         "inputs": {

@@ -25,9 +25,9 @@ from quadriga.interfaces import Sampler, Target
 from quadriga.seeding import child_generator
 from quadriga.threads import single_thread
 from quadriga.validators import in_range, one_of, optional, positive, positive_int
+from quadriga_ddpm.guidance import guidance_info, guided_score_model
 from quadriga_ddpm.noise_schedule import SCHEDULE_KINDS, NoiseSchedule
 from quadriga_ddpm.probability_flow import draw_x_T, reference_solve, x_T_digest
-from quadriga_ddpm.score_models import as_score_model
 from quadriga_ddpm.solvers import dpm_solver_pp
 
 __all__ = ["DPMSolverPP", "LambdaSolver", "ReferenceODE"]
@@ -61,6 +61,16 @@ class LambdaSolver(Sampler):
         doc="step spacing: 'logSNR' (uniform in lambda) or 'time'",
         validator=one_of(("logSNR", "time")),
     )
+    guidance: float | None = param(
+        None,
+        doc="classifier-free guidance weight w >= -1 on a conditional input (see quadriga_ddpm.guidance); "
+        "None: unguided",
+        validator=optional(in_range(-1.0)),
+    )
+
+    def score_model(self, target: Any) -> Any:
+        """The score model this sampler runs on ``target`` (the guidance hook; subclasses override)."""
+        return guided_score_model(target, self.guidance)
 
     def noise_schedule(self) -> NoiseSchedule:
         """The :class:`NoiseSchedule` this sampler runs."""
@@ -86,7 +96,7 @@ class LambdaSolver(Sampler):
         Raises:
             ConfigError: the input cannot serve as a score model.
         """
-        model = as_score_model(target)
+        model = self.score_model(target)
         sched = self.noise_schedule()
         x_T = draw_x_T(sched, int(self.num_samples), int(model.dim), child_generator(generator, "x_T"))
         lam = self.lambdas()
@@ -105,6 +115,7 @@ class LambdaSolver(Sampler):
             "x_T_digest": x_T_digest(x_T),
             "seconds": time.perf_counter() - start,
             **extra,
+            **guidance_info(model),
         }
         return Samples(x=x, info=info)
 

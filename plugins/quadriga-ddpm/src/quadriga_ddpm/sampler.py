@@ -32,9 +32,10 @@ from quadriga.artifacts import Fitted, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Sampler, Target
 from quadriga.progress import current_progress
-from quadriga.validators import one_of, positive, positive_int, probability
+from quadriga.threads import single_thread
+from quadriga.validators import in_range, one_of, optional, positive, positive_int, probability
+from quadriga_ddpm.guidance import guidance_info, guided_score_model
 from quadriga_ddpm.schedules import SCHEDULES, alpha_bars, make_betas
-from quadriga_ddpm.score_models import as_score_model
 
 __all__ = ["DDIM", "DDPM", "VARIANCES", "run_chain"]
 
@@ -150,6 +151,16 @@ class _Chain(Sampler):
         doc="float type of the chain's state: 'float32' or 'float64'",
         validator=one_of(tuple(_DTYPES)),
     )
+    guidance: float | None = param(
+        None,
+        doc="classifier-free guidance weight w >= -1 on a conditional input (see quadriga_ddpm.guidance); "
+        "None: unguided",
+        validator=optional(in_range(-1.0)),
+    )
+
+    def score_model(self, target: Any) -> Any:
+        """The score model this sampler runs on ``target`` (the guidance hook; subclasses override)."""
+        return guided_score_model(target, self.guidance)
 
     def betas(self) -> torch.Tensor:
         """The schedule ``Tensor[T]`` float64 this sampler runs."""
@@ -176,20 +187,22 @@ class _Chain(Sampler):
             ``seconds``, and ``betas`` (the T step sizes, for exact checks downstream).
 
         Raises:
-            ConfigError: the input cannot serve as a score model.
+            ConfigError: the input cannot serve as a score model (or, with ``guidance``, has no
+                conditional pair).
         """
-        model = as_score_model(target)
+        model = self.score_model(target)
         betas = self.betas()
         start = time.perf_counter()
-        x = run_chain(
-            model,
-            betas,
-            int(self.num_samples),
-            generator=generator,
-            dtype=_DTYPES[self.dtype],
-            progress=current_progress(),
-            **self._chain_kwargs(),
-        )
+        with single_thread():  # small batched tensors: intra-op threads only contend
+            x = run_chain(
+                model,
+                betas,
+                int(self.num_samples),
+                generator=generator,
+                dtype=_DTYPES[self.dtype],
+                progress=current_progress(),
+                **self._chain_kwargs(),
+            )
         info = {
             "score_evals": int(self.num_samples) * int(self.num_steps),
             "num_steps": int(self.num_steps),
@@ -198,6 +211,7 @@ class _Chain(Sampler):
             "seconds": time.perf_counter() - start,
             "betas": betas.tolist(),
             **self._chain_kwargs(),
+            **guidance_info(model),
         }
         return Samples(x=x, info=info)
 
