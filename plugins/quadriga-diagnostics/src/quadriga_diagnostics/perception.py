@@ -193,8 +193,10 @@ class PerceptionLipschitz(Evaluator):
     interval over replicates), ``spearman_position_lipschitz`` (mean rank correlation of the
     frontier position with the Lipschitz constant), ``perception_drop`` (largest, over
     replicates, of ``perception(last position) / perception(MMSE)``: below 1 when the sweep moves
-    along the trade-off), ``lipschitz/a=<a>``, ``perception/a=<a>``, ``consistency/a=<a>``,
-    ``distortion/a=<a>`` (means over replicates); table ``sweep`` (replicate, position and the
+    along the trade-off), ``consistency_ratio`` (largest, over replicates, of the same ratio of the
+    consistency RMS: below 1 when consistency improves too, as it does with noisy measurements),
+    ``lipschitz/a=<a>``, ``perception/a=<a>``, ``consistency/a=<a>``, ``distortion/a=<a>`` (means
+    over replicates); table ``sweep`` (replicate, position and the
     measured numbers).
 
     Shapes:
@@ -274,15 +276,17 @@ def sweep_summary(rows: list[dict[str, float]]) -> dict[str, Any]:
     Units: as in the class. Raises: nothing. Source: the module docstring.
     """
     reps = sorted({int(r["replicate"]) for r in rows})
-    per_rep, per_rep_a, drops = [], [], []
+    per_rep, per_rep_a, drops, cons = [], [], [], []
     for k in reps:
         sub = [r for r in rows if int(r["replicate"]) == k]
         per_rep.append(spearman([r["lipschitz"] for r in sub], [r["perception"] for r in sub]))
         per_rep_a.append(spearman([r["position"] for r in sub], [r["lipschitz"] for r in sub]))
         drops.append(sub[-1]["perception"] / sub[0]["perception"])
+        cons.append(sub[-1]["consistency"] / max(sub[0]["consistency"], 1e-300))
     values: dict[str, float] = {
         "spearman_position_lipschitz": float(np.mean(per_rep_a)),
         "perception_drop": float(max(drops)),
+        "consistency_ratio": float(max(cons)),
     }
     for a in sorted({r["position"] for r in rows}):
         sub = [r for r in rows if r["position"] == a]
