@@ -126,6 +126,17 @@ def test_doctor_reports_version_requirements_not_met(cli, extra_site):
     assert "POT<0.1" not in o.out
 
 
+def test_doctor_names_stale_metadata_that_shadows_an_installed_plugin(cli, extra_site, tmp_path):
+    """A leftover quadriga_std-1.0.dist-info early on sys.path is read before the installed one."""
+    extra_site("quadriga-std", {"std": "quadriga_std.plugin"})
+    o = cli("doctor")
+    assert o.rc == 1
+    text = " ".join(o.out.split())
+    assert "stale metadata: quadriga-std: the metadata in" in text, o.out
+    assert "quadriga_std-1.0.dist-info (version 1.0) is read before the installed" in text
+    assert "remove" in text and "all plugins load" not in text
+
+
 def test_doctor_checks_the_shipped_requirements():
     from quadriga.cli.doctor import requirement_problems
 

@@ -28,6 +28,7 @@ __all__ = [
     "cmd_doctor",
     "optional_lines",
     "requirement_problems",
+    "shadow_problems",
 ]
 
 #: libraries whose versions the report shows
@@ -115,6 +116,43 @@ def requirement_problems(distributions: list[str]) -> list[str]:
     return problems
 
 
+def shadow_problems() -> list[str]:
+    """Distributions with two metadata copies on ``sys.path``, where the first one read is not the install.
+
+    A ``*.egg-info`` or ``*.dist-info`` folder left in the working directory (or another folder
+    early on ``sys.path``, such as ``python -m`` puts there) is read before the installed
+    distribution: its stale entry points and version shadow the plugin that is really installed.
+    Only the core and distributions declaring ``quadriga`` entry points are checked.
+
+    Returns:
+        one sentence per shadowed distribution naming both folders and the fix; empty when none.
+    """
+    import importlib.metadata as md
+    from pathlib import Path
+
+    from packaging.utils import canonicalize_name as canonical_name
+
+    copies: dict[str, list[md.Distribution]] = {}
+    for dist in md.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            copies.setdefault(canonical_name(name), []).append(dist)
+    problems = []
+    for name, found in sorted(copies.items()):
+        relevant = name == "quadriga" or any(
+            ep.group == "quadriga" for dist in found for ep in dist.entry_points
+        )
+        if len(found) < 2 or not relevant:
+            continue
+        first, installed = (Path(str(getattr(d, "_path", "?"))) for d in found[:2])
+        problems.append(
+            f"{name}: the metadata in {first} (version {found[0].version}) is read before the installed "
+            f"{installed} (version {found[1].version}) and shadows it; remove {first} (a leftover of a "
+            "build) or run quadriga from another directory"
+        )
+    return problems
+
+
 def add_parser(sub: Subparsers) -> None:
     """Add ``doctor`` to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser(
@@ -134,8 +172,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     Imports every component (slower than ``list``, but finds bad ``module:attr`` paths).
 
     Returns:
-        0 when every plugin loads, every component imports and every version requirement on
-        :data:`CHECKED` is met (:func:`requirement_problems`), else 1.
+        0 when every plugin loads, every component imports, every version requirement on
+        :data:`CHECKED` is met (:func:`requirement_problems`) and no stale metadata shadows an
+        installed distribution (:func:`shadow_problems`), else 1.
     """
     reg = registry_for(args).load()
     con = console()
@@ -189,6 +228,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             f"[red]version mismatch[/]: {escape(m)}. Install a matching version "
             "(pip install -c constraints.txt ...) before running its pipelines."
         )
+    shadows = shadow_problems()
+    for problem in shadows:
+        con.print(f"[red]stale metadata[/]: {escape(problem)}.", soft_wrap=False)
     unresolved = []
     for spec in reg.components():
         try:
@@ -196,9 +238,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         except QuadrigaError as exc:
             unresolved.append(spec)
             con.print(f"[red]{spec.kind} '{escape(spec.name)}' cannot be imported[/]: {escape(str(exc))}")
-    if not reg.broken and not reg.conflicts and not unresolved and not mismatches:
+    if not reg.broken and not reg.conflicts and not unresolved and not mismatches and not shadows:
         con.print(
             f"[green]all plugins load, all {len(reg.components())} components import and the versions "
             "they require are installed[/]"
         )
-    return 1 if reg.broken or reg.conflicts or unresolved or mismatches else 0
+    return 1 if reg.broken or reg.conflicts or unresolved or mismatches or shadows else 0
