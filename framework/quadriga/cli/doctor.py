@@ -122,7 +122,9 @@ def shadow_problems() -> list[str]:
     A ``*.egg-info`` or ``*.dist-info`` folder left in the working directory (or another folder
     early on ``sys.path``, such as ``python -m`` puts there) is read before the installed
     distribution: its stale entry points and version shadow the plugin that is really installed.
-    Only the core and distributions declaring ``quadriga`` entry points are checked.
+    Only the core and distributions declaring ``quadriga`` entry points are checked, and only a
+    first copy that pip did not install (no ``INSTALLER`` file) whose version or entry points
+    differ from the installed copy's counts: an editable install's own ``src/*.egg-info`` is fine.
 
     Returns:
         one sentence per shadowed distribution naming both folders and the fix; empty when none.
@@ -142,12 +144,16 @@ def shadow_problems() -> list[str]:
         relevant = name == "quadriga" or any(
             ep.group == "quadriga" for dist in found for ep in dist.entry_points
         )
-        if len(found) < 2 or not relevant:
-            continue
-        first, installed = (Path(str(getattr(d, "_path", "?"))) for d in found[:2])
+        installed = [d for d in found if d.read_text("INSTALLER") is not None]  # pip wrote these
+        if len(found) < 2 or not relevant or not installed or found[0].read_text("INSTALLER") is not None:
+            continue  # one copy, or the installed one is read first (an editable's src egg-info follows it)
+        lead, real = found[0], installed[0]
+        if lead.version == real.version and sorted(lead.entry_points) == sorted(real.entry_points):
+            continue  # the same metadata: nothing is shadowed
+        first, where = (Path(str(getattr(d, "_path", "?"))) for d in (lead, real))
         problems.append(
-            f"{name}: the metadata in {first} (version {found[0].version}) is read before the installed "
-            f"{installed} (version {found[1].version}) and shadows it; remove {first} (a leftover of a "
+            f"{name}: the metadata in {first} (version {lead.version}) is read before the installed "
+            f"{where} (version {real.version}) and shadows it; remove {first} (a leftover of a "
             "build) or run quadriga from another directory"
         )
     return problems
