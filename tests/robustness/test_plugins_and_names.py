@@ -242,6 +242,24 @@ def test_a_plugin_that_exits_at_import_is_broken_and_everything_else_works(cli, 
     assert o.rc == 1 and "quadriga-exits" in o.out and "SystemExit" in o.out, o.text
 
 
+def test_a_plugin_that_hangs_at_import_is_broken_after_the_deadline(cli, extra_site, monkeypatch):
+    """QUADRIGA_IMPORT_TIMEOUT bounds a plugin's import; the others load and the hanger is named."""
+    monkeypatch.setenv("QUADRIGA_IMPORT_TIMEOUT", "0.5")
+    extra_site("quadriga-sleeps", {"sleeps": "sleeps_mod"}, {"sleeps_mod": "import time\ntime.sleep(600)\n"})
+    o = cli("--no-cache", "list", "--json")
+    assert o.rc == 0, o.text
+    data = json.loads(o.out)
+    assert "toy-iid" in {c["name"] for c in data["components"]}
+    (broken,) = [b for b in data["broken"] if b["distribution"] == "quadriga-sleeps"]
+    assert "did not finish within 0.5 s" in json.dumps(broken)
+    from quadriga.registry import reset_registry
+
+    reset_registry()
+    monkeypatch.setenv("QUADRIGA_IMPORT_TIMEOUT", "soon")
+    o = cli("--no-cache", "list")
+    assert o.rc == 2 and "QUADRIGA_IMPORT_TIMEOUT must be a positive number" in o.text, o.text
+
+
 def test_ctrl_c_during_a_hanging_plugin_import_names_the_plugin(cli, extra_site):
     """A plugin stuck at import (here: interrupted at once) is named, with the way to disable it."""
     extra_site("quadriga-hangs", {"hangs": "hangs_mod"}, {"hangs_mod": "raise KeyboardInterrupt\n"})

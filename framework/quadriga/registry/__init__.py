@@ -15,11 +15,12 @@ the table (:class:`Registry`) and the process-wide registry (:func:`get_registry
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata as md
 import os
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pluggy
@@ -50,11 +51,13 @@ __all__ = [
     "KINDS",
     "NAME_PATTERN",
     "SPEC_KINDS",
+    "PluginImportTimeout",
     "PluginRegistrar",
     "PluginStatus",
     "Registry",
     "Spec",
     "get_registry",
+    "import_timeout",
     "normalize_name",
     "reset_registry",
 ]
@@ -183,6 +186,7 @@ class Registry:
 
     def _discover(self) -> None:
         pm = self._pm
+        seconds = import_timeout()
         by_name: dict[str, list[Any]] = {}
         for ep in md.entry_points(group=ENTRY_POINT_GROUP):
             same = by_name.setdefault(ep.name, [])
@@ -204,7 +208,8 @@ class Registry:
                 status.status = "disabled"
                 continue
             try:
-                module = ep.load()
+                with _import_deadline(ep.name, seconds):
+                    module = ep.load()
             except (Exception, SystemExit) as exc:  # sys.exit() at import breaks that plugin only
                 self._record_broken(status, "import", exc)
                 continue
@@ -441,6 +446,62 @@ class Registry:
 
 _DEFAULT: Registry | None = None
 _DEFAULT_KEY: tuple[frozenset[str], str] | None = None
+
+
+class PluginImportTimeout(TimeoutError):
+    """A plugin module's import did not finish within ``QUADRIGA_IMPORT_TIMEOUT`` seconds (default 60)."""
+
+
+def import_timeout() -> float:
+    """Seconds a plugin module's import may take: ``QUADRIGA_IMPORT_TIMEOUT``, default 60.
+
+    Raises:
+        ConfigError: it is not a positive number of seconds.
+    """
+    raw = os.environ.get("QUADRIGA_IMPORT_TIMEOUT", "60")
+    try:
+        seconds = float(raw)
+        if not seconds > 0:
+            raise ValueError
+    except ValueError:
+        raise ConfigError(
+            f"QUADRIGA_IMPORT_TIMEOUT must be a positive number of seconds, got {raw!r}.",
+            key="QUADRIGA_IMPORT_TIMEOUT",
+        ) from None
+    return seconds
+
+
+@contextlib.contextmanager
+def _import_deadline(plugin: str, seconds: float) -> Iterator[None]:
+    """Raise :class:`PluginImportTimeout` in the block after ``seconds`` (:func:`import_timeout`).
+
+    A plugin that hangs at import (waiting on a lock, a network, an endless loop in Python) is then
+    reported broken, and every other plugin still loads. The deadline is a ``SIGALRM`` timer, so it
+    applies in the main thread of a POSIX process only (elsewhere the import runs without one); a
+    hang inside C code that never returns to Python is not interrupted.
+
+    Raises:
+        PluginImportTimeout: the deadline passed.
+    """
+    import signal
+    import threading
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise PluginImportTimeout(
+            f"importing plugin '{plugin}' did not finish within {seconds:g} s (QUADRIGA_IMPORT_TIMEOUT)"
+        )
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def get_registry(*, disable: Iterable[str] = (), cache: bool = False) -> Registry:
