@@ -119,6 +119,8 @@ _TUNING = {
 
 lds_claim = Claim(
     arms=("datamodels",),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_group("lds", ("datamodels",)),
     effect=Effect(
         quantity="mean LDS of datamodels over target examples (Spearman, 200 fresh half subsets)",
@@ -142,6 +144,8 @@ lds_claim = Claim(
 
 vs_influence_claim = Claim(
     arms=("datamodels", "influence"),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_group("lds", ("datamodels", "influence")),
     effect=Effect(
         quantity="LDS datamodels - LDS influence functions (paired by target)",
@@ -163,6 +167,8 @@ vs_influence_claim = Claim(
 
 removal_claim = Claim(
     arms=("datamodels", "random"),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_group("removal", ("datamodels", "random")),
     effect=Effect(
         quantity="margin drop after removing the top-10 datamodel points - after removing 10 random points "

@@ -133,6 +133,8 @@ _TUNING = {
 
 lds_claim = Claim(
     arms=("magic",),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_arms("magic"),
     effect=Effect(
         quantity="mean LDS of MAGIC over target examples (Spearman, 100 random 1 % removals)",
@@ -156,6 +158,8 @@ lds_claim = Claim(
 
 vs_baselines_claim = Claim(
     arms=("magic", "influence", "datamodels"),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_arms("magic", "influence", "datamodels"),
     effect=Effect(
         quantity="LDS MAGIC - LDS baseline at 1 % removal (paired by target)",
