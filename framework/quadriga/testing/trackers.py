@@ -6,7 +6,9 @@
 - :func:`tracker_registry`: ``Registry(use_env=False)`` with those two registered (``count-down``,
   ``broken``);
 - :func:`tracker_pipeline`: a small pipeline over both kinds of stage (a learner that streams,
-  two samplers, an evaluator comparing them).
+  two samplers, an evaluator comparing them); :func:`tracker_sweep_toml`: a smaller one to sweep;
+- :func:`modules_after_listing`: what loading the registry imported (a tracker imports neither its
+  library nor torch at registration).
 
 Not imported by ``import quadriga.testing``.
 """
@@ -21,7 +23,14 @@ from quadriga.artifacts import Fitted
 from quadriga.interfaces import Learner, Sampler
 from quadriga.params import param
 
-__all__ = ["Broken", "CountDown", "tracker_pipeline", "tracker_registry"]
+__all__ = [
+    "Broken",
+    "CountDown",
+    "modules_after_listing",
+    "tracker_pipeline",
+    "tracker_registry",
+    "tracker_sweep_toml",
+]
 
 
 @attrs.define(kw_only=True)
@@ -90,3 +99,48 @@ def tracker_pipeline(name: str) -> dict[str, Any]:
             },
         },
     }
+
+
+def tracker_sweep_toml(name: str) -> str:
+    """The TOML text of a one-sampler pipeline for a tracker's sweep test (``mala`` and ``energy``)."""
+    return f'''
+[pipeline]
+name = "{name}"
+seed = 0
+
+[task.normal]
+use = "gaussian"
+dim = 2
+
+[stage.mala]
+use = "mala"
+inputs = {{ target = "normal" }}
+num_samples = 100
+burn_in = 50
+
+[stage.energy]
+use = "energy-distance"
+inputs = {{ subject = ["mala"], reference = "normal" }}
+'''
+
+
+def modules_after_listing(plugin: str, modules: set[str]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported after loading the registry (sorted).
+
+    A tracker plugin's registration must import neither its library nor torch (``quadriga list``
+    stays fast): its test asserts that this is ``[]``.
+
+    Raises:
+        subprocess.CalledProcessError: the plugin did not load with status ``ok``.
+    """
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from quadriga.registry import Registry; r = Registry(use_env=False); r.load(); "
+        f"assert r.plugins[{plugin!r}].status == 'ok'; "
+        f"print(json.dumps(sorted(set({sorted(modules)!r}) & set(sys.modules))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return list(json.loads(out.stdout.strip().splitlines()[-1]))

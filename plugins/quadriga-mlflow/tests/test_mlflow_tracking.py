@@ -8,7 +8,12 @@ import pytest
 from quadriga_mlflow.tracker import flatten_params, metric_key
 
 from quadriga import tracking
-from quadriga.testing.trackers import tracker_pipeline, tracker_registry
+from quadriga.testing.trackers import (
+    modules_after_listing,
+    tracker_pipeline,
+    tracker_registry,
+    tracker_sweep_toml,
+)
 
 mlflow = pytest.importorskip("mlflow")
 
@@ -109,36 +114,10 @@ def test_the_command_line_chooses_trackers_by_name(capsys):
 
 
 def test_listing_imports_neither_mlflow_nor_torch():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; from quadriga.registry import Registry; r = Registry(use_env=False); r.load(); "
-        "assert r.plugins['mlflow'].status == 'ok'; print(sorted({'mlflow', 'torch'} & set(sys.modules)))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert modules_after_listing("mlflow", {"mlflow", "torch"}) == []
 
 
-SWEEP_TOML = """
-[pipeline]
-name = "mlflow-sweep"
-seed = 0
-
-[task.normal]
-use = "gaussian"
-dim = 2
-
-[stage.mala]
-use = "mala"
-inputs = { target = "normal" }
-num_samples = 100
-burn_in = 50
-
-[stage.energy]
-use = "energy-distance"
-inputs = { subject = ["mala"], reference = "normal" }
-"""
+SWEEP_TOML = tracker_sweep_toml("mlflow-sweep")
 
 
 @pytest.mark.slow

@@ -10,7 +10,12 @@ import sys
 import pytest
 
 from quadriga import tracking
-from quadriga.testing.trackers import tracker_pipeline, tracker_registry
+from quadriga.testing.trackers import (
+    modules_after_listing,
+    tracker_pipeline,
+    tracker_registry,
+    tracker_sweep_toml,
+)
 
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
@@ -110,34 +115,10 @@ def test_one_root_for_many_runs(registry, tmp_path, monkeypatch):
 
 
 def test_listing_imports_neither_tensorboardx_nor_torch():
-    code = (
-        "import sys; from quadriga.registry import Registry; r = Registry(use_env=False); r.load(); "
-        "assert r.plugins['tensorboard'].status == 'ok'; "
-        "print(sorted({'tensorboardX', 'tensorboard', 'torch'} & set(sys.modules)))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert modules_after_listing("tensorboard", {"tensorboardX", "tensorboard", "torch"}) == []
 
 
-SWEEP_TOML = """
-[pipeline]
-name = "tb-sweep"
-seed = 0
-
-[task.normal]
-use = "gaussian"
-dim = 2
-
-[stage.mala]
-use = "mala"
-inputs = { target = "normal" }
-num_samples = 100
-burn_in = 50
-
-[stage.energy]
-use = "energy-distance"
-inputs = { subject = ["mala"], reference = "normal" }
-"""
+SWEEP_TOML = tracker_sweep_toml("tb-sweep")
 
 
 def test_a_sweep_writes_one_event_directory_per_run(tmp_path):
