@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning, run_pipeline
 
 __all__ = ["ARMS", "lds_claim", "per_target", "removal_claim", "run_observations", "vs_influence_claim"]
 
@@ -52,10 +52,9 @@ def run_observations(scale: Scale, out_dir: Path, *, removal_k: int = 10) -> Obs
     cost in seconds and training runs, the removal drops and flip fractions, and the share of
     targets whose held-out margins vary.
     """
-    from quadriga.api import run
-
     overrides = [f"task.bed.num_targets={scale.replicates}", *scale.overrides]
-    result = run(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run", progress=False)
+    # inside ``verify`` the three claims read one run (the core's run sharing)
+    result = run_pipeline(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run")
     lds_m = result.artifacts["lds"]
     removal = f"removal[k={removal_k}]"
     rem_m = result.artifacts[removal]
