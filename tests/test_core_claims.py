@@ -330,6 +330,26 @@ def test_claims_on_one_pipeline_and_scale_share_one_run(registry, tmp_path, monk
     assert records[0]["observations"][""]["draw"] == apart[0].values["draw"]
 
 
+def test_run_pipeline_takes_a_pipeline_by_name_and_shares_it(registry, tmp_path, monkeypatch):
+    """A claim whose observation is read from a pipeline as written (no repeat) names it."""
+    import quadriga.api
+    from quadriga.claims import run_pipeline, shared_runs
+
+    path = tmp_path / "two.toml"
+    path.write_text(_TWO_ARMS)
+    calls = []
+    real_run = quadriga.api.run
+    monkeypatch.setattr(quadriga.api, "run", lambda *a, **k: calls.append(k["out"]) or real_run(*a, **k))
+    with shared_runs():
+        first = run_pipeline(str(path), seed=3, out=tmp_path / "a", registry=registry)
+        again = run_pipeline(str(path), seed=3, out=tmp_path / "b", registry=registry)
+    assert again is first and calls == [tmp_path / "a"]
+    assert (tmp_path / "shared-run.txt").read_text().strip() == str(tmp_path / "a")
+    values = first.results["stages"]["check"]["values"]
+    alone = run_pipeline(str(path), seed=3, out=tmp_path / "c", registry=registry)  # outside: runs again
+    assert len(calls) == 2 and alone.results["stages"]["check"]["values"] == values
+
+
 def test_claim_names_a_repeat_stage_that_is_not_in_the_pipeline(registry, tmp_path):
     path = tmp_path / "two.toml"
     path.write_text(_TWO_ARMS)

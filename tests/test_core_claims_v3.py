@@ -375,3 +375,99 @@ def test_an_interrupted_verify_keeps_the_report_of_the_claims_done(registry, tmp
     assert [r["name"] for r in saved] == ["toy-claim"] and saved[0]["status"] == "passed"
     assert "toy-claim" in (tmp_path / "v" / "report.md").read_text()
     assert json.loads((tmp_path / "claims_record.json").read_text())["toy-claim"]["status"] == "passed"
+
+
+# ------------------------------------------------------------------ declarative: groups of stage tables
+_TASKS = """
+[pipeline]
+name = "tasks"
+seed = 0
+
+[task.small]
+use = "toy-normal"
+dimension = 2
+
+[task.large]
+use = "toy-normal"
+dimension = 6
+
+[stage.few-small]
+use = "toy-iid"
+inputs = { target = "small" }
+num_samples = 50
+
+[stage.many-small]
+use = "toy-iid"
+inputs = { target = "small" }
+num_samples = 800
+
+[stage.few-large]
+use = "toy-iid"
+inputs = { target = "large" }
+num_samples = 50
+
+[stage.many-large]
+use = "toy-iid"
+inputs = { target = "large" }
+num_samples = 800
+
+[stage.check-small]
+use = "toy-mean"
+kind = "evaluator"
+inputs = { subject = ["few-small[*]", "many-small[*]"], reference = "small" }
+
+[stage.check-large]
+use = "toy-mean"
+kind = "evaluator"
+inputs = { subject = ["few-large[*]", "many-large[*]"], reference = "large" }
+"""
+
+
+def test_groups_read_each_task_from_its_own_stage_tables(registry, tmp_path):
+    """Tasks written as separate stage tables: one comparison per task, read through metric=."""
+    from quadriga.claims.run import read_replicates, run_repeated
+
+    path = tmp_path / "tasks.toml"
+    path.write_text(_TASKS)
+    effect = Effect(quantity="mean error ratio many / few", statistic="ratio", relation="less", value=0.8)
+    groups = {t: {"many": f"many-{t}", "few": f"few-{t}"} for t in ("small", "large")}
+    claim = Claim(
+        pipeline=str(path),
+        arms=("many", "few"),
+        groups=groups,
+        metric=("check-{group}", "mean_error"),
+        effect=effect,
+        scales={"smoke": Scale(replicates=3), "paper": Scale(replicates=8)},
+    )
+    obs = claim.observations("paper", tmp_path / "c", registry)
+    assert list(obs.values) == ["small", "large"] and set(obs.values["small"]) == {"many", "few"}
+    # the same numbers as reading the run by hand (what an experiment= callable did)
+    stages = [s for g in groups.values() for s in g.values()]
+    result = run_repeated(str(path), claim.scale("paper"), tmp_path / "by-hand", stages=stages)
+    for task, arms in groups.items():
+        by_hand = read_replicates(result, f"check-{task}", list(arms.values()), "mean_error", 8)
+        assert obs.values[task] == {arm: by_hand[stage] for arm, stage in arms.items()}
+    # 800 draws have a smaller mean error than 50, in every task
+    assert all(np.mean(g["many"]) < np.mean(g["few"]) for g in obs.values.values())
+    rec = evaluate_claim(claim, obs, "paper")
+    assert [c["group"] for c in rec["comparisons"]] == ["small", "large"] and rec["holm"]
+    with pytest.raises(ConfigError, match="no stage table for arm") as err:
+        Claim(
+            pipeline=str(path),
+            arms=("many", "few"),
+            groups={"small": {"many": "many-small"}},
+            metric=("check-{group}", "mean_error"),
+            effect=effect,
+            scales=SCALES,
+        )
+    assert err.value.key == "groups"
+    with pytest.raises(ConfigError, match="does not combine"):
+        Claim(
+            pipeline=str(path),
+            arms=("many", "few"),
+            groups=groups,
+            group_by="x",
+            metric=("check-{group}", "mean_error"),
+            effect=effect,
+            scales=SCALES,
+        )

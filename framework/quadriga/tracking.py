@@ -10,7 +10,9 @@ the run inherit it. From Python::
     with quadriga.tracking.using("mlflow"):
         quadriga.api.run("gmm-mcmc-baselines")
 
-A tracker's hooks start with ``if not quadriga.tracking.enabled("mlflow"): return``.
+A tracker's hooks start with ``if not quadriga.tracking.enabled("mlflow"): return``;
+:class:`RunHooks` writes the four per-run hooks once for a tracker object with ``start(run)``,
+``log_step``, ``log_stage`` and ``end``, so a tracker plugin's ``plugin.py`` only names them.
 """
 
 from __future__ import annotations
@@ -18,14 +20,14 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from quadriga.errors import ConfigError
 
 if TYPE_CHECKING:
     from quadriga.registry import Registry
 
-__all__ = ["ENV", "available", "check", "enabled", "selected", "using"]
+__all__ = ["ENV", "RunHooks", "available", "check", "enabled", "selected", "using"]
 
 #: the environment variable holding the chosen trackers
 ENV = "QUADRIGA_WITH"
@@ -108,3 +110,67 @@ def using(*names: str) -> Iterator[None]:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = before
+
+
+class RunHooks:
+    """The per-run lifecycle hooks of a tracker plugin, written once for every tracker.
+
+    Each hook returns at once unless the run chose the tracker (:func:`enabled`). At
+    ``quadriga_run_start`` the tracker class is imported (only then: ``quadriga list`` imports no
+    tracking library) and ``Class.start(run)`` opens the tracker of that run; the other hooks call
+    its ``log_step(stage, record)``, ``log_stage(stage, artifact, seconds)`` and ``end(status,
+    error)``, and ``end`` forgets it. A tracker plugin's ``plugin.py``::
+
+        _RUNS = tracking.RunHooks("tensorboard", "quadriga_tensorboard.writer:TensorBoardRun")
+        quadriga_run_start = _RUNS.run_start
+        quadriga_step_metrics = _RUNS.step_metrics
+        quadriga_stage_end = _RUNS.stage_end
+        quadriga_run_end = _RUNS.run_end
+
+    Args:
+        name: the tracker's name for ``--with`` (its plugin's entry-point name).
+        target: ``"module:Class"`` of the tracker class.
+
+    Attributes:
+        active: ``{id(run): tracker}`` for the runs of this process that chose it.
+    """
+
+    def __init__(self, name: str, target: str) -> None:
+        from quadriga.hookspecs import hookimpl
+
+        self.name, self.target = name, target
+        self.active: dict[int, Any] = {}
+
+        @hookimpl
+        def quadriga_run_start(run: Any) -> None:
+            """Open this run's tracker when the run chose it."""
+            if not enabled(self.name):
+                return
+            import importlib
+
+            module, _, attr = self.target.partition(":")
+            self.active[id(run)] = getattr(importlib.import_module(module), attr).start(run)
+
+        @hookimpl
+        def quadriga_step_metrics(run: Any, stage: str, record: dict[str, Any]) -> None:
+            """Log a streamed record (``progress.log``) at its step."""
+            tracker = self.active.get(id(run))
+            if tracker is not None:
+                tracker.log_step(stage, record)
+
+        @hookimpl
+        def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> None:
+            """Log the stage's numbers and its wall-clock seconds."""
+            tracker = self.active.get(id(run))
+            if tracker is not None:
+                tracker.log_stage(stage, artifact, seconds)
+
+        @hookimpl
+        def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None:
+            """Close this run's tracker with the run's status."""
+            tracker = self.active.pop(id(run), None)
+            if tracker is not None:
+                tracker.end(status, error)
+
+        self.run_start, self.step_metrics = quadriga_run_start, quadriga_step_metrics
+        self.stage_end, self.run_end = quadriga_stage_end, quadriga_run_end

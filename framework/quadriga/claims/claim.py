@@ -47,6 +47,10 @@ class Claim:
         across: a numeric matrix key: each replicate's observation is the log-log slope of the
             metric against it (a rate); the effect then compares slopes (``mean`` against a
             declared rate, ``difference`` against the baseline's slope).
+        groups: a list of tasks written as separate stage tables, ``{group: {arm: stage table}}``
+            (``{"gmm-b2": {"fkc": "fkc-gmm-b2", "fkc-naive": "naive-gmm-b2"}, ...}``): each group is
+            one comparison per baseline in the claim's Holm family, like ``group_by``'s; the
+            ``metric`` stage may name its group as ``{group}`` (``("energy-{group}", "energy_distance")``).
         observe: instead of ``metric``, ``observe(result) -> {arm: [values]}`` (or
             :class:`Observations`) from the :class:`~quadriga.runs.RunResult`, values aligned
             by replicate index.
@@ -85,6 +89,7 @@ class Claim:
     observe: Callable[[Any], Any] | None = None
     group_by: tuple[str, ...] = attrs.field(default=(), converter=_as_keys)
     across: str | None = None
+    groups: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
     experiment: Callable[[Scale, Path], Any] | None = None
     repeat_stages: tuple[str, ...] = ()
     repeat_tasks: tuple[str, ...] = ()
@@ -123,6 +128,8 @@ class Claim:
                 "experiment callable groups its own observations.",
                 key="group_by",
             )
+        if self.groups:
+            self._check_groups()
         if self.across is not None and self.across in self.group_by:
             raise ConfigError(f"'{self.across}' cannot be both grouped and the slope's axis.", key="across")
         for key, values in self.fragility.items():
@@ -130,6 +137,29 @@ class Claim:
                 raise ConfigError(
                     f"fragility['{key}'] must be a non-empty list of values, got {values!r}.", key="fragility"
                 )
+
+    def _check_groups(self) -> None:
+        """Refuse ``groups`` with a callable or matrix grouping, or a group that misses an arm."""
+        if self.experiment is not None or self.observe is not None or self.group_by or self.across:
+            raise ConfigError(
+                "groups reads each group's stage tables through metric=; it does not combine with "
+                "group_by, across, observe or experiment.",
+                key="groups",
+            )
+        for group, stages in self.groups.items():
+            missing = [a for a in self.arms if a not in stages]
+            if missing:
+                raise ConfigError(
+                    f"groups['{group}'] names no stage table for arm(s) {', '.join(missing)}; "
+                    f"give {{arm: stage}} for every arm ({', '.join(self.arms)}).",
+                    key="groups",
+                )
+
+    def _arm_tables(self) -> tuple[str, ...]:
+        """The stage tables the arms are read from: every group's stages, else the arms' tables."""
+        if self.groups:
+            return tuple(dict.fromkeys(s for stages in self.groups.values() for s in stages.values()))
+        return tuple(arm_table(a) for a in self.arms)
 
     @property
     def comparisons(self) -> list[tuple[str, str | None]]:
@@ -214,6 +244,8 @@ class Claim:
             return _as_observations(self.observe(result))
         if self.group_by or self.across:
             return self._matrix_observations(data, result, sc, registry)
+        if self.groups:
+            return self._group_observations(result, sc.replicates)
         obs = Observations(
             values={a: _read_repeat(result, a, self._metric(a), sc.replicates) for a in self.arms}
         )
@@ -236,12 +268,13 @@ class Claim:
         if self.pipeline is None:  # refused by __attrs_post_init__ unless experiment is given
             raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
         data, file = read_source(self.pipeline, registry)
-        tables = tuple(dict.fromkeys(arm_table(a) for a in (*self.arms, *self.repeat_stages)))
+        arms = self._arm_tables()
+        tables = tuple(dict.fromkeys((*arms, *(arm_table(s) for s in self.repeat_stages))))
         check_names(
             data,
             self.pipeline,
             file,
-            arms=tuple(arm_table(a) for a in self.arms),
+            arms=arms,
             repeat_stages=self.repeat_stages,
             repeat_tasks=self.repeat_tasks,
         )
@@ -251,6 +284,18 @@ class Claim:
             data["task"][task]["repeat"] = replicates
         _propagate_repeat(data, set(tables) | set(self.repeat_tasks), replicates)
         return data
+
+    def _group_observations(self, result: Any, replicates: int) -> Observations:
+        """``{group: {arm: [values]}}`` read from each group's stage tables (see ``groups``)."""
+        values: dict[str, dict[str, list[float]]] = {}
+        for group, stages in self.groups.items():
+            values[group] = {}
+            for arm in self.arms:
+                stage, metric = self._metric(arm)
+                values[group][arm] = _read_repeat(
+                    result, stages[arm], (stage.format(group=group), metric), replicates
+                )
+        return Observations(values=values)
 
     def _matrix_observations(
         self, data: dict[str, Any], result: Any, sc: Scale, registry: Any

@@ -69,6 +69,7 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
     facts["preconditions"] = [p.description for p in target.preconditions]
     facts["fragility"] = {k: list(v) for k, v in target.fragility.items()}
     facts["group_by"], facts["across"] = list(target.group_by), target.across
+    facts["groups"] = {g: dict(stages) for g, stages in target.groups.items()}
     facts["stale"] = _record.stale_reason(spec)
     return facts
 

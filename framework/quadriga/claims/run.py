@@ -79,16 +79,22 @@ def shared(key: Any, compute: Callable[[], T]) -> T:
 
 
 def run_pipeline(
-    data: Mapping[str, Any], *, overrides: Sequence[str] = (), seed: int = 0, out: Path, registry: Any = None
+    data: Mapping[str, Any] | str,
+    *,
+    overrides: Sequence[str] = (),
+    seed: int = 0,
+    out: Path,
+    registry: Any = None,
 ) -> Any:
-    """Run a pipeline dict through :func:`quadriga.api.run`, once per block of :func:`shared_runs`.
+    """Run a pipeline through :func:`quadriga.api.run`, once per block of :func:`shared_runs`.
 
     The key is the pipeline dict itself (after ``repeat`` was set), the overrides, the root seed
     and the registry, so two claims that make the same pipeline share its run. A claim that
     reuses a run writes ``shared-run.txt`` next to ``out`` naming the run's directory.
 
     Args:
-        data: the pipeline (TOML structure), already carrying the claim's ``repeat`` settings.
+        data: the pipeline (TOML structure), already carrying the claim's ``repeat`` settings; or a
+            registered pipeline's name (or a TOML path), run as written.
         overrides: ``--set`` strings.
         seed: the root seed.
         out: the run directory of the first claim that runs it.
@@ -102,6 +108,11 @@ def run_pipeline(
     """
     from quadriga import api
 
+    if isinstance(data, str):
+        from quadriga.pipeline import read_source
+        from quadriga.registry import get_registry
+
+        data, _ = read_source(data, registry or get_registry())
     key = ("run", json.dumps(data, sort_keys=True, default=str), tuple(overrides), seed, id(registry))
     out = Path(out)
     result = shared(

@@ -61,6 +61,8 @@ Nothing here is imported by ``import quadriga``; the checks import torch.
 The package: :mod:`~quadriga.testing.checks` (the checks and :func:`check_component`),
 :mod:`~quadriga.testing.case` (:class:`ComponentCase`), :mod:`~quadriga.testing.parametrize`
 (pytest), :mod:`~quadriga.testing.problems` (what each check looks at),
+:mod:`~quadriga.testing.settings` (cheap settings shared by plugins' checks: :func:`cheap_dqn`),
+:mod:`~quadriga.testing.installed` (a plugin suite's registry and pipeline checks),
 :mod:`~quadriga.testing.tasks` (the built-in providers) and :mod:`~quadriga.testing.report`.
 """
 
@@ -80,6 +82,7 @@ from quadriga.testing.checks import (
     check_run,
     check_stateless,
 )
+from quadriga.testing.installed import check_pipeline, plugin_registry
 from quadriga.testing.parametrize import parametrize_with_checks, plugin_cases
 from quadriga.testing.problems import DOC_SECTIONS, docstring_problems, name_problems
 from quadriga.testing.report import (
@@ -90,6 +93,7 @@ from quadriga.testing.report import (
     CheckSkipped,
     ComponentCheckError,
 )
+from quadriga.testing.settings import cheap_dqn
 from quadriga.testing.tasks import CheckDraws, CheckGaussian
 
 __all__ = [
@@ -104,6 +108,7 @@ __all__ = [
     "CheckSkipped",
     "ComponentCase",
     "ComponentCheckError",
+    "cheap_dqn",
     "check_bad_params",
     "check_build",
     "check_component",
@@ -112,6 +117,7 @@ __all__ = [
     "check_docstring",
     "check_output",
     "check_param_names",
+    "check_pipeline",
     "check_run",
     "check_stateless",
     "default_tasks",
@@ -119,4 +125,5 @@ __all__ = [
     "name_problems",
     "parametrize_with_checks",
     "plugin_cases",
+    "plugin_registry",
 ]

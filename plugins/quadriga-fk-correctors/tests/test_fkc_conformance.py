@@ -2,48 +2,30 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
-import tomllib
 
-from quadriga.registry import Registry
-from quadriga.testing import check_component
+from quadriga.testing import check_pipeline, parametrize_with_checks, plugin_cases, plugin_registry
 
-COMPONENTS = [
-    ("sampler", "fkc"),
-    ("sampler", "fkc-naive"),
-    ("target", "fkc-target"),
-    ("evaluator", "mode-weight-error"),
-]
 PIPELINES = ("fkc-product-gmm", "fkc-anneal")
 CLAIMS = ("fkc-product-beats-naive", "fkc-anneal-beats-naive", "fkc-consistency")
 
 
 @pytest.fixture(scope="module")
 def registry():
-    reg = Registry()
-    reg.load()
-    if not any(c.name == "fkc" for c in reg.components()):
-        pytest.skip("quadriga-fk-correctors is not installed (pip install -e plugins/quadriga-fk-correctors)")
-    return reg
+    return plugin_registry("quadriga-fk-correctors")
 
 
-@pytest.mark.parametrize(("kind", "name"), COMPONENTS)
-def test_component_conforms(registry, kind, name):
-    check_component(kind, name)
+@parametrize_with_checks(plugin_cases("quadriga-fk-correctors"))
+def test_conformance(case, check):
+    check(case)
 
 
 @pytest.mark.parametrize("name", PIPELINES)
 def test_pipeline_uses_registered_components(registry, name):
-    text = resources.files("quadriga_fk_correctors").joinpath(f"pipelines/{name}.toml").read_text()
-    data = tomllib.loads(text)
-    have = {c.name for c in registry.components()}
-    for table in ("task", "stage"):
-        for stage, spec in data.get(table, {}).items():
-            assert spec["use"] in have, f"{name}: {table}.{stage} uses unknown '{spec['use']}'"
-            if spec["use"] in ("fkc", "fkc-naive"):
-                assert spec["repeat"] == 5 and spec["num_steps"] == 200
+    data = check_pipeline(name, registry)
+    for spec in data["stage"].values():
+        if spec["use"] in ("fkc", "fkc-naive"):
+            assert spec["repeat"] == 5 and spec["num_steps"] == 200
     if name == "fkc-product-gmm":
         assert data["stage"]["fkc"]["matrix"] == {"num_particles": [64, 256, 1024, 4096]}
 

@@ -2,46 +2,26 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
-import tomllib
 
-from quadriga.registry import Registry
-from quadriga.testing import check_component
+from quadriga.testing import check_pipeline, parametrize_with_checks, plugin_cases, plugin_registry
 
-COMPONENTS = [
-    ("sampler", "fm-smc"),
-    ("sampler", "fm-is"),
-    ("sampler", "fm-guidance"),
-    ("target", "linear-gaussian-posterior"),
-    ("learner", "prior-flow-matching"),
-    ("evaluator", "posterior-diagnostics"),
-]
 PIPELINES = ("fm-smc-gmm2d", "fm-smc-gmm16d", "fm-smc-learned")
 
 
 @pytest.fixture(scope="module")
 def registry():
-    reg = Registry()
-    reg.load()
-    if not any(c.name == "fm-smc" for c in reg.components()):
-        pytest.skip("quadriga-fm-smc is not installed (pip install -e plugins/quadriga-fm-smc)")
-    return reg
+    return plugin_registry("quadriga-fm-smc")
 
 
-@pytest.mark.parametrize(("kind", "name"), COMPONENTS)
-def test_component_conforms(registry, kind, name):
-    check_component(kind, name)
+@parametrize_with_checks(plugin_cases("quadriga-fm-smc"))
+def test_conformance(case, check):
+    check(case)
 
 
 @pytest.mark.parametrize("name", PIPELINES)
 def test_pipeline_uses_registered_components(registry, name):
-    data = tomllib.loads(resources.files("quadriga_fm_smc").joinpath(f"pipelines/{name}.toml").read_text())
-    have = {c.name for c in registry.components()}
-    for table in ("task", "stage"):
-        for stage, spec in data.get(table, {}).items():
-            assert spec["use"] in have, f"{name}: {table}.{stage} uses unknown '{spec['use']}'"
+    data = check_pipeline(name, registry)
     for stage in ("fm-smc", "fm-is", "fm-guidance"):
         spec = data["stage"][stage]
         assert spec["matrix"] == {"num_particles": [64, 256, 1024]} and spec["num_steps"] == 50

@@ -6,23 +6,9 @@ or whose inputs the checks cannot make themselves.
 
 from __future__ import annotations
 
-from quadriga.testing import parametrize_with_checks, plugin_cases
+from quadriga.testing import cheap_dqn, parametrize_with_checks, plugin_cases
 
-SETUP = {
-    ("learner", "minto"): {
-        "params": {
-            "total_frames": 48,
-            "frames_per_batch": 8,
-            "learning_starts": 16,
-            "batch_size": 8,
-            "buffer_size": 64,
-            "eps_anneal_frames": 32,
-            "num_updates_per_batch": 1,
-            "log_every": 1,
-            "hidden_sizes": [8],
-        }
-    }
-}
+SETUP = {("learner", "minto"): {"params": cheap_dqn()}}
 
 
 @parametrize_with_checks(plugin_cases("quadriga-minto", setup=SETUP))

@@ -4,60 +4,26 @@ from __future__ import annotations
 
 import json
 
-import attrs
 import pytest
 from quadriga_mlflow.tracker import flatten_params, metric_key
 
-import quadriga
 from quadriga import tracking
+from quadriga.testing.trackers import (
+    modules_after_listing,
+    tracker_pipeline,
+    tracker_registry,
+    tracker_sweep_toml,
+)
 
 mlflow = pytest.importorskip("mlflow")
 
 
-@attrs.define(kw_only=True)
-class CountDown(quadriga.Learner):
-    """Streams ``loss = 1 / (step + 1)`` for ``num_steps`` steps (closed-form per-step metrics)."""
-
-    num_steps: int = quadriga.param(20, doc="steps")
-
-    def fit(self, task, *, generator, progress):
-        """Log ``loss`` at steps 0..num_steps-1."""
-        progress.start(self.num_steps)
-        for step in range(self.num_steps):
-            progress.log(step, loss=1.0 / (step + 1))
-            progress.advance()
-        return quadriga.Fitted(model=None, history={}, info={"steps": self.num_steps})
-
-
-@attrs.define(kw_only=True)
-class Broken(quadriga.Sampler):
-    """Raises, for the failed-run case."""
-
-    def sample(self, target, *, generator):
-        """Always raises RuntimeError."""
-        raise RuntimeError("asked to fail")
-
-
-PIPELINE = {
-    "pipeline": {"name": "mlflow-demo", "seed": 0},
-    "task": {"normal": {"use": "gaussian", "dim": 2}},
-    "stage": {
-        "count": {"use": "count-down", "inputs": {"task": "normal"}, "num_steps": 20},
-        "mala": {"use": "mala", "inputs": {"target": "normal"}, "num_samples": 100, "burn_in": 50},
-        "rwm": {"use": "rwm", "inputs": {"target": "normal"}, "num_samples": 100, "burn_in": 50},
-        "energy": {"use": "energy-distance", "inputs": {"subject": ["mala", "rwm"], "reference": "normal"}},
-    },
-}
+PIPELINE = tracker_pipeline("mlflow-demo")
 
 
 @pytest.fixture
 def registry():
-    from quadriga.registry import Registry
-
-    reg = Registry(use_env=False)
-    quadriga.register("learner", "count-down", CountDown, registry=reg)
-    quadriga.register("sampler", "broken", Broken, registry=reg)
-    return reg
+    return tracker_registry()
 
 
 @pytest.fixture(params=["sqlite", "file"])
@@ -148,36 +114,10 @@ def test_the_command_line_chooses_trackers_by_name(capsys):
 
 
 def test_listing_imports_neither_mlflow_nor_torch():
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; from quadriga.registry import Registry; r = Registry(use_env=False); r.load(); "
-        "assert r.plugins['mlflow'].status == 'ok'; print(sorted({'mlflow', 'torch'} & set(sys.modules)))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert modules_after_listing("mlflow", {"mlflow", "torch"}) == []
 
 
-SWEEP_TOML = """
-[pipeline]
-name = "mlflow-sweep"
-seed = 0
-
-[task.normal]
-use = "gaussian"
-dim = 2
-
-[stage.mala]
-use = "mala"
-inputs = { target = "normal" }
-num_samples = 100
-burn_in = 50
-
-[stage.energy]
-use = "energy-distance"
-inputs = { subject = ["mala"], reference = "normal" }
-"""
+SWEEP_TOML = tracker_sweep_toml("mlflow-sweep")
 
 
 @pytest.mark.slow

@@ -7,61 +7,27 @@ import os
 import subprocess
 import sys
 
-import attrs
 import pytest
 
-import quadriga
 from quadriga import tracking
+from quadriga.testing.trackers import (
+    modules_after_listing,
+    tracker_pipeline,
+    tracker_registry,
+    tracker_sweep_toml,
+)
 
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator")
 
 
-@attrs.define(kw_only=True)
-class CountDown(quadriga.Learner):
-    """Streams ``loss = 1 / (step + 1)`` for ``num_steps`` steps (closed-form per-step metrics)."""
-
-    num_steps: int = quadriga.param(20, doc="steps")
-
-    def fit(self, task, *, generator, progress):
-        """Log ``loss`` at steps 0..num_steps-1."""
-        progress.start(self.num_steps)
-        for step in range(self.num_steps):
-            progress.log(step, loss=1.0 / (step + 1))
-            progress.advance()
-        return quadriga.Fitted(model=None, history={}, info={"steps": self.num_steps})
-
-
-@attrs.define(kw_only=True)
-class Broken(quadriga.Sampler):
-    """Raises, for the failed-run case."""
-
-    def sample(self, target, *, generator):
-        """Always raises RuntimeError."""
-        raise RuntimeError("asked to fail")
-
-
-PIPELINE = {
-    "pipeline": {"name": "tb-demo", "seed": 0},
-    "task": {"normal": {"use": "gaussian", "dim": 2}},
-    "stage": {
-        "count": {"use": "count-down", "inputs": {"task": "normal"}, "num_steps": 20},
-        "mala": {"use": "mala", "inputs": {"target": "normal"}, "num_samples": 100, "burn_in": 50},
-        "rwm": {"use": "rwm", "inputs": {"target": "normal"}, "num_samples": 100, "burn_in": 50},
-        "energy": {"use": "energy-distance", "inputs": {"subject": ["mala", "rwm"], "reference": "normal"}},
-    },
-}
+PIPELINE = tracker_pipeline("tb-demo")
 
 
 @pytest.fixture
 def registry(monkeypatch):
-    from quadriga.registry import Registry
-
     monkeypatch.delenv(tracking.ENV, raising=False)
     monkeypatch.delenv("QUADRIGA_TENSORBOARD_DIR", raising=False)
-    reg = Registry(use_env=False)
-    quadriga.register("learner", "count-down", CountDown, registry=reg)
-    quadriga.register("sampler", "broken", Broken, registry=reg)
-    return reg
+    return tracker_registry()
 
 
 def _read(logdir):
@@ -149,34 +115,10 @@ def test_one_root_for_many_runs(registry, tmp_path, monkeypatch):
 
 
 def test_listing_imports_neither_tensorboardx_nor_torch():
-    code = (
-        "import sys; from quadriga.registry import Registry; r = Registry(use_env=False); r.load(); "
-        "assert r.plugins['tensorboard'].status == 'ok'; "
-        "print(sorted({'tensorboardX', 'tensorboard', 'torch'} & set(sys.modules)))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert modules_after_listing("tensorboard", {"tensorboardX", "tensorboard", "torch"}) == []
 
 
-SWEEP_TOML = """
-[pipeline]
-name = "tb-sweep"
-seed = 0
-
-[task.normal]
-use = "gaussian"
-dim = 2
-
-[stage.mala]
-use = "mala"
-inputs = { target = "normal" }
-num_samples = 100
-burn_in = 50
-
-[stage.energy]
-use = "energy-distance"
-inputs = { subject = ["mala"], reference = "normal" }
-"""
+SWEEP_TOML = tracker_sweep_toml("tb-sweep")
 
 
 def test_a_sweep_writes_one_event_directory_per_run(tmp_path):

@@ -8,19 +8,9 @@ from quadriga_value_mapping.deep import MapDQN, torch_forward, torch_inverse
 from quadriga_value_mapping.mapping import forward, inverse
 
 from quadriga.progress import StageProgress
-from quadriga.testing import parametrize_with_checks, plugin_cases
+from quadriga.testing import cheap_dqn, parametrize_with_checks, plugin_cases
 
-CHEAP = {
-    "total_frames": 48,
-    "frames_per_batch": 8,
-    "learning_starts": 16,
-    "batch_size": 8,
-    "buffer_size": 64,
-    "eps_anneal_frames": 32,
-    "num_updates_per_batch": 1,
-    "log_every": 1,
-    "hidden_sizes": [8],
-}
+CHEAP = cheap_dqn()
 
 
 def test_torch_mappings_match_numpy():

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning, run_pipeline
 
 __all__ = ["ARMS", "lds_claim", "per_target", "removal_claim", "run_observations", "vs_influence_claim"]
 
@@ -52,10 +52,9 @@ def run_observations(scale: Scale, out_dir: Path, *, removal_k: int = 10) -> Obs
     cost in seconds and training runs, the removal drops and flip fractions, and the share of
     targets whose held-out margins vary.
     """
-    from quadriga.api import run
-
     overrides = [f"task.bed.num_targets={scale.replicates}", *scale.overrides]
-    result = run(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run", progress=False)
+    # inside ``verify`` the three claims read one run (the core's run sharing)
+    result = run_pipeline(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run")
     lds_m = result.artifacts["lds"]
     removal = f"removal[k={removal_k}]"
     rem_m = result.artifacts[removal]
@@ -119,6 +118,8 @@ _TUNING = {
 
 lds_claim = Claim(
     arms=("datamodels",),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_group("lds", ("datamodels",)),
     effect=Effect(
         quantity="mean LDS of datamodels over target examples (Spearman, 200 fresh half subsets)",
@@ -142,6 +143,8 @@ lds_claim = Claim(
 
 vs_influence_claim = Claim(
     arms=("datamodels", "influence"),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_group("lds", ("datamodels", "influence")),
     effect=Effect(
         quantity="LDS datamodels - LDS influence functions (paired by target)",
@@ -163,6 +166,8 @@ vs_influence_claim = Claim(
 
 removal_claim = Claim(
     arms=("datamodels", "random"),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_group("removal", ("datamodels", "random")),
     effect=Effect(
         quantity="margin drop after removing the top-10 datamodel points - after removing 10 random points "

@@ -1,7 +1,8 @@
 """MAGIC's headline claims as statistical tests (``quadriga verify quadriga-magic``).
 
 Both claims run the registered pipeline ``magic-digits`` (a GELU MLP on digits trained by 150
-full-batch GD steps in float64; one run per ``verify``, shared by the two claims) and read the
+full-batch GD steps in float64; one run per ``verify``, shared by the two claims through the core's
+:func:`quadriga.claims.run_pipeline`) and read the
 per-target LDS on 100 random 1 % removals (``lds[alpha=0.99]``); the replicates are the target
 examples (``Scale.replicates`` sets ``num_targets``), paired across arms because every arm is
 scored on the same retrained removals.
@@ -29,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning, run_pipeline
 
 __all__ = ["ARMS", "lds_claim", "run_observations", "vs_baselines_claim"]
 
@@ -45,25 +46,16 @@ def per_target(result: Any, stage: str, subject: str) -> list[float]:
     return [float(r["lds"]) for r in sorted(rows, key=lambda r: r["target"])]
 
 
-#: one pipeline run per scale inside a process: the two claims read different arms of the same run
-_RUNS: dict[tuple[Any, ...], Observations] = {}
-
-
 def run_observations(scale: Scale, out_dir: Path) -> Observations:
     """Run ``magic-digits`` with ``num_targets = scale.replicates``; per-target LDS of every arm.
 
+    Inside ``verify`` the two claims read one run (:func:`quadriga.claims.run_pipeline`).
     ``numbers``: every LDS stage's values (each arm's mean LDS with its Student-t interval at 1 %
     and 10 % removal), MAGIC's metasmoothness, the arms' costs (seconds, training runs), the
     share of targets whose margins the removals move.
     """
-    key = (scale.replicates, tuple(scale.overrides), scale.seed)
-    if key in _RUNS:
-        cached = _RUNS[key]
-        return Observations(values=dict(cached.values), numbers=dict(cached.numbers))
-    from quadriga.api import run
-
     overrides = [f"task.bed.num_targets={scale.replicates}", *scale.overrides]
-    result = run(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run", progress=False)
+    result = run_pipeline(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run")
     values = {a: per_target(result, LDS_STAGE, a) for a in ARMS}
     numbers: dict[str, Any] = {}
     for stage, art in result.artifacts.items():
@@ -76,7 +68,6 @@ def run_observations(scale: Scale, out_dir: Path) -> Observations:
     for arm in ("influence", "datamodels", "tracin"):
         numbers[f"{arm}/training_runs"] = float(result.artifacts[arm].info["training_runs"])
     numbers["targets_with_varying_ground_truth"] = float(np.mean(np.isfinite(values["magic"])))
-    _RUNS[key] = Observations(values=dict(values), numbers=dict(numbers))
     return Observations(values=values, numbers=numbers)
 
 
@@ -133,6 +124,8 @@ _TUNING = {
 
 lds_claim = Claim(
     arms=("magic",),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_arms("magic"),
     effect=Effect(
         quantity="mean LDS of MAGIC over target examples (Spearman, 100 random 1 % removals)",
@@ -156,6 +149,8 @@ lds_claim = Claim(
 
 vs_baselines_claim = Claim(
     arms=("magic", "influence", "datamodels"),
+    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
+    # a per-target table of one run, not repeated stages; the declarative form repeats stages
     experiment=_arms("magic", "influence", "datamodels"),
     effect=Effect(
         quantity="LDS MAGIC - LDS baseline at 1 % removal (paired by target)",

@@ -15,50 +15,18 @@ from quadriga import tracking
 #: the tracker's name for ``--with`` (this plugin's entry-point name)
 NAME = "mlflow"
 
-_ACTIVE: dict[int, Any] = {}  # id(run) -> MlflowTracker, for the runs of this process that chose mlflow
-
-
-def _tracker(run: Any) -> Any:
-    return _ACTIVE.get(id(run))
+#: the per-run hooks: ``MlflowTracker.start(run)`` for a run that chose this tracker, then its
+#: ``log_step``, ``log_stage`` and ``end``
+_RUNS = tracking.RunHooks(NAME, "quadriga_mlflow.tracker:MlflowTracker")
+quadriga_run_start = _RUNS.run_start
+quadriga_step_metrics = _RUNS.step_metrics
+quadriga_stage_end = _RUNS.stage_end
+quadriga_run_end = _RUNS.run_end
 
 
 @quadriga.hookimpl
 def quadriga_register(registry: Any) -> None:
     """Nothing to register: this plugin only implements lifecycle hooks."""
-
-
-@quadriga.hookimpl
-def quadriga_run_start(run: Any) -> None:
-    """Open one MLflow run for this quadriga run and log the resolved pipeline as parameters."""
-    if not tracking.enabled(NAME):
-        return
-    from quadriga_mlflow.tracker import MlflowTracker
-
-    _ACTIVE[id(run)] = MlflowTracker.start(run)
-
-
-@quadriga.hookimpl
-def quadriga_step_metrics(run: Any, stage: str, record: dict[str, Any]) -> None:
-    """Log a streamed record (``progress.log``) as metrics ``<stage>/<key>`` at its step."""
-    tracker = _tracker(run)
-    if tracker is not None:
-        tracker.log_step(stage, record)
-
-
-@quadriga.hookimpl
-def quadriga_stage_end(run: Any, stage: str, artifact: Any, seconds: float) -> None:
-    """Log the stage's numbers (metrics, diagnostics, estimate) and its wall-clock seconds."""
-    tracker = _tracker(run)
-    if tracker is not None:
-        tracker.log_stage(stage, artifact, seconds)
-
-
-@quadriga.hookimpl
-def quadriga_run_end(run: Any, status: str, error: BaseException | None) -> None:
-    """Log figures, manifest, pipeline and results as artifacts and close the MLflow run."""
-    tracker = _ACTIVE.pop(id(run), None)
-    if tracker is not None:
-        tracker.end(status, error)
 
 
 _SWEEPS: list[Any] = []  # the open parent run of a sweep in this process (at most one)
