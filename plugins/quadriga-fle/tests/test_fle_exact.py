@@ -12,10 +12,6 @@ import pytest
 from quadriga_fle.baselines import categorical_evaluation, fitted_q_evaluation
 from quadriga_fle.fle import FLE, fitted_likelihood_estimation, start_weights
 from quadriga_fle.models import CellHistogram, CellMixture, mixture_quantiles, quantile_levels
-from scipy import stats
-from scipy.stats import wasserstein_distance
-
-from quadriga.seeding import make_generator
 from quadriga_std.rl.offline import (
     OfflineRLDataset,
     collect_offline,
@@ -26,10 +22,20 @@ from quadriga_std.rl.offline import (
 )
 from quadriga_std.rl.tabular import policy_evaluation
 from quadriga_std.rl.vector_env import VectorRewardChain, right_policy_return_law
+from scipy import stats
+from scipy.stats import wasserstein_distance
+
+from quadriga.seeding import make_generator
 
 GAMMA = 0.8
-CHAIN = {"use": "vector-reward-chain", "num_sources": 1, "goal_reward": [1.0], "step_reward": [0.0],
-         "noise_std": 0.5, "length": 5}
+CHAIN = {
+    "use": "vector-reward-chain",
+    "num_sources": 1,
+    "goal_reward": [1.0],
+    "step_reward": [0.0],
+    "noise_std": 0.5,
+    "length": 5,
+}
 
 
 def chain_task(**kw):
@@ -159,8 +165,13 @@ def test_fle_recovers_the_gaussian_return_law_of_the_chain():
     data = task.collect(3000, np.random.default_rng(5))
     pi = task.target_policy()
     model, history = fitted_likelihood_estimation(
-        data, pi, GAMMA, CellMixture.point_mass(15, 3), np.random.default_rng(6),
-        iterations=25, samples_per_transition=3,
+        data,
+        pi,
+        GAMMA,
+        CellMixture.point_mass(15, 3),
+        np.random.default_rng(6),
+        iterations=25,
+        samples_per_transition=3,
     )
     q = model.quantiles(start_weights(pi, 0), quantile_levels(400))
     mean, sd = exact_law(task)
