@@ -21,7 +21,7 @@ import numpy as np
 
 from quadriga import Estimate, Estimator, param
 from quadriga.validators import int_at_least, optional, positive_int
-from quadriga_fle.fle import _estimate, _support, start_weights
+from quadriga_fle.fle import _estimate, _support, check_offline_task, start_weights
 
 __all__ = ["FQE", "CategoricalFQE", "categorical_evaluation", "fitted_q_evaluation", "project_categorical"]
 
@@ -120,6 +120,7 @@ class FQE(Estimator):
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
         """Run FQE; see the class docstring."""
+        check_offline_task(data, "fqe")
         gamma = float(data.gamma)
 
         def run(d: Any, policy: np.ndarray, mdp: Any, rng: Any) -> Any:
@@ -168,6 +169,7 @@ class CategoricalFQE(Estimator):
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
         """Run the categorical fit; see the class docstring."""
+        check_offline_task(data, "categorical-fqe")
         gamma = float(data.gamma)
         atoms = np.linspace(self.support[0], self.support[1], self.num_atoms)
 

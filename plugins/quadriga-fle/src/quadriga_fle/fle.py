@@ -27,10 +27,10 @@ import numpy as np
 
 from quadriga import Estimate, Estimator, param
 from quadriga.errors import ConfigError
-from quadriga.validators import int_at_least, one_of, optional, positive_int, probability
+from quadriga.validators import int_at_least, one_of, optional, positive, positive_int
 from quadriga_fle.models import CellHistogram, CellMixture, quantile_levels
 
-__all__ = ["FLE", "fitted_likelihood_estimation", "next_actions", "start_weights"]
+__all__ = ["FLE", "check_offline_task", "fitted_likelihood_estimation", "next_actions", "start_weights"]
 
 
 def next_actions(policy: np.ndarray, s_next: np.ndarray, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -91,6 +91,21 @@ def fitted_likelihood_estimation(
     return model, history
 
 
+def check_offline_task(task: Any, method: str) -> None:
+    """Check that ``task`` is offline data from a finite MDP (an ``offline-rl-dataset``).
+
+    Raises:
+        ConfigError: naming the missing method or attribute and the task to use instead.
+    """
+    for attr in ("collect", "offline", "target_policy", "mdp", "coverage_of", "gamma"):
+        if not hasattr(task, attr):
+            raise ConfigError(
+                f"{method} needs offline data from a finite MDP (e.g. offline-rl-dataset); "
+                f"{type(task).__name__} has no {attr}.",
+                key="data",
+            )
+
+
 def _estimate(
     task: Any, n: int | None, generator: Any, method: str, run: Any, num_quantiles: int
 ) -> tuple[Estimate, Any]:
@@ -103,13 +118,7 @@ def _estimate(
     """
     from quadriga.seeding import child_numpy_rng
 
-    for attr in ("collect", "offline", "target_policy", "mdp", "coverage_of"):
-        if not hasattr(task, attr):
-            raise ConfigError(
-                f"{method} needs offline data from a finite MDP (e.g. offline-rl-dataset); "
-                f"{type(task).__name__} has no {attr}().",
-                key="data",
-            )
+    check_offline_task(task, method)
     data = task.collect(n, child_numpy_rng(generator, "data")) if n is not None else task.offline()
     policy, mdp = task.target_policy(), task.mdp()
     quantile_fn, info = run(data, policy, mdp, child_numpy_rng(generator, "method"))
@@ -176,7 +185,7 @@ class FLE(Estimator):
     samples_per_transition: int = param(5, doc="next-return draws M per transition", validator=positive_int)
     components: int = param(5, doc="Gaussian components J per cell (model = mixture)", validator=positive_int)
     em_steps: int = param(4, doc="EM steps per fit, warm-started (model = mixture)", validator=positive_int)
-    min_sd: float = param(1e-3, doc="floor on component std (return units)", validator=probability)
+    min_sd: float = param(1e-3, doc="floor on component std (return units)", validator=positive)
     bins: int = param(100, doc="histogram bins (model = categorical)", validator=int_at_least(2))
     support: list[float] = param(
         factory=lambda: [-1.5, 1.5], doc="[low, high] of the histogram (return units)", validator=_support
@@ -185,6 +194,7 @@ class FLE(Estimator):
 
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
         """Run FLE on the task's (or fresh) data; see the class docstring."""
+        check_offline_task(data, "fle")
         gamma = float(data.gamma)
 
         def run(d: Any, policy: np.ndarray, mdp: Any, rng: np.random.Generator) -> Any:
