@@ -8,6 +8,7 @@ which FLE's Gaussian-mixture model can represent, so FLE's error there is statis
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from quadriga_fle.baselines import categorical_evaluation, fitted_q_evaluation
 from quadriga_fle.fle import FLE, fitted_likelihood_estimation, start_weights
 from quadriga_fle.models import CellHistogram, CellMixture, mixture_quantiles, quantile_levels
@@ -115,3 +116,17 @@ def test_fle_estimator_is_paired_across_arms_and_reports_coverage():
     assert a.value.shape == (100,) and np.all(np.diff(a.value) >= 0)
     assert a.info["num_transitions"] == 300 and a.info["uncovered_mass"] == 0.0
     assert a.info["min_target_count"] >= 1
+
+
+def test_bad_inputs_name_the_key():
+    from quadriga_fle.baselines import FQE
+
+    from quadriga.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="min_sd"):
+        FLE(min_sd=0.0)
+    with pytest.raises(ConfigError, match="support"):
+        FLE(support=[0.5, 1.5])  # 0 (the initial law delta_0) must lie inside
+    with pytest.raises(ConfigError, match="offline-rl-dataset") as info:
+        FQE(num_transitions=10).estimate(VectorRewardChain(), generator=make_generator(0))
+    assert info.value.key == "data"
