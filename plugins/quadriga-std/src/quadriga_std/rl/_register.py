@@ -33,3 +33,11 @@ def register(registry: Any) -> None:
         paper="Watkins & Dayan 1992",
         tags=("exact-target", "rl"),
     )
+    registry.add(
+        "dataset",
+        "offline-rl-dataset",
+        f"{_P}.offline:OfflineRLDataset",
+        summary="Offline transitions of an epsilon-greedy behaviour on a finite MDP, with (s, a) counts",
+        paper="Levine et al. 2020 (offline RL review), Section 2; Chen & Jiang 2019, Assumption 1",
+        tags=("discrete-actions", "exact-target", "rl"),
+    )
