@@ -3,8 +3,9 @@
 A learner ``L`` (data -> predictor ``f``) commutes with a pair of maps ``x -> A^T x`` (predictors,
 as rows ``X -> X A``) and ``y -> B^T y`` (targets, ``Y -> Y B``) when the predictor fitted on the
 mapped data is the mapped predictor: ``f_{XA, YB}(x A) = f_{X, Y}(x) B`` for every test row ``x``.
-Least squares commutes with every invertible ``A`` and ``B`` (``(XA)^+ Y B = A^{-1} X^+ Y B`` for
-full-column-rank ``X``); ridge commutes with every invertible ``B`` (it is linear in ``Y``) but with
+Least squares and ridge are invariant to permutations of the training examples. Least squares
+commutes with every invertible ``A`` and ``B`` (``(XA)^+ Y B = A^{-1} X^+ Y B`` for full-column-rank
+``X``); ridge commutes with every invertible ``B`` (it is linear in ``Y``) but with
 ``A`` only when ``A`` is orthogonal (``|A^{-1} w|`` is not ``|w|`` otherwise), permutations
 included. The checker refits any registered learner on mapped data and measures the relative
 deviation ``max |f_T(X A) - f(X) B| / max |f(X) B|`` per map family.
@@ -39,6 +40,7 @@ __all__ = [
 
 #: map families: (side, kind)
 FAMILIES = (
+    ("examples", "permutation"),
     ("predictors", "permutation"),
     ("predictors", "orthogonal"),
     ("predictors", "invertible"),
@@ -84,6 +86,7 @@ def predicted_commutes(learner: Any, side: str, kind: str) -> float:
     """The theory's answer for the learners it covers: 1.0 (commutes), 0.0 (does not) or NaN.
 
     Least squares (``least-squares``, or ``ridge-regression`` with penalty 0): every family.
+    Both learners are invariant to permutations of the examples.
     Ridge with a positive penalty: every target map and the orthogonal predictor maps
     (permutations included), not the general invertible predictor maps. Other learners: NaN.
 
@@ -130,7 +133,8 @@ def invariance_deviations(
     ``quadriga_std.randomdesign.task.ArrayRegression`` data.
 
     Shapes: ``X`` ``(n, d)``, ``Y`` ``(n, k)``, ``X_test`` ``(m, d)``; returns
-    ``{"<side>/<kind>": float}``. Units: dimensionless.
+    ``{"<side>/<kind>": float}`` (``examples/permutation`` permutes the rows of ``X`` and ``Y``
+    together). Units: dimensionless.
     Raises: whatever the learner raises on the data. Source: the module docstring.
     """
     from quadriga_std.randomdesign.task import ArrayRegression
@@ -145,6 +149,11 @@ def invariance_deviations(
     base = _predict(fit(X, Y), X_test)
     out: dict[str, float] = {}
     for side, kind in FAMILIES:
+        if side == "examples":
+            perm = rng.permutation(len(X))
+            mapped = _predict(fit(X[perm], Y[perm]), X_test)
+            out[f"{side}/{kind}"] = float(np.max(np.abs(mapped - base)) / np.max(np.abs(base)))
+            continue
         if side == "predictors":
             A, B = random_map(kind, X.shape[1], rng, condition=condition), np.eye(Y.shape[1])
         else:
@@ -157,8 +166,9 @@ def invariance_deviations(
 
 @attrs.define(kw_only=True)
 class InvarianceCheck(Evaluator):
-    """Relative deviation from commutation of a learner with permutation, orthogonal and
-    invertible maps of the predictors and the targets, beside the theory's prediction.
+    """Relative deviation from commutation of a learner with permutations of the examples and
+    permutation, orthogonal and invertible maps of the predictors and the targets, beside the
+    theory's prediction.
 
     Data: ``quadriga_std.randomdesign`` Gaussian designs (``spectrum``), ``num_outputs`` targets
     from a planted signal plus noise 0.5; one map per family and draw.
@@ -173,7 +183,7 @@ class InvarianceCheck(Evaluator):
     agree; NaN when the learner has no prediction); table ``families``.
 
     Shapes:
-        scalars; the table has 6 rows.
+        scalars; the table has 7 rows.
 
     Units:
         deviations relative to the largest absolute prediction (dimensionless).
