@@ -117,7 +117,7 @@ class SymmetricSingleIndex(Evaluator):
     dim: int = param(16, doc="number of power-sum features d", validator=int_at_least(2))
     n_points: int = param(64, doc="points n on the circle per input", validator=int_at_least(2))
     replicates: int = param(32, doc="independent runs (shared across k)", validator=int_at_least(2))
-    lr: float = param(
+    learning_rate: float = param(
         0.03, doc="SGD step (a multiple of 1/d keeps the d-scaling comparable)", validator=positive
     )
     max_steps: int = param(
@@ -139,7 +139,7 @@ class SymmetricSingleIndex(Evaluator):
                 dim=self.dim,
                 n=self.n_points,
                 replicates=self.replicates,
-                lr=self.lr,
+                lr=self.learning_rate,
                 max_steps=self.max_steps,
                 seed=seed,
             )
