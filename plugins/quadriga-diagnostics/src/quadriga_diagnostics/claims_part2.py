@@ -67,12 +67,13 @@ def _invariance_experiment(scale: Scale, out_dir: Path) -> Observations:
     from quadriga_diagnostics.invariance import FAMILIES, InvarianceCheck
 
     o = scale.options
-    learners = {
+    learners: dict[str, Any] = {
         "least-squares": "least-squares",
         f"ridge (penalty {o['penalty']})": {"use": "ridge-regression", "penalty": o["penalty"]},
     }
     rows, cells, agree = [], 0, 0
-    commuting, breaking = [], []
+    commuting: list[float] = []
+    breaking: list[float] = []
     for name, spec in learners.items():
         for spectrum in o["spectra"]:
             ev = InvarianceCheck(

@@ -76,7 +76,7 @@ def calibration_error(y: np.ndarray, mean: np.ndarray, std: np.ndarray, levels: 
 
 
 def _kernel(constant: float, lengthscales: list[float], noise_level: float) -> Any:
-    from sklearn.gaussian_process.kernels import RBF, WhiteKernel
+    from sklearn.gaussian_process.kernels import RBF, WhiteKernel  # type: ignore[import-untyped]
     from sklearn.gaussian_process.kernels import ConstantKernel as C
 
     return C(constant, (1e-3, 1e3)) * RBF(lengthscales, (1e-2, 1e5)) + WhiteKernel(noise_level, (1e-6, 1e1))
@@ -99,7 +99,7 @@ def gp_dimension_curve(
     Raises: scikit-learn's errors (a singular kernel matrix). Source: Rasmussen & Williams 2006,
     ch. 5 (ML-II, eq. 5.8); scikit-learn's ``GaussianProcessRegressor``.
     """
-    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process import GaussianProcessRegressor  # type: ignore[import-untyped]
 
     rows: list[dict[str, float]] = []
     prev = None
@@ -115,7 +115,7 @@ def gp_dimension_curve(
             # its bound 1e5), so the kept maximum is never below the previous one by more than the
             # bound's O(1e-10) effect
             starts.append((_kernel(const, [*ls, 1e5], noise), None))
-        best = None
+        best: Any = None
         for start in starts:
             kernel, optimizer = start if isinstance(start, tuple) else (start, "fmin_l_bfgs_b")
             with warnings.catch_warnings():
