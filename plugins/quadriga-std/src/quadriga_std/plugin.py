@@ -5,6 +5,7 @@ from __future__ import annotations
 import quadriga
 from quadriga_std import _regions_register as regions_kit
 from quadriga_std.attribution import _register as attribution_kit
+from quadriga_std.randomdesign import _register as randomdesign_kit
 from quadriga_std.rl import _register as rl_kit
 from quadriga_std.sequences import _register as sequences_kit
 from quadriga_std.shift import _register as shift_kit
@@ -282,6 +283,7 @@ def quadriga_register(registry):
     weightspace_kit.register(registry)
     attribution_kit.register(registry)
     sequences_kit.register(registry)
+    randomdesign_kit.register(registry)
 
 
 @quadriga.hookimpl

@@ -1,0 +1,59 @@
+"""diag-symmetric-sim: Hermite normalisation, power-sum feature moments, escape ordering, the
+pipeline and the claim at smoke scale."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from quadriga_diagnostics.claims_part2 import symmetric_escape
+from quadriga_diagnostics.symmetric_sim import SymmetricSingleIndex, escape_times, hermite, power_sum_features
+
+import quadriga.api
+from quadriga.claims import evaluate_claim
+from quadriga.registry import Registry
+
+
+def test_hermite_is_orthonormal_under_the_gaussian():
+    t, w = np.polynomial.hermite_e.hermegauss(20)
+    w = w / w.sum()
+    gram = np.array([[np.sum(w * hermite(i, t) * hermite(j, t)) for j in range(1, 5)] for i in range(1, 5)])
+    assert np.allclose(gram, np.eye(4), atol=1e-12)
+    # derivative: d/dt He_3 / sqrt(6) = (3 t^2 - 3) / sqrt(6)
+    assert hermite(3, np.array([2.0]), derivative=True)[0] == pytest.approx(9 / np.sqrt(6))
+
+
+def test_power_sum_features_are_uncorrelated_with_unit_variance():
+    z = power_sum_features(np.random.default_rng(0), 40_000, 16, 5)
+    assert np.allclose(np.cov(z.T), np.eye(5), atol=0.03)
+    assert np.allclose(z.mean(0), 0, atol=0.02)
+
+
+def test_escape_is_slower_at_higher_exponent():
+    t1 = escape_times(1, dim=8, n=32, replicates=16, lr=0.06, max_steps=3000, seed=0)
+    t3 = escape_times(3, dim=8, n=32, replicates=16, lr=0.06, max_steps=3000, seed=0)
+    assert not np.isnan(t1).any() and np.median(t3) > np.median(t1)
+
+
+def test_evaluator_values():
+    v = (
+        SymmetricSingleIndex(dim=8, replicates=8, max_exponent=2)
+        .evaluate(generator=torch.Generator().manual_seed(0))
+        .values
+    )
+    assert v["escaped_share/1"] == 1.0 and v["log_ratio_low/2"] <= v["log_ratio/2"] <= v["log_ratio_high/2"]
+
+
+def test_pipeline_runs(tmp_path):
+    res = quadriga.api.run(
+        "diag-symmetric-sim",
+        overrides=["stage.sim.replicates=2", "stage.sim.max_exponent=2", "stage.sim.max_steps=500"],
+        out=tmp_path / "run",
+    )
+    assert "sim[dim=32]" in res.artifacts
+
+
+def test_symmetric_claim_smoke(tmp_path):
+    obs = symmetric_escape.observations("smoke", tmp_path, Registry(use_env=False))
+    assert obs.numbers["min_escaped_share"] == 1.0
+    assert evaluate_claim(symmetric_escape, obs, "smoke")["status"] == "ran"
