@@ -38,9 +38,9 @@ def test_quadrature_matches_the_closed_form_field_of_a_finite_data_set():
     gen = torch.Generator().manual_seed(2)
     points = torch.randn(20, 3, generator=gen, dtype=torch.float64)
     field = MixtureField(torch.ones(20), points, torch.full((20,), 1e-14), nodes=4096)
-    x = 2 * torch.randn(300, 3, generator=gen, dtype=torch.float64)
+    x = 2 * torch.randn(100, 3, generator=gen, dtype=torch.float64)
     for aug_dim in (1.0, 8.0, 100.0, math.inf):
-        for sigma in (0.3, 1.0, 5.0):
+        for sigma in (0.3, 5.0):
             exact = empirical_denoiser(points, x, sigma, aug_dim)
             assert float((field.denoise(x, sigma, aug_dim) - exact).abs().max()) < 1e-8
 
