@@ -116,7 +116,7 @@ def test_list_all_shows_what_is_not_installed_with_the_install_command(without):
     rc, out, _ = without(gone, "list", "--all", "--json")
     absent = {e["distribution"]: e for e in json.loads(out)["not_installed"]}
     assert gone <= set(absent) and "quadriga-std" not in absent
-    ddpm_samplers = ["ddim", "ddpm", "dpm-solver-pp", "reference-ode"]
+    ddpm_samplers = ["ddim", "ddpm", "dpm-solver-pp", "edm-heun", "reference-ode"]
     assert absent["quadriga-ddpm"]["provides"]["sampler"] == ddpm_samplers
     assert absent["quadriga-ddpm"]["install"] == "pip install -c constraints.txt -e plugins/quadriga-ddpm"
     rc, out, _ = without(gone, "list", "--all", "--kind", "learner", "--full")

@@ -54,6 +54,7 @@ SETUP = {
     },
     ("sampler", "dpm-solver-pp"): ODE,
     ("sampler", "reference-ode"): {"params": {"num_samples": 50}, "task": GMM},
+    ("sampler", "edm-heun"): {"params": {"num_samples": 50, "num_steps": 4}, "task": GMM},
     ("evaluator", "solver-error"): {"inputs": PAIRED},
     ("sampler", "ddpm"): DIFFUSION,
     ("sampler", "ddim"): DIFFUSION,
