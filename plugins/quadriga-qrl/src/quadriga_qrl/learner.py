@@ -18,7 +18,8 @@ transitions ``(s, a, s')`` and random goals ``g`` (data states)::
 
 i.e. ``max_theta E[phi(d(s, g))]`` subject to ``E[relu(d(s, s') - c)^2] <= epsilon^2``, solved on the
 Lagrangian with the multiplier updated by dual ascent (the official code flips the multiplier's
-gradient with ``grad_mul(lam, -1)``; a separate ascent step is the same update). The policy is
+gradient with ``grad_mul(lam, -1)`` inside the critic's optimizer; here the ascent step has its own
+Adam with step size ``dual_learning_rate``, so lambda settles within a short budget). The policy is
 ``a* = argmin_a d(T(f(s), a), f(g))`` (one-step planning in latent space).
 
 **Baseline** (:class:`GoalConditionedTD`): a goal-conditioned action-distance network
@@ -29,9 +30,10 @@ walk or a random data state (Andrychowicz et al. 2017); ``d(s, g) = min_a Q(s, a
 ``argmin_a Q(s, a, g)``.
 
 Source: Wang, Torralba, Isola & Zhang 2023, "Optimal Goal-Reaching Reinforcement Learning via
-Quasimetric Learning" (ICML, arXiv 2304.01203), Section 4 (the QRL objective: maximise the
+Quasimetric Learning" (ICML, arXiv 2304.01203), the QRL objective (maximise the
 distance of random pairs subject to one-step distances at most the cost, its Lagrangian, and the
-latent dynamics for acting); official code ``quasimetric_rl/modules/quasimetric_critic/losses/
+latent dynamics for acting; section and equation numbers not checked against the PDF); code
+``quasimetric_rl/modules/quasimetric_critic/losses/
 {global_push,local_constraint,latent_dynamics}.py`` (phi, epsilon = 0.25, multiplier initial 0.01).
 Baseline: Kaelbling 1993; Andrychowicz et al. 2017 (HER) with a DQN-style target network (Mnih et
 al. 2015).
