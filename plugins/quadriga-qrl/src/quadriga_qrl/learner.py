@@ -350,7 +350,7 @@ class GoalConditionedTD(_OfflineGoalLearner):
         0.5, doc="goals set to a later state of the same walk", validator=in_range(0.0, 1.0)
     )
     target_update_rate: float = param(
-        0.005, doc="Polyak rate tau of the target network", validator=in_range(0.0, 1.0)
+        0.05, doc="Polyak rate tau of the target network", validator=in_range(0.0, 1.0)
     )
     log_interval: int = param(50, doc="steps between history records", validator=positive_int)
 
