@@ -41,3 +41,35 @@ def register(registry: Any) -> None:
         paper="Levine et al. 2020 (offline RL review), Section 2; Chen & Jiang 2019, Assumption 1",
         tags=("discrete-actions", "exact-target", "rl"),
     )
+    registry.add(
+        "environment",
+        "grid-maze",
+        f"{_P}.graph_env:GridMaze",
+        summary="A grid maze drawn in ASCII, deterministic moves; exact BFS distances between cells",
+        paper="Cormen et al. 2009, Section 22.2 (BFS); the mazes of goal-conditioned RL",
+        tags=("discrete-actions", "exact-target", "rl"),
+    )
+    registry.add(
+        "environment",
+        "discretized-mountain-car",
+        f"{_P}.graph_env:DiscretizedMountainCar",
+        summary="MountainCar-v0 dynamics on a (position, velocity) grid; exact BFS distances",
+        paper="Wang et al. 2023 (QRL), discretized MountainCar analysis; gymnasium MountainCarEnv",
+        tags=("discrete-actions", "exact-target", "rl"),
+    )
+    registry.add(
+        "evaluator",
+        "goal-success",
+        f"{_P}.goals:GoalSuccess",
+        summary="Fraction of start/goal pairs a goal-conditioned policy reaches within a step budget",
+        paper="Andrychowicz et al. 2017 (HER); Wang et al. 2023 (QRL), Section 6",
+        tags=("rl", "exact-target"),
+    )
+    registry.add(
+        "evaluator",
+        "goal-distance-correlation",
+        f"{_P}.goals:GoalDistanceCorrelation",
+        summary="Spearman correlation and MAE of a learned goal distance against BFS steps",
+        paper="Wang et al. 2023 (QRL), discretized MountainCar analysis",
+        tags=("rl", "exact-target"),
+    )
