@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import quadriga
-from quadriga_std.rl import _register as rl_kit
 
 #: the kits, each a subpackage declaring its components in its own plugin.toml
-KITS = ("shift", "weightspace", "attribution", "sequences", "randomdesign")
+KITS = ("shift", "rl", "weightspace", "attribution", "sequences", "randomdesign")
 
 
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register quadriga-std's components (plugin.toml), its pipelines, and each kit's plugin.toml."""
     registry.add_package(__package__)
-    rl_kit.register(registry)
     for kit in KITS:
         registry.add_package(f"{__package__}.{kit}")
 
