@@ -6,21 +6,11 @@ or whose inputs the checks cannot make themselves.
 
 from __future__ import annotations
 
-from quadriga.testing import parametrize_with_checks, plugin_cases
+from quadriga.testing import cheap_dqn, parametrize_with_checks, plugin_cases
 
 MCMC = {"params": {"num_samples": 40, "burn_in": 20}}
 #: cheap settings of the DQN family for the checks (defaults train for minutes)
-DQN = {
-    "total_frames": 48,
-    "frames_per_batch": 8,
-    "learning_starts": 16,
-    "batch_size": 8,
-    "buffer_size": 64,
-    "eps_anneal_frames": 32,
-    "num_updates_per_batch": 1,
-    "log_every": 1,
-    "hidden_sizes": [8],
-}
+DQN = cheap_dqn()
 SHIFTED = {"use": "sklearn-dataset", "name": "diabetes", "shift": True}
 FITTED_DQN = {
     "task": {"env": {"use": "gym-env", "env_id": "CartPole-v1"}},
