@@ -352,6 +352,22 @@ def test_a_sweep_page_shows_the_pipeline_and_manifest_of_its_first_run(plugin_pa
     # the glossary explains mean_error from the evaluator's metrics_doc
     doc = "mean_error (toy-mean)</dt><dd>absolute error of the sample mean's first coordinate (units of x)"
     assert doc in text.replace('<span class="meta">', "").replace("</span>", "")
+    if CHROMIUM is not None:  # the page as a browser draws it: figure, then the per-metric tables
+        from PIL import Image
+
+        page_file, shot = tmp_path / "sweep.html", tmp_path / "sweep.png"
+        page_file.write_text(build_report([out]), encoding="utf-8")
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1100,2400"]
+        subprocess.run(
+            [CHROMIUM, *args, f"--screenshot={shot}", page_file.resolve().as_uri()],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+        ink = (image.sum(axis=2) < 600).mean(axis=1)  # share of dark pixels per row
+        written = np.flatnonzero(ink > 0.002)
+        assert written.size > 300 and written.max() > 1200, (written.size, written.max())
 
 
 def _err(capsys):
