@@ -206,3 +206,93 @@ def test_load_run_of_a_damaged_run_is_a_config_error_naming_the_file(tmp_path, n
     message = str(info.value)
     assert message.startswith("key 'path': ") and f"'{run_dir / name}' {problem}" in message
     assert "re-run the pipeline or restore the file from a copy" in message
+
+
+class _Formatter:
+    """IPython's PNG formatter, as far as quadriga uses it (``for_type_by_name``)."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[tuple[str, str], object] = {}
+
+    def for_type_by_name(self, module, name, func):
+        self.by_name[(module, name)] = func
+
+
+def _fake_kernel(monkeypatch, *, allow_stdin: bool):
+    """A fake ``IPython`` module whose shell looks like a Jupyter kernel's (IPython is optional)."""
+    import types
+
+    formatter = _Formatter()
+    kernel = types.SimpleNamespace(_allow_stdin=allow_stdin)
+    shell_type = type("ZMQInteractiveShell", (), {})
+    shell = shell_type()
+    shell.kernel = kernel
+    shell.display_formatter = types.SimpleNamespace(formatters={"image/png": formatter})
+    monkeypatch.setitem(
+        sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell, version_info=(9, 0))
+    )
+    return formatter
+
+
+def test_a_figure_gets_a_png_view_in_a_kernel_without_pyplot(monkeypatch):
+    from matplotlib.figure import Figure
+
+    from quadriga.artifacts import Metrics
+    from quadriga.progress_display import interactive_kernel
+
+    formatter = _fake_kernel(monkeypatch, allow_stdin=True)
+    fig = Figure(figsize=(2, 2))
+    fig.add_subplot().plot([0, 1], [1, 0])
+    Metrics(values={"a/x": 1.0}, figures={"line": fig})  # a Metrics with figures registers the view
+    png = formatter.by_name[("matplotlib.figure", "Figure")](fig)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    assert interactive_kernel() is True
+
+
+def test_progress_is_off_in_a_kernel_nobody_watches(monkeypatch):
+    from quadriga.progress_display import JupyterProgress, interactive_kernel, progress_display
+
+    _fake_kernel(monkeypatch, allow_stdin=False)  # how nbclient, papermill and nbconvert send cells
+    assert interactive_kernel() is False
+    with progress_display(None) as display:
+        assert display is None
+    _fake_kernel(monkeypatch, allow_stdin=True)  # JupyterLab, Notebook, VS Code
+    with progress_display(None) as display:
+        assert isinstance(display, JupyterProgress)
+
+
+NOTEBOOK_PIPELINE = {
+    "pipeline": {"name": "notebook-demo", "seed": 0},
+    "task": {"normal": {"use": "gaussian", "dim": 2}},
+    "stage": {
+        "mala": {"use": "mala", "inputs": {"target": "normal"}, "num_samples": 200, "burn_in": 50},
+        "energy": {"use": "energy-distance", "inputs": {"subject": ["mala"], "reference": "normal"}},
+    },
+}
+
+
+def test_an_executed_notebook_stores_the_figure_and_no_progress_bars(tmp_path):
+    """nbclient runs a real kernel: no pyplot import, figures as PNG, no progress snapshots."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    out = tmp_path / "run"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import sys, quadriga\n"
+            f"r = quadriga.api.run({NOTEBOOK_PIPELINE!r}, out={str(out)!r})\n"
+            "print(r.status, 'matplotlib.pyplot' in sys.modules)"
+        ),
+        nbformat.v4.new_code_cell("next(iter(r.artifacts['energy'].figures.values()))"),
+    ]
+    nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    run_cell, figure_cell = nb.cells
+    assert [o["output_type"] for o in run_cell.outputs] == ["stream"]  # no display_data: no bars
+    assert run_cell.outputs[0]["text"].strip() == "finished False"
+    (shown,) = figure_cell.outputs
+    import base64
+
+    assert base64.b64decode(shown["data"]["image/png"])[:8] == b"\x89PNG\r\n\x1a\n"

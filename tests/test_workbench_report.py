@@ -196,14 +196,23 @@ def test_a_sweep_section_gives_n_mean_and_interval_per_grid_point(plugin_path, t
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     page = Page()
-    page.feed(build_report([out]))
-    summary = next(t for t in page.tables if t[0][:4] == ["stage", "subject", "metric", "n"])
-    row = next(dict(zip(summary[0], r, strict=True)) for r in summary[1:] if r[2] == "mean_error")
+    text = build_report([out])
+    page.feed(text)
     rows, keys = load_rows(out)
     (expected,) = [e for e in aggregate(rows, keys) if e["metric"] == "draw/mean_error"]
-    assert row["n"] == "3" == str(expected["n"]) and row["mean"] == f"{expected['mean']:.4g}"
-    assert row["interval"] == f"[{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]"
-    assert "Student t" in row["method"] and page.images  # the sweep's summary figure is embedded
+    assert expected["n"] == 3
+    # one table per metric: subjects as rows, the mean with its interval in one cell
+    i = page.headings.index("Mean error (mean_error), stage check")
+    table = page.tables[[t[0] for t in page.tables].index(["subject", "mean [interval]"])]
+    assert table == [
+        ["subject", "mean [interval]"],
+        ["draw", f"{expected['mean']:.4g} [{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]"],
+    ], (i, table)
+    # the interval's method is said once per table, under it, not in the cells
+    assert not any("Student t" in c for t in page.tables for r in t for c in r)
+    pivots = sum(1 for h in page.headings if ", stage " in h or h.endswith("per sampler stage"))
+    assert html.unescape(text).count("n = 3 per cell; intervals: Student t") == pivots >= 1
+    assert page.images  # the sweep's summary figure is embedded
 
 
 @pytest.fixture
@@ -334,10 +343,31 @@ def test_a_sweep_page_shows_the_pipeline_and_manifest_of_its_first_run(plugin_pa
     text = build_report([out])
     page.feed(text)
     assert "manifest of the first run" in text and "[stage.draw]" in text
-    summary = next(t for t in page.tables if t[0][:5] == ["num_samples", "stage", "subject", "metric", "n"])
-    row = next(dict(zip(summary[0], r, strict=True)) for r in summary[1:] if r[3] == "mean_error")
-    note = "; n = 2: one degree of freedom, the interval is very wide"
-    assert row["n"] == "2" and row["method"].endswith(note)
+    header = ["subject", "num_samples = 50", "num_samples = 80"]
+    (table,) = [t for t in page.tables if t[0] == header]
+    assert [r[0] for r in table[1:]] == ["draw"]
+    text = html.unescape(text)
+    assert "n = 2 per cell; intervals: Student t" in text
+    assert "(n = 2: one degree of freedom, the interval is very wide)" in text
+    # the glossary explains mean_error from the evaluator's metrics_doc
+    doc = "mean_error (toy-mean)</dt><dd>absolute error of the sample mean's first coordinate (units of x)"
+    assert doc in text.replace('<span class="meta">', "").replace("</span>", "")
+    if CHROMIUM is not None:  # the page as a browser draws it: figure, then the per-metric tables
+        from PIL import Image
+
+        page_file, shot = tmp_path / "sweep.html", tmp_path / "sweep.png"
+        page_file.write_text(build_report([out]), encoding="utf-8")
+        args = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1100,2400"]
+        subprocess.run(
+            [CHROMIUM, *args, f"--screenshot={shot}", page_file.resolve().as_uri()],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+        ink = (image.sum(axis=2) < 600).mean(axis=1)  # share of dark pixels per row
+        written = np.flatnonzero(ink > 0.002)
+        assert written.size > 300 and written.max() > 1200, (written.size, written.max())
 
 
 def _err(capsys):

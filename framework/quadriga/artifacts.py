@@ -23,6 +23,7 @@ Tensors are ``torch.Tensor``; this module imports torch only inside those method
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -464,7 +465,10 @@ class Metrics(Artifact):
             names are ``"<subject>/<metric>"``.
         tables: ``{name: list of row dicts}`` (one row per subject, say).
         figures: ``{name: matplotlib.figure.Figure}``; the run saves each as ``<stage>-<name>.png``.
-        info: anything else JSON-serialisable.
+        info: anything else JSON-serialisable. By convention ``info["true_values"]`` is
+            ``{metric: value}``, the value a metric would take on exact draws (a mixture weight
+            for a mode's share), keyed by the metric without its subject; the sweep's
+            ``summary.png`` draws it as a reference line.
         intervals: ``{name: {"low", "high", "level", "method"}}``, the confidence interval of
             ``values[name]`` (same key): its ends in the value's units, its level (``0.95``) and
             how it was computed in words (``"bootstrap percentile over 8 chains"``). One value
@@ -478,6 +482,13 @@ class Metrics(Artifact):
     intervals: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info", "intervals")  # figures: PNG
+
+    def __attrs_post_init__(self) -> None:
+        """In a Jupyter kernel, let the figures show as PNGs (``show_figures_inline``)."""
+        if self.figures and "IPython" in sys.modules:  # a Jupyter kernel: show them as PNGs
+            from quadriga.progress_display import show_figures_inline
+
+            show_figures_inline()
 
     def label(self) -> str:
         """``Metrics[k values]``."""

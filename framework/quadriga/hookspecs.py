@@ -112,7 +112,7 @@ def quadriga_sweep_start(sweep: dict[str, Any]) -> None:
 
     Args:
         sweep: ``{"source": pipeline name or path, "seeds": [int], "grid": {key: [values]},
-            "dir": None}``.
+            "fixed": ["key=value" of each --set], "dir": None}``.
     """
 
 

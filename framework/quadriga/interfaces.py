@@ -172,6 +172,10 @@ class Evaluator(Component):
     injected = ("generator",)
     output_type = Metrics
     input_types: ClassVar[Mapping[str, tuple[type, ...]]] = {}
+    #: optional: what each metric means, ``{"tv": "total variation ... (0 to 1)"}``; ``<k>`` in a
+    #: key stands for any suffix (``"fraction_<k>"``). Read, without running anything, by the
+    #: glossary of ``quadriga report`` (:func:`quadriga.report.glossary`).
+    metrics_doc: ClassVar[Mapping[str, str]] = {}
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: torch.Generator) -> Metrics:
         """Evaluate.

@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["JupyterProgress", "OnUpdate", "in_jupyter", "progress_display", "rich_progress"]
+__all__ = [
+    "JupyterProgress",
+    "OnUpdate",
+    "figure_png",
+    "in_jupyter",
+    "interactive_kernel",
+    "progress_display",
+    "rich_progress",
+    "show_figures_inline",
+]
 
 #: what a progress display gives each stage: ``on_update(completed, total, description)``
 OnUpdate = Callable[[float, "float | None", "str | None"], None]
@@ -134,6 +143,56 @@ def in_jupyter() -> bool:
     if shell is None:
         return False
     return type(shell).__name__ == "ZMQInteractiveShell" or "google.colab" in str(type(shell))
+
+
+def _shell() -> Any:
+    """The running IPython shell, or ``None`` (IPython is never imported here)."""
+    get = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    return get() if callable(get) else None
+
+
+def interactive_kernel() -> bool:
+    """Whether the current Jupyter cell was sent by a frontend a person is watching.
+
+    A notebook executed by nbclient (``jupyter nbconvert --execute``, papermill, CI) sends its
+    cells with ``allow_stdin`` false: nobody can answer ``input()``, and nobody watches progress
+    bars, whose every redraw such a run stores as one more output. JupyterLab, Notebook, VS Code
+    and Colab send cells with ``allow_stdin`` true. Outside a kernel, or when the kernel does not
+    say, this is ``True``.
+    """
+    kernel = getattr(_shell(), "kernel", None)
+    return bool(getattr(kernel, "_allow_stdin", True))
+
+
+def figure_png(fig: Any, dpi: int = 100) -> bytes:
+    """A matplotlib figure as PNG bytes (drawn with the Agg canvas, whatever pyplot's backend)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def show_figures_inline() -> bool:
+    """Let Jupyter show a ``matplotlib.figure.Figure`` as a PNG without pyplot being imported.
+
+    Evaluators draw with matplotlib's object API (``Figure()``, no pyplot), and such a figure
+    has no PNG view until pyplot's inline backend is loaded: ``metrics.figures["samples"]``
+    would show ``<Figure size ...>``. This registers :func:`figure_png` with the kernel's PNG
+    formatter, by class name (matplotlib is not imported). A formatter the inline backend
+    registers for the class takes precedence (its settings are the user's). Called when
+    :mod:`quadriga.api` or :mod:`quadriga.notebook` is imported and when a ``Metrics`` with
+    figures is made, inside a Jupyter kernel; idempotent.
+
+    Returns:
+        Whether a kernel's formatter was found.
+    """
+    shell = _shell()
+    if shell is None or not in_jupyter():
+        return False
+    formatter = getattr(getattr(shell, "display_formatter", None), "formatters", {}).get("image/png")
+    if formatter is None:
+        return False
+    formatter.for_type_by_name("matplotlib.figure", "Figure", figure_png)
+    return True
 
 
 def _ipython_show(bundle: dict[str, str]) -> Any:
@@ -254,13 +313,16 @@ def progress_display(progress: bool | None) -> contextlib.AbstractContextManager
 
     Args:
         progress: ``None`` (default of ``run``): bars in Jupyter (:class:`JupyterProgress`), nothing
-            elsewhere; ``True``: bars in Jupyter, else rich's bars on a terminal's stderr, else
+            elsewhere, nor in a notebook executed without a person watching (nbclient,
+            papermill, ``nbconvert --execute``: :func:`interactive_kernel`); ``True``: bars in
+            Jupyter, else rich's bars on a terminal's stderr, else
             plain progress lines on stderr (as ``quadriga run`` prints to a log); ``False``: nothing.
 
     Returns:
         A context manager yielding ``display`` for ``execute(display=...)`` (``None`` for nothing).
     """
-    if progress is False or (progress is None and not in_jupyter()):
+    show_figures_inline()
+    if progress is False or (progress is None and not (in_jupyter() and interactive_kernel())):
         return contextlib.nullcontext(None)
     if in_jupyter():
         return contextlib.nullcontext(JupyterProgress())
@@ -268,3 +330,6 @@ def progress_display(progress: bool | None) -> contextlib.AbstractContextManager
 
     con = Console(stderr=True, highlight=False)
     return rich_progress(con, con.is_terminal, lines=not con.is_terminal)
+
+
+show_figures_inline()  # inside a Jupyter kernel: figures show as PNGs from the first import on

@@ -100,7 +100,7 @@ def _table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) ->
         and any(r[i] not in ("-", "") for r in cells)
         for i in range(len(columns))
     ]
-    return {"title": title, "columns": list(columns), "rows": cells, "numeric": numeric}
+    return {"title": title, "columns": list(columns), "rows": cells, "numeric": numeric, "note": ""}
 
 
 def _metrics_table(
@@ -177,6 +177,7 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         "pipeline": RunDir(run_dir).read_pipeline_text(),
         "manifest": json.dumps(manifest, indent=2),
         "settings": "",
+        "glossary": [],
     }
 
 
@@ -299,6 +300,143 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
     return pipeline, manifest, differences
 
 
+def _cell_text(e: Mapping[str, Any]) -> str:
+    """A pivot cell: ``"0.512 [0.41, 0.63]"``, the mean alone for ``n < 2``, ``"0.5 (all equal)"``."""
+    mean = _fmt(e["mean"])
+    method = str(e.get("ci_method", ""))
+    if int(e["n"]) < 2:
+        return mean
+    if method.startswith("none (constant") or (method.startswith("no interval") and "equal" in method):
+        return f"{mean} (all equal)"
+    return f"{mean} [{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]"
+
+
+def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
+    """One table per metric of a sweep summary (rows of :func:`quadriga.summary.aggregate`).
+
+    An evaluator's metric gets a table per stage whose rows are its subjects (the methods
+    compared); a sampler diagnostic gets one table whose rows are the stages. Columns are the
+    values of the first swept key (other swept keys join the row label as ``key=value``); with
+    no grid there is one column. A cell is the mean over seeds with its interval,
+    ``0.512 [0.41, 0.63]`` (the mean alone when ``n < 2``). How the intervals were computed and
+    ``n`` are said once, in the table's ``note``. Diagnostics that are 0 in every run
+    (:func:`quadriga.summary.constant_zero`) are left out, as in the terminal.
+
+    Returns:
+        tables for the template (:func:`_table`, plus ``note``), evaluator metrics first.
+    """
+    from quadriga.stats import small_sample_note
+    from quadriga.summary import constant_zero, metric_title
+
+    zero = constant_zero(summary)
+    col_key = keys[0] if keys else None
+    row_keys = list(keys[1:])
+    tables: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in summary:
+        if (e["stage"], e["metric"]) in zero:
+            continue
+        subject, _, metric = str(e["metric"]).rpartition("/")
+        where = (str(e["stage"]), metric) if subject else ("", metric)
+        label = " ".join(
+            [subject or str(e["stage"]), *(f"{k.split('.')[-1]}={_fmt(e.get(k))}" for k in row_keys)]
+        )
+        column = f"{col_key.split('.')[-1]} = {_fmt(e.get(col_key))}" if col_key else "mean [interval]"
+        t = tables.setdefault(where, {"rows": {}, "columns": [], "n": set(), "methods": []})
+        if column not in t["columns"]:
+            t["columns"].append(column)
+        t["rows"].setdefault(label, {})[column] = _cell_text(e)
+        t["n"].add(int(e["n"]))
+        method = str(e.get("ci_method", ""))
+        if int(e["n"]) >= 2 and not method.startswith(("no interval", "none (constant")):
+            if method not in t["methods"]:
+                t["methods"].append(method)
+    out = []
+    for (stage, metric), t in sorted(tables.items(), key=lambda kv: kv[0][0] == ""):
+        ns = sorted(t["n"])
+        n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+        what = "the mean over seeds" + (" [its interval]" if t["methods"] else "")
+        note = f"each cell: {what}, {n_text} per cell"
+        note += f"; intervals: {'; '.join(t['methods'])}" if t["methods"] else "; one value: no interval"
+        small = small_sample_note(ns[0]) if t["methods"] else ""
+        note += f" ({small})." if small else "."
+        title = f"{metric_title(metric)} ({metric})" + (
+            f", stage {stage}" if stage else ", per sampler stage"
+        )
+        row_head = "subject" if stage else "stage"
+        table = _table(
+            title,
+            [row_head, *t["columns"]],
+            [[label, *(cells.get(c, "-") for c in t["columns"])] for label, cells in t["rows"].items()],
+        )
+        table["numeric"] = [i > 0 for i in range(len(table["columns"]))]
+        table["note"] = note
+        out.append(table)
+    return out
+
+
+def glossary(
+    sweep_dir: Path, runs: Sequence[Mapping[str, Any]], summary: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, str, str]]:
+    """What each metric of a sweep means, from the declarations of the components that wrote it.
+
+    A component documents its metrics in the optional class attribute ``metrics_doc``
+    (``{"tv": "total variation ...", "fraction_<k>": "..."}``; ``<k>`` stands for any suffix),
+    read here without running anything; sampler diagnostics are described by
+    :data:`quadriga.summary.DIAGNOSTIC_DOCS`. The components are those of the first finished
+    run's ``results.json``; one that is no longer installed is described as such.
+
+    Returns:
+        ``(metric, components, meaning)`` per metric in the tables, in order of appearance; a
+        metric several components write alike is one entry (``acceptance_rate``: ``rwm, mala``),
+        and the metrics one pattern describes are one entry (``fraction_<k>``).
+    """
+    from quadriga.summary import DIAGNOSTIC_DOCS, constant_zero, metric_doc
+
+    first = next((r for r in runs if r.get("status") == "finished" and r.get("run_id")), None)
+    results = _read_json(sweep_dir / "runs" / str(first["run_id"]) / "results.json") if first else None
+    stages = _mapping(_mapping(results).get("stages"))
+    docs: dict[str, tuple[str, Mapping[str, str]]] = {}
+    for stage, res in stages.items():
+        component = str(_mapping(res).get("component", ""))
+        kind = _KIND_OF_TYPE.get(str(_mapping(res).get("type", "")))
+        docs[stage] = (component, _component_docs(component, kind))
+    zero = constant_zero(summary)
+    entries: dict[tuple[str, str], list[str]] = {}  # (name, meaning) -> components
+    for e in summary:
+        if (e["stage"], e["metric"]) in zero:
+            continue  # left out of the tables, so not explained either
+        metric = str(e["metric"]).rpartition("/")[2]
+        component, table = docs.get(str(e["stage"]), ("", {}))
+        text = metric_doc(metric, table)
+        name = metric
+        if text is not None and metric not in table:  # matched a pattern such as fraction_<k>
+            name = next(k for k in table if metric_doc(metric, {k: table[k]}) is not None)
+        text = text or DIAGNOSTIC_DOCS.get(metric) or f"not described by {component or 'its component'}"
+        users = entries.setdefault((name, text), [])
+        if component and component not in users:
+            users.append(component)
+    return [(name, ", ".join(users) or "-", text) for (name, text), users in entries.items()]
+
+
+#: the component kind that writes each artifact type (a name can be an estimator and an evaluator)
+_KIND_OF_TYPE = {"Metrics": "evaluator", "Estimate": "estimator", "Samples": "sampler", "Fitted": "learner"}
+
+
+def _component_docs(component: str, kind: str | None = None) -> Mapping[str, str]:
+    """The ``metrics_doc`` of an installed component (``{}`` when it has none or is not installed)."""
+    if not component:
+        return {}
+    try:
+        from quadriga.registry import get_registry
+
+        registry = get_registry()
+        cls = registry.load_class(registry.get(component, kind))
+    except Exception:  # a report of an old sweep must not fail on a plugin since removed
+        return {}
+    docs = getattr(cls, "metrics_doc", None)
+    return docs if isinstance(docs, Mapping) else {}
+
+
 def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     """The report section of a sweep directory: the summary over seeds and the sweep's figures.
 
@@ -306,11 +444,12 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     the grid, the seeds and what differs across the runs; ``sweep.json`` is kept as ``settings``.
     Each summary row gives ``n`` (values pooled, one per seed), the mean, its standard error and the
     interval with its method (:func:`quadriga.summary.aggregate`); rows with ``n < 2`` have none.
+    The summary is shown as one pivot per metric (:func:`sweep_pivots`) with a glossary of the
+    metric names (:func:`glossary`).
 
     Raises:
         ConfigError: ``sweep_dir`` has no ``sweep.json``.
     """
-    from quadriga.stats import small_sample_note
     from quadriga.summary import aggregate, load_rows
 
     sweep_dir = Path(sweep_dir)
@@ -321,28 +460,6 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     summary = aggregate(rows, keys)
     runs = _read_json(sweep_dir / "runs.json")
     runs = [r for r in runs if isinstance(r, Mapping)] if isinstance(runs, list) else []
-    grid = [k.split(".")[-1] for k in keys]
-    table_rows = []
-    for e in summary:
-        subject, _, metric = str(e["metric"]).rpartition("/")
-        small = int(e["n"]) < 2
-        method = str(e.get("ci_method", ""))
-        none = small or method.startswith("no interval")
-        if not none and small_sample_note(int(e["n"])):
-            method += f"; {small_sample_note(int(e['n']))}"
-        table_rows.append(
-            [
-                *(_fmt(e.get(k)) for k in keys),
-                e["stage"],
-                subject or "-",
-                metric,
-                e["n"],
-                _fmt(e["mean"]),
-                "-" if small else f"{e['stderr']:.2g}",
-                "-" if none else f"[{_fmt(e['ci_low'])}, {_fmt(e['ci_high'])}]",
-                "-" if small else method,
-            ]
-        )
     figures = _figures(sorted(sweep_dir.glob("*.png")), sweep_dir, "summary over seeds")
     finished = sum(r.get("status") == "finished" for r in runs)
     pipeline, manifest, differences = _sweep_provenance(sweep_dir, sweep, runs)
@@ -360,13 +477,8 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
             ("command", " ".join(map(str, sweep.get("command", []))) or "-"),
             ("differs across runs", differences),
         ],
-        "tables": [
-            _table(
-                "summary over seeds",
-                [*grid, "stage", "subject", "metric", "n", "mean", "s.e.", "interval", "method"],
-                table_rows,
-            )
-        ],
+        "tables": sweep_pivots(summary, keys),
+        "glossary": glossary(sweep_dir, runs, summary),
         "figures": figures,
         "pipeline": pipeline,
         "manifest": manifest,

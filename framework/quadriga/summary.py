@@ -29,10 +29,15 @@ __all__ = [
     "config_digest",
     "constant_zero",
     "drop_repeated_seeds",
+    "headline_metrics",
     "load_rows",
+    "metric_doc",
     "metric_label",
+    "metric_title",
     "resolved_digest",
     "rows_from_run",
+    "summary_figure",
+    "true_values",
     "write_outputs",
 ]
 
@@ -68,6 +73,54 @@ def resolved_digest(resolved: Mapping[str, Any]) -> str:
 #: the numbers of a Samples stage's ``info`` kept in a sweep's tidy table
 #: (``acceptance_rate``: fraction of accepted transitions in [0, 1]; ``rejected_nonfinite``: count)
 SAMPLER_DIAGNOSTICS = ("acceptance_rate", "rejected_nonfinite")
+
+
+#: what each sampler diagnostic and estimate row means (the glossary of ``quadriga report``)
+DIAGNOSTIC_DOCS = {
+    "acceptance_rate": "share of proposed moves the sampler accepted (0 to 1)",
+    "rejected_nonfinite": "proposals rejected because the log density was not finite (count)",
+    "estimate": "the estimator's value (units of the estimated quantity)",
+    "estimate_stderr": "the standard error the estimator reports for its value",
+}
+
+#: words for abbreviations in metric names (figure titles, report headings)
+_WORDS = {
+    "tv": "total variation",
+    "mse": "mean squared error",
+    "rmse": "root mean squared error",
+    "mae": "mean absolute error",
+    "ess": "effective sample size",
+    "rhat": "R-hat",
+    "mmd": "MMD",
+    "kl": "KL divergence",
+    "nll": "negative log-likelihood",
+    "auc": "AUC",
+    "stderr": "standard error",
+}
+
+
+def metric_title(metric: str) -> str:
+    """A metric name in words: ``"tv"`` -> ``"total variation"``, ``"fraction_0"`` -> ``"fraction 0"``.
+
+    Underscores become spaces and the common abbreviations of :data:`_WORDS` are spelled out.
+    """
+    words = [_WORDS.get(w.lower(), w) for w in str(metric).split("_") if w]
+    text = " ".join(words) or str(metric)
+    return text[0].upper() + text[1:]
+
+
+def metric_doc(metric: str, docs: Mapping[str, str]) -> str | None:
+    """The entry of a component's ``metrics_doc`` for ``metric``; ``<k>`` in a key matches any suffix.
+
+    ``metric_doc("fraction_2", {"fraction_<k>": "share of samples in mode k"})`` gives the entry.
+    """
+    if metric in docs:
+        return str(docs[metric])
+    for key, text in docs.items():
+        head, sep, _ = str(key).partition("<")
+        if sep and metric.startswith(head) and len(metric) > len(head):
+            return str(text)
+    return None
 
 
 def constant_zero(summary: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
@@ -301,9 +354,16 @@ def _write_csv(path: Path, rows: Sequence[dict[str, Any]], columns: list[str]) -
 
 
 def write_outputs(
-    out_dir: Path, rows: Sequence[dict[str, Any]], summary: Sequence[dict[str, Any]], keys: Sequence[str]
+    out_dir: Path,
+    rows: Sequence[dict[str, Any]],
+    summary: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    *,
+    true_values: Mapping[tuple[str, str], float] | None = None,
 ) -> tuple[Path | None, Path | None]:
     """Write ``results.parquet`` (or ``.csv``), ``summary.csv`` and ``summary.png``.
+
+    ``true_values`` (:func:`true_values`) become reference lines in ``summary.png``.
 
     Returns:
         The paths of the table and the figure.
@@ -316,107 +376,190 @@ def write_outputs(
     _write_csv(out_dir / "summary.csv", summary, columns)
     zero = constant_zero(summary)  # diagnostics that are 0 everywhere: no panel
     shown = [e for e in summary if (e["stage"], e["metric"]) not in zero]
-    figure = plot_summary(shown or summary, keys, out_dir / "summary.png")
+    figure = plot_summary(shown or summary, keys, out_dir / "summary.png", true_values=true_values)
     return table, figure
+
+
+def true_values(run_dirs: Sequence[Path]) -> dict[tuple[str, str], float]:
+    """``{(stage, metric): value}`` of the evaluators' ``info["true_values"]``, where every run agrees.
+
+    A value that differs between runs (a swept setting changed the target) is left out, so a
+    reference line is only drawn where it holds for every point of the panel.
+    """
+    found: dict[tuple[str, str], float | None] = {}
+    for run_dir in run_dirs:
+        try:
+            results = json.loads((Path(run_dir) / "results.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for stage, res in (results.get("stages") or {}).items():
+            info = res.get("info") if isinstance(res, Mapping) else None
+            given = info.get("true_values") if isinstance(info, Mapping) else None
+            for metric, value in (given or {}).items() if isinstance(given, Mapping) else ():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    key = (str(stage), str(metric))
+                    found[key] = float(value) if found.get(key, float(value)) == float(value) else None
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _numeric(values: list[Any]) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def plot_summary(
-    summary: Sequence[dict[str, Any]], keys: Sequence[str], path: Path, max_panels: int = 12
-) -> Path | None:
-    """One panel per metric: the metric against the first swept parameter, one line per subject.
+def headline_metrics(summary: Sequence[Mapping[str, Any]], max_panels: int = 6) -> list[str]:
+    """The metric names (without subject) ``summary.png`` draws, at most ``max_panels``.
 
-    The line is the mean over seeds and the band its 95% interval (the summary's ``ci_method``,
-    a Student t interval); the figure's title says so and gives ``n``. A point with ``n < 2`` has no band.
-    Ticks are the swept values (a log axis when they span a factor of 10 or more). Bars with
-    interval whiskers when nothing numeric was swept. At most ``max_panels`` metrics are drawn;
-    the title says how many were left out (all are in ``summary.csv``).
+    First the first metric of each evaluator stage (``tv``, ``energy_distance``), then the
+    sampler diagnostics (``acceptance_rate``), then the evaluators' other metrics in order.
     """
+    evaluator: dict[str, list[str]] = {}
+    diagnostics: list[str] = []
+    for e in summary:
+        subject, _, name = str(e["metric"]).rpartition("/")
+        if subject:
+            names = evaluator.setdefault(str(e["stage"]), [])
+            if name not in names:
+                names.append(name)
+        elif name not in diagnostics:
+            diagnostics.append(name)
+    order = [names[0] for names in evaluator.values()] + diagnostics
+    order += [n for names in evaluator.values() for n in names[1:]]
+    return list(dict.fromkeys(order))[:max_panels]
+
+
+def plot_summary(
+    summary: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    path: Path,
+    max_panels: int = 6,
+    *,
+    true_values: Mapping[tuple[str, str], float] | None = None,
+) -> Path | None:
+    """Draw :func:`summary_figure` to the PNG ``path``; ``None`` (nothing written) for no rows."""
+    fig = summary_figure(summary, keys, max_panels, true_values=true_values)
+    if fig is None:
+        return None
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=110)
+    return path
+
+
+def summary_figure(
+    summary: Sequence[dict[str, Any]],
+    keys: Sequence[str],
+    max_panels: int = 6,
+    *,
+    true_values: Mapping[tuple[str, str], float] | None = None,
+) -> Any:
+    """The headline metrics (:func:`headline_metrics`) against the first swept parameter.
+
+    One panel per metric, titled in words (:func:`metric_title`), one line per subject (or
+    sampler stage) with the mean over seeds and a band for its interval (the summary's
+    ``ci_method``, a Student t interval); a point with ``n < 2`` has no band. A dashed grey line
+    marks a metric's true value where the evaluators recorded one (:func:`true_values`). The
+    legend sits outside the panels, once for the figure. The x ticks are the swept values (a log
+    axis when they span a factor of 10 or more); a y axis whose means are positive and span a
+    factor of 30 or more is logarithmic with ticks at 1, 2 and 5 times powers of ten. Bars with interval
+    whiskers when nothing numeric was swept. The title says how many metrics were left out
+    (all are in ``summary.csv``).
+
+    Returns:
+        a ``matplotlib.figure.Figure`` (object API, no pyplot), or ``None`` for no rows.
+    """
+    from matplotlib import ticker
     from matplotlib.figure import Figure
 
     if not summary:
         return None
+    true_values = true_values or {}
     metrics: dict[str, list[dict[str, Any]]] = {}
     for entry in summary:
-        name = entry["metric"].split("/")[-1]
-        metrics.setdefault(name, []).append(entry)
-    names = list(metrics)[:max_panels]
+        metrics.setdefault(entry["metric"].split("/")[-1], []).append(entry)
+    names = headline_metrics(summary, max_panels)
     x_key = next((k for k in keys if _numeric([e.get(k) for e in summary])), None)
     cols = min(3, len(names))
     rows = math.ceil(len(names) / cols)
-    fig = Figure(figsize=(4.5 * cols, 3.4 * rows + 0.4), layout="constrained")
+    fig = Figure(figsize=(4.2 * cols + 2.2, 3.3 * rows + 0.5), layout="constrained")
     ns = sorted({int(e["n"]) for e in summary})
     n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
     methods = sorted(
         {
-            str(e.get("ci_method", "")).split(" (")[0]
+            str(e.get("ci_method", "")).split(" (")[0].split(",")[0]
             for e in summary
             if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
         }
         - {"none", "", "not recorded"}
     )
-    shape = "band" if x_key is not None else "whiskers"
-    band = f"{shape}: 95% {' / '.join(methods) or 'bootstrap'} interval of the mean"
-    what = "bar" if x_key is None else "line"
+    shape = "bands" if x_key is not None else "whiskers"
+    band = f"{shape}: 95% {' / '.join(methods) or 'Student t'} interval" if ns[-1] >= 2 else "no interval"
     cut = (
-        f"; first {len(names)} of {len(metrics)} metrics (all in summary.csv)"
+        f"; {len(names)} of {len(metrics)} metrics shown, all in summary.csv"
         if len(metrics) > len(names)
         else ""
     )
-    fig.suptitle(
-        f"{what}: mean over seeds ({n_text} per point); {band if ns[-1] >= 2 else 'no interval'}{cut}",
-        fontsize=10,
-    )
+    fig.suptitle(f"Mean over seeds ({n_text} per point); {band}{cut}", fontsize=10)
+    handles: dict[str, Any] = {}
     for i, name in enumerate(names):
         ax = fig.add_subplot(rows, cols, i + 1)
         lines: dict[str, list[dict[str, Any]]] = {}
         for e in metrics[name]:
             subject = e["metric"].rsplit("/", 1)[0] if "/" in e["metric"] else e["stage"]
             others = [f"{k.split('.')[-1]}={e.get(k)}" for k in keys if k != x_key]
-            label = " ".join([subject, *others])
-            lines.setdefault(label, []).append(e)
+            lines.setdefault(" ".join([subject, *others]), []).append(e)
         if x_key is not None:
             values = sorted({float(e[x_key]) for e in metrics[name]})
             for label, entries in lines.items():
                 entries.sort(key=lambda e: e[x_key])
                 xs = [e[x_key] for e in entries]
-                ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label)
+                colour = handles[label].get_color() if label in handles else None
+                (line,) = ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label, color=colour)
+                handles.setdefault(label, line)
                 ax.fill_between(
                     xs,
                     [e["ci_low"] if int(e["n"]) >= 2 else math.nan for e in entries],
                     [e["ci_high"] if int(e["n"]) >= 2 else math.nan for e in entries],
                     alpha=0.2,
+                    color=line.get_color(),
                 )
             if values[0] > 0 and values[-1] / values[0] >= 10:
                 ax.set_xscale("log")
             ax.set_xticks(values, [f"{v:g}" for v in values])
             ax.minorticks_off()
-            ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})")
+            ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})", fontsize=8)
         else:
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
             err = [
                 [
                     m - lines[lb][0]["ci_low"] if lines[lb][0]["n"] >= 2 else 0.0
-                    for lb, m in zip(labels, means, strict=False)
+                    for lb, m in zip(labels, means, strict=True)
                 ],
                 [
                     lines[lb][0]["ci_high"] - m if lines[lb][0]["n"] >= 2 else 0.0
-                    for lb, m in zip(labels, means, strict=False)
+                    for lb, m in zip(labels, means, strict=True)
                 ],
             ]
             ax.bar(range(len(labels)), means, yerr=err, capsize=3)
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
-        ax.set_title(name.replace("_", " "))
-        ax.set_ylabel(f"mean {name.replace('_', ' ')}")
-        if x_key is not None and len(lines) > 1:
-            ax.legend(fontsize=7)
-    with atomic_path(path, suffix=".png") as tmp:
-        fig.savefig(tmp, dpi=110)
-    return path
+        truths = {v for (stage, metric), v in true_values.items() if metric == name}
+        for v in truths:
+            ref = ax.axhline(v, color="0.35", linestyle="--", linewidth=1)
+            handles.setdefault("true value", ref)
+        ys = [e["mean"] for e in metrics[name]]  # the means decide; a band below 0 is clipped
+        ys = [y for y in ys if isinstance(y, (int, float)) and math.isfinite(y)]
+        if x_key is not None and ys and min(ys) > 0 and max(ys) / min(ys) >= 30 and not truths:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_locator(ticker.NullLocator())
+        ax.set_title(metric_title(name), fontsize=10)
+        ax.set_ylabel(f"mean {name}", fontsize=8)
+        ax.tick_params(labelsize=8)
+    if handles:
+        fig.legend(
+            list(handles.values()), list(handles), loc="outside right upper", fontsize=8, frameon=False
+        )
+    return fig
 
 
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:

@@ -212,7 +212,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             done[0] += 1
             counts[-1](done[0], done[1], None)
 
-    sweep = {"source": str(args.pipeline), "seeds": seeds, "grid": dict(grids), "dir": None}
+    sweep = {
+        "source": str(args.pipeline),
+        "seeds": seeds,
+        "grid": dict(grids),
+        "fixed": list(args.overrides or []),
+        "dir": None,
+    }
     with progress, using(*trackers):
         hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []
         result = run_sweep(

@@ -315,7 +315,7 @@ def run_sweep(
             an unknown backend, submitit options with another backend, submitit missing.
     """
     from quadriga.api import check
-    from quadriga.summary import aggregate, collect_rows, resolved_digest, write_outputs
+    from quadriga.summary import aggregate, collect_rows, resolved_digest, true_values, write_outputs
 
     seeds = list(seeds)
     if backend not in BACKENDS:
@@ -432,5 +432,8 @@ def run_sweep(
     atomic_write_json(sweep_dir / "runs.json", runs)
     rows = collect_rows(sweep_dir / "runs", runs)
     summary = aggregate(rows, [k for k, _ in grids])
-    table_path, figure_path = write_outputs(sweep_dir, rows, summary, [k for k, _ in grids])
+    finished = [sweep_dir / "runs" / r["run_id"] for r in runs if r["status"] == "finished"]
+    table_path, figure_path = write_outputs(
+        sweep_dir, rows, summary, [k for k, _ in grids], true_values=true_values(finished)
+    )
     return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path)

@@ -47,16 +47,26 @@ def test_keys_follow_mlflow_rules():
     assert flat == {"stage.m.step_size": "0.1", "stage.m.init": "normal", "stage.m.inputs.target": "t"}
 
 
-def test_a_run_is_logged_only_when_chosen(registry, store, tmp_path):
+def test_a_run_is_logged_only_when_chosen(registry, store, tmp_path, capsys):
     from quadriga.api import run
 
     run(PIPELINE, out=tmp_path / "quiet", registry=registry)
     assert store.get_experiment_by_name("mlflow-demo") is None  # installed, not chosen: nothing logged
+    assert "MLflow" not in capsys.readouterr().err
     with tracking.using("mlflow"):
         result = run(PIPELINE, out=tmp_path / "tracked", registry=registry)
     assert result.warnings == []
     experiment = store.get_experiment_by_name("mlflow-demo")
     (logged,) = store.search_runs([experiment.experiment_id])  # one MLflow run per quadriga run
+    # where it went is printed once, on stderr: the run id, the experiment and the store
+    err = capsys.readouterr().err.splitlines()
+    start = err.index(f"MLflow run: {logged.info.run_id}")
+    assert err[start + 1 : start + 3] == [
+        "  experiment: mlflow-demo",
+        f"  tracking URI: {store.tracking_uri}",
+    ]
+    # within 80 columns, but for the URI (a path is never wrapped)
+    assert all(len(line) <= 80 for line in err[start : start + 2] + err[start + 3 : start + 5])
     assert logged.info.status == "FINISHED"
     assert logged.data.tags["quadriga.run_dir"] == str((tmp_path / "tracked").resolve())
     # parameters: the resolved pipeline, flattened, as TOML writes the values
@@ -118,6 +128,51 @@ def test_listing_imports_neither_mlflow_nor_torch():
 
 
 SWEEP_TOML = tracker_sweep_toml("mlflow-sweep")
+
+
+def test_a_sweep_parent_gets_the_fixed_sets_as_params_and_the_summary_as_metrics(
+    tmp_path, monkeypatch, capsys
+):
+    from quadriga_mlflow.tracker import PARENT_ENV, SweepTracker
+
+    uri = (tmp_path / "mlruns").as_uri()
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.delenv(PARENT_ENV, raising=False)
+    pipeline = tmp_path / "sweep.toml"
+    pipeline.write_text(SWEEP_TOML)
+    sweep = {
+        "source": str(pipeline),
+        "seeds": [0, 1, 2],
+        "grid": {"stage.mala.step_size": [0.1, 0.5]},
+        "fixed": ["stage.mala.num_samples=500", "stage.mala.burn_in = 20"],
+        "dir": None,
+    }
+    parent = SweepTracker.start(sweep)
+    sweep_dir = tmp_path / "sw"
+    sweep_dir.mkdir()
+    (sweep_dir / "summary.csv").write_text(
+        "stage.mala.step_size,stage,metric,n,mean,stderr,ci_low,ci_high,ci_method\n"
+        '0.1,energy,mala/energy_distance,3,0.25,0.01,0.2069738,0.2930262,"Student t, 95%"\n'
+        "0.5,energy,mala/energy_distance,1,0.125,,,,no interval: n = 1\n"
+        '0.1,mala,acceptance_rate,3,0.9,0.0,0.9,0.9,"none (constant data, n=3), 95%"\n'
+    )
+    parent.end({**sweep, "dir": str(sweep_dir)}, "finished")
+    client = mlflow.MlflowClient(tracking_uri=uri)
+    logged = client.get_run(parent.run_id)
+    assert logged.data.params["set.stage.mala.num_samples"] == "500"
+    assert logged.data.params["set.stage.mala.burn_in"] == "20"
+    assert json.loads(logged.data.params["sweep.grid.stage.mala.step_size"]) == [0.1, 0.5]
+    base = "summary/energy/mala/energy_distance/step_size_0.1"
+    assert logged.data.metrics[f"{base}/mean"] == 0.25
+    assert logged.data.metrics[f"{base}/ci_low"] == pytest.approx(0.2069738)
+    assert logged.data.metrics[f"{base}/ci_high"] == pytest.approx(0.2930262)
+    one = "summary/energy/mala/energy_distance/step_size_0.5"
+    assert logged.data.metrics[f"{one}/mean"] == 0.125 and f"{one}/ci_low" not in logged.data.metrics
+    assert logged.data.metrics["summary/mala/acceptance_rate/step_size_0.1/mean"] == 0.9
+    err = capsys.readouterr().err
+    assert f"MLflow sweep: {parent.run_id}" in err and "  experiment: mlflow-sweep" in err
+    assert PARENT_ENV not in __import__("os").environ  # the environment is restored
 
 
 @pytest.mark.slow

@@ -104,6 +104,13 @@ def test_mode_coverage_exact_and_stuck_samples():
     assert [r["subject"] for r in m.tables["summary"]] == ["exact", "stuck"]
     fig = m.figures["samples"]
     assert len(fig.axes) == 2
+    # 8000 draws, at most 2000 plotted: said in words, not "every 4th"
+    assert (
+        fig.axes[0].get_title().endswith("\n1 draw in 4 plotted") and "plotted" not in fig.axes[1].get_title()
+    )
+    # the true values a sweep's summary.png draws as reference lines: the weights, and tv = 0
+    expected = {f"fraction_{k}": w for k, w in enumerate([0.1, 0.2, 0.3, 0.4])} | {"tv": 0.0}
+    assert m.info["true_values"] == pytest.approx(expected)
     with pytest.raises(ConfigError, match="mixture"):
         ModeCoverage().evaluate(exact, DoubleWell(), generator=torch.Generator().manual_seed(0))
 

@@ -138,6 +138,10 @@ class ToyMeanError(Evaluator):
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
     plot: bool = param(False, doc="also make a figure")
 
+    metrics_doc: ClassVar[dict[str, str]] = {
+        "mean_error": "absolute error of the sample mean's first coordinate (units of x)"
+    }
+
     def evaluate(self, subject, reference=None, *, generator):
         """``{subject}/mean_error``."""
         values = {

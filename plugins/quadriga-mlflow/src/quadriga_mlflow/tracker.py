@@ -23,10 +23,12 @@ What is logged:
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -38,8 +40,10 @@ __all__ = [
     "PARENT_ENV",
     "MlflowTracker",
     "SweepTracker",
+    "announce",
     "flatten_params",
     "metric_key",
+    "summary_metrics",
     "tracking_uri",
 ]
 
@@ -92,6 +96,50 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_URI
 
 
+def announce(what: str, run_id: str, experiment: str) -> None:
+    """Print where a tracked run went, on stderr: its MLflow run id, experiment and store.
+
+    ``what`` is ``"run"`` or ``"sweep"``. The runs of a sweep are silent (their parent says it).
+    """
+    uri = tracking_uri()
+    lines = [
+        f"MLflow {what}: {run_id}",
+        f"  experiment: {experiment}",
+        f"  tracking URI: {uri}",
+        "  browse: `mlflow ui` of the full mlflow, in its own environment",
+        "  (how: the quadriga-mlflow README, section Browsing)",
+    ]
+    print("\n".join(lines), file=sys.stderr, flush=True)
+
+
+def summary_metrics(summary_csv: Path) -> dict[str, float]:
+    """The sweep summary (``summary.csv``) as MLflow metrics, to sort sweeps by result.
+
+    A row ``stage, metric = "mala/energy_distance"`` at grid point ``step_size = 0.1`` gives
+    ``summary/energy/mala/energy_distance/step_size_0.1/mean`` and, where the row has an
+    interval, ``.../ci_low`` and ``.../ci_high`` (the interval's method is in ``summary.csv``).
+    Rows without a finite mean are left out.
+    """
+    try:
+        with Path(summary_csv).open(newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except OSError:
+        return {}
+    fixed = {"stage", "metric", "n", "mean", "stderr", "ci_low", "ci_high", "ci_method"}
+    out: dict[str, float] = {}
+    for row in rows:
+        grid = [f"{k.split('.')[-1]}_{v}" for k, v in row.items() if k not in fixed]
+        base = metric_key("summary", row.get("stage", ""), *str(row.get("metric", "")).split("/"), *grid)
+        for column, suffix in (("mean", "mean"), ("ci_low", "ci_low"), ("ci_high", "ci_high")):
+            try:
+                value = float(row.get(column) or "nan")
+            except ValueError:
+                continue
+            if math.isfinite(value):
+                out[f"{base}/{suffix}"] = value
+    return out
+
+
 def _experiment(client: Any, name: str) -> str:
     """The id of experiment ``name``, created when missing."""
     experiment = client.get_experiment_by_name(name)
@@ -113,6 +161,7 @@ class MlflowTracker:
     client: Any
     run_id: str
     run_dir: Path
+    experiment: str = ""
     _t0: float = attrs.field(factory=time.time)
 
     @classmethod
@@ -124,7 +173,8 @@ class MlflowTracker:
         import quadriga
 
         client = mlflow.MlflowClient(tracking_uri=tracking_uri())
-        experiment_id = _experiment(client, os.environ.get(EXPERIMENT_ENV) or run.pipeline.name)
+        experiment = os.environ.get(EXPERIMENT_ENV) or run.pipeline.name
+        experiment_id = _experiment(client, experiment)
         tags = {
             "quadriga.run_dir": str(Path(run.dir).resolve()),
             "quadriga.pipeline": run.pipeline.name,
@@ -136,7 +186,7 @@ class MlflowTracker:
         created = client.create_run(
             experiment_id, run_name=f"{run.pipeline.name} {Path(run.dir).name}", tags=tags
         )
-        tracker = cls(client, created.info.run_id, Path(run.dir))
+        tracker = cls(client, created.info.run_id, Path(run.dir), experiment)
         params = [Param(k, v[:6000]) for k, v in flatten_params(run.pipeline.resolved()).items()]
         for i in range(0, len(params), 100):  # MLflow takes at most 100 parameters per batch
             client.log_batch(tracker.run_id, params=params[i : i + 100])
@@ -173,19 +223,24 @@ class MlflowTracker:
             self.client.set_tag(self.run_id, "quadriga.error", f"{type(error).__name__}: {error}"[:5000])
         mlflow_status = {"finished": "FINISHED", "interrupted": "KILLED"}.get(status, "FAILED")
         self.client.set_terminated(self.run_id, status=mlflow_status)
+        if not os.environ.get(PARENT_ENV):  # a sweep's run: the parent announces the sweep
+            announce("run", self.run_id, self.experiment)
 
 
 @attrs.define(eq=False)
 class SweepTracker:
     """The parent MLflow run of a sweep; its runs find its id in :data:`PARENT_ENV`.
 
-    The parent's parameters are the seeds and the grid; at the end it gets the sweep's
-    ``summary.csv``, ``summary.png`` and tidy table as artifacts.
+    The parent's parameters are the seeds, the grid and each fixed ``--set`` value
+    (``set.stage.mala.num_samples = 500``); at the end it gets the summary's means and interval
+    ends as metrics (:func:`summary_metrics`), so that sweeps can be sorted by result, and the
+    sweep's ``summary.csv``, ``summary.png`` and tidy table as artifacts.
     """
 
     client: Any
     run_id: str
     saved_env: dict[str, str | None]
+    experiment: str = ""
 
     @classmethod
     def start(cls, sweep: dict[str, Any]) -> SweepTracker:
@@ -204,10 +259,16 @@ class SweepTracker:
         )
         params = {"sweep.seeds": json.dumps(sweep["seeds"])}
         params.update({metric_key(f"sweep.grid.{k}"): json.dumps(v) for k, v in sweep["grid"].items()})
-        client.log_batch(created.info.run_id, params=[Param(k, v[:6000]) for k, v in params.items()])
+        for item in sweep.get("fixed") or []:
+            key, sep, value = str(item).partition("=")
+            if sep:
+                params[metric_key(f"set.{key.strip()}")] = value.strip()
+        batch = [Param(k, v[:6000]) for k, v in params.items()]
+        for i in range(0, len(batch), 100):  # MLflow takes at most 100 parameters per batch
+            client.log_batch(created.info.run_id, params=batch[i : i + 100])
         saved = {k: os.environ.get(k) for k in (PARENT_ENV, EXPERIMENT_ENV)}
         os.environ[PARENT_ENV], os.environ[EXPERIMENT_ENV] = created.info.run_id, name
-        return cls(client, created.info.run_id, saved)
+        return cls(client, created.info.run_id, saved, name)
 
     def end(self, sweep: dict[str, Any], status: str) -> None:
         """Log the summary files, close the parent run, restore the environment."""
@@ -218,7 +279,16 @@ class SweepTracker:
                     self.client.log_artifact(self.run_id, str(directory / name))
             if directory is not None:
                 self.client.set_tag(self.run_id, "quadriga.sweep_dir", str(directory.resolve()))
+                from mlflow.entities import Metric
+
+                now = int(time.time() * 1000)
+                metrics = [
+                    Metric(k, v, now, 0) for k, v in summary_metrics(directory / "summary.csv").items()
+                ]
+                for i in range(0, len(metrics), 1000):
+                    self.client.log_batch(self.run_id, metrics=metrics[i : i + 1000])
             self.client.set_terminated(self.run_id, status="FINISHED" if status == "finished" else "FAILED")
+            announce("sweep", self.run_id, self.experiment)
         finally:
             for key, value in self.saved_env.items():
                 if value is None:

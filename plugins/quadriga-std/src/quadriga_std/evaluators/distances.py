@@ -196,6 +196,11 @@ class EnergyDistance(_SampleDistance):
     Source: Székely & Rizzo 2013, "Energy statistics", eq. 2.
     """
 
+    metrics_doc: ClassVar[dict[str, str]] = {
+        "energy_distance": "energy distance to exact draws from the target (units of x; 0: same law)",
+        "energy_distance_sqrt": "square root of the energy distance (units of sqrt(x))",
+    }
+
     def _compute(self, x, a, y, b, *, generator, notes):
         _check_reference_spread(y, "energy-distance")
 

@@ -111,8 +111,10 @@ class ModeCoverage(Evaluator):
     Metrics per subject: ``tv`` = (1/2) sum_k |f_k - w_k| (total variation between the
     assigned fractions f and the weights w), ``modes_visited`` = #{k: f_k >= min_fraction},
     ``fraction_<k>`` for each component, and for subjects with ``chains`` the mean number of
-    modes visited per chain (``chain_modes_visited``). For 2-D targets, figure ``samples``
-    shows each subject over the density contours (one panel per subject).
+    modes visited per chain (``chain_modes_visited``). ``info["true_values"]`` holds each
+    ``fraction_<k>``'s true value (the weight ``w_k``) and ``tv``'s (0), for reference lines.
+    For 2-D targets, figure ``samples`` shows each subject over the density contours (one panel
+    per subject).
 
     Shapes: subject ``x: Tensor[n, d]`` (``chains: Tensor[m, n / m, d]``, ``log_weights: Tensor[n]``
     optional); reference ``assign: Tensor[n, d] -> Tensor[n]`` and ``mixture_weights: Tensor[K]``;
@@ -129,6 +131,12 @@ class ModeCoverage(Evaluator):
     """
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
+    metrics_doc: ClassVar[dict[str, str]] = {
+        "tv": "total variation between the share of samples per mode and the mixture weights (0 to 1)",
+        "modes_visited": "modes holding at least min_fraction of the samples (count)",
+        "chain_modes_visited": "modes each chain visits, mean over chains (count)",
+        "fraction_<k>": "share of samples assigned to mode k; the mixture weight is its true value",
+    }
     min_fraction: float = param(
         0.01,
         doc="share of samples for a mode to count as visited (fraction)",
@@ -168,7 +176,8 @@ class ModeCoverage(Evaluator):
         figures = {}
         if int(reference.dim) == 2:
             figures["samples"] = self._figure(subs, reference)
-        return _finish(values, rows, figures=figures)
+        true_values = {f"fraction_{k}": float(wk[k]) for k in range(K)} | {"tv": 0.0}
+        return _finish(values, rows, figures=figures, info={"true_values": true_values})
 
     def _figure(self, subs: dict[str, Samples], reference: Any) -> Any:
         from matplotlib.figure import Figure
@@ -190,7 +199,7 @@ class ModeCoverage(Evaluator):
             x = torch.as_tensor(s.x, dtype=torch.float64)
             step = max(1, x.shape[0] // self.max_points_plotted)
             ax.scatter(x[::step, 0].numpy(), x[::step, 1].numpy(), s=3, alpha=0.5)
-            shown = f"\nevery {step}th draw plotted" if step > 1 else ""
+            shown = f"\n1 draw in {step} plotted" if step > 1 else ""
             ax.set_title(f"{name}\n{draws_label(s)}{shown}", fontsize=7.5)
             ax.set_xlabel("x1")
             ax.set_ylabel("x2")
