@@ -24,18 +24,23 @@ import numpy as np
 import torch
 from scipy import integrate, special
 
-from quadriga_ddpm.schedules import alpha_bars
+from quadriga_ddpm.noise_schedule import DiscreteSchedule
 
 __all__ = ["kl_isotropic", "output_law", "tv_isotropic"]
 
 
 def output_law(
-    betas: torch.Tensor, sigma2: float, *, method: str = "ddpm", variance: str = "beta", eta: float = 0.0
+    betas: torch.Tensor | DiscreteSchedule,
+    sigma2: float,
+    *,
+    method: str = "ddpm",
+    variance: str = "beta",
+    eta: float = 0.0,
 ) -> tuple[float, float]:
     """Exact law of Y_0 for the target N(mu, sigma2 I): Y_0 ~ N(m mu, s2 I).
 
     Args:
-        betas: ``Tensor[T]`` schedule.
+        betas: ``Tensor[T]`` beta table or a :class:`DiscreteSchedule`.
         sigma2: target variance sigma^2 per coordinate (units of x squared).
         method, variance, eta: as in :func:`quadriga_ddpm.sampler.run_chain`.
 
@@ -47,9 +52,10 @@ def output_law(
     """
     from quadriga_ddpm.sampler import _sigmas
 
-    b = betas.to(torch.float64)
-    ab = alpha_bars(b).tolist()
-    sig = _sigmas(b, method, variance, eta).tolist()
+    sched = DiscreteSchedule.from_betas(betas)
+    b = sched.betas
+    ab = sched.alpha_bars.tolist()
+    sig = _sigmas(sched, method, variance, eta).tolist()
     m, s2 = 0.0, 1.0
     for i in range(len(ab) - 1, -1, -1):
         a, bt = ab[i], float(b[i])

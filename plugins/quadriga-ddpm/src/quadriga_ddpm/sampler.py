@@ -16,7 +16,9 @@ eps_hat = -sqrt(1 - ab_t) s_t:
     sigma_t = eta sqrt((1 - ab_{t-1}) / (1 - ab_t)) sqrt(1 - ab_t / ab_{t-1}).
 
 Both run exactly T steps of the given schedule (no skipped timesteps) and never clip x0_hat:
-the targets here are not images in [-1, 1].
+the targets here are not images in [-1, 1]. Every schedule quantity (beta_t, 1 - beta_t, ab_t, ab_{t-1},
+the posterior variance beta~_t of Ho et al. 2020, eq. 7) is read from the kit's schedule object,
+:class:`quadriga_ddpm.noise_schedule.DiscreteSchedule`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from quadriga.progress import current_progress
 from quadriga.threads import single_thread
 from quadriga.validators import in_range, one_of, optional, positive, positive_int, probability
 from quadriga_ddpm.guidance import guidance_info, guided_score_model
-from quadriga_ddpm.schedules import SCHEDULES, alpha_bars, make_betas
+from quadriga_ddpm.noise_schedule import DiscreteSchedule
+from quadriga_ddpm.schedules import SCHEDULES
 
 __all__ = ["DDIM", "DDPM", "VARIANCES", "run_chain"]
 
@@ -43,19 +46,23 @@ VARIANCES = ("beta", "posterior")
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
-def _sigmas(betas: torch.Tensor, method: str, variance: str, eta: float) -> torch.Tensor:
-    """Per-step noise standard deviations sigma_t, ``Tensor[T]`` float64 (see module docstring)."""
-    ab = alpha_bars(betas)
-    ab_prev = torch.cat([torch.ones(1, dtype=ab.dtype), ab[:-1]])
-    post = betas * (1 - ab_prev) / (1 - ab)
+def _sigmas(
+    schedule: DiscreteSchedule | torch.Tensor, method: str, variance: str, eta: float
+) -> torch.Tensor:
+    """Per-step noise standard deviations sigma_t, ``Tensor[T]`` float64 (see module docstring).
+
+    ``schedule``: a :class:`DiscreteSchedule` or its beta table ``Tensor[T]``.
+    """
+    sched = DiscreteSchedule.from_betas(schedule)
+    post = sched.posterior_variances
     if method == "ddpm":
-        return (betas if variance == "beta" else post).sqrt()
+        return (sched.betas if variance == "beta" else post).sqrt()
     return eta * post.sqrt()
 
 
 def run_chain(
     score_model: Any,
-    betas: torch.Tensor,
+    schedule: DiscreteSchedule | torch.Tensor,
     num_samples: int,
     *,
     generator: torch.Generator,
@@ -70,7 +77,7 @@ def run_chain(
     Args:
         score_model: ``score_model(x: Tensor[n, d], t: int, alpha_bar: float) -> Tensor[n, d]`` with
             ``dim`` (see :mod:`quadriga_ddpm.score_models`).
-        betas: ``Tensor[T]`` schedule, each in (0, 1).
+        schedule: a :class:`DiscreteSchedule`, or its beta table ``Tensor[T]`` (each in (0, 1)).
         num_samples: n.
         generator: ``torch.Generator``, the only randomness (Y_T, then one N(0, I) draw per step).
         method: ``"ddpm"`` or ``"ddim"``.
@@ -83,17 +90,21 @@ def run_chain(
         ``Tensor[n, d]``: Y_0, in the target's units.
 
     Raises:
-        FloatingPointError: the state became non-finite (with the step index).
+        ConfigError: a beta table that is not 1-D with every entry in (0, 1).
+        FloatingPointError: the state became non-finite.
 
     Source: Ho et al. 2020, Algorithm 2; Song et al. 2021, eq. 12; Li, Cai & Wei 2025, eq. (2.4).
     """
-    T = int(betas.shape[0])
+    sched = DiscreteSchedule.from_betas(schedule)
+    T = sched.num_steps
     d = int(score_model.dim)
     if hasattr(score_model, "num_steps"):
         score_model.num_steps = T
-    ab = alpha_bars(betas).tolist()
-    b = betas.tolist()
-    sig = _sigmas(betas, method, variance, eta).tolist()
+    b = sched.betas.tolist()
+    a = sched.step_alphas.tolist()  # 1 - beta_t
+    ab = sched.alpha_bars.tolist()
+    ab_prev = sched.alpha_bars_prev.tolist()  # ab_{t-1}, ab_0 = 1
+    sig = _sigmas(sched, method, variance, eta).tolist()
     x = torch.randn(num_samples, d, generator=generator, dtype=dtype)
     if progress is not None:
         progress.start(T, description=f"{method} T={T}")
@@ -101,9 +112,9 @@ def run_chain(
         i = t - 1
         s = score_model(x, t, ab[i])
         if method == "ddpm":
-            x = (x + b[i] * s) / (1 - b[i]) ** 0.5
+            x = (x + b[i] * s) / a[i] ** 0.5
         else:
-            ab_t, ab_p = ab[i], (ab[i - 1] if i > 0 else 1.0)
+            ab_t, ab_p = ab[i], ab_prev[i]
             x0 = (x + (1 - ab_t) * s) / ab_t**0.5
             eps = -((1 - ab_t) ** 0.5) * s
             x = ab_p**0.5 * x0 + max(1 - ab_p - sig[i] ** 2, 0.0) ** 0.5 * eps
@@ -162,13 +173,17 @@ class _Chain(Sampler):
         """The score model this sampler runs on ``target`` (the guidance hook; subclasses override)."""
         return guided_score_model(target, self.guidance)
 
-    def betas(self) -> torch.Tensor:
-        """The schedule ``Tensor[T]`` float64 this sampler runs."""
-        return make_betas(
+    def noise_schedule(self) -> DiscreteSchedule:
+        """The :class:`DiscreteSchedule` this sampler runs (``schedule`` with T = ``num_steps``)."""
+        return DiscreteSchedule.named(
             self.schedule,
             int(self.num_steps),
             **({"c0": self.c0, "c1": self.c1} if self.schedule == "theory" else {}),
         )
+
+    def betas(self) -> torch.Tensor:
+        """The beta table ``Tensor[T]`` float64 this sampler runs (``noise_schedule().betas``)."""
+        return self.noise_schedule().betas
 
     def _chain_kwargs(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -191,12 +206,12 @@ class _Chain(Sampler):
                 conditional pair).
         """
         model = self.score_model(target)
-        betas = self.betas()
+        sched = self.noise_schedule()
         start = time.perf_counter()
         with single_thread():  # small batched tensors: intra-op threads only contend
             x = run_chain(
                 model,
-                betas,
+                sched,
                 int(self.num_samples),
                 generator=generator,
                 dtype=_DTYPES[self.dtype],
@@ -207,9 +222,9 @@ class _Chain(Sampler):
             "score_evals": int(self.num_samples) * int(self.num_steps),
             "num_steps": int(self.num_steps),
             "schedule": self.schedule,
-            "alpha_bar_T": float(alpha_bars(betas)[-1]),
+            "alpha_bar_T": sched.alpha_bar_T,
             "seconds": time.perf_counter() - start,
-            "betas": betas.tolist(),
+            "betas": sched.betas.tolist(),
             **self._chain_kwargs(),
             **guidance_info(model),
         }

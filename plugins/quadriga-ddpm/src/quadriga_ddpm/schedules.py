@@ -3,7 +3,9 @@
 The forward chain is x_t = sqrt(1 - beta_t) x_{t-1} + sqrt(beta_t) eps_t, so that
 x_t = sqrt(alpha_bar_t) x_0 + sqrt(1 - alpha_bar_t) eps with alpha_t = 1 - beta_t and
 alpha_bar_t = prod_{s <= t} alpha_s (Ho et al. 2020, eq. 4). Every schedule here is built
-for exactly ``num_steps`` = T steps: the sampler never skips timesteps.
+for exactly ``num_steps`` = T steps: the sampler never skips timesteps. The schedule object over a
+table (alpha_bar_t, alpha_t, sigma_t, lambda_t at the integer steps, the posterior variance) is
+:class:`quadriga_ddpm.noise_schedule.DiscreteSchedule`, which the ``ddpm`` / ``ddim`` samplers read.
 """
 
 from __future__ import annotations
