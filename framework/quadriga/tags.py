@@ -58,6 +58,7 @@ TAGS: dict[str, str] = {
     "equivariance": "invariance or equivariance along group orbits",
     "weight-space": "acts on trained weights: alignment, merging",
     "attribution": "effects of training points on predictions",
+    "dynamics": "simulates a dynamical system (ODE or recursion)",
 }
 
 
