@@ -100,3 +100,19 @@ def test_hanging_indent_in_a_section_is_one_line():
         (4, "ConfigError: a long reason that goes on over a second line."),
         (4, "ValueError: another."),
     ]
+
+
+def test_info_folds_long_comment_lines_and_keeps_the_toml():
+    import tomllib
+
+    from quadriga.cli.info import wrap_comments
+
+    text = '[pipeline]\nname = "x"  # ' + "end " * 30 + "\n"
+    text += "# " + "word " * 40 + "\n  # indented " + "y " * 50 + "\n"
+    folded = wrap_comments(text)
+    lines = folded.splitlines()
+    assert lines[1] == text.splitlines()[1]  # an end-of-line comment is left as it is
+    assert all(len(line) <= 80 for line in lines[2:]) and len(lines) > 4
+    assert all(line.startswith("# ") for line in lines[2:5]) and lines[-1].startswith("  # ")
+    assert tomllib.loads(folded) == tomllib.loads(text)
+    assert " ".join(folded.split()).count("word") == 40

@@ -250,6 +250,27 @@ def parameters(cls: type, registry: Any = None) -> list[dict[str, Any]]:
     return rows
 
 
+def wrap_comments(text: str, width: int = 80) -> str:
+    """TOML text with every whole-line comment longer than ``width`` folded into several comment lines.
+
+    ``quadriga info PIPELINE`` prints the pipeline's file; long comment lines are folded at word
+    boundaries with the same indentation and ``#`` so the output fits a terminal and stays the same
+    TOML (only comments change; values, tables and end-of-line comments are left as they are).
+    """
+    import textwrap
+
+    out = []
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if len(line) <= width or not stripped.startswith("#"):
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(stripped)] + "# "
+        body = stripped.lstrip("#").strip()
+        out += textwrap.wrap(body, width=width, initial_indent=lead, subsequent_indent=lead) or [line]
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """``quadriga info NAME``: a component's parameters, inputs, output and paper.
 
@@ -283,7 +304,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                     "# edited copy saved to a file: change [pipeline] name below first, so\n"
                     f"# its runs go to runs/<new name>/ and not next to those of\n# {p.name}; "
                     "then quadriga run FILE.toml\n\n"
-                    f"{text}"
+                    f"{wrap_comments(text)}"
                 )
                 if not text.endswith("\n"):
                     sys.stdout.write("\n")

@@ -175,9 +175,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         error = result.error
         debug = getattr(args, "debug", False)
         err.print(
-            f"[red]run {result.status}[/]: {escape(str(error))}\nFinished stages are saved. If the fix is "
-            "outside the pipeline (data, code, environment), this re-runs only the rest (a changed "
-            "setting needs a new run)" + (":" if debug else "; details: error.txt in the run directory:")
+            f"[red]run {result.status}[/]: {escape(str(error))}\nFinished stages are saved. After a fix "
+            "(in the data, the code, the environment, or a setting edited in the run directory's "
+            "pipeline.toml, whose stage and everything downstream then run again), this re-runs only "
+            "the rest" + (":" if debug else "; details: error.txt in the run directory:")
         )
         err.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
         if debug and error is not None:

@@ -403,8 +403,8 @@ class GoalConditionedTD(_OfflineGoalLearner):
                         p_t.lerp_(p, self.target_update_rate)
                 if step % self.log_interval == 0 or step == self.num_updates:
                     history["step"].append(step)
-                    history["td_loss"].append(float(loss))
-                    history["mean_distance"].append(float(q.mean()))
+                    history["td_loss"].append(float(loss.detach()))
+                    history["mean_distance"].append(float(q.detach().mean()))
                 progress.advance()
         info = {
             "transitions": int(actions.numel()),
