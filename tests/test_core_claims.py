@@ -520,6 +520,8 @@ def test_two_replicates_carry_the_range_caveat():
     note = "n = 2: one degree of freedom, the interval is very wide"
     assert f"({note})" not in rec["summary"]  # the n=2 caveat goes in the method
     assert f"; {note})" in rec["summary"]
+    exact = evaluate_claim(claim, Observations(values={"m": [2.0, 2.0]}), "smoke")
+    assert note not in exact["summary"]  # two equal values: a point, not a wide interval
 
 
 def test_info_claim_shows_effect_replicates_arms_and_last_verdict(registry, monkeypatch, capsys, tmp_path):

@@ -331,7 +331,8 @@ def _interval_parts(c: Mapping[str, Any]) -> tuple[str, str]:
     n = c.get("n")
     if method.startswith("no interval") or not all(_finite(c.get(k)) for k in ("low", "high")):
         return "-", method
-    note = small_sample_note(2) if n == 2 else ""  # n = 1 with an interval: an exact value, say nothing
+    # n = 1 with an interval: an exact value, say nothing; nor for two equal values (a point interval)
+    note = small_sample_note(2) if n == 2 and c["low"] != c["high"] else ""
     return f"[{_fmt(c['low'])}, {_fmt(c['high'])}]", method + (f"; {note}" if note else "")
 
 
