@@ -137,12 +137,22 @@ class _GroupLearner(Learner):
     eps: float = param(1e-6, doc="added to the group std of the rewards", validator=non_negative)
 
     def _loss(
-        self, policy: Any, x: torch.Tensor, old_tok: torch.Tensor, adv: torch.Tensor, log_ref: torch.Tensor
+        self,
+        policy: Any,
+        extra: dict[str, Any],
+        x: torch.Tensor,
+        old_tok: torch.Tensor,
+        adv: torch.Tensor,
+        log_ref: torch.Tensor,
     ) -> torch.Tensor:
         raise NotImplementedError
 
-    def _extra_params(self) -> list[dict[str, Any]]:
-        return []
+    def _extra_params(self) -> dict[str, Any]:
+        """Further trained tensors of the loss (``{name: Parameter}``) with their learning rates."""
+        return {}
+
+    def _extra_lr(self) -> float:
+        return self.learning_rate
 
     def fit(self, task: Any, *, generator: torch.Generator, progress: Any) -> Fitted:
         """Train ``pi_theta`` from ``pi_ref = a``; ``Fitted(model=policy, history, info)``."""
@@ -151,9 +161,11 @@ class _GroupLearner(Learner):
         phi = space.feature(seqs).double()
         log_a = space.base_log_probs()
         policy = TabularAutoregressive.copy_of(space.base())
-        opt = torch.optim.Adam(
-            [{"params": list(policy.parameters()), "lr": self.learning_rate}, *self._extra_params()]
-        )
+        extra = self._extra_params()
+        groups = [{"params": list(policy.parameters()), "lr": self.learning_rate}]
+        if extra:
+            groups.append({"params": list(extra.values()), "lr": self._extra_lr()})
+        opt = torch.optim.Adam(groups)
         draws = child_generator(generator, "draws")
         n = self.num_groups * self.group_size
         history: dict[str, list] = {"step": [], "loss": [], "mean_reward": []}
@@ -168,7 +180,7 @@ class _GroupLearner(Learner):
             with torch.no_grad():
                 old_tok = token_log_probs(policy, x)
             for _ in range(self.num_epochs):
-                loss = self._loss(policy, x, old_tok, adv, log_a[idx])
+                loss = self._loss(policy, extra, x, old_tok, adv, log_a[idx])
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -178,17 +190,12 @@ class _GroupLearner(Learner):
                 ("mean_reward", float(reward.mean())),
             ):
                 history[k].append(v)
-            self._log_extra(history)
+            for name, value in extra.items():
+                history.setdefault(name, []).append(float(value.detach()))
             progress.advance()
         info = {"num_sequences": self.num_updates * n, "updates": self.num_updates * self.num_epochs}
-        info.update(self._info())
+        info.update({name: float(value.detach()) for name, value in extra.items()})
         return Fitted(model=policy.requires_grad_(False), history=history, info=info)
-
-    def _log_extra(self, history: dict[str, list]) -> None:
-        pass
-
-    def _info(self) -> dict[str, Any]:
-        return {}
 
 
 @attrs.define(kw_only=True)
@@ -232,25 +239,25 @@ class FlowRL(_GroupLearner):
         True, doc="clip w to [1 - clip_epsilon, 1 + clip_epsilon] (the paper); false: the code's unclipped w"
     )
 
-    _log_z: Any = attrs.field(default=None, init=False, repr=False)
+    def _extra_params(self) -> dict[str, Any]:
+        return {"log_z": torch.nn.Parameter(torch.zeros((), dtype=torch.float64))}
 
-    def _extra_params(self) -> list[dict[str, Any]]:
-        self._log_z = torch.nn.Parameter(torch.zeros((), dtype=torch.float64))
-        return [{"params": [self._log_z], "lr": self.log_z_learning_rate}]
+    def _extra_lr(self) -> float:
+        return self.log_z_learning_rate
 
     def _loss(
-        self, policy: Any, x: torch.Tensor, old_tok: torch.Tensor, adv: torch.Tensor, log_ref: torch.Tensor
+        self,
+        policy: Any,
+        extra: dict[str, Any],
+        x: torch.Tensor,
+        old_tok: torch.Tensor,
+        adv: torch.Tensor,
+        log_ref: torch.Tensor,
     ) -> torch.Tensor:
         log_pi = token_log_probs(policy, x).sum(1)
-        delta = flow_balance_residual(self._log_z, log_pi, log_ref, adv, beta=self.beta, length=x.shape[1])
+        delta = flow_balance_residual(extra["log_z"], log_pi, log_ref, adv, beta=self.beta, length=x.shape[1])
         eps = self.clip_epsilon if self.clip_importance_weight else None
         return flowrl_loss(delta, log_pi - old_tok.sum(1), clip_epsilon=eps)
-
-    def _log_extra(self, history: dict[str, list]) -> None:
-        history.setdefault("log_z", []).append(float(self._log_z.detach()))
-
-    def _info(self) -> dict[str, Any]:
-        return {"log_z": float(self._log_z.detach())}
 
 
 @attrs.define(kw_only=True)
@@ -279,7 +286,13 @@ class GRPOSequence(_GroupLearner):
     """
 
     def _loss(
-        self, policy: Any, x: torch.Tensor, old_tok: torch.Tensor, adv: torch.Tensor, log_ref: torch.Tensor
+        self,
+        policy: Any,
+        extra: dict[str, Any],
+        x: torch.Tensor,
+        old_tok: torch.Tensor,
+        adv: torch.Tensor,
+        log_ref: torch.Tensor,
     ) -> torch.Tensor:
         ratio = torch.exp(token_log_probs(policy, x) - old_tok)
         a = adv[:, None]
