@@ -1,0 +1,11 @@
+"""Registration of quadriga-flowrl from plugin.toml and pipelines/*.toml (imports nothing heavy)."""
+
+from __future__ import annotations
+
+import quadriga
+
+
+@quadriga.hookimpl
+def quadriga_register(registry):
+    """Register the components and claims of plugin.toml by lazy "module:attr" paths, and the pipelines."""
+    registry.add_package(__package__)
