@@ -158,7 +158,7 @@ def quadriga_arm(kernel: str, d: int, chains: int, steps: int, seed: int) -> flo
     from quadriga_std.targets.gaussian import Gaussian
 
     target = Gaussian(dim=d, equicorrelation=RHO)
-    common = {"num_chains": chains, "num_samples": steps, "burn_in": 0, "dtype": "float64"}
+    common: dict[str, Any] = {"num_chains": chains, "num_samples": steps, "burn_in": 0, "dtype": "float64"}
     if kernel == "mala":
         sampler: Any = MALA(step_size=MALA_STEP, **common)
     else:

@@ -180,7 +180,7 @@ class Gaussian(Target):
                 d, d, dtype=torch.float64
             )
         self._evals, self._evecs = _eigh_pd(cov, "covariance")
-        axes = _signed_permutation(self._evecs)
+        axes: Any = _signed_permutation(self._evecs)
         if axes is not None and bool((axes[0] == torch.arange(d)).all()) and bool((axes[2] == 1).all()):
             axes = (None, None, None)  # the identity: y = x - mean
         self._axes = axes
