@@ -479,7 +479,9 @@ def main() -> int:
             "Each ratio is the median over n repeats of (method / baseline) measured in the same run, "
             "arms alternating order each repeat (A B, B A, ...); throughput ratios (steps per second) "
             "are baseline time / method time. CPU seconds for in-process and subprocess arms, wall "
-            "seconds for the sweep, peak RSS (MiB) for memory.\n\n" + text + "\n" + notes,
+            "seconds for the sweep, peak RSS (MiB) for memory. The ratio of means comes with its 95 % "
+            "interval (`quadriga.stats.interval`, paired by repeat, t on the log scale); a target is "
+            "judged on the median. Rows marked — are reported without a target.\n\n" + text + "\n" + notes,
             encoding="utf-8",
         )
         _progress(f"written to {RESULTS.relative_to(ROOT)}")
