@@ -10,6 +10,12 @@ ratio is computed per repeat and the table reports its median, the range over re
 In-process arms are timed in CPU seconds of this process (``time.process_time``; torch on one
 thread), subprocess arms in CPU seconds of the child (``resource.getrusage``), the sweep in wall
 seconds (its work is sleeping). ``--quick`` shrinks every budget for a fast check (numbers only).
+Beside the median, each row gives the ratio of the arms' mean costs with its 95 % interval
+(``quadriga.stats.interval``, paired by repeat, t on the log scale): with n = 2-5 repeats on a
+shared machine it is wide, and it is the honest width of the comparison.
+The peer rows (``benchmarks/bench_peers.py``: BlackJAX for MALA/HMC, stable-baselines3 for DQN)
+need the optional ``bench`` extra (``pip install -c constraints.txt -e '.[bench]'``); without it
+they are left out with a note. ``--only BlackJAX`` or ``--only stable-baselines3`` runs them alone.
 The table is printed (stdout; progress goes to stderr) and written to ``benchmarks/RESULTS.md``,
 keeping the sections that follow the table there (notes measured separately). ``--scripts`` also
 runs every ``benchmarks/bench_*.py`` and ``plugins/*/benchmarks/bench_*.py`` script as it is.
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import importlib.util
+import math
 import os
 import resource
 import statistics
@@ -54,7 +61,7 @@ class Bench:
         name: what is compared.
         method: ``() -> float``, the measured cost of the method arm (seconds or MiB).
         baseline: ``() -> float``, the baseline arm.
-        target: ``(ratio, ratios) -> bool`` and its text.
+        target: ``(ratio, ratios) -> bool`` and its text; None for a row that is only reported.
         inverse: the ratio is ``baseline / method`` (a throughput ratio) instead of ``method / baseline``.
         repeats: repeats (full, quick).
         setup: called once before the repeats (warm-up, imports).
@@ -64,7 +71,7 @@ class Bench:
     method: Callable[[], float]
     baseline: Callable[[], float]
     target_text: str
-    target: Callable[[float, list[float]], bool]
+    target: Callable[[float, list[float]], bool] | None
     inverse: bool = False
     repeats: tuple[int, int] = (3, 2)
     setup: Callable[[], None] | None = None
@@ -107,10 +114,12 @@ def _toy_site() -> Path:
     return tmp
 
 
-def benches(quick: bool) -> list[Bench]:
-    """The table's rows, with budgets for ``quick`` or full runs."""
+def benches(quick: bool, notes: list[str] | None = None) -> list[Bench]:
+    """The table's rows, with budgets for ``quick`` or full runs; notes on rows left out go to ``notes``."""
     import torch
 
+    peers = _script("benchmarks/bench_peers.py")
+    peers.configure_threads()  # before anything imports jax
     torch.set_num_threads(1)
     out: list[Bench] = []
 
@@ -150,6 +159,12 @@ def benches(quick: bool) -> list[Bench]:
                 repeats=(5, 2),
             )
         )
+
+    # --- peers: BlackJAX (MALA, HMC) and stable-baselines3 (DQN), when the `bench` extra is installed
+    peer_rows, peer_notes = peers.peer_benches(quick, Bench)
+    out.extend(peer_rows)
+    if notes is not None:
+        notes.extend(peer_notes)
 
     # --- listing: `quadriga list` against importing pluggy and importlib.metadata (child CPU seconds)
     py = sys.executable
@@ -373,6 +388,10 @@ def measure(bench: Bench, quick: bool) -> dict[str, Any]:
         b_all.append(b)
         ratios.append(b / a if bench.inverse else a / b)
     ratio = statistics.median(ratios)
+    from quadriga.stats import interval
+
+    num, den = (b_all, a_all) if bench.inverse else (a_all, b_all)
+    ci = interval(num, "ratio", den, paired=True, method="log-t")
     return {
         "name": bench.name,
         "ratio": ratio,
@@ -380,7 +399,9 @@ def measure(bench: Bench, quick: bool) -> dict[str, Any]:
         "high": max(ratios),
         "n": n,
         "target": bench.target_text,
-        "met": bench.target(ratio, ratios),
+        "met": None if bench.target is None else bench.target(ratio, ratios),
+        "mean_ratio": ci.estimate,
+        "ci": (ci.low, ci.high),
         "method": statistics.median(a_all),
         "baseline": statistics.median(b_all),
     }
@@ -389,16 +410,23 @@ def measure(bench: Bench, quick: bool) -> dict[str, Any]:
 def table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table."""
     lines = [
-        "| benchmark | ratio (median) | range over repeats | n | method / baseline (medians) "
-        "| target | met? |",
-        "|---|---|---|---|---|---|---|",
+        "| benchmark | ratio (median) | range over repeats | ratio of means [95 % CI] | n "
+        "| method / baseline (medians) | target | met? |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        met = "—" if r["met"] is None else "yes" if r["met"] else "NO"
+        lo, hi = r.get("ci", (math.nan, math.nan))
         lines.append(
-            f"| {r['name']} | {r['ratio']:.3f} | [{r['low']:.3f}, {r['high']:.3f}] | {r['n']} | "
-            f"{r['method']:.4g} / {r['baseline']:.4g} | {r['target']} | {'yes' if r['met'] else 'NO'} |"
+            f"| {r['name']} | {r['ratio']:.3f} | [{r['low']:.3f}, {r['high']:.3f}] | "
+            f"{r.get('mean_ratio', math.nan):.3f} [{lo:.3f}, {hi:.3f}] | {r['n']} | "
+            f"{r['method']:.4g} / {r['baseline']:.4g} | {r['target']} | {met} |"
         )
     return "\n".join(lines)
+
+
+def _verdict(met: bool | None) -> str:
+    return "reported (no target)" if met is None else "met" if met else "NOT met"
 
 
 def _notes(old: str) -> str:
@@ -419,7 +447,10 @@ def main() -> int:
     started = time.perf_counter()
     load_before = os.getloadavg()
     rows = []
-    selected = [b for b in benches(args.quick) if not args.only or args.only.lower() in b.name.lower()]
+    notes: list[str] = []
+    selected = [b for b in benches(args.quick, notes) if not args.only or args.only.lower() in b.name.lower()]
+    for note in notes:
+        _progress(f"note: {note}")
     for i, bench in enumerate(selected, 1):
         _progress(f"[{i}/{len(selected)}] {bench.name} ... (load {os.getloadavg()[0]:.1f})")
         t0 = time.perf_counter()
@@ -427,10 +458,12 @@ def main() -> int:
         rows.append(row)
         _progress(
             f"    {row['ratio']:.3f} [{row['low']:.3f}, {row['high']:.3f}] n={row['n']} "
-            f"target {row['target']} -> {'met' if row['met'] else 'NOT met'} "
+            f"target {row['target']} -> {_verdict(row['met'])} "
             f"({time.perf_counter() - t0:.0f} s, {time.perf_counter() - started:.0f} s in all)"
         )
     text = table(rows)
+    if notes:
+        text += "\n\n" + "\n".join(f"- {note}" for note in notes)
     print(text)
     if not args.no_write:
         load = os.getloadavg()
@@ -446,7 +479,9 @@ def main() -> int:
             "Each ratio is the median over n repeats of (method / baseline) measured in the same run, "
             "arms alternating order each repeat (A B, B A, ...); throughput ratios (steps per second) "
             "are baseline time / method time. CPU seconds for in-process and subprocess arms, wall "
-            "seconds for the sweep, peak RSS (MiB) for memory.\n\n" + text + "\n" + notes,
+            "seconds for the sweep, peak RSS (MiB) for memory. The ratio of means comes with its 95 % "
+            "interval (`quadriga.stats.interval`, paired by repeat, t on the log scale); a target is "
+            "judged on the median. Rows marked — are reported without a target.\n\n" + text + "\n" + notes,
             encoding="utf-8",
         )
         _progress(f"written to {RESULTS.relative_to(ROOT)}")
@@ -457,7 +492,7 @@ def main() -> int:
         for script in scripts:
             print(f"\n=== {script.relative_to(ROOT)}", flush=True)
             subprocess.run([sys.executable, str(script)], cwd=ROOT)
-    return sum(not r["met"] for r in rows)
+    return sum(r["met"] is False for r in rows)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,23 @@ def _eigh_pd(cov: torch.Tensor, name: str) -> tuple[torch.Tensor, torch.Tensor]:
     return evals, evecs
 
 
+def _signed_permutation(evecs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None:
+    """``(index, inverse, sign)`` when ``evecs`` is exactly a signed permutation matrix, else None.
+
+    Column j of such a matrix has one non-zero entry, ``sign[j]`` (+1 or -1) in row ``index[j]``,
+    so ``y @ evecs == y[:, index] * sign`` and ``w @ evecs.T == (w * sign)[:, inverse]`` exactly
+    (each product of the matrix form is one entry times +-1 plus zeros). ``torch.linalg.eigh``
+    returns such a matrix for a diagonal covariance (isotropic ones included): the eigenbasis is
+    the coordinate axes, sorted by eigenvalue.
+    """
+    a = evecs.abs()
+    if not bool(((a == 0) | (a == 1)).all()) or not bool((a.sum(0) == 1).all() and (a.sum(1) == 1).all()):
+        return None
+    index = a.argmax(0)
+    sign = evecs[index, torch.arange(evecs.shape[1])]
+    return index, torch.argsort(index), sign
+
+
 def _check_equicorrelation(value: Any, d: int) -> float:
     """rho as a float, or a ConfigError unless I + rho (11^T - I) in dimension d is positive definite.
 
@@ -104,6 +121,12 @@ class Gaussian(Target):
             (-1/(d-1), 1) (the range in which I + rho (11^T - I) is positive definite).
         ValueError: ``x`` not of shape ``[n, d]`` (in ``log_prob``/``score``).
 
+    A diagonal covariance (isotropic included; ``equicorrelation = 0`` gives I) is evaluated in
+    O(d) per point: its eigenbasis is the coordinate axes, so the rotation is a reordering of the
+    coordinates instead of a d x d product, with bit for bit the values of the product (each
+    entry of it is one coordinate times 1 plus zeros). Other covariances rotate with the d x d
+    eigenvector matrix.
+
     Source: the multivariate normal density (e.g. Bishop 2006, "Pattern Recognition and Machine
     Learning", sec. 2.3); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
     """
@@ -122,6 +145,9 @@ class Gaussian(Target):
     equicorrelation: float = param(0.0, doc="rho: covariance I + rho (11^T - I) when only dim is given")
     _evals: Any = attrs.field(init=False, default=None)
     _evecs: Any = attrs.field(init=False, default=None)
+    #: ``(index, inverse, sign)`` of an eigenvector matrix that is a signed permutation (diagonal
+    #: covariance), or None; all three are None when it is the identity (no reordering needed)
+    _axes: Any = attrs.field(init=False, default=None, repr=False, eq=False)
     #: ``{(dtype, device): (mean, evecs, evals, (half log det, half d log 2 pi))}``: cast once per dtype
     _cast: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
 
@@ -154,6 +180,10 @@ class Gaussian(Target):
                 d, d, dtype=torch.float64
             )
         self._evals, self._evecs = _eigh_pd(cov, "covariance")
+        axes: Any = _signed_permutation(self._evecs)
+        if axes is not None and bool((axes[0] == torch.arange(d)).all()) and bool((axes[2] == 1).all()):
+            axes = (None, None, None)  # the identity: y = x - mean
+        self._axes = axes
         self.mean = torch.zeros(d, dtype=torch.float64) if mu is None else mu
         self.covariance, self.dim = cov, d
 
@@ -163,8 +193,10 @@ class Gaussian(Target):
         return cls(mean=torch.as_tensor(mean).tolist(), covariance=torch.as_tensor(covariance).tolist())
 
     def _factors(self, x: torch.Tensor) -> tuple[Any, ...]:
-        """``(mean, evecs, evals, (half log det, half d log 2 pi))`` in ``x``'s dtype and device.
+        """``(mean, rotation, evals, (half log det, half d log 2 pi))`` in ``x``'s dtype and device.
 
+        ``rotation`` is the d x d eigenvector matrix, or, for a diagonal covariance, the tuple
+        ``(index, inverse, sign)`` of its signed permutation (each None where it does nothing).
         Cast once and kept: a float32 chain would otherwise copy the d x d eigenvector matrix on
         every call.
         """
@@ -174,14 +206,43 @@ class Gaussian(Target):
             like = {"dtype": x.dtype, "device": x.device}
             evals = self._evals.to(**like)
             consts = (0.5 * evals.log().sum(), 0.5 * self.dim * _LOG_2PI)
-            found = (self.mean.to(**like), self._evecs.to(**like), evals, consts)
+            if self._axes is None:
+                rotation: Any = self._evecs.to(**like)
+            else:
+                index, inverse, sign = self._axes
+                rotation = (
+                    None if index is None else index.to(x.device),
+                    None if inverse is None else inverse.to(x.device),
+                    None if sign is None or bool((sign == 1).all()) else sign.to(**like),
+                )
+            found = (self.mean.to(**like), rotation, evals, consts)
             self._cast[key] = found
         return found
 
+    @staticmethod
+    def _rotate(z: torch.Tensor, rotation: Any) -> torch.Tensor:
+        """``z @ evecs`` (into the eigenbasis); a reordering when the covariance is diagonal."""
+        if isinstance(rotation, torch.Tensor):
+            return z @ rotation
+        index, _, sign = rotation
+        if index is not None:
+            z = z.index_select(-1, index)
+        return z if sign is None else z * sign
+
+    @staticmethod
+    def _unrotate(w: torch.Tensor, rotation: Any) -> torch.Tensor:
+        """``w @ evecs.T`` (back from the eigenbasis); a reordering when the covariance is diagonal."""
+        if isinstance(rotation, torch.Tensor):
+            return w @ rotation.T
+        _, inverse, sign = rotation
+        if sign is not None:
+            w = w * sign
+        return w if inverse is None else w.index_select(-1, inverse)
+
     def _whiten(self, x: torch.Tensor) -> tuple[Any, ...]:
         _check_x(x, self.dim)
-        mean, evecs, evals, consts = self._factors(x)
-        return (x - mean) @ evecs, evecs, evals, consts
+        mean, rotation, evals, consts = self._factors(x)
+        return self._rotate(x - mean, rotation), rotation, evals, consts
 
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density: ``Tensor[n, d] -> Tensor[n]`` (nats)."""
@@ -190,8 +251,8 @@ class Gaussian(Target):
 
     def score(self, x: torch.Tensor) -> torch.Tensor:
         """Score -Sigma^{-1}(x - mean): ``Tensor[n, d] -> Tensor[n, d]``."""
-        y, evecs, evals, _ = self._whiten(x)
-        return -(y / evals) @ evecs.T
+        y, rotation, evals, _ = self._whiten(x)
+        return self._unrotate(-(y / evals), rotation)
 
     def log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log_prob(x) Tensor[n], score(x) Tensor[n, d])`` from one whitening of x.
@@ -201,8 +262,11 @@ class Gaussian(Target):
         instead of three. MCMC kernels and the score-tilted surrogates call it when they need both
         at the same points.
         """
-        y, evecs, evals, (half_logdet, half_const) = self._whiten(x)
-        return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const, -(y / evals) @ evecs.T
+        y, rotation, evals, (half_logdet, half_const) = self._whiten(x)
+        return (
+            -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const,
+            self._unrotate(-(y / evals), rotation),
+        )
 
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
         """Exact samples ``Tensor[num_samples, d]`` float64."""
