@@ -23,7 +23,6 @@ Tensors are ``torch.Tensor``; this module imports torch only inside those method
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
@@ -482,13 +481,6 @@ class Metrics(Artifact):
     intervals: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     saved_fields: ClassVar[tuple[str, ...]] = ("values", "tables", "info", "intervals")  # figures: PNG
-
-    def __attrs_post_init__(self) -> None:
-        """In a Jupyter kernel, let the figures show as PNGs (``show_figures_inline``)."""
-        if self.figures and "IPython" in sys.modules:  # a Jupyter kernel: show them as PNGs
-            from quadriga.progress_display import show_figures_inline
-
-            show_figures_inline()
 
     def label(self) -> str:
         """``Metrics[k values]``."""

@@ -178,9 +178,10 @@ def show_figures_inline() -> bool:
     has no PNG view until pyplot's inline backend is loaded: ``metrics.figures["samples"]``
     would show ``<Figure size ...>``. This registers :func:`figure_png` with the kernel's PNG
     formatter, by class name (matplotlib is not imported). A formatter the inline backend
-    registers for the class takes precedence (its settings are the user's). Called when
-    :mod:`quadriga.api` or :mod:`quadriga.notebook` is imported and when a ``Metrics`` with
-    figures is made, inside a Jupyter kernel; idempotent.
+    registers for the class takes precedence (its settings are the user's). Called when this
+    module is imported (by :mod:`quadriga.api` and :mod:`quadriga.notebook`) inside a Jupyter
+    kernel; idempotent. The artifacts themselves never import it (a low layer does not import
+    presentation).
 
     Returns:
         Whether a kernel's formatter was found.
