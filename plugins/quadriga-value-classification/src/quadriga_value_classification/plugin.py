@@ -1,4 +1,4 @@
-"""Registration of quadriga-value-classification from plugin.toml and pipelines/*.toml (imports nothing heavy)."""
+"""Registration of quadriga-value-classification from plugin.toml and pipelines/*.toml (nothing heavy)."""
 
 from __future__ import annotations
 
