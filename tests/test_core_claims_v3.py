@@ -471,3 +471,25 @@ def test_groups_read_each_task_from_its_own_stage_tables(registry, tmp_path):
             effect=effect,
             scales=SCALES,
         )
+
+
+def test_info_puts_the_stale_note_after_the_per_comparison_rows():
+    from quadriga.claims.info import claim_lines
+
+    comps = [
+        {"arm": "a", "estimate": v, "low": v - 0.5, "high": v + 0.5, "n": 3, "verdict": "passed", "group": g}
+        for g, v in (("g1", 1.0), ("g2", 2.0))
+    ]
+    facts = {
+        "name": "x",
+        "summary": "s",
+        "distribution": "d",
+        "problem": "not loaded here",
+        "paper": "p",
+        "effect": None,
+        "last_verdict": {"status": "passed", "date": "2026-12-02", "version": "1", "comparisons": comps},
+        "stale": "d's source changed since the record",
+    }
+    lines = [line for line in claim_lines(facts) if line.startswith(("last verdict", "  "))]
+    heads = [line.split(":")[0].strip() for line in lines]
+    assert heads[-3:] == ["g1", "g2", "stale"], lines

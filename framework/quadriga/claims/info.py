@@ -132,9 +132,6 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
         lines.append(
             f"last verdict: {last.get('status')} on {last.get('date')} (v{last.get('version')}){span}"
         )
-        if facts.get("stale"):
-            rerun = f"quadriga verify {facts['name']} --scale paper --record"
-            lines.append(f"  stale: {facts['stale']} ({rerun})")
         for c in comps if len(comps) > 1 else []:
             who = c.get("arm") if not c.get("baseline") else f"{c.get('arm')} vs {c.get('baseline')}"
             where = f"{c['group']}: " if c.get("group") else ""
@@ -142,6 +139,9 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
                 f"  {where}{who} {_fmt(c.get('estimate'))} [{_fmt(c.get('low'))}, {_fmt(c.get('high'))}] "
                 f"(n = {c.get('n')}) {c.get('verdict')}"
             )
+        if facts.get("stale"):  # after the comparisons, which belong to the line above them
+            rerun = f"quadriga verify {facts['name']} --scale paper --record"
+            lines.append(f"  stale: {facts['stale']} ({rerun})")
     else:
         lines.append(
             f"last verdict: not recorded (`quadriga verify {facts['name']} --scale paper --record` keeps one)"
