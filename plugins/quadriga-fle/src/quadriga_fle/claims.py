@@ -26,12 +26,12 @@ the discounted case (theorem numbers recalled, not re-read); research note ``met
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.stage_names import parse_stage_name
 
 __all__ = ["BEATS_BASELINES", "UNCOVERED_TOLERANCE", "W1_RATE", "read_curves"]
 
@@ -40,7 +40,6 @@ STAGE = "w1"
 ARMS = ("fle", "fqe", "categorical")
 #: the largest target occupancy on pairs without data that still counts as coverage
 UNCOVERED_TOLERANCE = 0.01
-_KEY = re.compile(r"^(?P<arm>[\w-]+)\[num_transitions=(?P<n>\d+)\]\[(?P<i>\d+)\]/(?P<metric>[\w]+)$")
 
 
 def read_curves(result: Any, metric: str = "w1") -> dict[str, dict[int, list[float]]]:
@@ -52,9 +51,14 @@ def read_curves(result: Any, metric: str = "w1") -> dict[str, dict[int, list[flo
     values = result.results["stages"][STAGE]["values"]
     out: dict[str, dict[int, dict[int, float]]] = {}
     for key, v in values.items():
-        m = _KEY.match(key)
-        if m and m["metric"] == metric:
-            out.setdefault(m["arm"], {}).setdefault(int(m["n"]), {})[int(m["i"])] = float(v)
+        subject, _, name = key.rpartition("/")
+        if name != metric or not subject:
+            continue
+        stage = parse_stage_name(subject)  # the core owns the name grammar: arm[num_transitions=n][i]
+        point = dict(stage.point)
+        if "num_transitions" in point and stage.replicate is not None:
+            by_n = out.setdefault(stage.source, {}).setdefault(int(point["num_transitions"]), {})
+            by_n[stage.replicate] = float(v)
     return {a: {n: [reps[i] for i in sorted(reps)] for n, reps in sorted(c.items())} for a, c in out.items()}
 
 
