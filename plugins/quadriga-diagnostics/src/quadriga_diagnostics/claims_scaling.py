@@ -228,9 +228,10 @@ plrf_exponents = Claim(
         pilot_replicates=4,
         rationale="a pilot (seed 1, d = 32 ... 512, 4 draws) gave eta 0.317 (Ia, predicted 0.364), 0.606 "
         "(II, 0.706) and 0.666 (III, 0.643), draw sd 0.01-0.06; single draws at d_max = 1024 (seed 0) "
-        "gave 0.335, 0.685, 0.694: the fit still drifts with d by more than the band in phase II, so "
-        "the drift precondition is expected to fail at CPU scale (an inconclusive verdict, declared "
-        "here, instead of a loosened band); 5 draws per point take about 5 s each on an idle core",
+        "gave 0.335, 0.685, 0.694: in phase II the fit still moves with d by more than the band; the "
+        "drift precondition makes such a point inconclusive instead of widening the band, and a "
+        "point whose fit has settled outside the band is refuted; 5 draws per point take about 5 s "
+        "each on an idle core",
     ),
     preconditions=(
         Precondition.number(
