@@ -364,7 +364,8 @@ def simulation_check(
     alpha: float, beta: float, d: int, steps: int, runs: int, learning_rate: float, rng: np.random.Generator
 ) -> tuple[float, float]:
     """Largest relative gap between the mean simulated SGD loss and :func:`loss_curves` at 8
-    log-spaced steps, and the standard error of that gap (relative, at the same step).
+    log-spaced steps, and the standard error of that gap (relative, at the same step); a fresh
+    PLRF draw with ``v = 4 d``, batch 1.
 
     Shapes: scalars. Units: relative to the formula. Raises: ConfigError from :func:`loss_curves`.
     Source: Paquette et al. 2024, the Volterra equation checked against simulation (their figures).
