@@ -141,15 +141,9 @@ def test_pipeline_takes_the_gru_base_model_by_name(tmp_path):
     overrides = ["task.space.base_model=gru", "stage.flowrl.num_updates=60", "stage.grpo.num_updates=60"]
     pipeline = api.check("flowrl-vs-grpo", overrides=overrides)
     result = api.run("flowrl-vs-grpo", overrides=overrides, out=tmp_path / "run", progress=False)
-    space = SequenceSpace(
-        vocab_size=4,
-        length=3,
-        base_model="gru",
-        concentration=10.0,
-        feature_kind="answers",
-        num_answers=4,
-        answer_skew=3.0,
-    )
+    config = {k: v for k, v in pipeline.resolved()["task"]["space"].items() if k != "use"}
+    assert config["base_model"] == "gru"
+    space = SequenceSpace(**config)
     space.prepare(generator=make_generator(pipeline.seeds()["task.space"]))
     log_a = space.base_log_probs()
     base_reward = float((log_a.exp() * space.feature(space.sequences()).double()).sum())

@@ -123,9 +123,9 @@ def test_pipeline_takes_the_gru_base_model_by_name(tmp_path):
     ]
     pipeline = api.check("gdc-vs-reinforce", overrides=overrides)
     result = api.run("gdc-vs-reinforce", overrides=overrides, out=tmp_path / "run", progress=False)
-    space = SequenceSpace(
-        vocab_size=4, length=5, base_model="gru", feature_token=0, min_count=3, target_moment=0.5
-    )
+    config = {k: v for k, v in pipeline.resolved()["task"]["space"].items() if k != "use"}
+    assert config["base_model"] == "gru"
+    space = SequenceSpace(**config)
     space.prepare(generator=make_generator(pipeline.seeds()["task.space"]))
     assert isinstance(space.base(), GRUModel)
     values = result.artifacts["divergence"].values

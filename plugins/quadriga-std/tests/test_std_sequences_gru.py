@@ -63,7 +63,7 @@ def test_gru_concentration_sets_the_peakedness_and_the_space_takes_gru_by_name()
         logs = [GRUModel.random(4, 2, concentration=c, generator=_gen(s)).all_log_probs() for s in range(100)]
         ent[c] = float(np.mean([float(-(lp.exp() * lp).sum()) for lp in logs]))
     assert ent[0.1] < ent[10.0] - 0.5 and ent[10.0] < np.log(16)
-    task = SequenceSpace(vocab_size=4, length=4, base_model="gru", min_count=3, hidden_size=8)
+    task = SequenceSpace(vocab_size=4, length=4, base_model="gru", min_count=3, gru_width=8)
     task.prepare(generator=_gen(1))
     assert isinstance(task.base(), GRUModel) and task.base().hidden_size == 8
     log_a = task.base_log_probs()

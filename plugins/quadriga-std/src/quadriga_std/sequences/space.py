@@ -127,7 +127,7 @@ class SequenceSpace(Target):
         doc="symmetric Dirichlet concentration of the base model's rows ('gru': inverse logit variance)",
         validator=positive,
     )
-    hidden_size: int = param(16, doc="hidden units of the 'gru' base model", validator=int_at_least(1))
+    gru_width: int = param(16, doc="hidden-state width H of the 'gru' base model", validator=int_at_least(1))
     feature_kind: str = param(
         "count",
         doc="'count' (token c at least k times) or 'answers' (m correct sequences)",
@@ -165,7 +165,7 @@ class SequenceSpace(Target):
         V, L = self.vocab_size, self.length
         if self.base_model == "gru":
             model: Any = GRUModel.random(
-                V, L, concentration=self.concentration, generator=generator, hidden_size=self.hidden_size
+                V, L, concentration=self.concentration, generator=generator, hidden_size=self.gru_width
             )
         else:
             maker = BigramModel if self.base_model == "bigram" else TabularAutoregressive
