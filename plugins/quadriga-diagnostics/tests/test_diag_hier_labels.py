@@ -56,7 +56,7 @@ def test_layerwise_learns_a_depth_three_tree_that_end_to_end_misses():
     x, xt = rng.choice([-1.0, 1.0], (1024, d)), rng.choice([-1.0, 1.0], (1000, d))
     levels = composed_parity_labels(x, leaves)
     top = composed_parity_labels(xt, leaves)[-1][:, 0]
-    kw = {"stream": 32, "hidden": 64, "steps": 300, "batch": 64, "lr": 3e-3, "seed": 0}
+    kw = {"stream": 32, "block_width": 64, "steps": 300, "batch": 64, "learning_rate": 3e-3, "seed": 0}
     layerwise = train_accuracy("layerwise", x, levels, xt, top, **kw)
     end_to_end = train_accuracy("end-to-end", x, levels, xt, top, **kw)
     assert layerwise >= 0.9 and end_to_end < 0.75
@@ -64,7 +64,9 @@ def test_layerwise_learns_a_depth_three_tree_that_end_to_end_misses():
 
 def test_evaluator_values_and_errors():
     v = (
-        HierarchicalLabels(depths=[2], dim=8, n_grid=[128, 256], stream=8, hidden=32, steps=100, replicates=2)
+        HierarchicalLabels(
+            depths=[2], dim=8, n_grid=[128, 256], stream=8, block_width=32, steps=100, replicates=2
+        )
         .evaluate(generator=torch.Generator().manual_seed(0))
         .values
     )

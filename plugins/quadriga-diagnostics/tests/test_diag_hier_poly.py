@@ -50,8 +50,10 @@ def test_low_degree_part_of_the_target_is_the_feature():
     p = quadratic_feature(x)
     r = np.corrcoef(fit, p)[0, 1]
     assert r**2 > 0.995
-    # the rest of h (degree 4) carries about half of its variance: the kernel's hard part
-    assert 0.35 < 1 - np.var(fit) / np.var(h) < 0.65
+    # closed form: P_{<=2} h = p / sqrt(2) (E p^3 = 0 by the sign symmetry, Var p = 1), variance 1/2
+    assert np.var(fit) == pytest.approx(0.5, abs=0.01)
+    # the rest of h (degree 4, the kernel's hard part) carries a third of its variance at d = 6
+    assert 0.25 < 1 - np.var(fit) / np.var(h) < 0.45
 
 
 def test_kernel_ridge_matches_the_closed_form():
@@ -85,24 +87,30 @@ def test_exponent_fit_recovers_exact_power_laws():
         assert stats.loglog_slope(dims, reps).estimate == pytest.approx(k, abs=1e-10)
 
 
-def test_three_layer_learns_the_feature_and_beats_the_kernel():
+def test_three_layer_learns_the_feature_in_both_first_stages():
     rng = np.random.default_rng(3)
     d = 8
-    x, xv, xt = (sphere_inputs(rng, n, d) for n in (3000, 500, 500))
+    x, xv, xt = (sphere_inputs(rng, n, d) for n in (1000, 500, 500))
     y, yv, yt = (hier_target(a, 2) for a in (x, xv, xt))
-    err, r2 = three_layer_errors(
-        x, y, xv, yv, xt, yt, width=256, outer_width=64, penalties=[1e-4, 1e-2], rng=rng
+    kw = {"width": 256, "outer_width": 64, "penalties": [1e-4, 1e-2]}
+    err, r2 = three_layer_errors(x, y, xv, yv, xt, yt, rng=np.random.default_rng(0), **kw)
+    assert r2 > 0.9 and err < 0.1
+    # the paper's single gradient step estimates the same feature, with more variance
+    _, r2_step = three_layer_errors(
+        x, y, xv, yv, xt, yt, rng=np.random.default_rng(0), first_stage="one-step", **kw
     )
-    kernel = kernel_ridge_errors(x, y, xv, yv, xt, yt, penalties=[1e-4, 1e-2])
-    assert r2 > 0.8 and err < 0.3 < kernel
+    assert 0.5 < r2_step < r2
+    with pytest.raises(ValueError, match="first_stage"):
+        three_layer_errors(x, y, xv, yv, xt, yt, rng=rng, first_stage="adam", **kw)
 
 
-def test_sample_counts_are_paired_and_ordered():
+def test_sample_counts_stop_at_the_first_crossing():
+    grid = [round(64 * 2 ** (j / 2)) for j in range(10)]
     out = sample_counts(
         6,
         link_degree=2,
         eps=0.3,
-        n_grid=[round(64 * 2 ** (j / 2)) for j in range(10)],
+        n_grid=grid,
         penalties=[1e-4, 1e-2],
         width_factor=4.0,
         outer_width=32,
@@ -112,7 +120,11 @@ def test_sample_counts_are_paired_and_ordered():
         seed=0,
         arms=("three-layer", "kernel"),
     )
-    assert out["n_eps"]["three-layer"] < out["n_eps"]["kernel"]
+    for arm, errs in out["errors"].items():
+        k = len(errs)
+        assert errs[-1] <= 0.3 and all(e > 0.3 for e in errs[:-1])
+        assert (grid[k - 2] if k > 1 else grid[0]) <= out["n_eps"][arm] <= grid[k - 1]
+    assert out["feature_r2"] > 0.5
 
 
 def test_evaluator_values_and_errors():

@@ -12,14 +12,14 @@ of its two children at level ``l - 1`` (``2^{r-l}`` labels per level); the top l
 is the parity of ``2^r`` bits, uncorrelated with every set of fewer than ``2^r`` coordinates.
 
 Network (both arms): residual stream ``s_0 = [x, 0]`` (width ``stream``), blocks
-``s_l = s_{l-1} + B_l ReLU(A_l s_{l-1} + c_l)`` (hidden ``hidden``), linear heads per block.
+``s_l = s_{l-1} + B_l ReLU(A_l s_{l-1} + c_l)`` (hidden width ``block_width``), linear heads per block.
 
 - ``layerwise``: stage ``l`` trains block ``l`` and head ``l`` (earlier blocks frozen) on all
   labels of levels ``1..l`` (the nested label sets ``L_l``), logistic loss; the top label is read
   from head ``r``.
 - ``end-to-end``: all blocks and head ``r`` trained jointly on the top label only.
 
-Both arms get the same optimiser (Adam, ``lr``), batch and total number of steps (``r`` stages of
+Both arms get the same optimiser (Adam, ``learning_rate``), batch and total number of steps (``r`` stages of
 ``steps`` for layerwise, ``r * steps`` for end to end) and the same samples (nested prefixes of one
 stream); samples to 90 % = the training size at which the top-label test accuracy first reaches
 0.9, interpolated in ``log n`` on a geometric grid; a run that misses 0.9 at every grid size is
@@ -90,10 +90,10 @@ def train_accuracy(
     top_test: np.ndarray,
     *,
     stream: int,
-    hidden: int,
+    block_width: int,
     steps: int,
     batch: int,
-    lr: float,
+    learning_rate: float,
     seed: int,
 ) -> float:
     """Train one arm on ``(x, levels)`` and return the top-label test accuracy.
@@ -111,7 +111,8 @@ def train_accuracy(
     torch.manual_seed(seed)
     r, d = len(levels), x.shape[1]
     blocks = nn.ModuleList(
-        nn.Sequential(nn.Linear(stream, hidden), nn.ReLU(), nn.Linear(hidden, stream)) for _ in range(r)
+        nn.Sequential(nn.Linear(stream, block_width), nn.ReLU(), nn.Linear(block_width, stream))
+        for _ in range(r)
     )
     widths = np.cumsum([lv.shape[1] for lv in levels])
     heads = nn.ModuleList(nn.Linear(stream, int(w)) for w in widths)
@@ -128,7 +129,7 @@ def train_accuracy(
 
     def fit(params: list[Any], inputs: torch.Tensor, first: int, upto: int, cols: slice, total: int) -> None:
         """Adam on blocks ``first..upto`` (from ``inputs``, the stream before block ``first``)."""
-        opt = torch.optim.Adam(params, lr=lr)
+        opt = torch.optim.Adam(params, lr=learning_rate)
         for _ in range(total):
             idx = torch.randint(len(inputs), (min(batch, len(inputs)),), generator=gen)
             s = inputs[idx]
@@ -215,12 +216,12 @@ class HierarchicalLabels(Evaluator):
     )
     n_test: int = param(2000, doc="test points", validator=int_at_least(10))
     stream: int = param(64, doc="residual stream width (>= dim)", validator=int_at_least(2))
-    hidden: int = param(128, doc="hidden units per block", validator=int_at_least(2))
+    block_width: int = param(128, doc="hidden units per block", validator=int_at_least(2))
     steps: int = param(
         300, doc="Adam steps per layerwise stage (end to end: r times this)", validator=int_at_least(1)
     )
     batch: int = param(128, doc="minibatch size", validator=int_at_least(1))
-    lr: float = param(3e-3, doc="Adam learning rate (both arms)", validator=positive)
+    learning_rate: float = param(3e-3, doc="Adam learning rate (both arms)", validator=positive)
     replicates: int = param(
         3, doc="paired replicates per depth (>= 2 for an interval)", validator=int_at_least(2)
     )
@@ -252,10 +253,10 @@ class HierarchicalLabels(Evaluator):
                     n_test=self.n_test,
                     seed=derive_seed(base, f"hier-labels/{r}/{rep}"),
                     stream=self.stream,
-                    hidden=self.hidden,
+                    block_width=self.block_width,
                     steps=self.steps,
                     batch=self.batch,
-                    lr=self.lr,
+                    learning_rate=self.learning_rate,
                 )
                 for a in ARMS:
                     n90[a].append(out["n90"][a])

@@ -397,7 +397,7 @@ class HierarchicalPolynomial(Evaluator):
 
     dims: list[int] = param(factory=lambda: [6, 8, 10, 12], doc="even input dimensions d")
     link_degree: int = param(2, doc="degree q of the link g", validator=int_at_least(2))
-    eps: float = param(0.3, doc="target relative test error", validator=positive)
+    eps: float = param(0.2, doc="target relative test error", validator=positive)
     n_grid: list[int] = param(
         factory=lambda: [round(64 * 2 ** (j / 2)) for j in range(14)],
         doc="training sizes tried (a geometric grid; the first reaching eps is refined by interpolation)",
