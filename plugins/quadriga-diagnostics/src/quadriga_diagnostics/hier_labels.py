@@ -2,9 +2,10 @@
 residual MLP trained layerwise on granular (intermediate) labels against the same network trained
 end to end on the top label only.
 
-Row 000:9 (Malach & Shalev-Shwartz line: "Hierarchical labels make deep learning efficient",
-the seed's abstract: labels ``L_1 ⊆ L_2 ⊆ ... ⊆ L_r``, each level a simple function of the previous
-one; layerwise SGD on residual networks learns the hierarchy; teachers' granular labels reveal it).
+Row 000:9 (the seed abstract; authors and equation numbers not in our notes): with a label
+hierarchy ``L_1 ⊆ L_2 ⊆ ... ⊆ L_r``, labels in ``L_1`` simple functions of the input and those in
+``L_i`` simple functions of labels in ``L_{i-1}``, layerwise SGD on residual networks learns the
+model efficiently; a teacher's granular labels reveal such a hierarchy.
 
 Test bed: ``x`` uniform on ``{-1, +1}^d``; a binary tree over ``2^r`` distinct input coordinates
 (drawn per replicate); level ``0`` labels are those coordinates, a level-``l`` label is the product
@@ -196,8 +197,9 @@ class HierarchicalLabels(Evaluator):
     Raises:
         ConfigError: a depth below 1 or with more leaves than input bits (at build time).
 
-    Source: row 000:9 (hierarchical label sets ``L_1 ⊆ ... ⊆ L_r``, layerwise SGD on residual
-    networks); the composed-parity bed and the 5x rule are the research notes' (Appendix C).
+    Source: row 000:9's abstract (hierarchical label sets ``L_1 ⊆ ... ⊆ L_r``, layerwise SGD on
+    residual networks; no equation numbers available to us); the composed-parity bed and the 5x
+    rule are the research notes' (Appendix C).
     """
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {}
