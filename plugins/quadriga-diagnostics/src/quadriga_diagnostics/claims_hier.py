@@ -203,7 +203,6 @@ def _hier_labels_experiment(scale: Scale, out_dir: Path) -> Observations:
         ARMS,
         composed_parity_labels,
         hier_label_counts,
-        samples_to_accuracy,
         train_accuracy,
     )
 
@@ -240,34 +239,26 @@ def _hier_labels_experiment(scale: Scale, out_dir: Path) -> Observations:
             ]
         )
     # sanity of the end-to-end arm: the deepest network, trained end to end with its budget on a
-    # single 2-sparse parity (a depth-1 tree), reaches 90 % within the grid
+    # single 2-sparse parity (a depth-1 tree), reaches 90 % at the largest size
     rng = np.random.default_rng(derive_seed(scale.seed, "hier-labels/sanity"))
     dim, depth = int(o["dim"]), max(int(r) for r in o["depths"])
     leaves = rng.choice(dim, 2, replace=False)
     x = rng.choice([-1.0, 1.0], (max(grid), dim))
     xt = rng.choice([-1.0, 1.0], (int(o["n_test"]), dim))
     top = composed_parity_labels(x, leaves)[-1]
-    accs = []
-    for n in sorted(grid):
-        # depth copies of the one label: the end-to-end arm trains all `depth` blocks on the last
-        accs.append(
-            train_accuracy(
-                "end-to-end",
-                x[:n],
-                [top[:n]] * depth,
-                xt,
-                composed_parity_labels(xt, leaves)[-1][:, 0],
-                seed=scale.seed,
-                **train,
-            )
-        )
-        if accs[-1] >= 0.9:
-            break
-    sanity = samples_to_accuracy(np.array(sorted(grid))[: len(accs)], np.array(accs), 0.9)
+    # depth copies of the one label: the end-to-end arm trains all `depth` blocks on the last
+    sanity_acc = train_accuracy(
+        "end-to-end",
+        x,
+        [top] * depth,
+        xt,
+        composed_parity_labels(xt, leaves)[-1][:, 0],
+        seed=scale.seed,
+        **train,
+    )
     numbers = {
         "min_layerwise_reached_share": min(reached),
-        "end_to_end_two_parity_reached": float(np.isfinite(sanity)),
-        "end_to_end_two_parity_n90": sanity,
+        "end_to_end_two_parity_accuracy": sanity_acc,
         "factor": HIER_LABELS_FACTOR,
     }
     table = markdown_table(
@@ -293,8 +284,11 @@ hier_labels_speedup = Claim(
     plan=Plan(
         effect=0.5,
         pilot_replicates=3,
-        rationale="the notes' rule is a 5x saving (log 5 = 1.61); an effect of 0.5 on the log scale "
-        "(a further factor 1.65) is what a pilot needs to resolve with a handful of seeds",
+        rationale="the notes' rule is a 5x saving (log 5 = 1.61); a one-seed pilot (seed 7, d = 30, "
+        "300 steps per stage, outside the recorded seeds) gave n90 374 (layerwise) against 2200 (end to "
+        "end) at depth 2, a log ratio of 1.77, just above the boundary, and 425 against a miss at 4096 "
+        "(log ratio >= 2.26) at depth 3; depth 2 may stay inconclusive with 4 seeds, deeper trees are "
+        "censored lower bounds",
     ),
     preconditions=(
         Precondition.number(
@@ -304,11 +298,11 @@ hier_labels_speedup = Claim(
             "the layerwise arm reaches 90 % at every depth and seed (the granular labels are learnt)",
         ),
         Precondition.number(
-            "end_to_end_two_parity_reached",
+            "end_to_end_two_parity_accuracy",
             ">=",
-            1.0,
+            0.9,
             "the end-to-end arm (deepest network, its optimiser and step budget) learns a single "
-            "2-sparse parity within the grid: its failure on deeper trees is not a broken optimiser",
+            "2-sparse parity at the largest size: its failure on deeper trees is not a broken optimiser",
         ),
     ),
     libraries=("numpy", "torch"),
