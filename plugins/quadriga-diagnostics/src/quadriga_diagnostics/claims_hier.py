@@ -287,7 +287,8 @@ hier_labels_speedup = Claim(
         rationale="the notes' rule is a 5x saving (log 5 = 1.61); a one-seed pilot (seed 7, d = 30, "
         "300 steps per stage, outside the recorded seeds) gave n90 374 (layerwise) against 2200 (end to "
         "end) at depth 2, a log ratio of 1.77, just above the boundary, and 425 against a miss at 4096 "
-        "(log ratio >= 2.26) at depth 3; depth 2 may stay inconclusive with 4 seeds, deeper trees are "
+        "(log ratio >= 2.26) at depth 3, 461 against a miss (>= 2.18) at depth 4; depth 2 may stay "
+        "inconclusive with 4 seeds, deeper trees are "
         "censored lower bounds",
     ),
     preconditions=(
