@@ -119,8 +119,8 @@ def load_resumed(
             "--seed cannot change it. Start a new run to use other settings.",
             key="--resume",
         )
+    pipeline = load_pipeline(saved, registry)  # a damaged file is reported here, in its own words
     _refuse_relabelled(RunDir(Path(run_dir)).read_pipeline(key="--resume"), saved)
-    pipeline = load_pipeline(saved, registry)
     same_file = source is None or (
         isinstance(source, (str, Path)) and Path(source).resolve() == saved.resolve()
     )
