@@ -326,7 +326,7 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
         tables for the template (:func:`_table`, plus ``note``), evaluator metrics first.
     """
     from quadriga.stats import small_sample_note
-    from quadriga.summary import constant_zero, metric_title
+    from quadriga.summary import constant_zero, metric_parts, metric_title
 
     zero = constant_zero(summary)
     col_key = keys[0] if keys else None
@@ -335,7 +335,7 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
     for e in summary:
         if (e["stage"], e["metric"]) in zero:
             continue
-        subject, _, metric = str(e["metric"]).rpartition("/")
+        subject, metric = metric_parts(e)
         where = (str(e["stage"]), metric) if subject else ("", metric)
         label = " ".join(
             [subject or str(e["stage"]), *(f"{k.split('.')[-1]}={_fmt(e.get(k))}" for k in row_keys)]
@@ -390,7 +390,7 @@ def glossary(
         metric several components write alike is one entry (``acceptance_rate``: ``rwm, mala``),
         and the metrics one pattern describes are one entry (``fraction_<k>``).
     """
-    from quadriga.summary import DIAGNOSTIC_DOCS, constant_zero, metric_doc
+    from quadriga.summary import DIAGNOSTIC_DOCS, constant_zero, metric_doc, metric_parts
 
     first = next((r for r in runs if r.get("status") == "finished" and r.get("run_id")), None)
     results = _read_json(sweep_dir / "runs" / str(first["run_id"]) / "results.json") if first else None
@@ -405,7 +405,7 @@ def glossary(
     for e in summary:
         if (e["stage"], e["metric"]) in zero:
             continue  # left out of the tables, so not explained either
-        metric = str(e["metric"]).rpartition("/")[2]
+        metric = metric_parts(e)[1]
         component, table = docs.get(str(e["stage"]), ("", {}))
         text = metric_doc(metric, table)
         name = metric

@@ -537,7 +537,10 @@ def install_commands(plugin: str | Path) -> dict[str, list[str]]:
     """The shell commands that install a rendered plugin, for the running quadriga's situation.
 
     Reads where ``quadriga`` and ``quadriga-std`` were installed from (:func:`origin_of`): a checkout
-    (editable or not), a wheel file or an index.
+    (editable or not), a wheel file or an index. A checkout is installed editable (``-e``): pip
+    builds a plain install of a source folder inside it (``build/`` left in the checkout), an
+    editable one in a temporary folder, so the checkout holds nothing new but the
+    ``*.egg-info`` metadata that git ignores; the new environment then follows the checkout's files.
 
     Args:
         plugin: the rendered plugin's folder.
@@ -548,22 +551,26 @@ def install_commands(plugin: str | Path) -> dict[str, list[str]]:
     """
     core, std = origin_of("quadriga"), origin_of("quadriga-std")
     checkout = core.checkout
-    std_source: str | None = None
+
+    def source(path: Path) -> str:
+        return f"-e {_quote(path)}" if path.is_dir() else _quote(path)
+
+    std_source = "quadriga-std"
     if std.path is not None and std.path.exists():
-        std_source = _quote(std.path)
+        std_source = source(std.path)
     elif checkout is not None and (checkout / "plugins" / "quadriga-std" / "pyproject.toml").is_file():
-        std_source = _quote(checkout / "plugins" / "quadriga-std")
+        std_source = source(checkout / "plugins" / "quadriga-std")
     here: list[str] = []
     if not std.installed:
-        here.append(f"pip install {std_source or 'quadriga-std'}")
+        here.append(f"pip install {std_source}")
     here.append(f"pip install -e {_quote(f'{plugin}[test]')}")
     fresh = ["python -m venv .venv", ". .venv/bin/activate"]
     if checkout is not None:
         constraints = checkout / "constraints.txt"
         pin = f"-c {_quote(constraints)} " if constraints.is_file() else ""
-        fresh.append(f"pip install {pin}{_quote(checkout)} {std_source or 'quadriga-std'}")
+        fresh.append(f"pip install {pin}{source(checkout)} {std_source}")
     elif core.path is not None:
-        fresh.append(f"pip install {_quote(core.path)} {std_source or 'quadriga-std'}")
+        fresh.append(f"pip install {source(core.path)} {std_source}")
     else:
         fresh.append("pip install quadriga quadriga-std")
     fresh.append(here[-1])

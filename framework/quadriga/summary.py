@@ -182,6 +182,19 @@ def metric_label(row: Mapping[str, Any]) -> str:
     return f"{subject}/{row['metric']}"
 
 
+def metric_parts(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """A summary entry's ``(subject, metric)``; the subject is ``""`` for the stage's own numbers.
+
+    Read from the entry's ``subject`` and ``metric_name`` (:func:`aggregate` writes them), so a
+    metric whose name holds a ``/`` stays whole; an entry without them (a ``summary.csv`` read back)
+    is split at the last ``/`` of its ``metric`` label.
+    """
+    if "metric_name" in entry:
+        return str(entry.get("subject") or ""), str(entry["metric_name"])
+    subject, _, metric = str(entry["metric"]).rpartition("/")
+    return subject, metric
+
+
 def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tidy rows of every finished run of a sweep (``runs`` as written to ``runs.json``)."""
     rows = []
@@ -270,7 +283,10 @@ def drop_repeated_seeds(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
     """Group rows by ``keys`` + stage + metric (:func:`metric_label`: subject and metric).
 
-    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``;
+    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``, and
+    its ``metric`` label split unambiguously into ``subject`` (``""`` for a number of the stage
+    itself) and ``metric_name`` (:func:`metric_parts`: a metric named ``flowrl/mean_reward`` is
+    not read as subject ``flowrl``);
     with one value (``n = 1``) the standard error and the interval ends are NaN (``null`` in
     ``--json`` output, ``-`` in tables), not 0.
 
@@ -284,6 +300,7 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
     by_config = "source" in keys and bool(rows) and all(r.get("config") for r in rows)
     names = _config_labels(rows) if by_config else {}
     groups: dict[tuple, list[float]] = {}
+    parts: dict[tuple, tuple[str, str]] = {}
     sources: dict[tuple, set] = {}
     for row in rows:
         labels = [
@@ -291,6 +308,8 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
         ]
         key = (*labels, row["stage"], metric_label(row))
         groups.setdefault(key, []).append(row["value"])
+        own = row.get("subject") is None or row.get("subject") == row["stage"]
+        parts.setdefault(key, ("" if own else str(row["subject"]), str(row["metric"])))
         sources.setdefault(key, set()).add(row.get("source", row.get("run_id")))
     out = []
     for key, values in groups.items():
@@ -302,6 +321,8 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
         entry.update(
             stage=key[-2],
             metric=key[-1],
+            subject=parts[key][0],
+            metric_name=parts[key][1],
             n=n,
             mean=mean,
             stderr=std / math.sqrt(n) if n > 1 else math.nan,  # one value: none (JSON null, "-")
@@ -415,7 +436,7 @@ def headline_metrics(summary: Sequence[Mapping[str, Any]], max_panels: int = 6) 
     evaluator: dict[str, list[str]] = {}
     diagnostics: list[str] = []
     for e in summary:
-        subject, _, name = str(e["metric"]).rpartition("/")
+        subject, name = metric_parts(e)
         if subject:
             names = evaluator.setdefault(str(e["stage"]), [])
             if name not in names:
@@ -460,8 +481,12 @@ def summary_figure(
     legend sits outside the panels, once for the figure. The x ticks are the swept values (a log
     axis when they span a factor of 10 or more); a y axis whose means are positive and span a
     factor of 30 or more is logarithmic with ticks at 1, 2 and 5 times powers of ten. Bars with interval
-    whiskers when nothing numeric was swept. The title says how many metrics were left out
-    (all are in ``summary.csv``).
+    whiskers when nothing numeric was swept, one colour per configuration; names longer than
+    :data:`SHORT_TICK` characters (matrix stages such as ``mala[kernel.step_size=0.1,...]``) are
+    numbered under the bars and named in the legend, so tick labels never overlap. Where the
+    ticks would be shown shifted by an offset or scaled by a factor, the y label says so
+    (:func:`_caption_offset`). The title says how many metrics were left out (all are in
+    ``summary.csv``).
 
     Returns:
         a ``matplotlib.figure.Figure`` (object API, no pyplot), or ``None`` for no rows.
@@ -474,7 +499,7 @@ def summary_figure(
     true_values = true_values or {}
     metrics: dict[str, list[dict[str, Any]]] = {}
     for entry in summary:
-        metrics.setdefault(entry["metric"].split("/")[-1], []).append(entry)
+        metrics.setdefault(metric_parts(entry)[1], []).append(entry)
     names = headline_metrics(summary, max_panels)
     x_key = next((k for k in keys if _numeric([e.get(k) for e in summary])), None)
     cols = min(3, len(names))
@@ -499,11 +524,21 @@ def summary_figure(
     )
     fig.suptitle(f"Mean over seeds ({n_text} per point); {band}{cut}", fontsize=10)
     handles: dict[str, Any] = {}
+    codes: dict[str, int] = {}  # a bar's configuration -> its number, the same in every panel
+    bar_keys: set[str] = set()
+    bar_panels: list[tuple[Any, list[str]]] = []
+    numbered = False  # whether some name is too long to stand under its bar
+
+    def key(label: str) -> str:  # a bar's legend entry: "3  mala[step_size=0.1]" once numbered
+        return f"{codes[label]}  {label}"
+
     for i, name in enumerate(names):
         ax = fig.add_subplot(rows, cols, i + 1)
         lines: dict[str, list[dict[str, Any]]] = {}
+        several = len({e["stage"] for e in metrics[name]}) > 1  # the same name in several stages
         for e in metrics[name]:
-            subject = e["metric"].rsplit("/", 1)[0] if "/" in e["metric"] else e["stage"]
+            subject = metric_parts(e)[0]
+            subject = f"{subject} ({e['stage']})" if subject and several else subject or e["stage"]
             others = [f"{k.split('.')[-1]}={e.get(k)}" for k in keys if k != x_key]
             lines.setdefault(" ".join([subject, *others]), []).append(e)
         if x_key is not None:
@@ -539,8 +574,17 @@ def summary_figure(
                     for lb, m in zip(labels, means, strict=True)
                 ],
             ]
-            ax.bar(range(len(labels)), means, yerr=err, capsize=3)
+            long = max(len(lb) for lb in labels) > SHORT_TICK
+            for lb in labels:
+                codes.setdefault(lb, len(codes) + 1)
+            colours = [f"C{(codes[lb] - 1) % 10}" for lb in labels]  # one colour per configuration
+            bars = ax.bar(range(len(labels)), means, yerr=err, capsize=3, color=colours)
+            for lb, bar in zip(labels, bars, strict=True):
+                handles.setdefault(key(lb), bar)
+                bar_keys.add(key(lb))
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+            bar_panels.append((ax, labels))
+            numbered = numbered or long
         truths = {v for (stage, metric), v in true_values.items() if metric == name}
         for v in truths:
             ref = ax.axhline(v, color="0.35", linestyle="--", linewidth=1)
@@ -555,11 +599,54 @@ def summary_figure(
         ax.set_title(metric_title(name), fontsize=10)
         ax.set_ylabel(f"mean {name}", fontsize=8)
         ax.tick_params(labelsize=8)
+    for ax, labels in bar_panels if numbered else ():  # numbers under the bars, names in the legend
+        ax.set_xticks(range(len(labels)), [str(codes[lb]) for lb in labels], rotation=0, ha="center")
+        ax.set_xlabel("configuration (numbered in the legend)", fontsize=8)
+    fig.draw_without_rendering()  # the tick formatters decide on offsets when drawn
+    for ax in fig.axes:
+        _caption_offset(ax)
+    if not numbered:  # short names stand under their bars; the legend keeps lines and references
+        handles = {k: h for k, h in handles.items() if k not in bar_keys}
     if handles:
+        where = "outside lower center" if numbered else "outside right upper"  # long names: below
+        columns = max(1, min(len(handles), int(fig.get_figwidth() * 12 / max(map(len, handles)))))
         fig.legend(
-            list(handles.values()), list(handles), loc="outside right upper", fontsize=8, frameon=False
+            list(handles.values()),
+            list(handles),
+            loc=where,
+            ncols=columns if numbered else 1,
+            fontsize=8,
+            frameon=False,
         )
     return fig
+
+
+#: the longest configuration name written under its bar; longer ones are numbered
+SHORT_TICK = 14
+
+
+def _caption_offset(ax: Any) -> None:
+    """Say in the y label when matplotlib shows the ticks shifted or scaled.
+
+    Means close together far from 0 (0.99641, 0.99645) get tick labels relative to an offset
+    (``+9.964e-1`` in the axes' corner), and very small or large ones a common factor
+    (``1e-7``); the corner is easily missed and the ticks then read as the values. The offset or
+    factor is moved into the label, ``mean tv (ticks + 0.9964)`` or ``mean tv (ticks x 1e-07)``.
+    The figure must have been drawn (``draw_without_rendering``) since its last change.
+    """
+    formatter = ax.yaxis.get_major_formatter()
+    offset = getattr(formatter, "offset", 0) or 0
+    state = vars(formatter)  # the power is private from matplotlib 3.11 on, public before
+    power = state.get("_orderOfMagnitude", state.get("orderOfMagnitude", 0)) or 0
+    if not offset and not power:
+        return
+    parts = []
+    if power:
+        parts.append(f"x 1e{power:+03d}")
+    if offset:
+        parts.append(f"+ {offset:.10g}")
+    ax.yaxis.get_offset_text().set_visible(False)
+    ax.set_ylabel(f"{ax.get_ylabel()} (ticks {' '.join(parts)})", fontsize=8)
 
 
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:

@@ -163,7 +163,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from quadriga.progress import ProgressLines
     from quadriga.sweep import SweepPlan, parse_grid, parse_seeds, run_sweep
     from quadriga.tracking import check as check_trackers
-    from quadriga.tracking import using
+    from quadriga.tracking import held_notes, using
 
     reg = registry_for(args)
     trackers = check_trackers(args.trackers, reg)
@@ -219,43 +219,45 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "fixed": list(args.overrides or []),
         "dir": None,
     }
-    with progress, using(*trackers):
-        hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []
-        result = run_sweep(
-            args.pipeline,
-            seeds=seeds,
-            grids=grids,
-            fixed=args.overrides,
-            backend=args.backend,
-            workers=args.workers,
-            address=args.address,
-            out=args.out,
-            max_jobs=args.max_jobs,
-            slurm=args.slurm,
-            on_start=on_start,
-            on_done=on_done,
-            on_plan=on_plan,
-        )
-        if trackers:
-            status = "finished" if all(r["status"] == "finished" for r in result.runs) else "failed"
-            hook_warnings += reg.call_hook(
-                "quadriga_sweep_end", sweep={**sweep, "dir": str(result.dir)}, status=status
+    with held_notes() as tracker_notes:
+        with progress, using(*trackers):
+            hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []
+            result = run_sweep(
+                args.pipeline,
+                seeds=seeds,
+                grids=grids,
+                fixed=args.overrides,
+                backend=args.backend,
+                workers=args.workers,
+                address=args.address,
+                out=args.out,
+                max_jobs=args.max_jobs,
+                slurm=args.slurm,
+                on_start=on_start,
+                on_done=on_done,
+                on_plan=on_plan,
             )
-    for w in hook_warnings:
-        console.print(f"[yellow]warning[/]: {escape(w)}")
-    print_summary(console, result.summary, [k for k, _ in grids])
-    failed = [r for r in result.runs if r["status"] != "finished"]
-    # paths are never wrapped: one per line, longer than the console if need be
-    console.print(f"sweep directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
-    console.print(f"table: {escape(str(result.table_path))}", soft_wrap=True)
-    console.print(f"figure: {escape(str(result.figure_path))}", soft_wrap=True)
-    if args.backend == "submitit":
-        console.print(f"submitit logs: {escape(str(result.dir / 'submitit'))}", soft_wrap=True)
-        console.print("(jobs.json there maps each run to its job and its stdout/stderr files)")
-    if failed:
-        console.print(
-            f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "
-            "Run the same command again to retry only those."
-        )
-        return 1
-    return 0
+            if trackers:
+                status = "finished" if all(r["status"] == "finished" for r in result.runs) else "failed"
+                hook_warnings += reg.call_hook(
+                    "quadriga_sweep_end", sweep={**sweep, "dir": str(result.dir)}, status=status
+                )
+        for w in hook_warnings:
+            console.print(f"[yellow]warning[/]: {escape(w)}")
+        print_summary(console, result.summary, [k for k, _ in grids])
+        failed = [r for r in result.runs if r["status"] != "finished"]
+        # paths are never wrapped: one per line, longer than the console if need be
+        console.print(f"sweep directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
+        console.print(f"table: {escape(str(result.table_path))}", soft_wrap=True)
+        console.print(f"figure: {escape(str(result.figure_path))}", soft_wrap=True)
+        if args.backend == "submitit":
+            console.print(f"submitit logs: {escape(str(result.dir / 'submitit'))}", soft_wrap=True)
+            console.print("(jobs.json there maps each run to its job and its stdout/stderr files)")
+        tracker_notes()  # where the sweep was logged (MLflow's parent run), after its results
+        if failed:
+            console.print(
+                f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "
+                "Run the same command again to retry only those."
+            )
+            return 1
+        return 0
