@@ -37,6 +37,7 @@ from typing import Any
 
 from quadriga.errors import ConfigError, suggest
 from quadriga.pipeline_schema import EXPANSION_KEYS, NOT_VARIED
+from quadriga.serialization import copy_tables
 from quadriga.stage_names import (
     KEY_RE,
     StageName,
@@ -99,14 +100,6 @@ def _has_path(table: Mapping[str, Any], key: str) -> bool:
             return False
         node = node[part]
     return True
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 def matrix_keys(matrix: Any) -> list[str]:
@@ -210,9 +203,9 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
     for point, shown in points:
         copies = range(repeat) if repeat is not None else [None]
         for i in copies:
-            expanded = _copy(body)
+            expanded = copy_tables(body)
             for key, value in point.items():
-                _set_path(expanded, key, _copy(value))
+                _set_path(expanded, key, copy_tables(value))
             expanded["source"] = name
             if i is not None:
                 expanded["replicate"] = i

@@ -287,17 +287,21 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
     )
     swept = [*grid, *(["seed"] if len(sweep.get("seeds", [])) > 1 else [])]
     expected, other = _differences(pipelines, manifests, swept)
-    if len(run_dirs) < 2:
-        differences = "one run: nothing to compare"
-    elif other:
-        n = len(run_dirs)
-        differences = f"besides the swept keys, these differ across the {n} runs: {_compact(other)}"
-    else:
-        shown = _compact(expected) or "nothing"
-        differences = (
-            f"only the swept settings and per-run entries differ across the {len(run_dirs)} runs ({shown})"
-        )
-    return pipeline, manifest, differences
+    return pipeline, manifest, _differences_text(len(run_dirs), expected, other)
+
+
+def _differences_text(n: int, expected: Any, other: Any) -> str:
+    """One sentence on what differs across ``n`` runs: the ``other`` entries, or only the ``expected`` ones.
+
+    ``expected`` and ``other`` are the two parts :func:`_differences` returns (swept or per-run
+    entries, and the rest).
+    """
+    if n < 2:
+        return "one run: nothing to compare"
+    if other:
+        return f"besides the swept keys, these differ across the {n} runs: {_compact(other)}"
+    shown = _compact(expected) or "nothing"
+    return f"only the swept settings and per-run entries differ across the {n} runs ({shown})"
 
 
 def _cell_text(e: Mapping[str, Any]) -> str:
@@ -352,13 +356,6 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
                 t["methods"].append(method)
     out = []
     for (stage, metric), t in sorted(tables.items(), key=lambda kv: kv[0][0] == ""):
-        ns = sorted(t["n"])
-        n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
-        what = "the mean over seeds" + (" [its interval]" if t["methods"] else "")
-        note = f"each cell: {what}, {n_text} per cell"
-        note += f"; intervals: {'; '.join(t['methods'])}" if t["methods"] else "; one value: no interval"
-        small = small_sample_note(ns[0]) if t["methods"] else ""
-        note += f" ({small})." if small else "."
         title = f"{metric_title(metric)} ({metric})" + (
             f", stage {stage}" if stage else ", per sampler stage"
         )
@@ -369,9 +366,21 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
             [[label, *(cells.get(c, "-") for c in t["columns"])] for label, cells in t["rows"].items()],
         )
         table["numeric"] = [i > 0 for i in range(len(table["columns"]))]
-        table["note"] = note
+        table["note"] = _pivot_note(sorted(t["n"]), t["methods"])
         out.append(table)
     return out
+
+
+def _pivot_note(ns: Sequence[int], methods: Sequence[str]) -> str:
+    """The note under a pivot table: what a cell holds, ``n`` (sorted ``ns``), the interval methods."""
+    from quadriga.stats import small_sample_note
+
+    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+    what = "the mean over seeds" + (" [its interval]" if methods else "")
+    note = f"each cell: {what}, {n_text} per cell"
+    note += f"; intervals: {'; '.join(methods)}" if methods else "; one value: no interval"
+    small = small_sample_note(ns[0]) if methods else ""
+    return note + (f" ({small})." if small else ".")
 
 
 def glossary(

@@ -505,24 +505,7 @@ def summary_figure(
     cols = min(3, len(names))
     rows = math.ceil(len(names) / cols)
     fig = Figure(figsize=(4.2 * cols + 2.2, 3.3 * rows + 0.5), layout="constrained")
-    ns = sorted({int(e["n"]) for e in summary})
-    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
-    methods = sorted(
-        {
-            str(e.get("ci_method", "")).split(" (")[0].split(",")[0]
-            for e in summary
-            if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
-        }
-        - {"none", "", "not recorded"}
-    )
-    shape = "bands" if x_key is not None else "whiskers"
-    band = f"{shape}: 95% {' / '.join(methods) or 'Student t'} interval" if ns[-1] >= 2 else "no interval"
-    cut = (
-        f"; {len(names)} of {len(metrics)} metrics shown, all in summary.csv"
-        if len(metrics) > len(names)
-        else ""
-    )
-    fig.suptitle(f"Mean over seeds ({n_text} per point); {band}{cut}", fontsize=10)
+    fig.suptitle(_figure_title(summary, len(names), len(metrics), x_key is not None), fontsize=10)
     handles: dict[str, Any] = {}
     codes: dict[str, int] = {}  # a bar's configuration -> its number, the same in every panel
     bar_keys: set[str] = set()
@@ -542,25 +525,7 @@ def summary_figure(
             others = [f"{k.split('.')[-1]}={e.get(k)}" for k in keys if k != x_key]
             lines.setdefault(" ".join([subject, *others]), []).append(e)
         if x_key is not None:
-            values = sorted({float(e[x_key]) for e in metrics[name]})
-            for label, entries in lines.items():
-                entries.sort(key=lambda e: e[x_key])
-                xs = [e[x_key] for e in entries]
-                colour = handles[label].get_color() if label in handles else None
-                (line,) = ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label, color=colour)
-                handles.setdefault(label, line)
-                ax.fill_between(
-                    xs,
-                    [e["ci_low"] if int(e["n"]) >= 2 else math.nan for e in entries],
-                    [e["ci_high"] if int(e["n"]) >= 2 else math.nan for e in entries],
-                    alpha=0.2,
-                    color=line.get_color(),
-                )
-            if values[0] > 0 and values[-1] / values[0] >= 10:
-                ax.set_xscale("log")
-            ax.set_xticks(values, [f"{v:g}" for v in values])
-            ax.minorticks_off()
-            ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})", fontsize=8)
+            _draw_lines(ax, lines, x_key, handles)
         else:
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
@@ -647,6 +612,58 @@ def _caption_offset(ax: Any) -> None:
         parts.append(f"+ {offset:.10g}")
     ax.yaxis.get_offset_text().set_visible(False)
     ax.set_ylabel(f"{ax.get_ylabel()} (ticks {' '.join(parts)})", fontsize=8)
+
+
+def _figure_title(summary: Sequence[Mapping[str, Any]], shown: int, metrics: int, swept: bool) -> str:
+    """The title of :func:`summary_figure`: seeds per point, the interval method, the metrics left out.
+
+    ``shown`` of ``metrics`` metric names are drawn; ``swept`` says whether a numeric parameter is on
+    the x axis (bands) or not (whiskers on bars).
+    """
+    ns = sorted({int(e["n"]) for e in summary})
+    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+    methods = sorted(
+        {
+            str(e.get("ci_method", "")).split(" (")[0].split(",")[0]
+            for e in summary
+            if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
+        }
+        - {"none", "", "not recorded"}
+    )
+    shape = "bands" if swept else "whiskers"
+    band = f"{shape}: 95% {' / '.join(methods) or 'Student t'} interval" if ns[-1] >= 2 else "no interval"
+    cut = f"; {shown} of {metrics} metrics shown, all in summary.csv" if metrics > shown else ""
+    return f"Mean over seeds ({n_text} per point); {band}{cut}"
+
+
+def _draw_lines(
+    ax: Any, lines: Mapping[str, list[dict[str, Any]]], x_key: str, handles: dict[str, Any]
+) -> None:
+    """One line per label against the swept ``x_key``: the mean and a band for its interval (none if n < 2).
+
+    A label seen in an earlier panel keeps its colour (``handles``, label -> line, gains the new
+    labels). The x ticks are the swept values, on a log axis when they span a factor of 10 or more.
+    """
+    values = sorted({float(e[x_key]) for entries in lines.values() for e in entries})
+    for label, entries in lines.items():
+        entries.sort(key=lambda e: e[x_key])
+        xs = [e[x_key] for e in entries]
+        colour = handles[label].get_color() if label in handles else None
+        (line,) = ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label, color=colour)
+        handles.setdefault(label, line)
+        ax.fill_between(
+            xs,
+            [e["ci_low"] if int(e["n"]) >= 2 else math.nan for e in entries],
+            [e["ci_high"] if int(e["n"]) >= 2 else math.nan for e in entries],
+            alpha=0.2,
+            color=line.get_color(),
+        )
+    if values[0] > 0 and values[-1] / values[0] >= 10:
+        ax.set_xscale("log")
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.minorticks_off()
+    ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})", fontsize=8)
+
 
 
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:

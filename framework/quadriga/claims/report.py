@@ -148,14 +148,7 @@ def verify(
         QuadrigaError: for an unknown scale, or ``record`` at smoke scale; UnknownComponentError
             for an unknown name.
     """
-    if scale not in SCALES:
-        raise QuadrigaError(f"unknown scale '{scale}'; use one of {', '.join(SCALES)}.")
-    if mode not in ("verdict", "plan", "fragility"):
-        raise QuadrigaError(f"unknown mode '{mode}'; use verdict, plan or fragility.")
-    if record and scale != "paper" and mode != "plan":
-        raise QuadrigaError("--record keeps paper-scale verdicts only; add --scale paper.")
-    if record and mode == "fragility":
-        raise QuadrigaError("--record keeps verdicts and pilots, not fragility maps; drop --record.")
+    _check_mode(scale, mode, record)
     chosen = select_claims(registry, what) if what else list(registry.claims())
     if stale:
         chosen = [spec for spec in chosen if _record.stale_reason(spec)]
@@ -178,6 +171,22 @@ def verify(
     report = _write_outputs(out_dir, records, what, scale)
     _keep(registry, records, record, mode)
     return records, report
+
+
+def _check_mode(scale: str, mode: str, record: bool) -> None:
+    """Refuse an unknown scale or mode, and ``record`` where nothing would be kept.
+
+    Raises:
+        QuadrigaError: saying which and the fix.
+    """
+    if scale not in SCALES:
+        raise QuadrigaError(f"unknown scale '{scale}'; use one of {', '.join(SCALES)}.")
+    if mode not in ("verdict", "plan", "fragility"):
+        raise QuadrigaError(f"unknown mode '{mode}'; use verdict, plan or fragility.")
+    if record and scale != "paper" and mode != "plan":
+        raise QuadrigaError("--record keeps paper-scale verdicts only; add --scale paper.")
+    if record and mode == "fragility":
+        raise QuadrigaError("--record keeps verdicts and pilots, not fragility maps; drop --record.")
 
 
 def _verify_one(registry: Any, spec: Any, mode: str, scale: str, claim_dir: Path) -> dict[str, Any]:

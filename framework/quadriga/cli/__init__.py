@@ -110,6 +110,37 @@ def _quiet_stdout() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _report_interrupt(exc: KeyboardInterrupt) -> int:
+    """Say on stderr that the command was interrupted (Ctrl-C) or terminated (SIGTERM); the exit code.
+
+    An interrupt during a plugin's import names the plugin and how to disable it.
+    """
+    code = int(getattr(exc, "exit_code", 130))
+    plugin = exc.plugin if isinstance(exc, PluginImportInterrupted) else None  # a hanging import
+    console(stderr=True).print(
+        ("[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]")
+        + (
+            f" while importing plugin '{escape(plugin)}'; if it hangs, disable it with "
+            f"--disable {escape(plugin)} and report it to its authors"
+            if plugin
+            else ""
+        )
+    )
+    return code
+
+
+def _report_os_error(exc: OSError) -> int:
+    """Say on stderr which file could not be read or written and how to go on; exit code 1."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    console(stderr=True).print(
+        f"[red]error:[/] {escape(f'cannot write or read a file{where}: {exc.strerror or exc}')}. "
+        "Free disk space or fix the permissions, then run again (finished stages are kept; "
+        "`quadriga run --resume RUN_DIR` continues a run).",
+        highlight=False,
+    )
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``quadriga`` console script (and ``python -m quadriga``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -137,18 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a run or submitit sweep (exit_code 143)
-        code = int(getattr(exc, "exit_code", 130))
-        plugin = exc.plugin if isinstance(exc, PluginImportInterrupted) else None  # a hanging import
-        console(stderr=True).print(
-            ("[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]")
-            + (
-                f" while importing plugin '{escape(plugin)}'; if it hangs, disable it with "
-                f"--disable {escape(plugin)} and report it to its authors"
-                if plugin
-                else ""
-            )
-        )
-        return code
+        return _report_interrupt(exc)
     except BrokenPipeError:  # output piped into `head` and the like (Python's docs, "Note on SIGPIPE")
         _quiet_stdout()
         return 0
@@ -160,14 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # disk full, a read-only file system, permissions: not a bug of quadriga
         if debug:
             raise
-        where = f" ({exc.filename})" if exc.filename else ""
-        console(stderr=True).print(
-            f"[red]error:[/] {escape(f'cannot write or read a file{where}: {exc.strerror or exc}')}. "
-            "Free disk space or fix the permissions, then run again (finished stages are kept; "
-            "`quadriga run --resume RUN_DIR` continues a run).",
-            highlight=False,
-        )
-        return 1
+        return _report_os_error(exc)
     except RecursionError:
         if debug:
             raise

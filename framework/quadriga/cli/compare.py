@@ -52,30 +52,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: a directory does not exist, holds runs rather than being one, or holds no results.
     """
-    from quadriga.errors import ConfigError
-    from quadriga.rundir.loaded import is_run
-    from quadriga.summary import aggregate, drop_repeated_seeds, load_rows, metric_label, write_outputs
+    from quadriga.summary import aggregate, drop_repeated_seeds, metric_label, write_outputs
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     console = make_console()
     all_rows: list[dict[str, Any]] = []
     keys: list[str] = []
     for d in args.dirs:
-        if not d.exists():
-            raise ConfigError(f"'{d}' does not exist.", key="compare")
-        if d.is_dir() and not is_run(d) and not (d / "sweep.json").exists():
-            children = sorted(c for c in d.iterdir() if is_run(c))
-            if children:
-                raise ConfigError(
-                    f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
-                    key="compare",
-                )
-        try:
-            rows, grid_keys = load_rows(d)
-        except FileNotFoundError as exc:
-            raise ConfigError(
-                f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
-            ) from None
+        rows, grid_keys = _rows_of(d)
         for row in rows:
             row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
         all_rows += rows
@@ -107,3 +91,30 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console.print(f"table: {escape(str(table))}", soft_wrap=True)  # paths are never wrapped
     console.print(f"figure: {escape(str(figure))}", soft_wrap=True)
     return 0
+
+
+def _rows_of(d: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The tidy rows and swept keys of a run or sweep directory ``d`` (:func:`quadriga.summary.load_rows`).
+
+    Raises:
+        ConfigError: ``d`` does not exist, holds runs rather than being one, or holds no results.
+    """
+    from quadriga.errors import ConfigError
+    from quadriga.rundir.loaded import is_run
+    from quadriga.summary import load_rows
+
+    if not d.exists():
+        raise ConfigError(f"'{d}' does not exist.", key="compare")
+    if d.is_dir() and not is_run(d) and not (d / "sweep.json").exists():
+        children = sorted(c for c in d.iterdir() if is_run(c))
+        if children:
+            raise ConfigError(
+                f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
+                key="compare",
+            )
+    try:
+        return load_rows(d)
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
+        ) from None

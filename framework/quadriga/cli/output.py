@@ -580,32 +580,8 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
         )
         if not small and _method_text(e) not in methods:
             methods.append(_method_text(e))
-    columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
-    numbers = ["n", "mean", "s.e."]
     for stage, rows in stages.items():
-        if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
-            no_subject = [c for c in columns if c != "subject"]
-            stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
-            print_table(
-                con, no_subject, stage_rows, title=f"stage {stage}", key_columns=len(grid) + 1, right=numbers
-            )
-            continue
-        widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
-        if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
-            print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
-            continue
-        by_metric: dict[str, list[list[Any]]] = {}
-        for r in rows:
-            by_metric.setdefault(str(r[len(grid) + 1]), []).append(r[: len(grid) + 1] + r[len(grid) + 2 :])
-        for metric, part in by_metric.items():
-            print_table(
-                con,
-                [*grid, "subject", "n", "mean", "s.e.", "interval"],
-                part,
-                title=f"stage {stage}: {metric}",
-                key_columns=len(grid) + 1,
-                right=numbers,
-            )
+        _print_stage_rows(con, stage, rows, grid)
     say = lambda markup: print_stripped(con, Text.from_markup(markup))  # noqa: E731 (wrapped, no trailing spaces)
     say("each row: n values (one per seed or run), their mean, its standard error and interval.")
     if zero:
@@ -627,4 +603,37 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
         say(
             f"[yellow]note[/]: at n = 2 a Student t interval has 1 degree of freedom: mean ± {t:.1f} "
             "s.e. at 95%; more seeds narrow it."
+        )
+
+
+def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: list[str]) -> None:
+    """Print one stage's summary rows (grid values, subject, metric, n, mean, s.e., interval) as tables.
+
+    A sampler's diagnostics (no subject) drop the subject column; rows too wide for the console
+    are split into one table per metric, so that the numbers of a row are never split.
+    """
+    columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
+    numbers = ["n", "mean", "s.e."]
+    if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
+        no_subject = [c for c in columns if c != "subject"]
+        stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
+        print_table(
+            con, no_subject, stage_rows, title=f"stage {stage}", key_columns=len(grid) + 1, right=numbers
+        )
+        return
+    widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
+    if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
+        print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
+        return
+    by_metric: dict[str, list[list[Any]]] = {}
+    for r in rows:
+        by_metric.setdefault(str(r[len(grid) + 1]), []).append(r[: len(grid) + 1] + r[len(grid) + 2 :])
+    for metric, part in by_metric.items():
+        print_table(
+            con,
+            [*grid, "subject", "n", "mean", "s.e.", "interval"],
+            part,
+            title=f"stage {stage}: {metric}",
+            key_columns=len(grid) + 1,
+            right=numbers,
         )

@@ -197,12 +197,7 @@ def _run_local(
                 proc, _, task = busy[conn]
                 if conn not in ready and proc.sentinel not in ready:
                     continue
-                outcome = None
-                try:
-                    if conn.poll():
-                        outcome = conn.recv()
-                except (EOFError, OSError):
-                    outcome = None
+                outcome = _received(conn)
                 if outcome is None and proc.is_alive():
                     continue
                 del busy[conn]
@@ -220,16 +215,30 @@ def _run_local(
                     if pending:
                         idle.append(start())
     finally:
-        every = idle + [(p, c) for p, c, _ in busy.values()]
-        for _, conn in every:  # all told first, so that they exit side by side
-            with contextlib.suppress(Exception):
-                conn.send(None)
-        for proc, conn in every:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
-            conn.close()
+        _stop_workers(idle + [(p, c) for p, c, _ in busy.values()])
     imports.join()  # usually long done; the aggregation would wait for these imports anyway
+
+
+def _received(conn: Any) -> dict[str, Any] | None:
+    """The outcome a worker has sent on ``conn``; ``None`` when nothing is there or the pipe broke."""
+    try:
+        if conn.poll():
+            return conn.recv()
+    except (EOFError, OSError):
+        pass
+    return None
+
+
+def _stop_workers(every: list[tuple[Any, Any]]) -> None:
+    """Tell every ``(process, pipe)`` worker to exit, wait up to 5 s each, kill the rest, close the pipes."""
+    for _, conn in every:  # all told first, so that they exit side by side
+        with contextlib.suppress(Exception):
+            conn.send(None)
+    for proc, conn in every:
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+        conn.close()
 
 
 def _run_ray(
