@@ -329,7 +329,6 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
     Returns:
         tables for the template (:func:`_table`, plus ``note``), evaluator metrics first.
     """
-    from quadriga.stats import small_sample_note
     from quadriga.summary import constant_zero, metric_parts, metric_title
 
     zero = constant_zero(summary)

@@ -665,7 +665,6 @@ def _draw_lines(
     ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})", fontsize=8)
 
 
-
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """Rows and swept keys from a sweep directory (``sweep.json``) or a run directory (``results.json``).
 
