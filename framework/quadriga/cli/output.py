@@ -26,13 +26,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from quadriga.stage_names import replicate_base, replicate_index, split_subject_key
+from quadriga.stage_names import parse_stage_name, replicate_base, replicate_index, split_subject_key
 
 __all__ = [
     "across_seed_rows",
     "chunk_columns",
     "format_value",
     "pivot",
+    "plan_rows",
     "print_json",
     "print_pivot",
     "print_results",
@@ -319,6 +320,52 @@ def print_table(
             ]
             table.add_row(*(escape(c) for c in shown))
         print_stripped(con, table)
+
+
+#: rows of the plan table ``quadriga run`` prints before running (a screenful; the rest summarised)
+PLAN_ROWS = 20
+
+
+def plan_rows(
+    rows: Sequence[Sequence[str]], limit: int = PLAN_ROWS
+) -> tuple[list[Sequence[str]], str | None]:
+    """The plan rows to print and a one-line summary of those left out (None when all fit).
+
+    Args:
+        rows: :meth:`quadriga.pipeline.Pipeline.describe` rows, ``(table, component, kind,
+            inputs)`` with ``table`` as ``"task.NAME"`` or ``"stage.NAME"``.
+        limit: the most rows printed, the summary line included.
+
+    Returns:
+        ``(shown, summary)``: the first ``limit - 1`` rows and, e.g., ``"... and 40 more stages
+        (matrix x repeat) of mala, tv"`` naming how the left-out tables were expanded (a
+        ``matrix``, a ``repeat``, both) and the tables they came from; all rows and None when
+        there are at most ``limit``.
+    """
+    if len(rows) <= limit:
+        return list(rows), None
+    shown, rest = list(rows[: limit - 1]), rows[limit - 1 :]
+    kinds: dict[str, int] = {}
+    sources: dict[str, None] = {}
+    matrix = repeat = False
+    for row in rest:
+        section, _, name = str(row[0]).partition(".")
+        kinds[section] = kinds.get(section, 0) + 1
+        try:
+            parsed = parse_stage_name(name)
+        except Exception:  # a name outside the grammar is named as it is
+            sources[name] = None
+            continue
+        sources[parsed.source] = None
+        matrix = matrix or bool(parsed.point)
+        repeat = repeat or parsed.replicate is not None
+    counts = ", ".join(
+        f"{n} more {section}{'' if n == 1 else 's'}" for section, n in sorted(kinds.items(), reverse=True)
+    )
+    how = " x ".join(w for w, on in (("matrix", matrix), ("repeat", repeat)) if on)
+    names = list(sources)
+    named = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return shown, f"... and {counts}{f' ({how})' if how else ''} of {named}"
 
 
 def pivot(

@@ -17,7 +17,7 @@ from quadriga.cli._common import (
     name_completer,
     registry_for,
 )
-from quadriga.cli.output import print_json, print_results, print_table, results_payload
+from quadriga.cli.output import plan_rows, print_json, print_results, print_table, results_payload
 from quadriga.errors import QuadrigaError, RunInterrupted, sigterm_interrupts
 from quadriga.progress_display import rich_progress
 
@@ -135,14 +135,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print(f"resuming {escape(str(args.resume))}: {escape(resume_plan(args.resume).describe())}")
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
+    shown, rest = plan_rows(pipeline.describe())
     print_table(
         con,
         ["table", "component", "kind", "inputs"],
-        pipeline.describe(),
+        shown,
         title=f"pipeline {pipeline.name} (seed {pipeline.seed})",
         wrap="inputs",
         wrap_at=", ",
     )
+    if rest is not None:
+        con.print(escape(rest))
     for note in pipeline.notes:
         con.print(f"[cyan]note[/]: {escape(note)}")
     if args.check:
