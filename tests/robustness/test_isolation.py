@@ -287,3 +287,16 @@ def test_sigterm_on_verify_is_handled_like_ctrl_c(cli, tmp_path, monkeypatch):
     assert signal.getsignal(signal.SIGTERM) is before  # the handler is the caller's again
     o = cli("verify", "toy-claim", "--out", "v")
     assert o.rc == 0, o.text
+
+
+def test_verify_does_not_replace_a_run_that_is_still_running(cli, tmp_path):
+    """verify into the --out of a verify still running is refused; once its process is gone, replaced."""
+    from quadriga.fileio import lock_dir
+
+    assert cli("verify", "toy-claim", "--out", "v").rc == 0
+    (run,) = [p.parent for p in (tmp_path / "v" / "toy-claim").rglob("status.json")]
+    with lock_dir(run):  # as the other verify's run holds it
+        o = cli("verify", "toy-claim", "--out", "v")
+    assert_clean(o, 2, "is being run by another quadriga process", str(run.name))
+    assert run.is_dir()
+    assert cli("verify", "toy-claim", "--out", "v").rc == 0
