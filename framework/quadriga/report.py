@@ -142,9 +142,10 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).", key="report")
     results = read_run_file(run_dir, "results.json", key="report")
     manifest = read_run_file(run_dir, "manifest.json", key="report")
-    status = read_run_file(run_dir, "status.json", key="report")
+    read_run_file(run_dir, "status.json", key="report")  # damaged: refused, naming the file
+    record = RunDir(run_dir).read_status()  # a "running" run whose process is gone: interrupted
     stages: Mapping[str, Any] = results.get("stages", {})
-    seconds = {n: s.get("seconds") for n, s in status.get("stages", {}).items()}
+    seconds = {n: s.seconds for n, s in record.stages.items()}
     overview = []
     tables = []
     figures = []
@@ -165,12 +166,13 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         "kind": "run",
         "title": f"run of {results.get('pipeline')}",
         "dir": str(run_dir),
-        "status": results.get("status", status.get("status", "unknown")),
+        "status": record.status if (run_dir / "status.json").is_file() else results.get("status", "unknown"),
         "facts": [
             ("pipeline", results.get("pipeline")),
             ("root seed", results.get("seed")),
             ("started (UTC)", manifest.get("started_utc", "-")),
             ("command", " ".join(_names(manifest.get("command"))) or "-"),
+            *([("ended", record.error)] if record.status != "finished" and record.error else []),
         ],
         "tables": tables,
         "figures": figures,
@@ -458,7 +460,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     Raises:
         ConfigError: ``sweep_dir`` has no ``sweep.json``.
     """
-    from quadriga.summary import aggregate, load_rows
+    from quadriga.summary import aggregate, load_rows, sweep_runs
 
     sweep_dir = Path(sweep_dir)
     sweep = _read_json(sweep_dir / "sweep.json")
@@ -466,8 +468,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"'{sweep_dir}' is not a sweep directory (no readable sweep.json).", key="report")
     rows, keys = load_rows(sweep_dir)
     summary = aggregate(rows, keys)
-    runs = _read_json(sweep_dir / "runs.json")
-    runs = [r for r in runs if isinstance(r, Mapping)] if isinstance(runs, list) else []
+    runs = sweep_runs(sweep_dir)  # each status as its run directory records it now
     figures = _figures(sorted(sweep_dir.glob("*.png")), sweep_dir, "summary over seeds")
     finished = sum(r.get("status") == "finished" for r in runs)
     pipeline, manifest, differences = _sweep_provenance(sweep_dir, sweep, runs)

@@ -37,6 +37,7 @@ __all__ = [
     "resolved_digest",
     "rows_from_run",
     "summary_figure",
+    "sweep_runs",
     "true_values",
     "write_outputs",
 ]
@@ -193,6 +194,57 @@ def metric_parts(entry: Mapping[str, Any]) -> tuple[str, str]:
         return str(entry.get("subject") or ""), str(entry["metric_name"])
     subject, _, metric = str(entry["metric"]).rpartition("/")
     return subject, metric
+
+
+def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
+    """The runs of a sweep directory, each with the status its own run directory records now.
+
+    ``runs.json`` is written when a sweep ends: a sweep killed before then (SIGKILL, a power cut)
+    has none, or the one of an earlier invocation. So the runs are those ``sweep.json`` plans
+    (then any only ``runs.json`` lists), and each status is read from the run's ``status.json``
+    through :meth:`quadriga.rundir.RunDir.read_status` (a ``running`` run whose process is gone is
+    ``interrupted``); ``runs.json`` gives the error and the status of a run without ``status.json``,
+    else ``"not run"``.
+
+    Returns:
+        ``[{"run_id", "seed", "params", "status", "error", "skipped"}]``, in plan order.
+    """
+    from quadriga.runs import RunDir
+
+    sweep_dir = Path(sweep_dir)
+
+    def read(name: str) -> list[Any]:
+        try:
+            data = json.loads((sweep_dir / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        data = data.get("runs", []) if isinstance(data, dict) else data
+        data = data if isinstance(data, list) else []
+        return [r for r in data if isinstance(r, dict) and isinstance(r.get("run_id"), str)]
+
+    recorded = {r["run_id"]: r for r in read("runs.json")}
+    planned = {r["run_id"]: r for r in read("sweep.json")}
+    out = []
+    for run_id in [*planned, *(r for r in recorded if r not in planned)]:
+        entry = {**planned.get(run_id, {}), **recorded.get(run_id, {})}
+        run_dir = sweep_dir / "runs" / run_id
+        status = entry.get("status", "not run")
+        error = entry.get("error")
+        if (run_dir / "status.json").is_file():
+            record = RunDir(run_dir).read_status()
+            if record.status != status:
+                status, error = record.status, record.error
+        out.append(
+            {
+                "run_id": run_id,
+                "seed": entry.get("seed"),
+                "params": dict(entry.get("params") or {}),
+                "status": status,
+                "error": error,
+                "skipped": bool(entry.get("skipped")),
+            }
+        )
+    return out
 
 
 def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -674,9 +726,7 @@ def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     path = Path(path)
     if (path / "sweep.json").is_file():
         sweep = json.loads((path / "sweep.json").read_text())
-        runs_file = path / "runs.json"
-        runs = json.loads(runs_file.read_text()) if runs_file.is_file() else []
-        return collect_rows(path / "runs", runs), list(sweep.get("grid", {}))
+        return collect_rows(path / "runs", sweep_runs(path)), list(sweep.get("grid", {}))
     from quadriga.rundir.loaded import is_run, read_run_file
 
     if is_run(path):

@@ -248,12 +248,16 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
 
     A verify run twice into one directory (or re-run after it was killed) starts the claim afresh
     instead of failing on its earlier run directory. Only a directory that verify made is removed
-    (one holding its ``run``/``point-*`` run directories, figures or nothing).
+    (one holding its ``run``/``point-*`` run directories, figures or nothing), and only when none
+    of its runs is still running (:func:`quadriga.fileio.run_alive`).
 
     Raises:
-        ConfigError: ``claim_dir`` holds files verify did not write (it is left untouched).
+        ConfigError: ``claim_dir`` holds files verify did not write, or a run another process is
+            running (it is left untouched).
     """
     import shutil
+
+    from quadriga.fileio import run_alive
 
     if claim_dir.is_dir() and any(claim_dir.iterdir()):
         ours = all(
@@ -264,6 +268,13 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
             raise ConfigError(
                 f"'{claim_dir}' holds files that quadriga verify did not write; choose another --out "
                 "directory.",
+                key="--out",
+            )
+        busy = [p for p in sorted(claim_dir.iterdir()) if p.is_dir() and run_alive(p)]
+        if busy:  # a verify still running there (a killed one's runs are not alive: replaced)
+            raise ConfigError(
+                f"'{busy[0]}' is being run by another quadriga process (a verify still running); wait "
+                "for it to finish, or choose another --out directory.",
                 key="--out",
             )
         shutil.rmtree(claim_dir)

@@ -6,8 +6,9 @@ subcommand's handler with ``set_defaults(func=...)``; :data:`COMMANDS` is the on
 A command line that names its subcommand imports only that module (the others get an empty
 placeholder parser), so ``quadriga list`` does not import what ``run`` or ``sweep`` need.
 Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted
-(Ctrl-C), 143 a run or a submitit sweep stopped by SIGTERM (handled as Ctrl-C: the run marked
-interrupted with its finished stages kept, the sweep's jobs cancelled). Output piped into a reader
+(Ctrl-C), 143 a command stopped by SIGTERM (handled as Ctrl-C by every command: a run marked
+interrupted with its finished stages kept, a sweep's runs and jobs stopped the same way, a verify
+reporting the claims done so far). Output piped into a reader
 that stops early (``quadriga list --full | head -1``) ends the command quietly with exit code 0, the
 usual way of command-line tools: the rest of the output goes to ``os.devnull``.
 Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from quadriga.cli._common import Formatter, add_common_options, console, escape
-from quadriga.errors import PluginImportInterrupted, QuadrigaError
+from quadriga.errors import PluginImportInterrupted, QuadrigaError, sigterm_interrupts
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -155,11 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     debug = getattr(args, "debug", False)
     try:
-        if args.command != "new":  # a bad --disable or QUADRIGA_DISABLE is refused before anything else
-            from quadriga.cli._common import registry_for
+        with sigterm_interrupts():  # SIGTERM (kill, timeout, a batch time limit) is handled as Ctrl-C
+            if args.command != "new":  # a bad --disable or QUADRIGA_DISABLE is refused before anything
+                from quadriga.cli._common import registry_for
 
-            registry_for(args).load()
-        code = int(args.func(args))
+                registry_for(args).load()
+            code = int(args.func(args))
         sys.stdout.flush()  # a reader that stopped early shows here, not at interpreter exit
         return code
     except QuadrigaError as exc:

@@ -60,6 +60,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     keys: list[str] = []
     for d in args.dirs:
         rows, grid_keys = _rows_of(d)
+        for note in _unfinished(d):
+            console.print(f"note: {escape(note)}", soft_wrap=True)
         for row in rows:
             row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
         all_rows += rows
@@ -118,3 +120,32 @@ def _rows_of(d: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise ConfigError(
             f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
         ) from None
+
+
+def _unfinished(d: Path) -> list[str]:
+    """One line for a run directory, or the runs of a sweep, not finished (their states as read now).
+
+    A run recorded as ``running`` whose process is gone reads as ``interrupted``
+    (:meth:`quadriga.rundir.RunDir.read_status`), so a killed run is never shown as running.
+    """
+    from quadriga.rundir import RunDir
+    from quadriga.rundir.loaded import is_run
+    from quadriga.summary import sweep_runs
+
+    if (d / "sweep.json").is_file():
+        runs = sweep_runs(d)
+        left = [r for r in runs if r["status"] != "finished"]
+        if not left:
+            return []
+        counts: dict[str, int] = {}
+        for r in left:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        states = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        done = len(runs) - len(left)
+        return [f"{d}: {done} of {len(runs)} runs finished ({states}); only finished runs are compared."]
+    if is_run(d) and (d / "status.json").is_file():
+        record = RunDir(d).read_status()
+        if record.status != "finished":
+            why = f": {record.error}" if record.error else ""
+            return [f"{d} is {record.status}{why}. Its finished stages are compared."]
+    return []

@@ -13,13 +13,14 @@ import contextlib
 import importlib
 import multiprocessing as mp
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
 
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, Terminated
 from quadriga.sweep.execute import _mark_failed, execute_one
 from quadriga.sweep.grid import RunSpec
 
@@ -167,7 +168,10 @@ def _run_local(
     """Run ``tasks`` on ``workers`` local processes, calling ``on_done`` with each outcome in the parent.
 
     Workers come from :func:`_worker_context`, never forked from this process: once torch has run
-    an OpenMP parallel region here, a forked child hangs in its first one.
+    an OpenMP parallel region here, a forked child hangs in its first one. Ctrl-C reaches the
+    workers from the terminal; SIGTERM (:class:`~quadriga.errors.Terminated`, sent to this process
+    alone by ``kill`` or a batch system) is passed on to the busy workers as SIGINT, so either way
+    each run is recorded interrupted with its finished stages.
     """
     ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
@@ -214,6 +218,11 @@ def _run_local(
                     conn.close()
                     if pending:
                         idle.append(start())
+    except Terminated:  # SIGTERM reached this process only: stop the runs as Ctrl-C would
+        for proc, _, _ in busy.values():
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
+        raise
     finally:
         _stop_workers(idle + [(p, c) for p, c, _ in busy.values()])
     imports.join()  # usually long done; the aggregation would wait for these imports anyway
