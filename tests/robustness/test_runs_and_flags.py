@@ -230,6 +230,17 @@ def test_verify_runs_twice_into_one_directory_and_keeps_what_it_did_not_write(cl
     assert (tmp_path / "w" / "toy-claim" / "notes.txt").read_text() == "mine"
 
 
+def test_verify_killed_before_its_run_wrote_status_json_runs_again(cli, tmp_path):
+    """SIGKILL while the claim's first run starts leaves only its lock and pipeline.toml."""
+    run = tmp_path / "v" / "toy-claim" / "run"
+    run.mkdir(parents=True)
+    (run / ".lock").write_text("999999999")  # the pid of a process that no longer runs
+    (run / "pipeline.toml").write_text("[pipeline]\nname = 'x'\n")
+    o = cli("verify", "toy-claim", "--out", "v")
+    assert o.rc == 0 and "did not write" not in o.text, o.text
+    assert (tmp_path / "v" / "report.json").is_file()
+
+
 @pytest.mark.parametrize("where", ["pipeline", "stage"])
 def test_a_device_this_machine_lacks_is_refused_by_check_and_leaves_no_run(cli, tmp_path, where):
     import torch
