@@ -269,6 +269,19 @@ def test_text_from_files_reaches_the_terminal_without_control_sequences(cli, tmp
         assert not {"\x1b", "\x07", "\x08"} & set(o.out + o.err), repr(o.err)  # ... as text only
 
 
+def test_stage_and_pipeline_names_in_a_run_s_results_reach_compare_s_tables_as_text(finished, cli):
+    """A tampered or copied run directory: ``compare`` prints its names without control sequences."""
+    path = finished / "results.json"
+    results = json.loads(path.read_text())
+    stages = results["stages"]
+    stages["ev\x1b]0;pwned\x07\x1b[31mil"] = stages.pop(list(stages)[-1])  # the evaluator
+    results["pipeline"] = "p\x1b[2Jq"
+    path.write_text(json.dumps(results))
+    o = cli("compare", str(finished), str(finished), "--out", "cmp")
+    assert "ev]0;pwned[31mil" in o.out, o.out  # the name is shown, as text ...
+    assert not {"\x1b", "\x07"} & set(o.out + o.err), repr(o.out)  # ... without its controls
+
+
 @pytest.mark.parametrize(
     ("edit", "needles"),
     [
