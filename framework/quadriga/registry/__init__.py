@@ -226,11 +226,11 @@ class Registry:
             try:
                 with _import_deadline(ep.name, seconds):
                     module = ep.load()
-            except (Exception, SystemExit) as exc:  # sys.exit() at import breaks that plugin only
-                self._record_broken(status, "import", exc)
-                continue
             except KeyboardInterrupt as exc:  # a plugin that hangs at import: say which one
                 raise PluginImportInterrupted(ep.name, ep.value, status.distribution) from exc
+            except BaseException as exc:  # sys.exit(), GeneratorExit, ... at import break that plugin only
+                self._record_broken(status, "import", exc)
+                continue
             record.remember(key, module_files(ep.value))
             try:
                 pm.register(module, name=ep.name)
