@@ -73,6 +73,13 @@ def test_problems_and_summaries():
     m = Metrics(values={"a/ess": 10.0, "a/ess_min_per_second": 3.0}, info={"seconds": 1.0, "n": 2})
     s = m.summary()
     assert s["values"] == {"a/ess": 10.0} and s["info"] == {"n": 2}
+    rows = [{"subject": "a", "ess": 10.0, "ess_min_per_second": 3.0}, {"subject": "b", "ess": 9.0}]
+    m = Metrics(values={"a/ess": 10.0}, tables={"summary": rows, "other": "kept"})
+    assert m.summary()["tables"] == {"summary": [{"subject": "a", "ess": 10.0}, rows[1]], "other": "kept"}
+    quicker = [{**rows[0], "ess_min_per_second": 4.0}, rows[1]]
+    faster = Metrics(values={"a/ess": 10.0}, tables={"summary": quicker})
+    assert same_numbers(m.numbers()["tables"]["summary"], faster.numbers()["tables"]["summary"])
+    assert m.tables["summary"][0]["ess_min_per_second"] == 3.0  # the artifact itself keeps it
     assert Samples(x=torch.zeros(4, 2), info={"wall_time": 3}).summary() == {
         "type": "Samples",
         "num_samples": 4,

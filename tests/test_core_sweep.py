@@ -43,6 +43,16 @@ def test_distinct_values_that_python_calls_equal_stay_distinct():
         plan([0], [("stage.a.alpha", [1]), ("stage.a.alpha", [2])])
 
 
+def test_a_grid_key_also_given_by_set_is_refused():
+    """``--set k=0.5 --grid k=0.1,0.2`` would silently drop the ``--set`` value."""
+    from quadriga.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"--grid and --set both give stage\.a\.alpha"):
+        plan([0], [("stage.a.alpha", [1, 2])], fixed=["stage.a.alpha = 3"])
+    runs = plan([0], [("stage.a.alpha", [1, 2])], fixed=["stage.a.beta=3"])  # other keys combine
+    assert runs[1].overrides == ("stage.a.beta=3", "stage.a.alpha=2")
+
+
 def test_aggregate_matches_closed_forms():
     rows = [{"stage": "s", "metric": "m", "k": 1, "value": v} for v in (1.0, 2.0, 4.0)]
     (entry,) = aggregate(rows, ["k"])

@@ -455,6 +455,23 @@ class Estimate(Artifact):
         return out
 
 
+def _timeless_tables(tables: Any) -> Any:
+    """``tables`` with the wall-clock columns (:func:`is_timing`) left out of each row that is a mapping.
+
+    A table is a list of row dicts (``{"subject": "mala", "ess_min": ..., "ess_min_per_second":
+    ...}``); a rate per second in it would make two runs with one seed differ in ``results.json``.
+    Other shapes of table are kept as they are.
+    """
+    if not isinstance(tables, Mapping):
+        return tables
+    return {
+        name: [timeless(row) if isinstance(row, Mapping) else row for row in rows]
+        if isinstance(rows, (list, tuple))
+        else rows
+        for name, rows in tables.items()
+    }
+
+
 @attrs.define(kw_only=True, eq=False, repr=False)
 class Metrics(Artifact):
     """Named scalar metrics with optional tables and figures.
@@ -504,14 +521,18 @@ class Metrics(Artifact):
         return {
             "type": "Metrics",
             "values": jsonable(timeless(self.values)),
-            "tables": jsonable(self.tables),
+            "tables": jsonable(_timeless_tables(self.tables)),
             "info": jsonable(timeless(self.info)),
             **({"intervals": jsonable(self.intervals)} if self.intervals else {}),
         }
 
     def numbers(self) -> dict[str, Any]:
         """Values, tables and intervals (timings left out)."""
-        return {"values": timeless(self.values), "tables": self.tables, "intervals": self.intervals}
+        return {
+            "values": timeless(self.values),
+            "tables": _timeless_tables(self.tables),
+            "intervals": self.intervals,
+        }
 
     def non_finite(self) -> list[str]:
         """``metric 'NAME'`` for every value that is NaN or inf."""

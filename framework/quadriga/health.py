@@ -13,7 +13,9 @@ Thresholds (documented, deliberately loose: they catch nonsense, not poor tuning
   below :data:`LOW_ACCEPTANCE`: warning.
 - ``Fitted``: a ``loss`` (or ``*_loss``) history whose median over its last tenth exceeds the
   median over its first tenth by :data:`LOSS_WARN` (three orders of magnitude): warning; by
-  :data:`LOSS_FAIL` (eight orders): failed ("diverged"); NaN or inf in it: failed.
+  :data:`LOSS_FAIL` (eight orders): failed ("diverged"); NaN or inf in it: failed. A late median
+  :data:`LOSS_FAIL` times the smallest value of the first tenth also fails (a loss that exploded
+  within its first tenth).
 """
 
 from __future__ import annotations
@@ -120,14 +122,20 @@ def fitted(history: Mapping[str, Any]) -> list[Health]:
         if early <= 0 or late <= 0:
             continue  # a loss that crosses zero (a difference of terms) has no growth factor
         growth = late / early
+        # a loss that blew up within its first tenth (learning rate 1e30: 5.2, 5e29, 5e29, ...)
+        # has an early median as large as its end: measured from the smallest early value
+        # instead, it fails at the same LOSS_FAIL (never warns: a noisy start is not suspect)
+        smallest = min(values[:tenth])
+        if growth < LOSS_FAIL and smallest > 0 and late / smallest >= LOSS_FAIL:
+            early, growth = smallest, late / smallest
         if growth >= LOSS_WARN:
             level = "failed" if growth >= LOSS_FAIL else "warning"
             out.append(
                 Health(
                     level,
                     key,
-                    f"{key} grew by a factor {growth:.3g} (median of the first tenth {early:.3g}, of the "
-                    f"last tenth {late:.3g}): {'training diverged' if level == 'failed' else 'suspect'}; "
+                    f"{key} grew by a factor {growth:.3g} (from {early:.3g} in its first tenth to a median "
+                    f"of {late:.3g} in its last): {'training diverged' if level == 'failed' else 'suspect'}; "
                     "lower the learning rate.",
                 )
             )

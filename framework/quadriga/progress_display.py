@@ -67,7 +67,6 @@ def rich_progress(
         max_interval: seconds, see ``lines``.
         clock: the monotonic clock of the progress lines and stage times (tests pass a fake one).
     """
-    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -78,6 +77,7 @@ def rich_progress(
         TimeRemainingColumn,
     )
 
+    from quadriga.cli._common import escape
     from quadriga.progress import ProgressLines
 
     progress = Progress(

@@ -508,7 +508,14 @@ def plot_summary(
     *,
     true_values: Mapping[tuple[str, str], float] | None = None,
 ) -> Path | None:
-    """Draw :func:`summary_figure` to the PNG ``path``; ``None`` (nothing written) for no rows."""
+    """Draw :func:`summary_figure` to the PNG ``path``; ``None`` (nothing written) for no rows.
+
+    Control characters in the entries' names (a tampered ``results.json``) are dropped first:
+    they have no glyph, and matplotlib's warning would carry them to the terminal.
+    """
+    from quadriga.cli._common import strip_controls
+
+    summary = [{k: strip_controls(v) if isinstance(v, str) else v for k, v in e.items()} for e in summary]
     fig = summary_figure(summary, keys, max_panels, true_values=true_values)
     if fig is None:
         return None

@@ -90,6 +90,27 @@ def test_a_plugin_that_ends_the_process_at_import_is_broken_and_everything_else_
     assert o.returncode == 0 and "Traceback" not in o.stderr, (o.stdout, o.stderr)
 
 
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("raise KeyboardInterrupt\n", "raised KeyboardInterrupt by itself"),
+        ("raise GeneratorExit\n", "GeneratorExit"),
+    ],
+)
+def test_a_plugin_raising_a_base_exception_at_import_is_broken_and_everything_else_works(
+    tmp_path, env_with, body, needle
+):
+    """Not Exception, not SystemExit: still that plugin's failure, not a Ctrl-C or a traceback."""
+    root = tmp_path / "extra"
+    _dist(root, "quadriga-raises-base", "raisesbase", "raisesbase_mod", body)
+    o = _quadriga(["list", "--json"], env_with(root), tmp_path)
+    assert o.returncode == 0 and "Traceback" not in o.stderr, (o.returncode, o.stdout, o.stderr)
+    data = json.loads(o.stdout)
+    assert "toy-iid" in {c["name"] for c in data["components"]}
+    (broken,) = [b for b in data["broken"] if b["distribution"] == "quadriga-raises-base"]
+    assert broken["plugin"] == "raisesbase" and needle in broken["error"], broken
+
+
 def test_a_known_plugin_is_not_probed_again_until_its_files_change(site, tmp_path, monkeypatch):
     """The record of clean imports: a second discovery starts no child; an edited module is probed again."""
     from quadriga.registry import Registry, probe

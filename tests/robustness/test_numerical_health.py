@@ -70,6 +70,9 @@ def _fitted(loss):
         ([1.0] * 19 + [math.nan], "failed"),
         ([-1.0] * 10 + [1e9] * 10, None),  # crosses zero: no growth factor
         ([1.0] * 5 + [1e9] * 4, None),  # too short to judge
+        ([5.2] + [5e29] * 29, "failed"),  # exploded at its second step (GDC at learning rate 1e30)
+        ([1.0, 8e3, 9e3] + [5e3] * 27, None),  # a 5e3-fold jump inside the first tenth: not judged
+        ([3.0, 1.0, 2.0] + [1.5] * 27, None),  # a noisy start that settles: fine
     ],
 )
 def test_loss_growth_thresholds(loss, level):

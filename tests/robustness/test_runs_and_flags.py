@@ -230,6 +230,17 @@ def test_verify_runs_twice_into_one_directory_and_keeps_what_it_did_not_write(cl
     assert (tmp_path / "w" / "toy-claim" / "notes.txt").read_text() == "mine"
 
 
+def test_verify_killed_before_its_run_wrote_status_json_runs_again(cli, tmp_path):
+    """SIGKILL while the claim's first run starts leaves only its lock and pipeline.toml."""
+    run = tmp_path / "v" / "toy-claim" / "run"
+    run.mkdir(parents=True)
+    (run / ".lock").write_text("999999999")  # the pid of a process that no longer runs
+    (run / "pipeline.toml").write_text("[pipeline]\nname = 'x'\n")
+    o = cli("verify", "toy-claim", "--out", "v")
+    assert o.rc == 0 and "did not write" not in o.text, o.text
+    assert (tmp_path / "v" / "report.json").is_file()
+
+
 @pytest.mark.parametrize("where", ["pipeline", "stage"])
 def test_a_device_this_machine_lacks_is_refused_by_check_and_leaves_no_run(cli, tmp_path, where):
     import torch
@@ -256,6 +267,19 @@ def test_text_from_files_reaches_the_terminal_without_control_sequences(cli, tmp
     for o in (cli("run", "p.toml", "--check"), cli("run", "q.toml", "--check")):
         assert o.rc == 2 and "red" in o.err, o.err  # the error quotes the value ...
         assert not {"\x1b", "\x07", "\x08"} & set(o.out + o.err), repr(o.err)  # ... as text only
+
+
+def test_stage_and_pipeline_names_in_a_run_s_results_reach_compare_s_tables_as_text(finished, cli):
+    """A tampered or copied run directory: ``compare`` prints its names without control sequences."""
+    path = finished / "results.json"
+    results = json.loads(path.read_text())
+    stages = results["stages"]
+    stages["ev\x1b]0;pwned\x07\x1b[31mil"] = stages.pop(list(stages)[-1])  # the evaluator
+    results["pipeline"] = "p\x1b[2Jq"
+    path.write_text(json.dumps(results))
+    o = cli("compare", str(finished), str(finished), "--out", "cmp")
+    assert "ev]0;pwned[31mil" in o.out, o.out  # the name is shown, as text ...
+    assert not {"\x1b", "\x07"} & set(o.out + o.err), repr(o.out)  # ... without its controls
 
 
 @pytest.mark.parametrize(

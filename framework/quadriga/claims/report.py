@@ -248,7 +248,8 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
 
     A verify run twice into one directory (or re-run after it was killed) starts the claim afresh
     instead of failing on its earlier run directory. Only a directory that verify made is removed
-    (one holding its ``run``/``point-*`` run directories, figures or nothing), and only when none
+    (one holding its ``run``/``point-*`` run directories, each with ``status.json`` or, when it was
+    killed before writing one, its lock file; figures; or nothing), and only when none
     of its runs is still running (:func:`quadriga.fileio.run_alive`).
 
     Raises:
@@ -257,13 +258,15 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
     """
     import shutil
 
-    from quadriga.fileio import run_alive
+    from quadriga.fileio import LOCK, run_alive
+
+    def run_dir(p: Path) -> bool:
+        # a run directory has status.json; one killed before its first status write has only
+        # its lock (and pipeline.toml)
+        return p.is_dir() and ((p / "status.json").is_file() or (p / LOCK).is_file())
 
     if claim_dir.is_dir() and any(claim_dir.iterdir()):
-        ours = all(
-            (p.is_dir() and (p / "status.json").is_file()) or p.suffix in (".png", ".json", ".md")
-            for p in claim_dir.iterdir()
-        )
+        ours = all(run_dir(p) or p.suffix in (".png", ".json", ".md") for p in claim_dir.iterdir())
         if not ours or claim_dir.is_symlink():
             raise ConfigError(
                 f"'{claim_dir}' holds files that quadriga verify did not write; choose another --out "

@@ -30,6 +30,7 @@ __all__ = [
     "name_completer",
     "print_problems",
     "registry_for",
+    "strip_controls",
 ]
 
 #: what ``ArgumentParser.add_subparsers`` returns; each command module adds its parser to it
@@ -138,6 +139,14 @@ _RE_EMOJI = re.compile(r":\S*?:")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def strip_controls(text: str) -> str:
+    """``text`` without C0 and C1 control characters (newline and tab kept).
+
+    For text read from run files before it reaches a terminal, a figure or a warning.
+    """
+    return _CONTROL.sub("", text)
+
+
 def escape(markup: str) -> str:
     """``rich.markup.escape`` without importing rich, and without terminal control characters.
 
@@ -147,7 +156,7 @@ def escape(markup: str) -> str:
     characters (escape sequences included; newline and tab kept) are removed first: text read
     from files reaches the terminal as text only.
     """
-    markup = _CONTROL.sub("", markup)
+    markup = strip_controls(markup)
 
     def backslashes(match: re.Match[str]) -> str:
         slashes, text = match.groups()

@@ -7,13 +7,12 @@ import platform
 import sys
 from typing import Any
 
-from rich.markup import escape
-
 from quadriga.cli._common import (
     Formatter,
     Subparsers,
     add_common_options,
     console,
+    escape,
     print_problems,
     registry_for,
 )

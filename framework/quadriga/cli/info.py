@@ -8,7 +8,6 @@ import re
 import sys
 from typing import Any
 
-from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
@@ -18,6 +17,7 @@ from quadriga.cli._common import (
     add_common_options,
     add_kind_option,
     console,
+    escape,
     name_completer,
     registry_for,
 )

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rich.markup import escape
-
-from quadriga.cli._common import Formatter, Subparsers, add_common_options, console
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, console, escape
 from quadriga.cli.output import print_json
 
 __all__ = ["add_parser", "cmd_report"]

@@ -7,13 +7,12 @@ import os
 import sys
 from pathlib import Path
 
-from rich.markup import escape
-
 from quadriga.cli._common import (
     Formatter,
     Subparsers,
     add_common_options,
     console,
+    escape,
     name_completer,
     registry_for,
 )

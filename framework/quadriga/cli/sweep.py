@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
-from quadriga.cli._common import Formatter, Subparsers, add_common_options, name_completer
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, escape, name_completer
 
 __all__ = ["EPILOG", "add_parser", "cmd_sweep", "header_lines", "print_summary"]
 

@@ -8,13 +8,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
 from quadriga.cli._common import (
     Formatter,
     Subparsers,
     add_common_options,
     console,
+    escape,
     name_completer,
     registry_for,
 )

@@ -226,11 +226,11 @@ class Registry:
             try:
                 with _import_deadline(ep.name, seconds):
                     module = ep.load()
-            except (Exception, SystemExit) as exc:  # sys.exit() at import breaks that plugin only
-                self._record_broken(status, "import", exc)
-                continue
             except KeyboardInterrupt as exc:  # a plugin that hangs at import: say which one
                 raise PluginImportInterrupted(ep.name, ep.value, status.distribution) from exc
+            except BaseException as exc:  # sys.exit(), GeneratorExit, ... at import break that plugin only
+                self._record_broken(status, "import", exc)
+                continue
             record.remember(key, module_files(ep.value))
             try:
                 pm.register(module, name=ep.name)
@@ -470,8 +470,16 @@ class PluginImportTimeout(TimeoutError):
     """A plugin module's import did not finish within ``QUADRIGA_IMPORT_TIMEOUT`` seconds (default 60)."""
 
 
+#: the longest import deadline (about 116 days): ``inf`` or a larger value means this one, since the
+#: timer behind the deadline (``signal.setitimer``) overflows somewhere above 1e9 s
+MAX_IMPORT_TIMEOUT = 1e7
+
+
 def import_timeout() -> float:
     """Seconds a plugin module's import may take: ``QUADRIGA_IMPORT_TIMEOUT``, default 60.
+
+    ``inf`` (or anything above :data:`MAX_IMPORT_TIMEOUT`) is :data:`MAX_IMPORT_TIMEOUT`: no
+    deadline in practice.
 
     Raises:
         ConfigError: it is not a positive number of seconds.
@@ -486,7 +494,7 @@ def import_timeout() -> float:
             f"QUADRIGA_IMPORT_TIMEOUT must be a positive number of seconds, got {raw!r}.",
             key="QUADRIGA_IMPORT_TIMEOUT",
         ) from None
-    return seconds
+    return min(seconds, MAX_IMPORT_TIMEOUT)
 
 
 @contextlib.contextmanager

@@ -7,8 +7,9 @@ fresh interpreter (``sys.executable -c``, the same ``sys.path``), one child for 
 in turn. A child that ends while importing one of them marks that plugin as ending the process
 (:class:`Outcome` ``"exited"``, with its exit code or signal); one that runs past the import
 deadline marks it ``"timeout"``; every other outcome (imported, or raised any exception, even
-``SystemExit`` or ``KeyboardInterrupt``) leaves the plugin to the in-process import, which records
-the real error.
+``SystemExit``) leaves the plugin to the in-process import, which records the real error. A
+``KeyboardInterrupt`` raised by the import itself (the child runs in its own session, so no Ctrl-C
+reaches it) marks the plugin ``"interrupt"``: in-process it would read as the user's Ctrl-C.
 
 Which plugins imported cleanly is kept in a record beside the registry cache
 (``imports-<tag>.json`` in :func:`quadriga.registry.cache.cache_path`'s folder), keyed by the
@@ -51,6 +52,8 @@ for name, value in todo:
     out.write("start " + name + "\n")
     try:
         EntryPoint(name, value, "quadriga").load()
+    except KeyboardInterrupt:  # the child has its own session: no Ctrl-C reaches it
+        out.write("interrupt " + name + "\n")
     except BaseException:
         out.write("raised " + name + "\n")
     else:
@@ -66,8 +69,10 @@ class Outcome:
 
     Attributes:
         state: ``"ok"`` (imported, or raised an exception: import it in-process), ``"exited"``
-            (the import ended the child process) or ``"timeout"`` (still importing at the deadline).
-        error: for ``"exited"`` and ``"timeout"``, the sentence the registry reports.
+            (the import ended the child process), ``"timeout"`` (still importing at the deadline)
+            or ``"interrupt"`` (the import raised ``KeyboardInterrupt`` itself, which in-process
+            could not be told from Ctrl-C).
+        error: for every state but ``"ok"``, the sentence the registry reports.
     """
 
     state: str
@@ -242,6 +247,13 @@ def _run_child(left: list[tuple[str, str, str]], seconds: float, outcomes: dict[
                 word, _, name = line.decode().partition(" ")
                 if word == "start":
                     current, deadline = name, time.monotonic() + seconds
+                elif word == "interrupt":  # raised by the plugin itself: in-process it would read as Ctrl-C
+                    outcomes[name] = Outcome(
+                        "interrupt",
+                        "importing its module raised KeyboardInterrupt by itself (no Ctrl-C was "
+                        "pressed; quadriga imported it in a separate process)",
+                    )
+                    current, deadline = None, None
                 else:
                     current, deadline = None, None
         code = child.wait()

@@ -173,7 +173,7 @@ def plan(
     """The runs of a sweep: every grid point (Cartesian product) times every seed.
 
     Raises:
-        ConfigError: a grid key given twice.
+        ConfigError: a grid key given twice, or given by ``--grid`` and by ``--set``.
 
     Returns:
         One :class:`RunSpec` per (grid point, seed), grid points in product order, seeds inner.
@@ -186,6 +186,14 @@ def plan(
         if keys.count(key) > 1:
             raise ConfigError(
                 f"--grid gives {key} more than once; put all its values in one --grid {key}=V1,V2,...",
+                key="--grid",
+            )
+    set_keys = {text.split("=", 1)[0].strip() for text in fixed}
+    for key in keys:
+        if key.strip() in set_keys:
+            raise ConfigError(
+                f"--grid and --set both give {key}; the grid's values would replace the --set "
+                f"value in every run. Drop one of them (a single value is --grid {key}=VALUE).",
                 key="--grid",
             )
     short = _short_keys(keys)
