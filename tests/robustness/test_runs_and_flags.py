@@ -64,6 +64,7 @@ SWEEP = [
     ("seeds-text", ["--seeds", "a:b"], ["option --seeds"]),
     ("seeds-huge-value", ["--seeds", str(2**70)], ["option --seeds", "64-bit"]),
     ("seeds-many-listed", ["--seeds", ",".join(map(str, range(20000)))], ["option --seeds"]),
+    ("seeds-twice", ["--seeds", "0:2", "--seeds", "3"], ["--seeds given twice", "0:2", "3"]),
     ("grid-no-equals", ["--grid", "stage.draw.num_samples"], ["option --grid"]),
     (
         "grid-bad-value",

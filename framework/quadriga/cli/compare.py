@@ -59,7 +59,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for d in args.dirs:
         rows, grid_keys = _rows_of(d)
         for note in _unfinished(d):
-            console.print(f"note: {escape(note)}", soft_wrap=True)
+            console.print(f"note: {escape(note)}")  # wrapped at the console width
         for row in rows:
             row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
         all_rows += rows

@@ -40,7 +40,12 @@ def add_parser(sub: Subparsers) -> None:
     p.add_argument(
         "pipeline", metavar="NAME_OR_PATH", help="a registered pipeline name or a TOML file"
     ).completer = name_completer("pipeline")
-    p.add_argument("--seeds", default="0:3", help="START:STOP or a,b,c (default 0:3; at most 10000 seeds)")
+    p.add_argument(
+        "--seeds",
+        default="0:3",
+        action=_GivenOnce,
+        help="START:STOP or a,b,c (default 0:3; at most 10000 seeds)",
+    )
     p.add_argument(
         "--grid",
         action="append",
@@ -148,6 +153,22 @@ def header_lines(name: str, plan: Any) -> list[str]:
             f"  executor: {plan.executor}",
         ]
     return [head, f"  directory: {plan.dir}", f"  backend: {plan.backend}, {runs} ({plan.executor})"]
+
+
+class _GivenOnce(argparse.Action):
+    """An option that may be given once: a second ``--seeds`` is an error, not a silent override."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: Any = None
+    ) -> None:
+        seen = getattr(namespace, f"_{self.dest}_given", None)
+        if seen is not None:
+            parser.error(
+                f"{option} given twice ({seen} and {values}); give one list, e.g. {option} 0,1,2 "
+                f"or {option} 0:10"
+            )
+        setattr(namespace, f"_{self.dest}_given", values)
+        setattr(namespace, self.dest, values)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
