@@ -151,14 +151,24 @@ def blackjax_arm(kernel: str, d: int, chains: int, steps: int, seed: int) -> flo
     return (time.process_time() - t0) / steps
 
 
-def quadriga_arm(kernel: str, d: int, chains: int, steps: int, seed: int) -> float:
-    """CPU seconds per iteration of quadriga-std's ``MALA``/``HMC`` on the same Gaussian (float64)."""
+def quadriga_arm(kernel: str, d: int, chains: int, steps: int, seed: int, compile: bool = False) -> float:
+    """CPU seconds per iteration of quadriga-std's ``MALA``/``HMC`` on the same Gaussian (float64).
+
+    ``compile``: the kernel's ``compile = true`` path (``compile_steps`` transitions per call of
+    one ``torch.compile``-d function); the first call in a process compiles (see :func:`compile_seconds`).
+    """
     import torch
     from quadriga_std.samplers.mcmc import HMC, MALA
     from quadriga_std.targets.gaussian import Gaussian
 
     target = Gaussian(dim=d, equicorrelation=RHO)
-    common: dict[str, Any] = {"num_chains": chains, "num_samples": steps, "burn_in": 0, "dtype": "float64"}
+    common: dict[str, Any] = {
+        "num_chains": chains,
+        "num_samples": steps,
+        "burn_in": 0,
+        "dtype": "float64",
+        "compile": compile,
+    }
     if kernel == "mala":
         sampler: Any = MALA(step_size=MALA_STEP, **common)
     else:
@@ -166,6 +176,14 @@ def quadriga_arm(kernel: str, d: int, chains: int, steps: int, seed: int) -> flo
     t0 = time.process_time()
     sampler.sample(target, generator=torch.Generator().manual_seed(seed))
     return (time.process_time() - t0) / steps
+
+
+def compile_seconds(kernel: str, d: int, chains: int) -> float:
+    """Wall seconds of the first ``compile = true`` run in this process (tracing and C++ compilation
+    of the multi-step function, plus one block of transitions): reported, never counted."""
+    start = time.perf_counter()
+    quadriga_arm(kernel, d, chains, 16, 0, compile=True)
+    return time.perf_counter() - start
 
 
 # ------------------------------------------------------------------------------------------- DQN
@@ -251,12 +269,40 @@ def _mcmc_target(kernel: str, d: int, chains: int) -> tuple[str, Callable[[float
     if chains == 64 and d >= 100:
         return "<= 1.3", lambda r, rs: r <= 1.3
     if chains == 1 and d == 10:
-        return "<= 4 with `compile = true` (eager here: reported)", None
+        return "reported (eager; <= 4 is the `compile = true` row's)", None
     return "reported", None
 
 
+def _compiled_row(
+    kernel: str, label: str, make: Callable[..., Any], quick: bool, seed: Any, notes: list[str]
+) -> Any:
+    """The ``compile = true`` row at 1 chain, d = 10 (its compile time goes to ``notes``)."""
+    n_q, n_b = _mcmc_steps(kernel, 10, 1, quick)
+
+    def setup() -> None:
+        seconds = compile_seconds(kernel, 10, 1)
+        blackjax_runner(kernel, 10, 1, n_b)
+        notes.append(
+            f"{label} with `compile = true`, d = 10, 1 chain: first call (compilation) {seconds:.1f} s "
+            "wall, not counted in the row."
+        )
+
+    return make(
+        name=f"{label} `compile = true` per iteration / BlackJAX (jit), d = 10, 1 chain(s)",
+        method=lambda: quadriga_arm(kernel, 10, 1, n_q, next(seed), compile=True),
+        baseline=lambda: blackjax_arm(kernel, 10, 1, n_b, next(seed)),
+        target_text="<= 4",
+        target=lambda r, rs: r <= 4,
+        repeats=(5, 2),
+        setup=setup,
+    )
+
+
 def peer_benches(
-    quick: bool, make: Callable[..., Any], kernels: Sequence[str] = ("mala", "hmc")
+    quick: bool,
+    make: Callable[..., Any],
+    kernels: Sequence[str] = ("mala", "hmc"),
+    notes: list[str] | None = None,
 ) -> tuple[list[Any], list[str]]:
     """The peer rows for ``run_all.py`` and the notes on arms left out.
 
@@ -265,13 +311,15 @@ def peer_benches(
         make: the row class of ``run_all.py`` (``Bench``), called with its fields as keywords.
         kernels: the MCMC kernels compared with BlackJAX (a quick run keeps MALA only: compiling
             each configuration's BlackJAX loop costs 3-12 s on a loaded 2-core machine).
+        notes: the list the notes are appended to (also those a row's setup adds while the
+            benchmarks run: the compile time of the ``compile = true`` rows); a new one if None.
 
     Returns:
         ``(rows, notes)``: rows whose libraries are installed; one note per peer that is not (its
         arms left out, with the command that installs it) and one on the thread settings.
     """
     rows: list[Any] = []
-    notes: list[str] = []
+    notes = [] if notes is None else notes
     absent = missing(PEERS["BlackJAX"])
     if absent:
         notes.append(skip_note("BlackJAX", absent))
@@ -280,6 +328,7 @@ def peer_benches(
         seed = iter(range(10_000))
         for kernel in kernels if not quick else [k for k in kernels if k == "mala"]:
             label = "MALA" if kernel == "mala" else f"HMC ({HMC_LEAPFROG} leapfrog steps)"
+            rows.append(_compiled_row(kernel, label, make, quick, seed, notes))
             for d, chains in MCMC_CONFIGS:
                 n_q, n_b = _mcmc_steps(kernel, d, chains, quick)
                 text, target = _mcmc_target(kernel, d, chains)

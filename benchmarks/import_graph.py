@@ -66,6 +66,7 @@ _LAYER_OF: tuple[tuple[str, str], ...] = (
     ("quadriga.pipeline_source", "pipeline"),
     ("quadriga.pipeline_checks", "pipeline"),
     ("quadriga.expansion", "pipeline"),
+    ("quadriga.pipeline_schema", "pipeline"),
     # contract
     ("quadriga.interfaces", "contract"),
     ("quadriga.artifacts", "contract"),
@@ -88,6 +89,7 @@ _LAYER_OF: tuple[tuple[str, str], ...] = (
     ("quadriga.versions", "ground"),
     ("quadriga.tags", "ground"),
     ("quadriga._repr", "ground"),
+    ("quadriga.health", "ground"),
 )
 
 #: the package facade: lazy public names, on no layer
@@ -137,12 +139,68 @@ def _imports(tree: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
         stack.extend(ast.iter_child_nodes(node))
 
 
+def facade_names(names: Mapping[str, Path]) -> dict[str, str]:
+    """The facade's lazy public names: ``quadriga.NAME`` → the module defining it (its ``_LAZY`` table)."""
+    path = names.get(FACADE)
+    if path is None:
+        return {}
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "_LAZY" for t in targets) and isinstance(
+            node.value, ast.Dict
+        ):
+            return {
+                k.value: v.value
+                for k, v in zip(node.value.keys, node.value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+            }
+    return {}
+
+
+def _facade_uses(tree: ast.AST, lazy: Mapping[str, str]) -> set[str]:
+    """Modules reached through ``quadriga.NAME`` in a module that binds the facade's name.
+
+    ``import quadriga`` binds it, and so does ``import quadriga.artifacts`` (Python binds the top
+    package).
+    """
+    imports_facade = any(
+        isinstance(node, ast.Import)
+        and any(a.asname is None and a.name.split(".")[0] == FACADE for a in node.names)
+        for node in _imports(tree)
+    )
+    if not imports_facade:
+        return set()
+    return {
+        lazy[node.attr]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == FACADE
+        and node.attr in lazy
+    }
+
+
 def edges(names: Mapping[str, Path]) -> dict[str, set[str]]:
-    """Module → the core modules it imports (resolving ``from pkg import submodule``)."""
+    """Module → the core modules it imports (resolving ``from pkg import submodule``).
+
+    A name taken from the lazy facade (``from quadriga import build``, or ``quadriga.build`` after
+    ``import quadriga``) counts as an import of the module defining it (:func:`facade_names`),
+    so the facade cannot hide an arrow.
+    """
     graph: dict[str, set[str]] = {name: set() for name in names}
+    lazy = facade_names(names)
     for name, path in names.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        if name != FACADE:
+            graph[name] |= {m for m in _facade_uses(tree, lazy) if m in names and m != name}
+        for node in _imports(tree):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             else:
@@ -153,6 +211,8 @@ def edges(names: Mapping[str, Path]) -> dict[str, set[str]]:
                 else:
                     mod = node.module or ""
                 targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in names else mod for a in node.names]
+                if mod == FACADE and name != FACADE:
+                    targets = [lazy.get(a.name, t) for a, t in zip(node.names, targets, strict=True)]
             for target in targets:
                 while target and target not in names:
                     target = target.rpartition(".")[0]

@@ -161,10 +161,8 @@ def benches(quick: bool, notes: list[str] | None = None) -> list[Bench]:
         )
 
     # --- peers: BlackJAX (MALA, HMC) and stable-baselines3 (DQN), when the `bench` extra is installed
-    peer_rows, peer_notes = peers.peer_benches(quick, Bench)
+    peer_rows, _ = peers.peer_benches(quick, Bench, notes=notes)
     out.extend(peer_rows)
-    if notes is not None:
-        notes.extend(peer_notes)
 
     # --- listing: `quadriga list` against importing pluggy and importlib.metadata (child CPU seconds)
     py = sys.executable

@@ -584,3 +584,16 @@ def test_verify_help_says_smoke_is_the_default_and_what_each_scale_gives(capsys)
     assert "no verdict, p-value or MDE: the status is 'ran'" in text
     assert "paper the replicates the claim was designed for: minutes to hours" in text
     assert "verdict: passed, refuted or inconclusive" in text
+
+
+def test_every_lazy_name_of_the_claims_package_is_exported_by_its_module():
+    """``quadriga.claims`` re-exports names lazily: its table must name each where it is exported."""
+    import importlib
+
+    import quadriga.claims as package
+
+    assert sorted(package.__all__) == sorted(package._LAZY)  # the lazy table is the export list
+    for name, module in package._LAZY.items():
+        sub = importlib.import_module(f"quadriga.claims.{module}")
+        assert name in sub.__all__, f"quadriga.claims.{module} does not export {name}"
+        assert getattr(package, name) is getattr(sub, name)

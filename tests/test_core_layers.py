@@ -57,3 +57,52 @@ def test_ground_and_contract_never_import_presentation(graph):
     low = [a for a in result["wrong_way"] if a[1] in ("ground", "contract") and a[3] == "presentation"]
     assert not low, f"low layers importing presentation: {low}"
     assert not [a for a in result["wrong_way"] if a[1] in ("ground", "contract")], result["wrong_way"]
+
+
+def test_the_graph_reader_sees_names_taken_from_the_lazy_facade(graph, tmp_path):
+    pkg = tmp_path / "quadriga"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(
+        '_LAZY = {"build": "quadriga.notebook", "Samples": "quadriga.artifacts"}\n'
+    )
+    (pkg / "notebook.py").write_text("")
+    (pkg / "artifacts.py").write_text("")
+    (pkg / "fileio.py").write_text("def f():\n    from quadriga import build\n")
+    (pkg / "interfaces.py").write_text(
+        "import quadriga\n\ndef f():\n    return quadriga.build, quadriga.other\n"
+    )
+    # `import quadriga.fileio` binds the name quadriga too
+    (pkg / "errors.py").write_text("import quadriga.fileio\n\nx = quadriga.build\n")
+    (pkg / "seeding.py").write_text("from quadriga import Samples\n")
+    result = graph.measure(pkg)
+    assert sorted(map(tuple, result["wrong_way"])) == [
+        ("quadriga.errors", "ground", "quadriga.notebook", "presentation"),
+        ("quadriga.fileio", "ground", "quadriga.notebook", "presentation"),
+        ("quadriga.interfaces", "contract", "quadriga.notebook", "presentation"),
+        ("quadriga.seeding", "ground", "quadriga.artifacts", "contract"),
+    ]
+
+
+#: the low modules the layering is about: the artifact and component contract, file helpers, the
+#: run directory; none may reach a presentation module (or the progress display), directly or not
+LOW = ("quadriga.interfaces", "quadriga.artifacts", "quadriga.fileio", "quadriga.rundir")
+
+
+def test_low_modules_reach_no_presentation_module_even_through_others(graph):
+    names = graph.module_names(ROOT / "framework" / "quadriga")
+    edges = graph.edges(names)
+    shown = {m for m in names if graph.layer_of(m) == "presentation"} | {"quadriga.progress_display"}
+    assert {"quadriga.cli", "quadriga.notebook", "quadriga.report"} <= shown
+    low = [m for m in names if any(m == p or m.startswith(p + ".") for p in LOW)]
+    assert len(low) >= 6  # the four modules and rundir's submodules were read
+    for module in low:
+        seen, todo = set(), [module]
+        while todo:
+            for target in edges[todo.pop()] - seen:
+                seen.add(target)
+                todo.append(target)
+        assert not seen & shown, f"{module} reaches {sorted(seen & shown)}"
+
+
+def test_every_core_module_is_placed_on_a_layer(graph):
+    assert graph.measure(ROOT / "framework" / "quadriga")["unplaced"] == []

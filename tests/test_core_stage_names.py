@@ -189,3 +189,36 @@ def test_nodes_carry_their_point_and_the_run_records_source_point_replicate(regi
     assert entry["info"]["point"] == {"num_samples": 40, "nan": False}
     metrics = set(to_pandas(result.dir)["metric"])  # the name's parts are not numbers of the stage
     assert "num_samples" in metrics and not metrics & {"source", "point", "replicate"}
+
+
+def test_point_mismatches_compare_a_table_with_the_point_in_its_name():
+    from quadriga.expansion import point_mismatches
+
+    assert point_mismatches("m[step_size=0.1][2]", {"step_size": 0.1, "other": 3}) == []
+    assert point_mismatches("m[step_size=0.1]", {"step_size": 0.2}) == [("step_size", 0.1, 0.2)]
+    assert point_mismatches("m[n=1]", {"n": 1.0}) == []  # a float parameter resolved from 1
+    assert point_mismatches("m[flag=true]", {"flag": 1}) == [("flag", True, 1)]
+    assert point_mismatches("m[label=1]", {"label": "1"}) == []  # the name writes "1" and 1 alike
+    # a component axis is written by its use; a nested key and an input are followed
+    assert point_mismatches("m[sampler=hmc]", {"sampler": {"use": "hmc", "step": 0.1}}) == []
+    assert point_mismatches("m[sampler=hmc]", {"sampler": {"use": "mala"}}) == [
+        ("sampler", "hmc", {"use": "mala"})
+    ]
+    table = {"kernel": {"step_size": 0.3}, "inputs": {"target": "gmm"}}
+    assert point_mismatches("m[kernel.step_size=0.3,inputs.target=gmm]", table) == []
+    assert point_mismatches("m[kernel.step_size=0.5,inputs.target=funnel]", table) == [
+        ("kernel.step_size", 0.5, 0.3),
+        ("inputs.target", "funnel", "gmm"),
+    ]
+    assert point_mismatches("m", {"step_size": 1}) == [] and point_mismatches("m[q=1]", {}) == []
+
+
+def test_split_subject_key_keeps_a_metric_holding_a_slash_whole():
+    from quadriga.stage_names import split_subject_key
+
+    stages = {"fit", "mala[step_size=0.1][0]", "a/b"}
+    assert split_subject_key("fit/flowrl/mean_reward", stages) == ("fit", "flowrl/mean_reward")
+    assert split_subject_key("mala[step_size=0.1][0]/tv", stages) == ("mala[step_size=0.1][0]", "tv")
+    assert split_subject_key("a/b/tv", stages) == ("a/b", "tv")  # the longest stage name wins
+    assert split_subject_key("x/y/tv") == ("x/y", "tv")  # no stage known: the last slash
+    assert split_subject_key("tv", stages) == ("", "tv")

@@ -1,8 +1,9 @@
 """The third-party author's path: render the template, install it outside this repository, test, update.
 
 The out-of-repository tests build a fresh virtual environment in a temporary folder (outside the
-checkout), install quadriga and quadriga-std into it from this checkout's path (not editable: the
-files are copied into the new environment), then the rendered plugins (editable), and run each
+checkout), install quadriga and quadriga-std into it from this checkout's path (editable, as
+``quadriga new plugin`` prints it: pip then builds in a temporary folder and leaves no ``build/``
+in the checkout), then the rendered plugins (editable), and run each
 plugin's own tests and ``quadriga list`` there with the temporary folder as working directory.
 The new environment's third-party dependencies (torch, numpy, ...) are the running environment's,
 seen through a folder of links that leaves out every quadriga distribution, so nothing of this
@@ -423,19 +424,37 @@ def test_without_git_the_render_is_plain_and_says_so(tmp_path, monkeypatch, caps
 
 
 # ------------------------------------------------------------------ install commands
-def test_install_commands_follow_where_quadriga_was_installed_from(tmp_path):
-    """Run from this checkout, the commands install the core and quadriga-std from its path, with its
-    constraints, and the plugin with its test extra."""
-    core = origin_of("quadriga")
-    if core.checkout != ROOT:
-        pytest.skip(f"quadriga is not installed from this checkout here ({core})")
+def test_install_commands_follow_where_quadriga_was_installed_from(tmp_path, monkeypatch):
+    """From a checkout, the commands install the core and quadriga-std editable from its path (a
+    plain install of a folder builds inside it), with its constraints, and the plugin with its test
+    extra; from wheels, the wheel files themselves."""
+    import quadriga.scaffold as scaffold
+    from quadriga.scaffold import Origin
+
+    checkout = tmp_path / "quadriga"
+    (checkout / "plugins" / "quadriga-std").mkdir(parents=True)
+    (checkout / "plugins" / "quadriga-std" / "pyproject.toml").write_text("")
+    (checkout / "constraints.txt").write_text("")
+    origins = {"quadriga": Origin("quadriga", True, checkout), "quadriga-std": Origin("quadriga-std", False)}
+    monkeypatch.setattr(scaffold, "origin_of", lambda name: origins.get(name, Origin(name, False)))
     commands = install_commands(tmp_path / "quadriga-x")
     plugin = shlex.quote(f"{tmp_path / 'quadriga-x'}[test]")
-    assert commands["here"][-1] == f"pip install -e {plugin}"
-    assert (
-        f"pip install -c {ROOT / 'constraints.txt'} {ROOT} {ROOT / 'plugins' / 'quadriga-std'}"
-        in (commands["new environment"])
-    )
+    std = checkout / "plugins" / "quadriga-std"
+    assert commands["here"] == [f"pip install -e {std}", f"pip install -e {plugin}"]
+    assert commands["new environment"] == [
+        "python -m venv .venv",
+        ". .venv/bin/activate",
+        f"pip install -c {checkout / 'constraints.txt'} -e {checkout} -e {std}",
+        f"pip install -e {plugin}",
+    ]
+    core_wheel, std_wheel = tmp_path / "quadriga-0.1-py3-none-any.whl", tmp_path / "quadriga_std.whl"
+    core_wheel.write_text("")
+    std_wheel.write_text("")
+    origins["quadriga"] = Origin("quadriga", True, core_wheel)
+    origins["quadriga-std"] = Origin("quadriga-std", True, std_wheel)
+    commands = install_commands(tmp_path / "quadriga-x")
+    assert commands["here"] == [f"pip install -e {plugin}"]
+    assert commands["new environment"][2] == f"pip install {core_wheel} {std_wheel}"
     assert origin_of("no-such-distribution").installed is False
 
 
@@ -447,6 +466,7 @@ class Outside:
     root: Path
     venv: Path
     env: dict[str, str] = field(default_factory=dict)
+    debris: list[Path] = field(default_factory=list)
 
     def run(self, *args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -502,9 +522,31 @@ def outside(tmp_path_factory) -> Outside:
     box = Outside(base, venv, env)
     # the documented command, offline; constraints.txt is left out because the running environment
     # (the source of the third-party packages) is what it is
-    done = box.pip_install(str(ROOT), str(ROOT / "plugins" / "quadriga-std"))
+    before = _build_debris()
+    done = box.pip_install("-e", str(ROOT), "-e", str(ROOT / "plugins" / "quadriga-std"))
     assert done.returncode == 0, done.stdout + done.stderr
+    box.debris = sorted(_build_debris() - before)
     return box
+
+
+def _build_debris() -> set[Path]:
+    """The ``build/`` folders in the checkout's root and its plugins (what a plain ``pip install``
+    of a source folder leaves there)."""
+    return {p for p in (ROOT / "build", *(ROOT / "plugins").glob("*/build")) if p.exists()}
+
+
+@pytest.mark.slow
+def test_the_new_environment_route_leaves_the_checkout_clean(outside):
+    """Installing quadriga and quadriga-std into a new environment from the checkout, as `quadriga
+    new plugin` prints it, writes no build/ folder into the checkout, and the new environment
+    imports them from the checkout (editable)."""
+    assert outside.debris == []
+    code = "import json, quadriga as q, quadriga_std as s; print(json.dumps([q.__file__, s.__file__]))"
+    where = outside.run(str(outside.venv / "bin" / "python"), "-c", code)
+    assert where.returncode == 0, where.stderr
+    core, std = (Path(p) for p in json.loads(where.stdout))
+    assert core == ROOT / "framework" / "quadriga" / "__init__.py"
+    assert ROOT / "plugins" / "quadriga-std" in std.parents
 
 
 @dataclass
@@ -557,20 +599,22 @@ def rendered(outside) -> Rendered:
 
 @pytest.mark.slow
 def test_new_plugin_prints_the_install_commands_for_the_core_it_runs_from(rendered):
-    """The new environment's quadriga came from this checkout (not editable): the printed commands
-    say so and install the core and quadriga-std from its path, with its constraints."""
+    """The new environment's quadriga came from this checkout (editable): the printed commands
+    say so and install the core and quadriga-std editable from its path, with its constraints."""
     out = rendered.printed
-    assert f"quadriga from {ROOT})" in out  # "(quadriga from ROOT):", no "(editable)"
-    assert f"pip install -c {ROOT / 'constraints.txt'} {ROOT} {ROOT / 'plugins' / 'quadriga-std'}" in out
+    assert f"quadriga from {ROOT} (editable))" in out
+    std = ROOT / "plugins" / "quadriga-std"
+    assert f"pip install -c {ROOT / 'constraints.txt'} -e {ROOT} -e {std}" in out
     assert f"pip install -e '{rendered.paths['sampler']}[test]'" in out
     assert "quadriga list --kind sampler" in out
 
 
 @pytest.mark.slow
 def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
-    """quadriga and quadriga-std are imported from the new environment, each plugin from its own
-    folder; no rendered file names the repository; `quadriga list` there shows all seven components,
-    and `--where rl` finds the environment by the tags the template gives it."""
+    """quadriga and quadriga-std are imported from the checkout (installed editable into the new
+    environment), each plugin from its own folder; no rendered file names the repository;
+    `quadriga list` there shows all seven components, and `--where rl` finds the environment by
+    the tags the template gives it."""
     code = (
         "import json, quadriga, quadriga_std, quadriga_out_dataset as d; "
         "print(json.dumps([quadriga.__file__, quadriga_std.__file__, d.__file__]))"
@@ -578,7 +622,7 @@ def test_rendered_plugins_use_nothing_of_the_repository(outside, rendered):
     where = outside.run(str(outside.venv / "bin" / "python"), "-c", code)
     assert where.returncode == 0, where.stderr
     core, std, plugin = (Path(p) for p in json.loads(where.stdout))
-    assert outside.venv in core.parents and outside.venv in std.parents
+    assert ROOT / "framework" in core.parents and ROOT / "plugins" / "quadriga-std" in std.parents
     assert rendered.paths["dataset"] in plugin.parents
     for path in rendered.paths.values():
         for f in path.rglob("*"):

@@ -248,16 +248,39 @@ def test_a_figure_gets_a_png_view_in_a_kernel_without_pyplot(monkeypatch):
     assert interactive_kernel() is True
 
 
-def test_progress_is_off_in_a_kernel_nobody_watches(monkeypatch):
-    from quadriga.progress_display import JupyterProgress, interactive_kernel, progress_display
+def test_a_kernel_nobody_watches_gets_one_summary_line(monkeypatch):
+    from quadriga.progress_display import JupyterProgress, SummaryLine, interactive_kernel, progress_display
 
     _fake_kernel(monkeypatch, allow_stdin=False)  # how nbclient, papermill and nbconvert send cells
     assert interactive_kernel() is False
-    with progress_display(None) as display:
+    assert isinstance(progress_display(None, "run demo"), SummaryLine)
+    with progress_display(False) as display:
         assert display is None
     _fake_kernel(monkeypatch, allow_stdin=True)  # JupyterLab, Notebook, VS Code
     with progress_display(None) as display:
         assert isinstance(display, JupyterProgress)
+
+
+def test_the_summary_line_counts_the_stages_and_the_time():
+    from quadriga.progress_display import SummaryLine
+
+    now, written = [100.0], []
+    summary = SummaryLine("run demo", write=written.append, clock=lambda: now[0])
+    with summary as display:
+        for stage, seconds in (("draw", 60.0), ("fit", 125.0)):
+            with display(stage) as on_update:
+                on_update(1, 2, None)
+                now[0] += seconds
+    assert written == ["run demo: 2 stages in 3 min 05 s"]  # 185 s
+    written.clear()
+    stopped = SummaryLine("run demo", write=written.append, clock=lambda: now[0])
+    with pytest.raises(RuntimeError), stopped as d:
+        with d("draw"):
+            now[0] += 4
+        with d("fit"):
+            now[0] += 37
+            raise RuntimeError("diverged")
+    assert written == ["run demo: stopped in stage 'fit' after 1 of 2 stages, 41 s"]
 
 
 NOTEBOOK_PIPELINE = {
@@ -270,8 +293,11 @@ NOTEBOOK_PIPELINE = {
 }
 
 
-def test_an_executed_notebook_stores_the_figure_and_no_progress_bars(tmp_path):
-    """nbclient runs a real kernel: no pyplot import, figures as PNG, no progress snapshots."""
+def test_an_executed_notebook_stores_the_figure_and_one_progress_line(tmp_path):
+    """nbclient runs a real kernel: no pyplot import, figures as PNG, no progress snapshots but one
+    summary line for the run."""
+    import re
+
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
@@ -289,8 +315,11 @@ def test_an_executed_notebook_stores_the_figure_and_no_progress_bars(tmp_path):
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
     run_cell, figure_cell = nb.cells
-    assert [o["output_type"] for o in run_cell.outputs] == ["stream"]  # no display_data: no bars
-    assert run_cell.outputs[0]["text"].strip() == "finished False"
+    assert {o["output_type"] for o in run_cell.outputs} == {"stream"}  # no display_data: no bars
+    assert {o["name"] for o in run_cell.outputs} == {"stdout"}
+    lines = "".join(o["text"] for o in run_cell.outputs).splitlines()
+    assert len(lines) == 2 and lines[1] == "finished False", lines
+    assert re.fullmatch(r"run notebook-demo: 2 stages in (\d+ min )?\d+ s", lines[0]), lines
     (shown,) = figure_cell.outputs
     import base64
 

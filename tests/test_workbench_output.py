@@ -634,3 +634,55 @@ def test_a_two_seed_summary_notes_the_t_interval_it_printed_not_a_bootstrap():
     text = " ".join(con.export_text().split())
     assert "bootstrap" not in text
     assert "at n = 2 a Student t interval has 1 degree of freedom: mean ± 12.7 s.e. at 95%" in text
+
+
+def test_long_stage_names_in_a_list_are_never_broken_across_lines():
+    """The run preamble's inputs column: matrix stage names longer than the room beside the key
+    column go below their row, whole, within 80 columns."""
+    from quadriga.cli.output import print_table
+
+    names = [
+        f"mala[step_size={s},num_samples={n}][{i}]" for s in (0.1, 0.35) for n in (100, 200) for i in (0, 1)
+    ]
+    rows = [[f"stage.{m}", "target=normal"] for m in names]
+    rows.append(["stage.energy", f"subject=[{', '.join(names)}], reference=normal"])
+    text = console_text(lambda con: print_table(con, ["table", "inputs"], rows, wrap="inputs", wrap_at=", "))
+    lines_fit(text)
+    body = text.splitlines()
+    for name in names:  # each name whole on one line, under its own row and in the energy list
+        assert sum(name in line for line in body) == 2, name
+    assert "table (its inputs indented below)" in text
+    start = body.index(" stage.energy")
+    assert body[start + 1] == f"   subject=[{names[0]},"
+    # a list that fits beside its keys stays a column
+    short = console_text(
+        lambda con: print_table(
+            con, ["table", "inputs"], [["stage.e", "subject=[a, b]"]], wrap="inputs", wrap_at=", "
+        )
+    )
+    assert " stage.e   subject=[a, b]" in short.splitlines()
+
+
+def test_the_summary_keeps_a_metric_name_holding_a_slash_whole():
+    """A learner's own "flowrl/mean_reward" is not shown as subject "flowrl"; an evaluator's metric of
+    that name has its subject in the subject column and the whole name in the metric column."""
+    from quadriga.cli.output import print_summary
+    from quadriga.summary import aggregate
+
+    rows = [
+        {"stage": "fit", "subject": "fit", "metric": "flowrl/mean_reward", "value": 0.5 + 0.1 * seed}
+        for seed in range(3)
+    ] + [
+        {"stage": "check", "subject": "fit", "metric": "flowrl/mean_reward", "value": 0.4 + 0.1 * seed}
+        for seed in range(3)
+    ]
+    text = console_text(lambda con: print_summary(con, aggregate(rows, []), []))
+    lines_fit(text)
+    table = [line.split() for line in text.splitlines()]
+    assert ["flowrl/mean_reward", "3", "0.6"] == table[table.index(["stage", "fit"]) + 4][:3]
+    assert ["fit", "flowrl/mean_reward", "3", "0.5"] == table[table.index(["stage", "check"]) + 4][:4]
+    # a run's pivot: the evaluator's subject is a stage of the run, the rest is the metric
+    values = {"fit/flowrl/mean_reward": 0.25, "fit/tv": 0.5}
+    text = console_text(lambda con: print_pivot(con, values, title="check", stages={"fit", "check"}))
+    assert any(line.split() == ["fit", "0.25", "0.5"] for line in text.splitlines()), text
+    assert "flowrl/mean_reward" in text

@@ -232,3 +232,30 @@ def test_resume_reruns_a_stage_whose_settings_were_edited_and_everything_downstr
         stage.pop("config", None)
     (first.dir / "status.json").write_text(json.dumps(status))
     assert resume_plan(first.dir).changed == []
+
+
+def test_resume_refuses_a_matrix_value_edited_behind_its_stage_name(registry, tmp_path):
+    """A matrix stage's name is its point: editing that value in pipeline.toml and resuming would
+    report the new numbers under the old label, so the resume is refused, naming key and values;
+    editing a setting outside the matrix still resumes."""
+    import tomli_w
+
+    data = pipeline()
+    data["stage"]["draw"]["matrix"] = {"num_samples": [300, 500]}
+    del data["stage"]["draw"]["num_samples"]
+    data["stage"]["est"]["inputs"] = {"data": "draw[num_samples=300]"}
+    first = run(data, registry=registry, out=tmp_path / "r")
+    name = "draw[num_samples=300]"
+    saved = tomllib.loads((first.dir / "pipeline.toml").read_text())
+    assert saved["stage"][name]["num_samples"] == 300
+    saved["stage"][name]["num_samples"] = 40
+    (first.dir / "pipeline.toml").write_text(tomli_w.dumps(saved))
+    with pytest.raises(ConfigError) as info:
+        run(first.dir / "pipeline.toml", registry=registry, resume=first.dir)
+    message = str(info.value)
+    assert f'[stage."{name}"]: num_samples is 40, but the name' in message
+    assert "says num_samples=300" in message and "Set num_samples back to 300" in message
+    saved["stage"][name]["num_samples"] = 300
+    saved["stage"][name]["fail_once"] = str(tmp_path / "m")  # outside the matrix: it runs again
+    (first.dir / "pipeline.toml").write_text(tomli_w.dumps(saved))
+    assert resume_plan(first.dir).changed == [name, "est"]

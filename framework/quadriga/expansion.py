@@ -37,6 +37,7 @@ from typing import Any
 
 from quadriga.errors import ConfigError, suggest
 from quadriga.pipeline_schema import EXPANSION_KEYS, NOT_VARIED
+from quadriga.serialization import copy_tables
 from quadriga.stage_names import (
     KEY_RE,
     StageName,
@@ -53,6 +54,7 @@ __all__ = [
     "is_expanded",
     "matrix_keys",
     "point_label",
+    "point_mismatches",
     "replicate_base",
     "replicate_groups",
 ]
@@ -98,14 +100,6 @@ def _has_path(table: Mapping[str, Any], key: str) -> bool:
             return False
         node = node[part]
     return True
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 def matrix_keys(matrix: Any) -> list[str]:
@@ -209,9 +203,9 @@ def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> l
     for point, shown in points:
         copies = range(repeat) if repeat is not None else [None]
         for i in copies:
-            expanded = _copy(body)
+            expanded = copy_tables(body)
             for key, value in point.items():
-                _set_path(expanded, key, _copy(value))
+                _set_path(expanded, key, copy_tables(value))
             expanded["source"] = name
             if i is not None:
                 expanded["replicate"] = i
@@ -225,6 +219,49 @@ def _parsed(name: str) -> StageName | None:
         return parse_stage_name(name)
     except ConfigError:
         return None
+
+
+def _agrees(shown: Any, actual: Any) -> bool:
+    """Whether a table's ``actual`` value is the one its name's point ``shown`` writes."""
+    if isinstance(actual, Mapping):  # a component axis: written by its use, or as a JSON table
+        if isinstance(shown, str):
+            return actual.get("use") == shown
+        return isinstance(shown, Mapping) and all(
+            k in actual and _agrees(v, actual[k]) for k, v in shown.items()
+        )
+    numbers = (int, float)
+    if isinstance(shown, numbers) and isinstance(actual, numbers) and not isinstance(shown, bool):
+        return not isinstance(actual, bool) and shown == actual  # 1 and 1.0 alike
+    return format_point({"k": shown}) == format_point({"k": actual})
+
+
+def point_mismatches(name: str, table: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The matrix keys whose value in an expanded table is not the one its name says.
+
+    An expanded table is named by its matrix point (``mala[step_size=0.1]``); a value edited in a
+    run's ``pipeline.toml`` afterwards (``step_size = 0.2``) would leave the old label on the new
+    results. Keys the table does not hold are not compared.
+
+    Args:
+        name: the table's name, e.g. ``"mala[step_size=0.1][0]"`` (a name without a point gives
+            ``[]``).
+        table: the table's contents, as saved.
+
+    Returns:
+        ``[(key, value in the name, value in the table)]`` in matrix order.
+    """
+    parsed = _parsed(name)
+    out: list[tuple[str, Any, Any]] = []
+    for key, shown in parsed.point if parsed is not None else ():
+        node: Any = table
+        for part in key.split("."):
+            node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
+        if node is not _MISSING and not _agrees(shown, node):
+            out.append((key, shown, node))
+    return out
+
+
+_MISSING = object()
 
 
 def _members(prefix: str, names: list[str]) -> list[str]:

@@ -38,7 +38,8 @@ def lock_dir(directory: Path, *, wait: bool = False) -> Iterator[None]:
     """Hold an exclusive lock on ``directory`` (``fcntl.flock`` on ``directory/.lock``) while in the block.
 
     Re-entrant within a process (a sweep worker holds it around the run, which takes it again).
-    The lock dies with its process, so a killed run never leaves a stale lock.
+    The lock dies with its process, so a killed run never leaves a stale lock. The holder writes
+    its process id and host name into the lock file (read by :func:`run_alive`).
 
     Args:
         directory: an existing run directory.
@@ -70,6 +71,9 @@ def lock_dir(directory: Path, *, wait: bool = False) -> Iterator[None]:
                 "to finish, or use another directory."
             ) from None
         _HELD[key] = [fd, 1]
+        with contextlib.suppress(OSError):  # who holds it, for run_alive (the lock itself decides)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {_host()}\n".encode(), 0)
         try:
             yield
         finally:
@@ -105,6 +109,57 @@ def held_elsewhere(directory: Path) -> bool:
         os.close(fd)
 
 
+def _host() -> str:
+    import socket
+
+    return socket.gethostname()
+
+
+def lock_owner(directory: Path) -> tuple[int, str] | None:
+    """``(process id, host name)`` the last holder of ``directory``'s lock wrote, ``None`` if unknown."""
+    try:
+        with open(Path(directory) / LOCK, encoding="utf-8") as f:
+            pid, host = f.read(400).split()
+        return int(pid), host
+    except (OSError, ValueError):
+        return None
+
+
+def run_alive(directory: Path) -> bool | None:
+    """Whether the process that runs in ``directory`` (a run or sweep directory) is still alive.
+
+    The one decision every reader of a ``running`` record makes (:meth:`quadriga.rundir.RunDir.read_status`):
+    a record that says ``running`` while this is false was left by a process that was killed
+    (SIGKILL, ``os._exit``, a crash, a power cut) and never wrote its end.
+
+    Alive when this process holds the lock (:func:`lock_dir`), or another process holds it and,
+    when that holder wrote this host's name, its process id still exists (a child forked by the
+    run keeps the lock's descriptor after the run itself was killed; a holder on another host
+    sharing the file system is trusted on the lock alone). Not alive when nobody holds it: the
+    lock dies with its process.
+
+    Returns:
+        ``True`` or ``False``; ``None`` when ``directory`` has no lock file (nothing ran there under
+        a lock, so nothing can be said).
+    """
+    if held_here(directory):
+        return True
+    if not (Path(directory) / LOCK).is_file():
+        return None
+    if not held_elsewhere(directory):
+        return False
+    owner = lock_owner(directory)
+    if owner is None or owner[1] != _host():
+        return True
+    try:
+        os.kill(owner[0], 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by another user
+        return True
+    return True
+
+
 __all__ = [
     "LOCK",
     "DirectoryLocked",
@@ -115,7 +170,9 @@ __all__ = [
     "held_elsewhere",
     "held_here",
     "lock_dir",
+    "lock_owner",
     "refuse_symlinks",
+    "run_alive",
     "safe_name",
     "stage_dir_name",
 ]

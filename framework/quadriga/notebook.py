@@ -223,14 +223,15 @@ def to_pandas(source: Any) -> Any:
     """
     import pandas as pd  # type: ignore[import-untyped]
 
+    from quadriga.summary import sweep_runs
+
     frames: list[dict[str, Any]] = []
     keys: list[str] = []
     if isinstance(source, (str, Path)) and (Path(source) / "sweep.json").is_file():
         sweep_dir = Path(source)
         sweep = json.loads((sweep_dir / "sweep.json").read_text(encoding="utf-8"))
         keys = list(sweep.get("grid", {}))
-        runs_file = sweep_dir / "runs.json"
-        for run in json.loads(runs_file.read_text(encoding="utf-8")) if runs_file.is_file() else []:
+        for run in sweep_runs(sweep_dir):  # each status as its run directory records it now
             if run.get("status") != "finished":
                 continue
             loaded = load_run(sweep_dir / "runs" / run["run_id"])

@@ -60,33 +60,7 @@ def check_inputs(node: Any, nodes: dict[str, Any], err: Any) -> None:
                 key=f"inputs.{arg}",
             )
         for r in [ref] if isinstance(ref, str) else ref:
-            if r not in nodes:
-                raise err(
-                    f"input '{arg}' names '{r}', which is neither a task nor a stage of this pipeline."
-                    f"{suggest(r, nodes)} Known: {', '.join(n for n in nodes if n != node.name)}.",
-                    table=node.table,
-                    key=f"inputs.{arg}",
-                )
-            if r == node.name:
-                raise err(
-                    f"stage '{node.name}' cannot take its own output as input.",
-                    table=node.table,
-                    key=f"inputs.{arg}",
-                )
-            accepted = accepted_types(type(node.component), arg)
-            produced = nodes[r].output_type
-            if accepted and not issubclass(produced, accepted):
-                names = " or ".join(t.__name__ for t in accepted)
-                kind_name = next(
-                    (t.__name__ for t in (*TASK_KINDS.values(),) if issubclass(produced, t)), None
-                )
-                raise err(
-                    f"input '{arg}' gets '{r}', a {kind_name or produced.__name__}, but "
-                    f"{node.kind} '{node.use}' "
-                    f"accepts {names} there. Point it at a node that produces {names}.",
-                    table=node.table,
-                    key=f"inputs.{arg}",
-                )
+            _check_reference(node, nodes, arg, r, err)
     missing = [r for r in required if r not in node.inputs]
     if missing:
         raise err(
@@ -94,6 +68,42 @@ def check_inputs(node: Any, nodes: dict[str, Any], err: Any) -> None:
             f"inputs = {{ {', '.join(f'{m} = ...' for m in required)} }}.",
             table=node.table,
             key="inputs",
+        )
+
+
+def _check_reference(node: Any, nodes: dict[str, Any], arg: str, r: str, err: Any) -> None:
+    """Check that input ``arg`` of ``node`` may name node ``r``.
+
+    ``r`` must exist, not be ``node`` itself, and produce a class the method accepts for ``arg``
+    (:func:`quadriga.interfaces.accepted_types`).
+
+    Raises:
+        ConfigError: (through ``err``) naming the table and ``inputs.ARG``.
+    """
+    if r not in nodes:
+        raise err(
+            f"input '{arg}' names '{r}', which is neither a task nor a stage of this pipeline."
+            f"{suggest(r, nodes)} Known: {', '.join(n for n in nodes if n != node.name)}.",
+            table=node.table,
+            key=f"inputs.{arg}",
+        )
+    if r == node.name:
+        raise err(
+            f"stage '{node.name}' cannot take its own output as input.",
+            table=node.table,
+            key=f"inputs.{arg}",
+        )
+    accepted = accepted_types(type(node.component), arg)
+    produced = nodes[r].output_type
+    if accepted and not issubclass(produced, accepted):
+        names = " or ".join(t.__name__ for t in accepted)
+        kind_name = next((t.__name__ for t in (*TASK_KINDS.values(),) if issubclass(produced, t)), None)
+        raise err(
+            f"input '{arg}' gets '{r}', a {kind_name or produced.__name__}, but "
+            f"{node.kind} '{node.use}' "
+            f"accepts {names} there. Point it at a node that produces {names}.",
+            table=node.table,
+            key=f"inputs.{arg}",
         )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from quadriga.errors import ConfigError, suggest
+from quadriga.serialization import copy_tables
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -166,35 +167,55 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
         UnknownComponentError: neither a file nor a registered pipeline (close matches suggested).
     """
     if isinstance(source, Mapping):
-        data = _copy(source)
+        data = copy_tables(source)
         check_values(data, "<dict>")
         _check_structure(data, "<dict>", need_pipeline=False)
         return data, "<dict>"
-    text: str
     path = Path(source)
     if path.suffix == ".toml" or path.exists() or "/" in str(source):
-        if path.is_dir():
-            raise ConfigError(
-                f"'{source}' is a directory, not a file; give the path of a pipeline .toml file."
-            )
-        if not path.is_file():
-            raise ConfigError(f"pipeline file '{source}' does not exist.")
-        file = str(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise ConfigError(f"cannot read the file: {exc.strerror or exc}.", file=file) from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = raw[: exc.start].count(b"\n") + 1
-            raise ConfigError(
-                f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}). Save it as UTF-8.",
-                file=file,
-            ) from None
+        text, file = _read_file(path, str(source))
     else:
         spec = registry.get_pipeline(str(source))
         text, file = spec.read_text(), f"{spec.name} (from {spec.distribution})"
+    data = _parse_toml(text, file)
+    check_values(data, file)
+    _check_structure(data, file)
+    return data, file
+
+
+def _read_file(path: Path, source: str) -> tuple[str, str]:
+    """The UTF-8 text of the pipeline file at ``path`` and its name for error messages.
+
+    Raises:
+        ConfigError: a directory, a missing or unreadable file, bytes that are not UTF-8 (with the line).
+    """
+    if path.is_dir():
+        raise ConfigError(f"'{source}' is a directory, not a file; give the path of a pipeline .toml file.")
+    if not path.is_file():
+        raise ConfigError(f"pipeline file '{source}' does not exist.")
+    file = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the file: {exc.strerror or exc}.", file=file) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} on line {line}). Save it as UTF-8.",
+            file=file,
+        ) from None
+    return text, file
+
+
+def _parse_toml(text: str, file: str) -> dict[str, Any]:
+    """Parse a pipeline's TOML ``text`` (``file`` names it in errors).
+
+    Raises:
+        ConfigError: empty text, nesting deeper than :data:`MAX_DEPTH`, invalid TOML (a table
+            defined twice is named, other errors get a hint).
+    """
     if not text.strip():
         raise ConfigError(
             "the file is empty. A pipeline needs a [pipeline] table and at least one "
@@ -218,16 +239,6 @@ def read_source(source: str | Path | Mapping[str, Any], registry: Any) -> tuple[
                 file=file,
             ) from None
         raise ConfigError(f"invalid TOML: {msg}. {_toml_hint(text, msg)}", file=file) from None
-    check_values(data, file)
-    _check_structure(data, file)
-    return data, file
-
-
-def _copy(data: Any) -> Any:
-    if isinstance(data, Mapping):
-        return {k: _copy(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_copy(v) for v in data]
     return data
 
 
@@ -401,30 +412,45 @@ def apply_overrides(
             data.setdefault("pipeline", {})[path[1]] = value
             touched.add(("pipeline", path[1]))
             continue
-        if len(path) < 3:
-            raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file=ORIGIN)
-        n = _table_name(top, path[1:], path[0])
-        name, keys = ".".join(path[1 : 1 + n]), path[1 + n :]
-        where = f"{path[0]}.{name}"
-        node = top[name]
+        touched |= _set_in_table(top, path, value, registry, notes)
+    return touched
+
+
+def _set_in_table(
+    top: dict[str, Any], path: list[str], value: Any, registry: Any, notes: list[str] | None
+) -> set[tuple[str, str]]:
+    """Apply ``--set task|stage.NAME[.P...].KEY=VALUE`` to ``top`` (``data[path[0]]``); the pairs touched.
+
+    Nested components on the way are made from their defaults (:func:`_child`); setting ``use``
+    swaps the component (:func:`_swap`, its notes appended to ``notes``).
+
+    Raises:
+        ConfigError: a key too short to name a table and a key, an unknown table, a key inside a value.
+    """
+    if len(path) < 3:
+        raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file=ORIGIN)
+    n = _table_name(top, path[1:], path[0])
+    name, keys = ".".join(path[1 : 1 + n]), path[1 + n :]
+    where = f"{path[0]}.{name}"
+    node = top[name]
+    if not isinstance(node, dict):
+        raise ConfigError(f"[{where}] is {node!r}, not a table.", file=ORIGIN, table=where)
+    cls: Any = None
+    for i, part in enumerate(keys[:-1]):
+        node, cls = _child(node, part, cls, registry)
         if not isinstance(node, dict):
-            raise ConfigError(f"[{where}] is {node!r}, not a table.", file=ORIGIN, table=where)
-        cls: Any = None
-        for i, part in enumerate(keys[:-1]):
-            node, cls = _child(node, part, cls, registry)
-            if not isinstance(node, dict):
-                raise ConfigError(
-                    f"'{'.'.join(keys[: i + 1])}' is {node!r}, a value and not a table, so "
-                    f"--set {'.'.join(path)} cannot set a key inside it.",
-                    file=ORIGIN,
-                    table=where,
-                    key=".".join(keys[: i + 1]),
-                )
-        old = node.get(keys[-1])
-        node[keys[-1]] = value
-        if keys == ["use"]:
-            _swap(registry, node, where, old, notes if notes is not None else [])
-        touched.add((where, keys[0]))
-        if keys[0] == "inputs" and len(keys) > 1:
-            touched.add((where, ".".join(keys[:2])))
+            raise ConfigError(
+                f"'{'.'.join(keys[: i + 1])}' is {node!r}, a value and not a table, so "
+                f"--set {'.'.join(path)} cannot set a key inside it.",
+                file=ORIGIN,
+                table=where,
+                key=".".join(keys[: i + 1]),
+            )
+    old = node.get(keys[-1])
+    node[keys[-1]] = value
+    if keys == ["use"]:
+        _swap(registry, node, where, old, notes if notes is not None else [])
+    touched = {(where, keys[0])}
+    if keys[0] == "inputs" and len(keys) > 1:
+        touched.add((where, ".".join(keys[:2])))
     return touched

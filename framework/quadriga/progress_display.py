@@ -6,6 +6,8 @@ context manager yielding the stage's ``on_update(completed, total, description)`
 - :func:`rich_progress`: rich's bars on a terminal, or one line per finished stage (and, with
   ``lines``, a plain progress line now and then) for logs and pipes; ``quadriga run`` uses it;
 - :class:`JupyterProgress`: one table of bars updated in place in a notebook cell;
+- :class:`SummaryLine`: nothing while the run goes, one line when it ends, for a notebook run
+  without anyone watching (nbclient, papermill, CI);
 - :func:`progress_display`: the choice :func:`quadriga.api.run` makes from its ``progress``.
 
 This is the one progress-display module: the command line imports it, never the reverse. It
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JupyterProgress",
     "OnUpdate",
+    "SummaryLine",
     "figure_png",
     "in_jupyter",
     "interactive_kernel",
@@ -309,21 +312,92 @@ class JupyterProgress:
         self.refresh(force=True)
 
 
-def progress_display(progress: bool | None) -> contextlib.AbstractContextManager[Any]:
+class SummaryLine:
+    """One line when a long operation ends, nothing while it runs: for unattended notebooks.
+
+    A notebook executed by nbclient or papermill stores every redraw of a progress bar as one
+    more output; this display stores one line instead, written when the block ends::
+
+        run gmm-demo: 3 stages in 3 min 05 s
+        run gmm-demo: stopped in stage 'mala' after 1 of 2 stages, 41 s
+
+    It is an ``execute(display=...)`` factory (``display(stage)`` is a context manager yielding
+    the stage's ``on_update``) and a context manager around the whole operation, whose exit
+    writes the line. Stages reloaded by ``--resume`` are not counted (they did not run).
+
+    Args:
+        what: the operation, e.g. ``"run gmm-demo"``.
+        write: called once with the line (no trailing newline); default: print to stdout.
+        clock: a monotonic clock in seconds (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        write: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.what, self.clock = what, clock
+        self.write = write or (lambda text: print(text, flush=True))
+        self.began = clock()
+        self.done = 0
+        self.stopped: str | None = None
+
+    def __enter__(self) -> SummaryLine:
+        """Start the clock of the operation."""
+        self.began = self.clock()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Write the summary line, whether the block ended or raised."""
+        self.write(self.line())
+
+    def line(self) -> str:
+        """The summary line now (the time counted from entering the block)."""
+        from quadriga.progress import format_seconds
+
+        took = format_seconds(self.clock() - self.began)
+        if self.stopped is not None:
+            ran = self.done + 1
+            return (
+                f"{self.what}: stopped in stage '{self.stopped}' after {self.done} of {ran} "
+                f"stage{'s' if ran != 1 else ''}, {took}"
+            )
+        return f"{self.what}: {self.done} stage{'s' if self.done != 1 else ''} in {took}"
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[OnUpdate]:
+        """A context manager for one stage, yielding an ``on_update`` that draws nothing."""
+        try:
+            yield lambda completed, total, description: None
+        except BaseException:
+            self.stopped = stage
+            raise
+        self.done += 1
+
+
+def progress_display(progress: bool | None, what: str = "run") -> contextlib.AbstractContextManager[Any]:
     """The progress display :func:`quadriga.api.run` passes to the runner, as a context manager.
 
     Args:
-        progress: ``None`` (default of ``run``): bars in Jupyter (:class:`JupyterProgress`), nothing
-            elsewhere, nor in a notebook executed without a person watching (nbclient,
-            papermill, ``nbconvert --execute``: :func:`interactive_kernel`); ``True``: bars in
-            Jupyter, else rich's bars on a terminal's stderr, else
-            plain progress lines on stderr (as ``quadriga run`` prints to a log); ``False``: nothing.
+        progress: ``None`` (default of ``run``): bars in Jupyter (:class:`JupyterProgress`), one
+            summary line at the end in a notebook executed without a person watching (nbclient,
+            papermill, ``nbconvert --execute``: :func:`interactive_kernel`;
+            :class:`SummaryLine`), nothing elsewhere; ``True``: bars in Jupyter, else rich's
+            bars on a terminal's stderr, else plain progress lines on stderr (as ``quadriga run``
+            prints to a log); ``False``: nothing.
+        what: the operation, for the summary line (``"run gmm-demo"``).
 
     Returns:
         A context manager yielding ``display`` for ``execute(display=...)`` (``None`` for nothing).
     """
     show_figures_inline()
-    if progress is False or (progress is None and not (in_jupyter() and interactive_kernel())):
+    if progress is False:
+        return contextlib.nullcontext(None)
+    if progress is None and in_jupyter() and not interactive_kernel():
+        return SummaryLine(what)
+    if progress is None and not in_jupyter():
         return contextlib.nullcontext(None)
     if in_jupyter():
         return contextlib.nullcontext(JupyterProgress())

@@ -18,7 +18,10 @@ from __future__ import annotations
 import functools
 import importlib.metadata as md
 import json
+import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +35,7 @@ __all__ = ["component_sources", "distribution_source", "environment", "plugin_so
 
 
 #: the last :func:`environment` and the installed distributions it was read from (their key)
-_ENVIRONMENT: dict[str, dict[str, str]] = {}
+_ENVIRONMENT: dict[tuple[Any, ...], dict[str, str]] = {}
 
 
 def environment() -> dict[str, str]:
@@ -40,13 +43,9 @@ def environment() -> dict[str, str]:
 
     Reading every distribution's metadata takes most of a small run's CPU time (about 0.15 s for
     200 distributions), so the answer is kept for this process while the installed distributions
-    are unchanged: the key is :func:`quadriga.registry.cache.fingerprint` (every ``*.dist-info``
-    / ``*.egg-info`` name on ``sys.path``, its modification time and that of its entry points),
-    the same key that keeps the registry cache honest through install, uninstall and upgrade.
+    are unchanged (:func:`_installed_key`).
     """
-    from quadriga.registry.cache import fingerprint
-
-    key = fingerprint(set())
+    key = _installed_key()
     found = _ENVIRONMENT.get(key)
     if found is None:
         found = {}
@@ -58,6 +57,43 @@ def environment() -> dict[str, str]:
         _ENVIRONMENT.clear()
         _ENVIRONMENT[key] = found
     return dict(found)
+
+
+#: ``{sys.path entry: (its modification time, the distribution entries in it)}``
+_LISTED: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+
+
+def _installed_key() -> tuple[Any, ...]:
+    """The ``*.dist-info``/``*.egg-info`` names (they carry the versions) in each ``sys.path`` entry.
+
+    They change when a distribution is installed, removed or upgraded.
+    A directory is listed again only when its modification time changed (creating or removing an
+    entry in it changes it), so a call costs one ``stat`` per ``sys.path`` entry (about 50 here),
+    where :func:`quadriga.registry.cache.fingerprint`, which also covers entry points edited in
+    place, stats every distribution twice (about 10 ms a call on a loaded machine, twice per run
+    before).
+    """
+    from quadriga.registry.cache import _META_SUFFIXES
+
+    key: list[Any] = []
+    for entry in sys.path:
+        where = entry or os.getcwd()
+        try:
+            mtime: int | None = os.stat(where).st_mtime_ns
+        except OSError:
+            mtime = None
+        known = _LISTED.get(where)
+        if known is None or known[0] != mtime:
+            names: tuple[str, ...] = ()
+            if mtime is not None and os.path.isdir(where):
+                try:
+                    with os.scandir(where) as it:
+                        names = tuple(sorted(e.name for e in it if e.name.endswith(_META_SUFFIXES)))
+                except OSError:
+                    names = ()
+            known = _LISTED[where] = (mtime, names)
+        key.append((entry, known[1] if mtime is not None and os.path.isdir(where) else mtime))
+    return tuple(key)
 
 
 def _git(root: str) -> tuple[str | None, str | None, frozenset[str]]:
@@ -78,11 +114,15 @@ def _git_many(roots: Iterable[str]) -> dict[str, GitState]:
     repository's ``index.lock`` from under the user's own ``git commit``.
     """
     started: dict[str, subprocess.Popen[str] | None] = {}
+    git = _git_executable()
     for root in dict.fromkeys(roots):
+        if git is None:
+            started[root] = None
+            continue
         try:
             started[root] = subprocess.Popen(
                 [
-                    "git",
+                    git,
                     "--no-optional-locks",
                     "-C",
                     root,
@@ -94,10 +134,22 @@ def _git_many(roots: Iterable[str]) -> dict[str, GitState]:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 text=True,
+                close_fds=False,  # with a full path: posix_spawn, not a fork of this process
             )
         except OSError:
             started[root] = None
     return {root: _git_result(root, proc) for root, proc in started.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _git_executable() -> str | None:
+    """The full path of ``git`` (None: not installed), looked up once per process.
+
+    With a full path and ``close_fds=False`` (Python's own descriptors are not inheritable, PEP
+    446) :class:`subprocess.Popen` starts git through ``posix_spawn`` instead of forking this
+    process, whose copy of a large address space (torch loaded) cost more CPU than git's work.
+    """
+    return shutil.which("git")
 
 
 #: ``(work tree root, HEAD commit, changed paths)`` as :func:`_git` gives it
@@ -146,7 +198,7 @@ def _toplevel(directory: str) -> str | None:
 
 
 #: ``{installed-distributions key: {name: (version, editable, path)}}``: what the metadata says
-_INSTALLED: dict[str, dict[str, tuple[str | None, bool, str | None]]] = {}
+_INSTALLED: dict[tuple[Any, ...], dict[str, tuple[str | None, bool, str | None]]] = {}
 
 
 def _installed(name: str, known: dict[str, Any] | None = None) -> tuple[str | None, bool, str | None]:
@@ -164,12 +216,10 @@ def _installed(name: str, known: dict[str, Any] | None = None) -> tuple[str | No
 def _installed_now() -> dict[str, Any]:
     """The per-process answers of :func:`_installed` for the distributions installed now.
 
-    Keyed by :func:`quadriga.registry.cache.fingerprint`, as :func:`environment` is; answers for
-    an earlier set of installed distributions are dropped.
+    Keyed by :func:`_installed_key`, as :func:`environment` is; answers for an earlier set of
+    installed distributions are dropped.
     """
-    from quadriga.registry.cache import fingerprint
-
-    key = fingerprint(set())
+    key = _installed_key()
     if key not in _INSTALLED:
         _INSTALLED.clear()
         _INSTALLED[key] = {}
@@ -203,20 +253,35 @@ def distribution_source(
     _, out["editable"], local = _installed(name, _known)
     if local is None:
         return out
-    path = Path(local)
-    out["path"] = str(path)
-    if path.is_dir():
+    out["path"] = str(Path(local))
+    top, prefix = _work_tree(local)
+    if top is not None:
         trees = {} if _trees is None else _trees
-        top = _toplevel(str(path))
-        if top is not None and top not in trees:
+        if top not in trees:
             trees[top] = _git(top)
-        root, commit, changed = trees[top] if top is not None else (None, None, frozenset())
+        root, commit, changed = trees[top]
         if root is not None:
-            prefix = path.resolve().relative_to(Path(root).resolve()).as_posix()
-            prefix = "" if prefix == "." else prefix + "/"
             out["commit"] = commit
             out["dirty"] = any(c.startswith(prefix) for c in changed)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _work_tree(local: str) -> tuple[str | None, str]:
+    """``(work tree root, the directory's path in it + "/")`` of a distribution's local directory.
+
+    ``(None, "")`` when ``local`` is not a directory in a git work tree. Kept for the process, as
+    :func:`_toplevel` is (an installed distribution's directory does not move under a running
+    process); resolving the paths every run cost more than the rest of the plugin sources.
+    """
+    path = Path(local)
+    if not path.is_dir():
+        return None, ""
+    top = _toplevel(str(path))
+    if top is None:
+        return None, ""
+    prefix = path.resolve().relative_to(Path(top).resolve()).as_posix()
+    return top, "" if prefix == "." else prefix + "/"
 
 
 def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
@@ -228,10 +293,9 @@ def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
     tops = []
     for name in sorted(names):
         local = _installed(name, known)[2]
-        if local is not None and Path(local).is_dir():
-            top = _toplevel(str(Path(local)))
-            if top is not None:
-                tops.append(top)
+        top = _work_tree(local)[0] if local is not None else None
+        if top is not None:
+            tops.append(top)
     trees: dict[str, Any] = _git_many(tops)  # one git status per work tree, all at once
     for name in sorted(names):
         version = _installed(name, known)[0]

@@ -142,9 +142,10 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).", key="report")
     results = read_run_file(run_dir, "results.json", key="report")
     manifest = read_run_file(run_dir, "manifest.json", key="report")
-    status = read_run_file(run_dir, "status.json", key="report")
+    read_run_file(run_dir, "status.json", key="report")  # damaged: refused, naming the file
+    record = RunDir(run_dir).read_status()  # a "running" run whose process is gone: interrupted
     stages: Mapping[str, Any] = results.get("stages", {})
-    seconds = {n: s.get("seconds") for n, s in status.get("stages", {}).items()}
+    seconds = {n: s.seconds for n, s in record.stages.items()}
     overview = []
     tables = []
     figures = []
@@ -165,12 +166,13 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
         "kind": "run",
         "title": f"run of {results.get('pipeline')}",
         "dir": str(run_dir),
-        "status": results.get("status", status.get("status", "unknown")),
+        "status": record.status if (run_dir / "status.json").is_file() else results.get("status", "unknown"),
         "facts": [
             ("pipeline", results.get("pipeline")),
             ("root seed", results.get("seed")),
             ("started (UTC)", manifest.get("started_utc", "-")),
             ("command", " ".join(_names(manifest.get("command"))) or "-"),
+            *([("ended", record.error)] if record.status != "finished" and record.error else []),
         ],
         "tables": tables,
         "figures": figures,
@@ -287,17 +289,21 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
     )
     swept = [*grid, *(["seed"] if len(sweep.get("seeds", [])) > 1 else [])]
     expected, other = _differences(pipelines, manifests, swept)
-    if len(run_dirs) < 2:
-        differences = "one run: nothing to compare"
-    elif other:
-        n = len(run_dirs)
-        differences = f"besides the swept keys, these differ across the {n} runs: {_compact(other)}"
-    else:
-        shown = _compact(expected) or "nothing"
-        differences = (
-            f"only the swept settings and per-run entries differ across the {len(run_dirs)} runs ({shown})"
-        )
-    return pipeline, manifest, differences
+    return pipeline, manifest, _differences_text(len(run_dirs), expected, other)
+
+
+def _differences_text(n: int, expected: Any, other: Any) -> str:
+    """One sentence on what differs across ``n`` runs: the ``other`` entries, or only the ``expected`` ones.
+
+    ``expected`` and ``other`` are the two parts :func:`_differences` returns (swept or per-run
+    entries, and the rest).
+    """
+    if n < 2:
+        return "one run: nothing to compare"
+    if other:
+        return f"besides the swept keys, these differ across the {n} runs: {_compact(other)}"
+    shown = _compact(expected) or "nothing"
+    return f"only the swept settings and per-run entries differ across the {n} runs ({shown})"
 
 
 def _cell_text(e: Mapping[str, Any]) -> str:
@@ -325,8 +331,7 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
     Returns:
         tables for the template (:func:`_table`, plus ``note``), evaluator metrics first.
     """
-    from quadriga.stats import small_sample_note
-    from quadriga.summary import constant_zero, metric_title
+    from quadriga.summary import constant_zero, metric_parts, metric_title
 
     zero = constant_zero(summary)
     col_key = keys[0] if keys else None
@@ -335,7 +340,7 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
     for e in summary:
         if (e["stage"], e["metric"]) in zero:
             continue
-        subject, _, metric = str(e["metric"]).rpartition("/")
+        subject, metric = metric_parts(e)
         where = (str(e["stage"]), metric) if subject else ("", metric)
         label = " ".join(
             [subject or str(e["stage"]), *(f"{k.split('.')[-1]}={_fmt(e.get(k))}" for k in row_keys)]
@@ -352,13 +357,6 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
                 t["methods"].append(method)
     out = []
     for (stage, metric), t in sorted(tables.items(), key=lambda kv: kv[0][0] == ""):
-        ns = sorted(t["n"])
-        n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
-        what = "the mean over seeds" + (" [its interval]" if t["methods"] else "")
-        note = f"each cell: {what}, {n_text} per cell"
-        note += f"; intervals: {'; '.join(t['methods'])}" if t["methods"] else "; one value: no interval"
-        small = small_sample_note(ns[0]) if t["methods"] else ""
-        note += f" ({small})." if small else "."
         title = f"{metric_title(metric)} ({metric})" + (
             f", stage {stage}" if stage else ", per sampler stage"
         )
@@ -369,9 +367,21 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
             [[label, *(cells.get(c, "-") for c in t["columns"])] for label, cells in t["rows"].items()],
         )
         table["numeric"] = [i > 0 for i in range(len(table["columns"]))]
-        table["note"] = note
+        table["note"] = _pivot_note(sorted(t["n"]), t["methods"])
         out.append(table)
     return out
+
+
+def _pivot_note(ns: Sequence[int], methods: Sequence[str]) -> str:
+    """The note under a pivot table: what a cell holds, ``n`` (sorted ``ns``), the interval methods."""
+    from quadriga.stats import small_sample_note
+
+    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+    what = "the mean over seeds" + (" [its interval]" if methods else "")
+    note = f"each cell: {what}, {n_text} per cell"
+    note += f"; intervals: {'; '.join(methods)}" if methods else "; one value: no interval"
+    small = small_sample_note(ns[0]) if methods else ""
+    return note + (f" ({small})." if small else ".")
 
 
 def glossary(
@@ -390,7 +400,7 @@ def glossary(
         metric several components write alike is one entry (``acceptance_rate``: ``rwm, mala``),
         and the metrics one pattern describes are one entry (``fraction_<k>``).
     """
-    from quadriga.summary import DIAGNOSTIC_DOCS, constant_zero, metric_doc
+    from quadriga.summary import DIAGNOSTIC_DOCS, constant_zero, metric_doc, metric_parts
 
     first = next((r for r in runs if r.get("status") == "finished" and r.get("run_id")), None)
     results = _read_json(sweep_dir / "runs" / str(first["run_id"]) / "results.json") if first else None
@@ -405,7 +415,7 @@ def glossary(
     for e in summary:
         if (e["stage"], e["metric"]) in zero:
             continue  # left out of the tables, so not explained either
-        metric = str(e["metric"]).rpartition("/")[2]
+        metric = metric_parts(e)[1]
         component, table = docs.get(str(e["stage"]), ("", {}))
         text = metric_doc(metric, table)
         name = metric
@@ -450,7 +460,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     Raises:
         ConfigError: ``sweep_dir`` has no ``sweep.json``.
     """
-    from quadriga.summary import aggregate, load_rows
+    from quadriga.summary import aggregate, load_rows, sweep_runs
 
     sweep_dir = Path(sweep_dir)
     sweep = _read_json(sweep_dir / "sweep.json")
@@ -458,8 +468,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"'{sweep_dir}' is not a sweep directory (no readable sweep.json).", key="report")
     rows, keys = load_rows(sweep_dir)
     summary = aggregate(rows, keys)
-    runs = _read_json(sweep_dir / "runs.json")
-    runs = [r for r in runs if isinstance(r, Mapping)] if isinstance(runs, list) else []
+    runs = sweep_runs(sweep_dir)  # each status as its run directory records it now
     figures = _figures(sorted(sweep_dir.glob("*.png")), sweep_dir, "summary over seeds")
     finished = sum(r.get("status") == "finished" for r in runs)
     pipeline, manifest, differences = _sweep_provenance(sweep_dir, sweep, runs)

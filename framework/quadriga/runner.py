@@ -376,17 +376,7 @@ def _execute(
         reload, kept = set(plan.reloaded), set(plan.kept)
     else:
         previous, old, reload, kept = RunStatus(), {}, set(), set()
-    resolved = pipeline.resolved()
-    rd.write_pipeline(resolved)
-    fingerprints = stage_fingerprints(resolved)  # recorded per finished stage, checked by --resume
-    record = manifest(pipeline, registry, argv)
-    if resuming:
-        # keep the provenance of the first attempt; each resume is appended to it
-        first = rd.read_manifest()
-        if first:
-            resumes = [*first.get("resumes", []), record]
-            record = {**first, "resumes": resumes}
-    rd.write_manifest(record)
+    fingerprints = _write_provenance(pipeline, registry, rd, resuming, argv)
     run = Run(rd.path, pipeline, pipeline.seed)
     # the finished stages of an earlier attempt stay recorded until they are reloaded or re-run,
     # so a resume that crashes early loses nothing
@@ -401,11 +391,7 @@ def _execute(
         "stages": dict(old.get("stages", {})),
     }
     warnings = registry.call_hook("quadriga_run_start", run=run)
-    values: dict[str, Any] = {}
-    for name, node in pipeline.tasks.items():
-        task = cast("Task", node.component)
-        task.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
-        values[name] = node.component
+    values = _prepared_tasks(pipeline)
     artifacts: dict[str, Any] = {}
     error: BaseException | None = None
     rd.sync(run.record, results, force=True)
@@ -427,40 +413,12 @@ def _execute(
                     f"stage '{name}' could not be reloaded and must run, but its input "
                     f"{', '.join(repr(m) for m in missing)} was not saved in full; start a new run."
                 )
-            run.record.stages[name] = StageStatus("running", node.use, node.kind)
-            rd.clear_stage_record(name)
-            rd.sync(run.record, results)
-            start = time.perf_counter()
-            with display(name) if display is not None else contextlib.nullcontext() as on_update:
-                progress = StageProgress(
-                    name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
-                )
-                with _stage_warnings(name, warnings):
-                    artifact = run_stage(node, pipeline, values, progress=progress)
-            seconds = time.perf_counter() - start
-            values[name] = artifacts[name] = artifact
-            summary = artifact.summary()
-            summary.update(component=node.use, kind=node.kind, **stage_name_fields(node))
-            summary["figures"] = rd.save_figures(name, artifact)
-            notes = [h.as_dict() for h in artifact.health()]
-            if notes:
-                summary["health"] = notes
-                warnings += [f"stage '{name}': {n['quantity']}: {n['message']}" for n in notes]
-            resumable = _save(rd, node, artifact)
-            results["stages"][name] = summary
-            run.record.stages[name] = StageStatus(
-                "finished",
-                node.use,
-                node.kind,
-                round(seconds, 3),
-                resumable,
-                timings=_timings(artifact),
-                config=fingerprints.get(name),
+            artifact, seconds = _run_timed(
+                node, pipeline, rd, registry, run, values, results, warnings, display
             )
-            rd.write_stage_record(name, run.record.stages[name], summary)
-            rd.sync(run.record, results)
-            warnings += registry.call_hook(
-                "quadriga_stage_end", run=run, stage=name, artifact=artifact, seconds=seconds
+            values[name] = artifacts[name] = artifact
+            _record_stage(
+                rd, registry, run, node, artifact, seconds, results, warnings, fingerprints.get(name)
             )
         run.record.status = "finished"
     except KeyboardInterrupt as exc:
@@ -472,14 +430,8 @@ def _execute(
         warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=interrupted)
         raise interrupted from exc
     except Exception as exc:
-        run.record.status, error = "failed", exc
-        run.record.error = f"{type(exc).__name__}: {exc}"
-        run.record.mark_running_as("failed", exc)
-        try:
-            details = exc.details if isinstance(exc, StageError) else None
-            rd.write_error(details or traceback.format_exc())
-        except OSError as write_exc:  # disk full: the status below still says failed, if it can
-            warnings.append(f"could not write error.txt: {write_exc.strerror or write_exc}")
+        error = exc
+        _record_failure(rd, run, exc, warnings)
     except BaseException as exc:  # SystemExit and the like outside a stage: recorded, then passed on
         run.record.status, run.record.error = "failed", f"{type(exc).__name__}: {exc}"
         run.record.mark_running_as("failed", exc)
@@ -494,3 +446,125 @@ def _execute(
         run.record.status, error = "failed", sync_error
     warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
     return RunResult(rd.path, run.status, artifacts, results, error, warnings)
+
+
+def _write_provenance(
+    pipeline: Pipeline, registry: Registry, rd: RunDir, resuming: bool, argv: list[str] | None
+) -> dict[str, Any]:
+    """Write the resolved ``pipeline.toml`` and the manifest; returns each stage's config fingerprint.
+
+    A resumed run keeps the provenance of its first attempt and appends this one to its
+    ``resumes`` list. The fingerprints are recorded per finished stage and checked by ``--resume``.
+    """
+    resolved = pipeline.resolved()
+    rd.write_pipeline(resolved)
+    fingerprints = stage_fingerprints(resolved)
+    record = manifest(pipeline, registry, argv)
+    if resuming:
+        first = rd.read_manifest()
+        if first:
+            resumes = [*first.get("resumes", []), record]
+            record = {**first, "resumes": resumes}
+    rd.write_manifest(record)
+    return fingerprints
+
+
+def _prepared_tasks(pipeline: Pipeline) -> dict[str, Any]:
+    """Prepare every task of ``pipeline`` with its generator (its node's seed and device); name -> task."""
+    values: dict[str, Any] = {}
+    for name, node in pipeline.tasks.items():
+        task = cast("Task", node.component)
+        task.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
+        values[name] = node.component
+    return values
+
+
+def _run_timed(
+    node: Node,
+    pipeline: Pipeline,
+    rd: RunDir,
+    registry: Registry,
+    run: Run,
+    values: dict[str, Any],
+    results: dict[str, Any],
+    warnings: list[str],
+    display: Callable[[str], Any] | None,
+) -> tuple[Artifact, float]:
+    """Mark stage ``node`` running and run it under its progress display; returns ``(artifact, seconds)``.
+
+    Its log records stream to the run directory and its Python warnings are collected into
+    ``warnings`` as it runs.
+
+    Raises:
+        StageError: the stage's component raised (from :func:`run_stage`).
+    """
+    name = node.name
+    run.record.stages[name] = StageStatus("running", node.use, node.kind)
+    rd.clear_stage_record(name)
+    rd.sync(run.record, results)
+    start = time.perf_counter()
+    with display(name) if display is not None else contextlib.nullcontext() as on_update:
+        progress = StageProgress(
+            name, on_log=_streamer(rd, registry, run, name, warnings), on_update=on_update
+        )
+        with _stage_warnings(name, warnings):
+            artifact = run_stage(node, pipeline, values, progress=progress)
+    return artifact, time.perf_counter() - start
+
+
+def _record_stage(
+    rd: RunDir,
+    registry: Registry,
+    run: Run,
+    node: Node,
+    artifact: Artifact,
+    seconds: float,
+    results: dict[str, Any],
+    warnings: list[str],
+    config: Any,
+) -> None:
+    """Save a finished stage: its summary (with figures and health notes), artifact and status record.
+
+    Health notes are added to ``warnings``, as are the warnings the ``quadriga_stage_end`` hooks
+    return; ``config`` is the stage's fingerprint (:func:`stage_fingerprints`).
+    """
+    name = node.name
+    summary = artifact.summary()
+    summary.update(component=node.use, kind=node.kind, **stage_name_fields(node))
+    summary["figures"] = rd.save_figures(name, artifact)
+    notes = [h.as_dict() for h in artifact.health()]
+    if notes:
+        summary["health"] = notes
+        warnings.extend(f"stage '{name}': {n['quantity']}: {n['message']}" for n in notes)
+    resumable = _save(rd, node, artifact)
+    results["stages"][name] = summary
+    run.record.stages[name] = StageStatus(
+        "finished",
+        node.use,
+        node.kind,
+        round(seconds, 3),
+        resumable,
+        timings=_timings(artifact),
+        config=config,
+    )
+    rd.write_stage_record(name, run.record.stages[name], summary)
+    rd.sync(run.record, results)
+    warnings.extend(
+        registry.call_hook("quadriga_stage_end", run=run, stage=name, artifact=artifact, seconds=seconds)
+    )
+
+
+def _record_failure(rd: RunDir, run: Run, exc: Exception, warnings: list[str]) -> None:
+    """Mark the run (and its running stage) failed by ``exc`` and write ``error.txt``.
+
+    ``error.txt`` holds a :class:`StageError`'s details, else the traceback; if it cannot be
+    written (disk full) a warning says so and the status still says failed.
+    """
+    run.record.status = "failed"
+    run.record.error = f"{type(exc).__name__}: {exc}"
+    run.record.mark_running_as("failed", exc)
+    try:
+        details = exc.details if isinstance(exc, StageError) else None
+        rd.write_error(details or traceback.format_exc())
+    except OSError as write_exc:
+        warnings.append(f"could not write error.txt: {write_exc.strerror or write_exc}")

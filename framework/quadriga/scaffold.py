@@ -240,31 +240,12 @@ def check_name_free(name: str, kind: str, registry: Registry | None = None) -> N
         ConfigError: (key ``NAME``) the name is taken; the message says by which distribution and
             suggests another name.
     """
-    import importlib.metadata as metadata
-
-    from quadriga.catalogue import catalogue, providers
+    from quadriga.catalogue import providers
     from quadriga.registry import get_registry, normalize_name
 
     distribution, package, short = f"quadriga-{name}", f"quadriga_{name.replace('-', '_')}", name
     other = f"'my-{name}' or '{name}-2'"
-    if distribution in catalogue():
-        raise ConfigError(
-            f"'{name}' would make the distribution {distribution}, which is one of quadriga's own "
-            f"plugins (see `quadriga list --all`); installing the render would replace it. "
-            f"Choose another name, e.g. {other}.",
-            key="NAME",
-        )
-    try:
-        installed = metadata.distribution(distribution)
-    except metadata.PackageNotFoundError:
-        pass
-    else:
-        raise ConfigError(
-            f"'{name}' would make the distribution {distribution}, which is installed "
-            f"({installed.metadata['Name']} {installed.version}); installing the render would replace it. "
-            f"Choose another name, e.g. {other}.",
-            key="NAME",
-        )
+    _check_distribution_free(name, distribution, other)
     reg = registry if registry is not None else get_registry(cache=True)
     reg.load()
     for status in reg.plugins.values():
@@ -290,6 +271,35 @@ def check_name_free(name: str, kind: str, registry: Registry | None = None) -> N
         )
 
 
+def _check_distribution_free(name: str, distribution: str, other: str) -> None:
+    """Refuse a ``distribution`` name that is catalogued or installed (the render would replace it).
+
+    Raises:
+        ConfigError: (key ``NAME``) naming the distribution and suggesting ``other`` names.
+    """
+    import importlib.metadata as metadata
+
+    from quadriga.catalogue import catalogue
+
+    if distribution in catalogue():
+        raise ConfigError(
+            f"'{name}' would make the distribution {distribution}, which is one of quadriga's own "
+            f"plugins (see `quadriga list --all`); installing the render would replace it. "
+            f"Choose another name, e.g. {other}.",
+            key="NAME",
+        )
+    try:
+        installed = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        return
+    raise ConfigError(
+        f"'{name}' would make the distribution {distribution}, which is installed "
+        f"({installed.metadata['Name']} {installed.version}); installing the render would replace it. "
+        f"Choose another name, e.g. {other}.",
+        key="NAME",
+    )
+
+
 def _check_one_line(flag: str, text: str | None) -> None:
     """Refuse a line break or a control character in free text the template renders.
 
@@ -304,6 +314,30 @@ def _check_one_line(flag: str, text: str | None) -> None:
         raise ConfigError(
             f"{flag} must be one line of text without control characters, got {text!r}.", key=flag
         )
+
+
+def _check_render_args(name: str, kind: str, description: str | None, author: str, paper: str | None) -> None:
+    """Refuse a malformed plugin name, an unknown kind, or free text that is not one line.
+
+    Raises:
+        ConfigError: key ``NAME``, ``--kind`` or the flag of the text, with the fix.
+    """
+    if not NAME_PATTERN.match(name or ""):
+        raise ConfigError(
+            f"'{name}' is not a valid plugin name: use lowercase letters, digits and single dashes, "
+            "starting with a letter (e.g. my-sampler).",
+            key="NAME",
+        )
+    if name.startswith("quadriga-"):
+        raise ConfigError(
+            f"give the method's name without the 'quadriga-' prefix (e.g. '{name[9:]}'); "
+            "the distribution is named quadriga-NAME.",
+            key="NAME",
+        )
+    if kind not in PLUGIN_KINDS:
+        raise ConfigError(f"unknown kind '{kind}'; use one of {', '.join(PLUGIN_KINDS)}.", key="--kind")
+    for flag, text in (("--description", description), ("--author", author), ("--paper", paper)):
+        _check_one_line(flag, text)
 
 
 def render_plugin(
@@ -343,22 +377,7 @@ def render_plugin(
         ConfigError: a malformed name, a name already taken (:func:`check_name_free`), an unknown
             kind, or a destination that exists and is not empty.
     """
-    if not NAME_PATTERN.match(name or ""):
-        raise ConfigError(
-            f"'{name}' is not a valid plugin name: use lowercase letters, digits and single dashes, "
-            "starting with a letter (e.g. my-sampler).",
-            key="NAME",
-        )
-    if name.startswith("quadriga-"):
-        raise ConfigError(
-            f"give the method's name without the 'quadriga-' prefix (e.g. '{name[9:]}'); "
-            "the distribution is named quadriga-NAME.",
-            key="NAME",
-        )
-    if kind not in PLUGIN_KINDS:
-        raise ConfigError(f"unknown kind '{kind}'; use one of {', '.join(PLUGIN_KINDS)}.", key="--kind")
-    for flag, text in (("--description", description), ("--author", author), ("--paper", paper)):
-        _check_one_line(flag, text)
+    _check_render_args(name, kind, description, author, paper)
     check_name_free(name, kind, registry)
     target = Path(dest) / f"quadriga-{name}"
     if target.exists() and any(target.iterdir()):
@@ -396,6 +415,43 @@ def render_plugin(
     return target
 
 
+def _read_answers(folder: Path) -> dict[str, Any]:
+    """The ``.copier-answers.yml`` mapping of a rendered plugin ``folder``.
+
+    Raises:
+        ConfigError: ``folder`` is not a folder, has no answers file, or a damaged one (not YAML,
+            not a mapping); the message says how to restore it.
+    """
+    answers = folder / ".copier-answers.yml"
+    if not folder.is_dir():
+        raise ConfigError(
+            f"'{folder}' {'is not a folder' if folder.exists() else 'does not exist'}; give the folder "
+            "of a plugin rendered by `quadriga new plugin` (e.g. quadriga-my-sampler).",
+            key="PATH",
+        )
+    if not answers.is_file():
+        raise ConfigError(
+            f"'{folder}' has no .copier-answers.yml; give the folder of a plugin rendered by "
+            "`quadriga new plugin` (renders from before the template wrote that file cannot be updated).",
+            key="PATH",
+        )
+    import yaml  # type: ignore[import-untyped]  # a dependency of copier (PyYAML, no stubs installed)
+
+    restore = f"restore it from git (`git -C {folder} checkout -- .copier-answers.yml`), then update again"
+    try:
+        loaded = yaml.safe_load(answers.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        problem = " ".join(str(exc).split())
+        raise ConfigError(f"is not valid YAML ({problem}); {restore}.", file=str(answers)) from None
+    if not isinstance(loaded, dict):
+        held = "is empty" if loaded is None else f"holds a YAML {type(loaded).__name__}"
+        raise ConfigError(
+            f"{held}, not the mapping of answers copier writes (_src_path, _commit, name, ...); {restore}.",
+            file=str(answers),
+        )
+    return loaded
+
+
 def update_plugin(
     path: str | Path, *, template: str | Path | None = None, conflict: Literal["inline", "rej"] = "inline"
 ) -> str:
@@ -425,32 +481,7 @@ def update_plugin(
 
     folder = Path(path)
     answers = folder / ".copier-answers.yml"
-    if not folder.is_dir():
-        raise ConfigError(
-            f"'{folder}' {'is not a folder' if folder.exists() else 'does not exist'}; give the folder "
-            "of a plugin rendered by `quadriga new plugin` (e.g. quadriga-my-sampler).",
-            key="PATH",
-        )
-    if not answers.is_file():
-        raise ConfigError(
-            f"'{folder}' has no .copier-answers.yml; give the folder of a plugin rendered by "
-            "`quadriga new plugin` (renders from before the template wrote that file cannot be updated).",
-            key="PATH",
-        )
-    import yaml  # type: ignore[import-untyped]  # a dependency of copier (PyYAML, no stubs installed)
-
-    restore = f"restore it from git (`git -C {folder} checkout -- .copier-answers.yml`), then update again"
-    try:
-        loaded = yaml.safe_load(answers.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        problem = " ".join(str(exc).split())
-        raise ConfigError(f"is not valid YAML ({problem}); {restore}.", file=str(answers)) from None
-    if not isinstance(loaded, dict):
-        held = "is empty" if loaded is None else f"holds a YAML {type(loaded).__name__}"
-        raise ConfigError(
-            f"{held}, not the mapping of answers copier writes (_src_path, _commit, name, ...); {restore}.",
-            file=str(answers),
-        )
+    loaded = _read_answers(folder)
     recorded = loaded.get("_src_path")
     repo, tag = versioned_template(template)
     if recorded is None or Path(str(recorded)).expanduser().resolve() != repo.resolve():
@@ -537,7 +568,10 @@ def install_commands(plugin: str | Path) -> dict[str, list[str]]:
     """The shell commands that install a rendered plugin, for the running quadriga's situation.
 
     Reads where ``quadriga`` and ``quadriga-std`` were installed from (:func:`origin_of`): a checkout
-    (editable or not), a wheel file or an index.
+    (editable or not), a wheel file or an index. A checkout is installed editable (``-e``): pip
+    builds a plain install of a source folder inside it (``build/`` left in the checkout), an
+    editable one in a temporary folder, so the checkout holds nothing new but the
+    ``*.egg-info`` metadata that git ignores; the new environment then follows the checkout's files.
 
     Args:
         plugin: the rendered plugin's folder.
@@ -548,22 +582,26 @@ def install_commands(plugin: str | Path) -> dict[str, list[str]]:
     """
     core, std = origin_of("quadriga"), origin_of("quadriga-std")
     checkout = core.checkout
-    std_source: str | None = None
+
+    def source(path: Path) -> str:
+        return f"-e {_quote(path)}" if path.is_dir() else _quote(path)
+
+    std_source = "quadriga-std"
     if std.path is not None and std.path.exists():
-        std_source = _quote(std.path)
+        std_source = source(std.path)
     elif checkout is not None and (checkout / "plugins" / "quadriga-std" / "pyproject.toml").is_file():
-        std_source = _quote(checkout / "plugins" / "quadriga-std")
+        std_source = source(checkout / "plugins" / "quadriga-std")
     here: list[str] = []
     if not std.installed:
-        here.append(f"pip install {std_source or 'quadriga-std'}")
+        here.append(f"pip install {std_source}")
     here.append(f"pip install -e {_quote(f'{plugin}[test]')}")
     fresh = ["python -m venv .venv", ". .venv/bin/activate"]
     if checkout is not None:
         constraints = checkout / "constraints.txt"
         pin = f"-c {_quote(constraints)} " if constraints.is_file() else ""
-        fresh.append(f"pip install {pin}{_quote(checkout)} {std_source or 'quadriga-std'}")
+        fresh.append(f"pip install {pin}{source(checkout)} {std_source}")
     elif core.path is not None:
-        fresh.append(f"pip install {_quote(core.path)} {std_source or 'quadriga-std'}")
+        fresh.append(f"pip install {source(core.path)} {std_source}")
     else:
         fresh.append("pip install quadriga quadriga-std")
     fresh.append(here[-1])

@@ -2,6 +2,7 @@
 
 ``jsonable`` is lossy on purpose (results.json stays small and readable); ``encode``/``decode``
 are lossless (tensors and arrays go to a tensor table read with ``torch.load(weights_only=True)``).
+``copy_tables`` copies the plain tables of a pipeline (its reader and its matrix expansion share it).
 Nothing here imports torch at import time.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 __all__ = [
     "TIMING_KEYS",
     "Unsaveable",
+    "copy_tables",
     "decode",
     "encode",
     "finite",
@@ -177,3 +179,16 @@ def subclasses(cls: type) -> list[type]:
     for sub in cls.__subclasses__():
         out.extend(subclasses(sub))
     return out
+
+
+def copy_tables(data: Any) -> Any:
+    """A copy of TOML-shaped ``data``: every mapping (as a ``dict``) and list copied, other values shared.
+
+    Unlike :func:`copy.deepcopy` it leaves values inside the tables alone (a class or an array
+    given from Python stays the same object).
+    """
+    if isinstance(data, Mapping):
+        return {k: copy_tables(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [copy_tables(v) for v in data]
+    return data

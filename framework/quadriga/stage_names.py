@@ -45,6 +45,7 @@ __all__ = [
     "replicate_base",
     "replicate_groups",
     "replicate_index",
+    "split_subject_key",
 ]
 
 #: a task, stage or pipeline name as written in a file: a letter, then letters, digits, ``_.-``
@@ -239,6 +240,30 @@ def replicate_index(name: str) -> int | None:
         return parse_stage_name(name).replicate
     except ConfigError:
         return None
+
+
+def split_subject_key(key: str, stages: Any = ()) -> tuple[str, str]:
+    """The subject and the metric of an evaluator's ``"subject/metric"`` key.
+
+    A metric name may itself hold a ``/`` (``"fit/flowrl/mean_reward"``: subject ``fit``, metric
+    ``flowrl/mean_reward``), and a subject named in Python may too, so the split is not read off
+    the text alone: the subject is the longest part before a ``/`` that is one of ``stages`` (the
+    run's stage names); when none is, everything before the last ``/``.
+
+    Args:
+        key: the key, e.g. ``"mala[0]/energy_distance"``.
+        stages: the names a subject can be (any container of strings; empty: none known).
+
+    Returns:
+        ``(subject, metric)``; ``("", key)`` for a key without ``/`` (a metric of the stage itself).
+    """
+    key = str(key)
+    cuts = [i for i, c in enumerate(key) if c == "/"]
+    for i in reversed(cuts):
+        if key[:i] in stages:
+            return key[:i], key[i + 1 :]
+    subject, _, metric = key.rpartition("/")
+    return subject, metric
 
 
 def replicate_groups(subjects: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -37,6 +37,7 @@ __all__ = [
     "resolved_digest",
     "rows_from_run",
     "summary_figure",
+    "sweep_runs",
     "true_values",
     "write_outputs",
 ]
@@ -182,6 +183,70 @@ def metric_label(row: Mapping[str, Any]) -> str:
     return f"{subject}/{row['metric']}"
 
 
+def metric_parts(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """A summary entry's ``(subject, metric)``; the subject is ``""`` for the stage's own numbers.
+
+    Read from the entry's ``subject`` and ``metric_name`` (:func:`aggregate` writes them), so a
+    metric whose name holds a ``/`` stays whole; an entry without them (a ``summary.csv`` read back)
+    is split at the last ``/`` of its ``metric`` label.
+    """
+    if "metric_name" in entry:
+        return str(entry.get("subject") or ""), str(entry["metric_name"])
+    subject, _, metric = str(entry["metric"]).rpartition("/")
+    return subject, metric
+
+
+def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
+    """The runs of a sweep directory, each with the status its own run directory records now.
+
+    ``runs.json`` is written when a sweep ends: a sweep killed before then (SIGKILL, a power cut)
+    has none, or the one of an earlier invocation. So the runs are those ``sweep.json`` plans
+    (then any only ``runs.json`` lists), and each status is read from the run's ``status.json``
+    through :meth:`quadriga.rundir.RunDir.read_status` (a ``running`` run whose process is gone is
+    ``interrupted``); ``runs.json`` gives the error and the status of a run without ``status.json``,
+    else ``"not run"``.
+
+    Returns:
+        ``[{"run_id", "seed", "params", "status", "error", "skipped"}]``, in plan order.
+    """
+    from quadriga.runs import RunDir
+
+    sweep_dir = Path(sweep_dir)
+
+    def read(name: str) -> list[Any]:
+        try:
+            data = json.loads((sweep_dir / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        data = data.get("runs", []) if isinstance(data, dict) else data
+        data = data if isinstance(data, list) else []
+        return [r for r in data if isinstance(r, dict) and isinstance(r.get("run_id"), str)]
+
+    recorded = {r["run_id"]: r for r in read("runs.json")}
+    planned = {r["run_id"]: r for r in read("sweep.json")}
+    out = []
+    for run_id in [*planned, *(r for r in recorded if r not in planned)]:
+        entry = {**planned.get(run_id, {}), **recorded.get(run_id, {})}
+        run_dir = sweep_dir / "runs" / run_id
+        status = entry.get("status", "not run")
+        error = entry.get("error")
+        if (run_dir / "status.json").is_file():
+            record = RunDir(run_dir).read_status()
+            if record.status != status:
+                status, error = record.status, record.error
+        out.append(
+            {
+                "run_id": run_id,
+                "seed": entry.get("seed"),
+                "params": dict(entry.get("params") or {}),
+                "status": status,
+                "error": error,
+                "skipped": bool(entry.get("skipped")),
+            }
+        )
+    return out
+
+
 def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tidy rows of every finished run of a sweep (``runs`` as written to ``runs.json``)."""
     rows = []
@@ -270,7 +335,10 @@ def drop_repeated_seeds(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, 
 def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
     """Group rows by ``keys`` + stage + metric (:func:`metric_label`: subject and metric).
 
-    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``;
+    Each group gets ``n``, ``mean``, ``stderr``, ``ci_low``, ``ci_high`` and ``ci_method``, and
+    its ``metric`` label split unambiguously into ``subject`` (``""`` for a number of the stage
+    itself) and ``metric_name`` (:func:`metric_parts`: a metric named ``flowrl/mean_reward`` is
+    not read as subject ``flowrl``);
     with one value (``n = 1``) the standard error and the interval ends are NaN (``null`` in
     ``--json`` output, ``-`` in tables), not 0.
 
@@ -284,6 +352,7 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
     by_config = "source" in keys and bool(rows) and all(r.get("config") for r in rows)
     names = _config_labels(rows) if by_config else {}
     groups: dict[tuple, list[float]] = {}
+    parts: dict[tuple, tuple[str, str]] = {}
     sources: dict[tuple, set] = {}
     for row in rows:
         labels = [
@@ -291,6 +360,8 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
         ]
         key = (*labels, row["stage"], metric_label(row))
         groups.setdefault(key, []).append(row["value"])
+        own = row.get("subject") is None or row.get("subject") == row["stage"]
+        parts.setdefault(key, ("" if own else str(row["subject"]), str(row["metric"])))
         sources.setdefault(key, set()).add(row.get("source", row.get("run_id")))
     out = []
     for key, values in groups.items():
@@ -302,6 +373,8 @@ def aggregate(rows: Sequence[dict[str, Any]], keys: Sequence[str]) -> list[dict[
         entry.update(
             stage=key[-2],
             metric=key[-1],
+            subject=parts[key][0],
+            metric_name=parts[key][1],
             n=n,
             mean=mean,
             stderr=std / math.sqrt(n) if n > 1 else math.nan,  # one value: none (JSON null, "-")
@@ -415,7 +488,7 @@ def headline_metrics(summary: Sequence[Mapping[str, Any]], max_panels: int = 6) 
     evaluator: dict[str, list[str]] = {}
     diagnostics: list[str] = []
     for e in summary:
-        subject, _, name = str(e["metric"]).rpartition("/")
+        subject, name = metric_parts(e)
         if subject:
             names = evaluator.setdefault(str(e["stage"]), [])
             if name not in names:
@@ -460,8 +533,12 @@ def summary_figure(
     legend sits outside the panels, once for the figure. The x ticks are the swept values (a log
     axis when they span a factor of 10 or more); a y axis whose means are positive and span a
     factor of 30 or more is logarithmic with ticks at 1, 2 and 5 times powers of ten. Bars with interval
-    whiskers when nothing numeric was swept. The title says how many metrics were left out
-    (all are in ``summary.csv``).
+    whiskers when nothing numeric was swept, one colour per configuration; names longer than
+    :data:`SHORT_TICK` characters (matrix stages such as ``mala[kernel.step_size=0.1,...]``) are
+    numbered under the bars and named in the legend, so tick labels never overlap. Where the
+    ticks would be shown shifted by an offset or scaled by a factor, the y label says so
+    (:func:`_caption_offset`). The title says how many metrics were left out (all are in
+    ``summary.csv``).
 
     Returns:
         a ``matplotlib.figure.Figure`` (object API, no pyplot), or ``None`` for no rows.
@@ -474,58 +551,33 @@ def summary_figure(
     true_values = true_values or {}
     metrics: dict[str, list[dict[str, Any]]] = {}
     for entry in summary:
-        metrics.setdefault(entry["metric"].split("/")[-1], []).append(entry)
+        metrics.setdefault(metric_parts(entry)[1], []).append(entry)
     names = headline_metrics(summary, max_panels)
     x_key = next((k for k in keys if _numeric([e.get(k) for e in summary])), None)
     cols = min(3, len(names))
     rows = math.ceil(len(names) / cols)
     fig = Figure(figsize=(4.2 * cols + 2.2, 3.3 * rows + 0.5), layout="constrained")
-    ns = sorted({int(e["n"]) for e in summary})
-    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
-    methods = sorted(
-        {
-            str(e.get("ci_method", "")).split(" (")[0].split(",")[0]
-            for e in summary
-            if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
-        }
-        - {"none", "", "not recorded"}
-    )
-    shape = "bands" if x_key is not None else "whiskers"
-    band = f"{shape}: 95% {' / '.join(methods) or 'Student t'} interval" if ns[-1] >= 2 else "no interval"
-    cut = (
-        f"; {len(names)} of {len(metrics)} metrics shown, all in summary.csv"
-        if len(metrics) > len(names)
-        else ""
-    )
-    fig.suptitle(f"Mean over seeds ({n_text} per point); {band}{cut}", fontsize=10)
+    fig.suptitle(_figure_title(summary, len(names), len(metrics), x_key is not None), fontsize=10)
     handles: dict[str, Any] = {}
+    codes: dict[str, int] = {}  # a bar's configuration -> its number, the same in every panel
+    bar_keys: set[str] = set()
+    bar_panels: list[tuple[Any, list[str]]] = []
+    numbered = False  # whether some name is too long to stand under its bar
+
+    def key(label: str) -> str:  # a bar's legend entry: "3  mala[step_size=0.1]" once numbered
+        return f"{codes[label]}  {label}"
+
     for i, name in enumerate(names):
         ax = fig.add_subplot(rows, cols, i + 1)
         lines: dict[str, list[dict[str, Any]]] = {}
+        several = len({e["stage"] for e in metrics[name]}) > 1  # the same name in several stages
         for e in metrics[name]:
-            subject = e["metric"].rsplit("/", 1)[0] if "/" in e["metric"] else e["stage"]
+            subject = metric_parts(e)[0]
+            subject = f"{subject} ({e['stage']})" if subject and several else subject or e["stage"]
             others = [f"{k.split('.')[-1]}={e.get(k)}" for k in keys if k != x_key]
             lines.setdefault(" ".join([subject, *others]), []).append(e)
         if x_key is not None:
-            values = sorted({float(e[x_key]) for e in metrics[name]})
-            for label, entries in lines.items():
-                entries.sort(key=lambda e: e[x_key])
-                xs = [e[x_key] for e in entries]
-                colour = handles[label].get_color() if label in handles else None
-                (line,) = ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label, color=colour)
-                handles.setdefault(label, line)
-                ax.fill_between(
-                    xs,
-                    [e["ci_low"] if int(e["n"]) >= 2 else math.nan for e in entries],
-                    [e["ci_high"] if int(e["n"]) >= 2 else math.nan for e in entries],
-                    alpha=0.2,
-                    color=line.get_color(),
-                )
-            if values[0] > 0 and values[-1] / values[0] >= 10:
-                ax.set_xscale("log")
-            ax.set_xticks(values, [f"{v:g}" for v in values])
-            ax.minorticks_off()
-            ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})", fontsize=8)
+            _draw_lines(ax, lines, x_key, handles)
         else:
             labels = list(lines)
             means = [lines[lb][0]["mean"] for lb in labels]
@@ -539,8 +591,17 @@ def summary_figure(
                     for lb, m in zip(labels, means, strict=True)
                 ],
             ]
-            ax.bar(range(len(labels)), means, yerr=err, capsize=3)
+            long = max(len(lb) for lb in labels) > SHORT_TICK
+            for lb in labels:
+                codes.setdefault(lb, len(codes) + 1)
+            colours = [f"C{(codes[lb] - 1) % 10}" for lb in labels]  # one colour per configuration
+            bars = ax.bar(range(len(labels)), means, yerr=err, capsize=3, color=colours)
+            for lb, bar in zip(labels, bars, strict=True):
+                handles.setdefault(key(lb), bar)
+                bar_keys.add(key(lb))
             ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+            bar_panels.append((ax, labels))
+            numbered = numbered or long
         truths = {v for (stage, metric), v in true_values.items() if metric == name}
         for v in truths:
             ref = ax.axhline(v, color="0.35", linestyle="--", linewidth=1)
@@ -555,11 +616,105 @@ def summary_figure(
         ax.set_title(metric_title(name), fontsize=10)
         ax.set_ylabel(f"mean {name}", fontsize=8)
         ax.tick_params(labelsize=8)
+    for ax, labels in bar_panels if numbered else ():  # numbers under the bars, names in the legend
+        ax.set_xticks(range(len(labels)), [str(codes[lb]) for lb in labels], rotation=0, ha="center")
+        ax.set_xlabel("configuration (numbered in the legend)", fontsize=8)
+    fig.draw_without_rendering()  # the tick formatters decide on offsets when drawn
+    for ax in fig.axes:
+        _caption_offset(ax)
+    if not numbered:  # short names stand under their bars; the legend keeps lines and references
+        handles = {k: h for k, h in handles.items() if k not in bar_keys}
     if handles:
+        where = "outside lower center" if numbered else "outside right upper"  # long names: below
+        columns = max(1, min(len(handles), int(fig.get_figwidth() * 12 / max(map(len, handles)))))
         fig.legend(
-            list(handles.values()), list(handles), loc="outside right upper", fontsize=8, frameon=False
+            list(handles.values()),
+            list(handles),
+            loc=where,
+            ncols=columns if numbered else 1,
+            fontsize=8,
+            frameon=False,
         )
     return fig
+
+
+#: the longest configuration name written under its bar; longer ones are numbered
+SHORT_TICK = 14
+
+
+def _caption_offset(ax: Any) -> None:
+    """Say in the y label when matplotlib shows the ticks shifted or scaled.
+
+    Means close together far from 0 (0.99641, 0.99645) get tick labels relative to an offset
+    (``+9.964e-1`` in the axes' corner), and very small or large ones a common factor
+    (``1e-7``); the corner is easily missed and the ticks then read as the values. The offset or
+    factor is moved into the label, ``mean tv (ticks + 0.9964)`` or ``mean tv (ticks x 1e-07)``.
+    The figure must have been drawn (``draw_without_rendering``) since its last change.
+    """
+    formatter = ax.yaxis.get_major_formatter()
+    offset = getattr(formatter, "offset", 0) or 0
+    state = vars(formatter)  # the power is private from matplotlib 3.11 on, public before
+    power = state.get("_orderOfMagnitude", state.get("orderOfMagnitude", 0)) or 0
+    if not offset and not power:
+        return
+    parts = []
+    if power:
+        parts.append(f"x 1e{power:+03d}")
+    if offset:
+        parts.append(f"+ {offset:.10g}")
+    ax.yaxis.get_offset_text().set_visible(False)
+    ax.set_ylabel(f"{ax.get_ylabel()} (ticks {' '.join(parts)})", fontsize=8)
+
+
+def _figure_title(summary: Sequence[Mapping[str, Any]], shown: int, metrics: int, swept: bool) -> str:
+    """The title of :func:`summary_figure`: seeds per point, the interval method, the metrics left out.
+
+    ``shown`` of ``metrics`` metric names are drawn; ``swept`` says whether a numeric parameter is on
+    the x axis (bands) or not (whiskers on bars).
+    """
+    ns = sorted({int(e["n"]) for e in summary})
+    n_text = f"n = {ns[0]}" if len(ns) == 1 else f"n = {ns[0]} to {ns[-1]}"
+    methods = sorted(
+        {
+            str(e.get("ci_method", "")).split(" (")[0].split(",")[0]
+            for e in summary
+            if int(e["n"]) >= 2 and not str(e.get("ci_method", "")).startswith("no interval")
+        }
+        - {"none", "", "not recorded"}
+    )
+    shape = "bands" if swept else "whiskers"
+    band = f"{shape}: 95% {' / '.join(methods) or 'Student t'} interval" if ns[-1] >= 2 else "no interval"
+    cut = f"; {shown} of {metrics} metrics shown, all in summary.csv" if metrics > shown else ""
+    return f"Mean over seeds ({n_text} per point); {band}{cut}"
+
+
+def _draw_lines(
+    ax: Any, lines: Mapping[str, list[dict[str, Any]]], x_key: str, handles: dict[str, Any]
+) -> None:
+    """One line per label against the swept ``x_key``: the mean and a band for its interval (none if n < 2).
+
+    A label seen in an earlier panel keeps its colour (``handles``, label -> line, gains the new
+    labels). The x ticks are the swept values, on a log axis when they span a factor of 10 or more.
+    """
+    values = sorted({float(e[x_key]) for entries in lines.values() for e in entries})
+    for label, entries in lines.items():
+        entries.sort(key=lambda e: e[x_key])
+        xs = [e[x_key] for e in entries]
+        colour = handles[label].get_color() if label in handles else None
+        (line,) = ax.plot(xs, [e["mean"] for e in entries], marker="o", label=label, color=colour)
+        handles.setdefault(label, line)
+        ax.fill_between(
+            xs,
+            [e["ci_low"] if int(e["n"]) >= 2 else math.nan for e in entries],
+            [e["ci_high"] if int(e["n"]) >= 2 else math.nan for e in entries],
+            alpha=0.2,
+            color=line.get_color(),
+        )
+    if values[0] > 0 and values[-1] / values[0] >= 10:
+        ax.set_xscale("log")
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.minorticks_off()
+    ax.set_xlabel(x_key.split(".")[-1] + f" ({x_key})", fontsize=8)
 
 
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
@@ -571,9 +726,7 @@ def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     path = Path(path)
     if (path / "sweep.json").is_file():
         sweep = json.loads((path / "sweep.json").read_text())
-        runs_file = path / "runs.json"
-        runs = json.loads(runs_file.read_text()) if runs_file.is_file() else []
-        return collect_rows(path / "runs", runs), list(sweep.get("grid", {}))
+        return collect_rows(path / "runs", sweep_runs(path)), list(sweep.get("grid", {}))
     from quadriga.rundir.loaded import is_run, read_run_file
 
     if is_run(path):

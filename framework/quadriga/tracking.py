@@ -13,13 +13,19 @@ the run inherit it. From Python::
 A tracker's hooks start with ``if not quadriga.tracking.enabled("mlflow"): return``;
 :class:`RunHooks` writes the four per-run hooks once for a tracker object with ``start(run)``,
 ``log_step``, ``log_stage`` and ``end``, so a tracker plugin's ``plugin.py`` only names them.
+
+Where a run or sweep was logged (an MLflow run id, a TensorBoard folder) is a tracker's closing
+:func:`note`: printed on stderr at once, or, inside :func:`held_notes` (``quadriga run`` and
+``quadriga sweep``), after the results tables, so that the reader reads the results first and
+then where they are logged.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from quadriga.errors import ConfigError
@@ -27,7 +33,7 @@ from quadriga.errors import ConfigError
 if TYPE_CHECKING:
     from quadriga.registry import Registry
 
-__all__ = ["ENV", "RunHooks", "available", "check", "enabled", "selected", "using"]
+__all__ = ["ENV", "RunHooks", "available", "check", "enabled", "held_notes", "note", "selected", "using"]
 
 #: the environment variable holding the chosen trackers
 ENV = "QUADRIGA_WITH"
@@ -110,6 +116,47 @@ def using(*names: str) -> Iterator[None]:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = before
+
+
+#: the notes held by the innermost :func:`held_notes` block (a stack: blocks may nest)
+_HELD: list[list[str]] = []
+
+
+def _print_notes(notes: list[str]) -> None:
+    for text in notes:
+        print(text, file=sys.stderr, flush=True)
+    notes.clear()
+
+
+def note(text: str) -> None:
+    """A tracker's closing note (where the run went), printed on stderr now or held.
+
+    Inside :func:`held_notes` the note waits for the block's ``flush()`` (or its end); elsewhere
+    (``quadriga.api.run`` from Python) it is printed at once.
+
+    Args:
+        text: the note, one or more lines, each within 80 columns but for paths and URIs.
+    """
+    if _HELD:
+        _HELD[-1].append(text)
+    else:
+        _print_notes([text])
+
+
+@contextlib.contextmanager
+def held_notes() -> Iterator[Callable[[], None]]:
+    """Hold trackers' :func:`note` s until the caller has printed its results.
+
+    Yields ``flush()``, which prints the notes held so far on stderr; what is still held when the
+    block ends (an error or Ctrl-C cut it short) is printed then.
+    """
+    held: list[str] = []
+    _HELD.append(held)
+    try:
+        yield lambda: _print_notes(held)
+    finally:
+        _HELD.remove(held)
+        _print_notes(held)
 
 
 class RunHooks:

@@ -124,53 +124,13 @@ def _figure(claim: Claim, rows: list[dict[str, Any]], keys: list[str], path: Pat
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.patches import Rectangle
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     effect = claim.effect
     if len(keys) == 1:
-        key = keys[0]
-        labels = [str(r["settings"][key]) for r in rows]
-        for i, r in enumerate(rows):
-            est, lo, hi = (r.get(k, math.nan) for k in ("estimate", "low", "high"))
-            colour = _COLOURS.get(r["status"], "#777777")
-            if isinstance(est, float) and math.isfinite(est):
-                err = [[est - lo if math.isfinite(lo) else 0], [hi - est if math.isfinite(hi) else 0]]
-                ax.errorbar([i], [est], yerr=err, fmt="o", color=colour, capsize=4, label=r["status"])
-        for bound in effect.bounds:
-            if math.isfinite(bound):
-                ax.axhline(bound, color="black", linestyle="--", linewidth=1)
-                ax.annotate(
-                    f"claimed boundary {bound:g}",
-                    (0, bound),
-                    xycoords=("axes fraction", "data"),
-                    xytext=(4, 3),
-                    textcoords="offset points",
-                    fontsize=8,
-                )
-        ax.set_xticks(range(len(rows)), labels)
-        ax.set_xlabel(key)
-        ax.set_ylabel(f"{effect.statistic_name} ({int(100 * effect.level)}% interval)")
-        handles, names = ax.get_legend_handles_labels()
-        unique = dict(zip(names, handles, strict=False))
-        if unique:
-            ax.legend(unique.values(), unique.keys(), title="verdict", fontsize=8)
+        _draw_estimates(ax, effect, rows, keys[0])
     else:
-        a, b = keys
-        xs = list(dict.fromkeys(r["settings"][a] for r in rows))
-        ys = list(dict.fromkeys(r["settings"][b] for r in rows))
-        for r in rows:
-            x, y = xs.index(r["settings"][a]), ys.index(r["settings"][b])
-            ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, color=_COLOURS.get(r["status"], "#777777")))
-            ax.text(
-                x, y, f"{r['status']}\n{_fmt(r.get('estimate', ''))}", ha="center", va="center", fontsize=8
-            )
-        ax.set_xlim(-0.5, len(xs) - 0.5)
-        ax.set_ylim(-0.5, len(ys) - 0.5)
-        ax.set_xticks(range(len(xs)), [str(x) for x in xs])
-        ax.set_yticks(range(len(ys)), [str(y) for y in ys])
-        ax.set_xlabel(a)
-        ax.set_ylabel(b)
+        _draw_verdict_grid(ax, rows, *keys)
     scale_word = "a verdict per setting" if scale == "paper" else "smoke scale: numbers only"
     ax.set_title(f"Where does '{effect.describe()}' hold? ({scale_word})", fontsize=10)
     fig.tight_layout()
@@ -178,3 +138,50 @@ def _figure(claim: Claim, rows: list[dict[str, Any]], keys: list[str], path: Pat
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _draw_estimates(ax: Any, effect: Any, rows: list[dict[str, Any]], key: str) -> None:
+    """Each setting of ``key``: estimate and interval, coloured by verdict; the claimed boundaries dashed."""
+    labels = [str(r["settings"][key]) for r in rows]
+    for i, r in enumerate(rows):
+        est, lo, hi = (r.get(k, math.nan) for k in ("estimate", "low", "high"))
+        colour = _COLOURS.get(r["status"], "#777777")
+        if isinstance(est, float) and math.isfinite(est):
+            err = [[est - lo if math.isfinite(lo) else 0], [hi - est if math.isfinite(hi) else 0]]
+            ax.errorbar([i], [est], yerr=err, fmt="o", color=colour, capsize=4, label=r["status"])
+    for bound in effect.bounds:
+        if math.isfinite(bound):
+            ax.axhline(bound, color="black", linestyle="--", linewidth=1)
+            ax.annotate(
+                f"claimed boundary {bound:g}",
+                (0, bound),
+                xycoords=("axes fraction", "data"),
+                xytext=(4, 3),
+                textcoords="offset points",
+                fontsize=8,
+            )
+    ax.set_xticks(range(len(rows)), labels)
+    ax.set_xlabel(key)
+    ax.set_ylabel(f"{effect.statistic_name} ({int(100 * effect.level)}% interval)")
+    handles, names = ax.get_legend_handles_labels()
+    unique = dict(zip(names, handles, strict=False))
+    if unique:
+        ax.legend(unique.values(), unique.keys(), title="verdict", fontsize=8)
+
+
+def _draw_verdict_grid(ax: Any, rows: list[dict[str, Any]], a: str, b: str) -> None:
+    """A grid over the settings of keys ``a`` (x) and ``b`` (y): cells coloured by verdict, with estimates."""
+    from matplotlib.patches import Rectangle
+
+    xs = list(dict.fromkeys(r["settings"][a] for r in rows))
+    ys = list(dict.fromkeys(r["settings"][b] for r in rows))
+    for r in rows:
+        x, y = xs.index(r["settings"][a]), ys.index(r["settings"][b])
+        ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, color=_COLOURS.get(r["status"], "#777777")))
+        ax.text(x, y, f"{r['status']}\n{_fmt(r.get('estimate', ''))}", ha="center", va="center", fontsize=8)
+    ax.set_xlim(-0.5, len(xs) - 0.5)
+    ax.set_ylim(-0.5, len(ys) - 0.5)
+    ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+    ax.set_yticks(range(len(ys)), [str(y) for y in ys])
+    ax.set_xlabel(a)
+    ax.set_ylabel(b)

@@ -78,45 +78,60 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
     """:func:`claim_facts` as plain lines (no markup) for the terminal."""
     lines = [f"claim {facts['name']} from {facts['distribution']}: {facts['summary']}"]
     lines.append(f"source: {facts['paper']}")
-    e = facts["effect"]
-    if e is not None:
-        lines.append(f"effect: {e['quantity']}")
-        method = "chosen from the statistic and n" if e["method"] == "auto" else e["method"]
-        how = (
-            "the interval is computed by the claim's experiment"
-            if e["computed_by_experiment"]
-            else f"{e['level']:.0%} interval, method {method}"
-        )
-        lines.append(
-            f"  claimed: {e['claimed']} (statistic {e['statistic']}, relation {e['relation']}, "
-            f"value {e['value']:g}, tolerance {e['tolerance']:g}); {how}"
-        )
-        arms = facts["arms"]
-        base = f"; baselines: {', '.join(arms[1:])}" if len(arms) > 1 else ""
-        lines.append(f"arms: {arms[0]} (the method){base}; pipeline: {facts['pipeline']}")
-        if e.get("why_sign"):
-            lines.append(f"  a sign-only rule, because: {e['why_sign']}")
-        reps = facts["replicates"]
-        lines.append(
-            "replicates per arm: "
-            + ", ".join(f"{k} {v}" for k, v in reps.items())
-            + " (smoke: numbers only; paper: a verdict)"
-        )
-        plan = facts.get("plan")
-        if plan:
-            lines.append(
-                f"plan: detect {plan['effect']:g} beyond the boundary with power {plan['power']:g} "
-                f"(pilot {plan['pilot_replicates']} replicates: quadriga verify {facts['name']} --plan)"
-            )
-        else:
-            lines.append("plan: none declared")
-        for pre in facts.get("preconditions") or []:
-            lines.append(f"precondition: {pre}")
-        if facts.get("fragility"):
-            settings = "; ".join(f"{k} in {v}" for k, v in facts["fragility"].items())
-            lines.append(f"fragility: {settings} (quadriga verify {facts['name']} --fragility)")
+    if facts["effect"] is not None:
+        lines += _effect_lines(facts)
     else:
         lines.append(f"effect: unknown, the claim could not be loaded ({facts['problem']})")
+    lines += _verdict_lines(facts)
+    lines.append(f"run it: quadriga verify {facts['name']} [--scale paper]")
+    return lines
+
+
+def _effect_lines(facts: dict[str, Any]) -> list[str]:
+    """The lines of a loaded claim's effect, arms, replicates, plan, preconditions and fragility."""
+    lines: list[str] = []
+    e = facts["effect"]
+    lines.append(f"effect: {e['quantity']}")
+    method = "chosen from the statistic and n" if e["method"] == "auto" else e["method"]
+    how = (
+        "the interval is computed by the claim's experiment"
+        if e["computed_by_experiment"]
+        else f"{e['level']:.0%} interval, method {method}"
+    )
+    lines.append(
+        f"  claimed: {e['claimed']} (statistic {e['statistic']}, relation {e['relation']}, "
+        f"value {e['value']:g}, tolerance {e['tolerance']:g}); {how}"
+    )
+    arms = facts["arms"]
+    base = f"; baselines: {', '.join(arms[1:])}" if len(arms) > 1 else ""
+    lines.append(f"arms: {arms[0]} (the method){base}; pipeline: {facts['pipeline']}")
+    if e.get("why_sign"):
+        lines.append(f"  a sign-only rule, because: {e['why_sign']}")
+    reps = facts["replicates"]
+    lines.append(
+        "replicates per arm: "
+        + ", ".join(f"{k} {v}" for k, v in reps.items())
+        + " (smoke: numbers only; paper: a verdict)"
+    )
+    plan = facts.get("plan")
+    if plan:
+        lines.append(
+            f"plan: detect {plan['effect']:g} beyond the boundary with power {plan['power']:g} "
+            f"(pilot {plan['pilot_replicates']} replicates: quadriga verify {facts['name']} --plan)"
+        )
+    else:
+        lines.append("plan: none declared")
+    for pre in facts.get("preconditions") or []:
+        lines.append(f"precondition: {pre}")
+    if facts.get("fragility"):
+        settings = "; ".join(f"{k} in {v}" for k, v in facts["fragility"].items())
+        lines.append(f"fragility: {settings} (quadriga verify {facts['name']} --fragility)")
+    return lines
+
+
+def _verdict_lines(facts: dict[str, Any]) -> list[str]:
+    """The lines of the claim's last recorded verdict (per comparison when several), or how to record one."""
+    lines: list[str] = []
     last = facts["last_verdict"]
     if last:
         est = last.get("estimate")
@@ -146,5 +161,4 @@ def claim_lines(facts: dict[str, Any]) -> list[str]:
         lines.append(
             f"last verdict: not recorded (`quadriga verify {facts['name']} --scale paper --record` keeps one)"
         )
-    lines.append(f"run it: quadriga verify {facts['name']} [--scale paper]")
     return lines

@@ -77,43 +77,71 @@ def matrix_values(
     named = (*group_by, *((across,) if across else ()))
     groups: dict[str, dict[str, list[float]]] = {}
     for arm in arms:
-        points = matrix_points(data, arm)
-        keys = set(points[0]) if points else set()
-        missing = [k for k in named if k not in keys]
-        if missing:
-            raise ConfigError(
-                f"arm '{arm}' has no matrix key {', '.join(missing)} (its matrix: "
-                f"{', '.join(sorted(keys)) or 'none'}).",
-                key="group_by" if missing[0] in group_by else "across",
-            )
-        free = sorted(keys - set(named))
-        if free:
-            raise ConfigError(
-                f"matrix key(s) {', '.join(free)} of arm '{arm}' are neither grouped nor the slope's axis; "
-                "add them to group_by.",
-                key="group_by",
-            )
         by_group: dict[str, list[dict[str, Any]]] = {}
-        for point in points:
+        for point in _checked_points(data, arm, named, group_by):
             label = point_label({k: point[k] for k in group_by})
             by_group.setdefault(label, []).append(point)
         for label, members in by_group.items():
-            if across is None:
-                values = read(arm, f"{arm}[{point_label(members[0])}]")
-            else:
-                if len(members) < 2:
-                    raise ConfigError(
-                        f"a slope across '{across}' needs at least 2 points; arm '{arm}'"
-                        f"{f' in group {label}' if label else ''} has {len(members)}.",
-                        key="across",
-                    )
-                xs = [float(p[across]) for p in members]
-                series = [read(arm, f"{arm}[{point_label(p)}]") for p in members]
-                values = [
-                    _slope(xs, [s[i] for s in series], f"arm '{arm}' replicate {i} {label}".strip())
-                    for i in range(replicates)
-                ]
+            values = _group_values(arm, label, members, read, replicates, across)
             groups.setdefault(label, {})[arm] = [float(v) for v in values]
     if len(groups) == 1:
         return next(iter(groups.values()))
     return groups
+
+
+def _checked_points(
+    data: Mapping[str, Any], arm: str, named: Sequence[str], group_by: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The matrix points of ``arm``, whose keys must be the ``named`` ones (grouped or the slope's axis).
+
+    Raises:
+        ConfigError: a named key missing from the arm's matrix, or a matrix key not named.
+    """
+    points = matrix_points(data, arm)
+    keys = set(points[0]) if points else set()
+    missing = [k for k in named if k not in keys]
+    if missing:
+        raise ConfigError(
+            f"arm '{arm}' has no matrix key {', '.join(missing)} (its matrix: "
+            f"{', '.join(sorted(keys)) or 'none'}).",
+            key="group_by" if missing[0] in group_by else "across",
+        )
+    free = sorted(keys - set(named))
+    if free:
+        raise ConfigError(
+            f"matrix key(s) {', '.join(free)} of arm '{arm}' are neither grouped nor the slope's axis; "
+            "add them to group_by.",
+            key="group_by",
+        )
+    return points
+
+
+def _group_values(
+    arm: str,
+    label: str,
+    members: Sequence[Mapping[str, Any]],
+    read: Any,
+    replicates: int,
+    across: str | None,
+) -> list[Any]:
+    """One group's per-replicate values of ``arm``: read at its point, or log-log slopes across ``across``.
+
+    Raises:
+        ConfigError: fewer than 2 points to fit a slope, non-positive values (:func:`_slope`).
+    """
+    from quadriga.expansion import point_label
+
+    if across is None:
+        return read(arm, f"{arm}[{point_label(members[0])}]")
+    if len(members) < 2:
+        raise ConfigError(
+            f"a slope across '{across}' needs at least 2 points; arm '{arm}'"
+            f"{f' in group {label}' if label else ''} has {len(members)}.",
+            key="across",
+        )
+    xs = [float(p[across]) for p in members]
+    series = [read(arm, f"{arm}[{point_label(p)}]") for p in members]
+    return [
+        _slope(xs, [s[i] for s in series], f"arm '{arm}' replicate {i} {label}".strip())
+        for i in range(replicates)
+    ]

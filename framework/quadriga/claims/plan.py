@@ -39,8 +39,6 @@ def pilot(claim: Claim, out_dir: Path, registry: Any = None) -> dict[str, Any]:
     Raises:
         ConfigError, StageError: as :meth:`Claim.observations`.
     """
-    from quadriga.stats import min_detectable_effect, replicates_for_power
-
     plan = claim.plan
     reps = plan.pilot_replicates if plan is not None else 5
     declared = claim.scales["paper"].replicates
@@ -49,24 +47,8 @@ def pilot(claim: Claim, out_dir: Path, registry: Any = None) -> dict[str, Any]:
     k = max(1, len(record["comparisons"]))
     level = 1 - (1 - claim.effect.level) / k  # Bonferroni: the level Holm uses for the smallest p
     power = plan.power if plan is not None else 0.8
-    rows = []
-    for c in record["comparisons"]:
-        se, n = float(c.get("se", math.nan)), int(c.get("n") or 0)
-        sd = se * math.sqrt(n) if math.isfinite(se) and n else math.nan
-        needed = replicates_for_power(plan.effect, sd, level=level, power=power) if plan is not None else None
-        mde = min_detectable_effect(sd / math.sqrt(declared), level=level, power=power, df=declared - 1)
-        rows.append(
-            {
-                "group": c.get("group", ""),
-                "arm": c.get("arm"),
-                "baseline": c.get("baseline"),
-                "estimate": c.get("estimate"),
-                "se": se,
-                "sd": sd,
-                "n_needed": needed,
-                "mde_at_declared": mde if math.isfinite(mde) else math.nan,
-            }
-        )
+    effect = plan.effect if plan is not None else None
+    rows = [_sized(c, effect, declared, level, power) for c in record["comparisons"]]
     out: dict[str, Any] = {
         "pilot_replicates": reps,
         "declared_replicates": declared,
@@ -101,3 +83,30 @@ def pilot(claim: Claim, out_dir: Path, registry: Any = None) -> dict[str, Any]:
         f"at power {power:g} (one-sided level {(1 - level) / 2:.3g}): {verdict}"
     )
     return out
+
+
+def _sized(
+    comparison: dict[str, Any], effect: float | None, declared: int, level: float, power: float
+) -> dict[str, Any]:
+    """A pilot comparison's spread and what it implies: replicates needed, effect detectable at ``declared``.
+
+    ``sd = se * sqrt(n)`` of the comparison's statistic; ``n_needed`` is ``None`` without a
+    declared ``effect`` (Cohen 1988, ch. 2; Owen 1965: :func:`quadriga.stats.replicates_for_power`).
+    """
+    from quadriga.stats import min_detectable_effect, replicates_for_power
+
+    c = comparison
+    se, n = float(c.get("se", math.nan)), int(c.get("n") or 0)
+    sd = se * math.sqrt(n) if math.isfinite(se) and n else math.nan
+    needed = replicates_for_power(effect, sd, level=level, power=power) if effect is not None else None
+    mde = min_detectable_effect(sd / math.sqrt(declared), level=level, power=power, df=declared - 1)
+    return {
+        "group": c.get("group", ""),
+        "arm": c.get("arm"),
+        "baseline": c.get("baseline"),
+        "estimate": c.get("estimate"),
+        "se": se,
+        "sd": sd,
+        "n_needed": needed,
+        "mde_at_declared": mde if math.isfinite(mde) else math.nan,
+    }

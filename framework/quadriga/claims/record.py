@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,19 +99,11 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
     are the first comparison's; every comparison under ``comparisons``; ``effect`` and ``plan`` as
     declared before the run; ``fingerprint`` as :func:`quadriga.claims.fingerprint.fingerprint`).
     """
-    from quadriga.runs import atomic_write_json
 
-    specs = {c.name: c for c in registry.claims()}
-    written = []
-    for rec in records:
-        spec = specs.get(rec["name"])
-        path = _record_path(spec.target) if spec else None
-        if path is None:
-            continue
-        data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    def entry(rec: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
         first = rec["comparisons"][0] if rec.get("comparisons") else {}
-        pilot = (data.get(rec["name"]) or {}).get("pilot")
-        data[rec["name"]] = {
+        pilot = old.get("pilot")
+        return {
             "status": rec["status"],
             "summary": rec["summary"],
             **{k: first.get(k) for k in ("estimate", "low", "high", "n", "method")},
@@ -126,9 +119,8 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
             "version": rec["version"],
             **({"pilot": pilot} if pilot else {}),
         }
-        atomic_write_json(path, data)
-        written.append(path)
-    return written
+
+    return _update_entries(registry, records, entry)
 
 
 def record_pilots(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
@@ -136,6 +128,24 @@ def record_pilots(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
 
     The entry's verdict (if any) is kept; a later recorded verdict keeps the pilot. Returns the
     files written.
+    """
+
+    def entry(rec: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        pilot = {**rec["pilot"], "date": rec["date"], "fingerprint": rec.get("fingerprint")}
+        return {**old, "pilot": pilot}
+
+    return _update_entries(registry, records, entry)
+
+
+def _update_entries(
+    registry: Any,
+    records: list[dict[str, Any]],
+    entry: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]],
+) -> list[Path]:
+    """Replace each claim's entry in its plugin's ``claims_record.json`` by ``entry(record, old entry)``.
+
+    Claims without a record file (not registered, or no plugin folder) are skipped; each file is
+    rewritten atomically after each record. Returns the files written.
     """
     from quadriga.runs import atomic_write_json
 
@@ -146,9 +156,8 @@ def record_pilots(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
         path = _record_path(spec.target) if spec else None
         if path is None:
             continue
-        data = json.loads(path.read_text()) if path.is_file() else {}
-        entry = data.setdefault(rec["name"], {})
-        entry["pilot"] = {**rec["pilot"], "date": rec["date"], "fingerprint": rec.get("fingerprint")}
+        data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+        data[rec["name"]] = entry(rec, data.get(rec["name"]) or {})
         atomic_write_json(path, data)
         written.append(path)
     return written

@@ -148,14 +148,7 @@ def verify(
         QuadrigaError: for an unknown scale, or ``record`` at smoke scale; UnknownComponentError
             for an unknown name.
     """
-    if scale not in SCALES:
-        raise QuadrigaError(f"unknown scale '{scale}'; use one of {', '.join(SCALES)}.")
-    if mode not in ("verdict", "plan", "fragility"):
-        raise QuadrigaError(f"unknown mode '{mode}'; use verdict, plan or fragility.")
-    if record and scale != "paper" and mode != "plan":
-        raise QuadrigaError("--record keeps paper-scale verdicts only; add --scale paper.")
-    if record and mode == "fragility":
-        raise QuadrigaError("--record keeps verdicts and pilots, not fragility maps; drop --record.")
+    _check_mode(scale, mode, record)
     chosen = select_claims(registry, what) if what else list(registry.claims())
     if stale:
         chosen = [spec for spec in chosen if _record.stale_reason(spec)]
@@ -178,6 +171,22 @@ def verify(
     report = _write_outputs(out_dir, records, what, scale)
     _keep(registry, records, record, mode)
     return records, report
+
+
+def _check_mode(scale: str, mode: str, record: bool) -> None:
+    """Refuse an unknown scale or mode, and ``record`` where nothing would be kept.
+
+    Raises:
+        QuadrigaError: saying which and the fix.
+    """
+    if scale not in SCALES:
+        raise QuadrigaError(f"unknown scale '{scale}'; use one of {', '.join(SCALES)}.")
+    if mode not in ("verdict", "plan", "fragility"):
+        raise QuadrigaError(f"unknown mode '{mode}'; use verdict, plan or fragility.")
+    if record and scale != "paper" and mode != "plan":
+        raise QuadrigaError("--record keeps paper-scale verdicts only; add --scale paper.")
+    if record and mode == "fragility":
+        raise QuadrigaError("--record keeps verdicts and pilots, not fragility maps; drop --record.")
 
 
 def _verify_one(registry: Any, spec: Any, mode: str, scale: str, claim_dir: Path) -> dict[str, Any]:
@@ -239,12 +248,16 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
 
     A verify run twice into one directory (or re-run after it was killed) starts the claim afresh
     instead of failing on its earlier run directory. Only a directory that verify made is removed
-    (one holding its ``run``/``point-*`` run directories, figures or nothing).
+    (one holding its ``run``/``point-*`` run directories, figures or nothing), and only when none
+    of its runs is still running (:func:`quadriga.fileio.run_alive`).
 
     Raises:
-        ConfigError: ``claim_dir`` holds files verify did not write (it is left untouched).
+        ConfigError: ``claim_dir`` holds files verify did not write, or a run another process is
+            running (it is left untouched).
     """
     import shutil
+
+    from quadriga.fileio import run_alive
 
     if claim_dir.is_dir() and any(claim_dir.iterdir()):
         ours = all(
@@ -255,6 +268,13 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
             raise ConfigError(
                 f"'{claim_dir}' holds files that quadriga verify did not write; choose another --out "
                 "directory.",
+                key="--out",
+            )
+        busy = [p for p in sorted(claim_dir.iterdir()) if p.is_dir() and run_alive(p)]
+        if busy:  # a verify still running there (a killed one's runs are not alive: replaced)
+            raise ConfigError(
+                f"'{busy[0]}' is being run by another quadriga process (a verify still running); wait "
+                "for it to finish, or choose another --out directory.",
                 key="--out",
             )
         shutil.rmtree(claim_dir)

@@ -6,8 +6,9 @@ subcommand's handler with ``set_defaults(func=...)``; :data:`COMMANDS` is the on
 A command line that names its subcommand imports only that module (the others get an empty
 placeholder parser), so ``quadriga list`` does not import what ``run`` or ``sweep`` need.
 Exit codes: 0 success, 1 a run or claim failed, 2 a usage or configuration error, 130 interrupted
-(Ctrl-C), 143 a run or a submitit sweep stopped by SIGTERM (handled as Ctrl-C: the run marked
-interrupted with its finished stages kept, the sweep's jobs cancelled). Output piped into a reader
+(Ctrl-C), 143 a command stopped by SIGTERM (handled as Ctrl-C by every command: a run marked
+interrupted with its finished stages kept, a sweep's runs and jobs stopped the same way, a verify
+reporting the claims done so far). Output piped into a reader
 that stops early (``quadriga list --full | head -1``) ends the command quietly with exit code 0, the
 usual way of command-line tools: the rest of the output goes to ``os.devnull``.
 Errors are printed as one paragraph without a traceback unless ``--debug`` is given.
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from quadriga.cli._common import Formatter, add_common_options, console, escape
-from quadriga.errors import PluginImportInterrupted, QuadrigaError
+from quadriga.errors import PluginImportInterrupted, QuadrigaError, sigterm_interrupts
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -110,6 +111,37 @@ def _quiet_stdout() -> None:
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _report_interrupt(exc: KeyboardInterrupt) -> int:
+    """Say on stderr that the command was interrupted (Ctrl-C) or terminated (SIGTERM); the exit code.
+
+    An interrupt during a plugin's import names the plugin and how to disable it.
+    """
+    code = int(getattr(exc, "exit_code", 130))
+    plugin = exc.plugin if isinstance(exc, PluginImportInterrupted) else None  # a hanging import
+    console(stderr=True).print(
+        ("[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]")
+        + (
+            f" while importing plugin '{escape(plugin)}'; if it hangs, disable it with "
+            f"--disable {escape(plugin)} and report it to its authors"
+            if plugin
+            else ""
+        )
+    )
+    return code
+
+
+def _report_os_error(exc: OSError) -> int:
+    """Say on stderr which file could not be read or written and how to go on; exit code 1."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    console(stderr=True).print(
+        f"[red]error:[/] {escape(f'cannot write or read a file{where}: {exc.strerror or exc}')}. "
+        "Free disk space or fix the permissions, then run again (finished stages are kept; "
+        "`quadriga run --resume RUN_DIR` continues a run).",
+        highlight=False,
+    )
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``quadriga`` console script (and ``python -m quadriga``); returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -124,11 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     debug = getattr(args, "debug", False)
     try:
-        if args.command != "new":  # a bad --disable or QUADRIGA_DISABLE is refused before anything else
-            from quadriga.cli._common import registry_for
+        with sigterm_interrupts():  # SIGTERM (kill, timeout, a batch time limit) is handled as Ctrl-C
+            if args.command != "new":  # a bad --disable or QUADRIGA_DISABLE is refused before anything
+                from quadriga.cli._common import registry_for
 
-            registry_for(args).load()
-        code = int(args.func(args))
+                registry_for(args).load()
+            code = int(args.func(args))
         sys.stdout.flush()  # a reader that stopped early shows here, not at interpreter exit
         return code
     except QuadrigaError as exc:
@@ -137,18 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         console(stderr=True).print(f"[red]error:[/] {escape(str(exc))}", markup=True, highlight=False)
         return exc.exit_code
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM to a run or submitit sweep (exit_code 143)
-        code = int(getattr(exc, "exit_code", 130))
-        plugin = exc.plugin if isinstance(exc, PluginImportInterrupted) else None  # a hanging import
-        console(stderr=True).print(
-            ("[yellow]interrupted[/]" if code == 130 else "[yellow]terminated (SIGTERM)[/]")
-            + (
-                f" while importing plugin '{escape(plugin)}'; if it hangs, disable it with "
-                f"--disable {escape(plugin)} and report it to its authors"
-                if plugin
-                else ""
-            )
-        )
-        return code
+        return _report_interrupt(exc)
     except BrokenPipeError:  # output piped into `head` and the like (Python's docs, "Note on SIGPIPE")
         _quiet_stdout()
         return 0
@@ -160,14 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # disk full, a read-only file system, permissions: not a bug of quadriga
         if debug:
             raise
-        where = f" ({exc.filename})" if exc.filename else ""
-        console(stderr=True).print(
-            f"[red]error:[/] {escape(f'cannot write or read a file{where}: {exc.strerror or exc}')}. "
-            "Free disk space or fix the permissions, then run again (finished stages are kept; "
-            "`quadriga run --resume RUN_DIR` continues a run).",
-            highlight=False,
-        )
-        return 1
+        return _report_os_error(exc)
     except RecursionError:
         if debug:
             raise

@@ -446,6 +446,18 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_kind_option(parser: argparse.ArgumentParser, lead: str) -> None:
+    """Add ``--kind KIND``: a component kind, ``pipeline`` or ``claim`` (:data:`SPEC_KINDS`).
+
+    Its help is ``lead`` followed by the kinds, e.g. ``"only this kind: sampler, ..., claim"``.
+    """
+    from quadriga.registry import SPEC_KINDS
+
+    parser.add_argument(
+        "--kind", choices=list(SPEC_KINDS), metavar="KIND", help=f"{lead}: {', '.join(SPEC_KINDS)}"
+    )
+
+
 def registry_for(args: argparse.Namespace) -> Registry:
     """The process-wide registry, without the plugins named by ``--disable``; cached unless ``--no-cache``."""
     from quadriga.registry import get_registry

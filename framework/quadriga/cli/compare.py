@@ -52,30 +52,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: a directory does not exist, holds runs rather than being one, or holds no results.
     """
-    from quadriga.errors import ConfigError
-    from quadriga.rundir.loaded import is_run
-    from quadriga.summary import aggregate, drop_repeated_seeds, load_rows, metric_label, write_outputs
+    from quadriga.summary import aggregate, drop_repeated_seeds, metric_label, write_outputs
 
     os.environ.setdefault("MPLBACKEND", "Agg")
     console = make_console()
     all_rows: list[dict[str, Any]] = []
     keys: list[str] = []
     for d in args.dirs:
-        if not d.exists():
-            raise ConfigError(f"'{d}' does not exist.", key="compare")
-        if d.is_dir() and not is_run(d) and not (d / "sweep.json").exists():
-            children = sorted(c for c in d.iterdir() if is_run(c))
-            if children:
-                raise ConfigError(
-                    f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
-                    key="compare",
-                )
-        try:
-            rows, grid_keys = load_rows(d)
-        except FileNotFoundError as exc:
-            raise ConfigError(
-                f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
-            ) from None
+        rows, grid_keys = _rows_of(d)
+        for note in _unfinished(d):
+            console.print(f"note: {escape(note)}", soft_wrap=True)
         for row in rows:
             row["source"] = d.name if len(args.dirs) > 1 else row.get("source", d.name)
         all_rows += rows
@@ -107,3 +93,59 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console.print(f"table: {escape(str(table))}", soft_wrap=True)  # paths are never wrapped
     console.print(f"figure: {escape(str(figure))}", soft_wrap=True)
     return 0
+
+
+def _rows_of(d: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The tidy rows and swept keys of a run or sweep directory ``d`` (:func:`quadriga.summary.load_rows`).
+
+    Raises:
+        ConfigError: ``d`` does not exist, holds runs rather than being one, or holds no results.
+    """
+    from quadriga.errors import ConfigError
+    from quadriga.rundir.loaded import is_run
+    from quadriga.summary import load_rows
+
+    if not d.exists():
+        raise ConfigError(f"'{d}' does not exist.", key="compare")
+    if d.is_dir() and not is_run(d) and not (d / "sweep.json").exists():
+        children = sorted(c for c in d.iterdir() if is_run(c))
+        if children:
+            raise ConfigError(
+                f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
+                key="compare",
+            )
+    try:
+        return load_rows(d)
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"{exc}. Pass run directories (runs/NAME/TIMESTAMP) or sweep directories."
+        ) from None
+
+
+def _unfinished(d: Path) -> list[str]:
+    """One line for a run directory, or the runs of a sweep, not finished (their states as read now).
+
+    A run recorded as ``running`` whose process is gone reads as ``interrupted``
+    (:meth:`quadriga.rundir.RunDir.read_status`), so a killed run is never shown as running.
+    """
+    from quadriga.rundir import RunDir
+    from quadriga.rundir.loaded import is_run
+    from quadriga.summary import sweep_runs
+
+    if (d / "sweep.json").is_file():
+        runs = sweep_runs(d)
+        left = [r for r in runs if r["status"] != "finished"]
+        if not left:
+            return []
+        counts: dict[str, int] = {}
+        for r in left:
+            counts[r["status"]] = counts.get(r["status"], 0) + 1
+        states = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        done = len(runs) - len(left)
+        return [f"{d}: {done} of {len(runs)} runs finished ({states}); only finished runs are compared."]
+    if is_run(d) and (d / "status.json").is_file():
+        record = RunDir(d).read_status()
+        if record.status != "finished":
+            why = f": {record.error}" if record.error else ""
+            return [f"{d} is {record.status}{why}. Its finished stages are compared."]
+    return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+from typing import Any
 
 from rich.markup import escape
 
@@ -184,36 +185,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     """
     reg = registry_for(args).load()
     con = console()
-    con.print(
-        f"quadriga {version_of('quadriga')} on Python {platform.python_version()} ({escape(sys.executable)})",
-        soft_wrap=True,
-    )
-    for lib in LIBRARIES:
-        version = version_of(lib)
-        con.print(f"  {lib} {version}" if version else f"  {lib} [yellow]not installed[/]")
-    con.print("optional (not needed to run pipelines):")
-    for line in optional_lines():
-        con.print(escape(line), soft_wrap=True)
-    counts: dict[str, int] = {}
-    for c in reg.components():
-        counts[c.plugin] = counts.get(c.plugin, 0) + 1
-    rows = [  # the plugin (entry-point) name only where it is not the distribution's name
-        [
-            status.distribution,
-            status.version,
-            status.status,
-            counts.get(name, 0),
-            "" if status.distribution.removeprefix("quadriga-") == name else name,
-        ]
-        for name, status in sorted(reg.plugins.items(), key=lambda item: item[1].distribution)
-    ]
-    print_table(  # the shared table: names whole (never cut), split into parts if too wide
-        con,
-        ["distribution", "version", "status", "components", "plugin"],
-        rows,
-        title="plugins (distributions; --disable takes either name)",
-        right=["components"],
-    )
+    _print_environment(con)
+    _print_plugins(con, reg)
     for b in reg.broken:
         con.print(
             f"[red]{escape(repr(b.plugin))} ({escape(b.distribution)}) failed at {b.stage}[/]: "
@@ -250,3 +223,41 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             "they require are installed[/]"
         )
     return 1 if reg.broken or reg.conflicts or unresolved or mismatches or shadows else 0
+
+
+def _print_environment(con: Any) -> None:
+    """Print quadriga's version, the interpreter, and the versions of the libraries it uses."""
+    con.print(
+        f"quadriga {version_of('quadriga')} on Python {platform.python_version()} ({escape(sys.executable)})",
+        soft_wrap=True,
+    )
+    for lib in LIBRARIES:
+        version = version_of(lib)
+        con.print(f"  {lib} {version}" if version else f"  {lib} [yellow]not installed[/]")
+    con.print("optional (not needed to run pipelines):")
+    for line in optional_lines():
+        con.print(escape(line), soft_wrap=True)
+
+
+def _print_plugins(con: Any, reg: Any) -> None:
+    """Print the table of plugin distributions: version, load status and number of components."""
+    counts: dict[str, int] = {}
+    for c in reg.components():
+        counts[c.plugin] = counts.get(c.plugin, 0) + 1
+    rows = [  # the plugin (entry-point) name only where it is not the distribution's name
+        [
+            status.distribution,
+            status.version,
+            status.status,
+            counts.get(name, 0),
+            "" if status.distribution.removeprefix("quadriga-") == name else name,
+        ]
+        for name, status in sorted(reg.plugins.items(), key=lambda item: item[1].distribution)
+    ]
+    print_table(  # the shared table: names whole (never cut), split into parts if too wide
+        con,
+        ["distribution", "version", "status", "components", "plugin"],
+        rows,
+        title="plugins (distributions; --disable takes either name)",
+        right=["components"],
+    )

@@ -16,12 +16,13 @@ from quadriga.cli._common import (
     Formatter,
     Subparsers,
     add_common_options,
+    add_kind_option,
     console,
     name_completer,
     registry_for,
 )
 from quadriga.cli.output import print_json
-from quadriga.registry import KINDS
+from quadriga.registry import SPEC_KINDS
 
 __all__ = ["add_parser", "cmd_info", "doc_paragraphs", "parameters", "render_doc", "toml_value", "type_text"]
 
@@ -37,13 +38,8 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument(
         "name", help="a component, pipeline or claim name, as `quadriga list` shows it"
-    ).completer = name_completer(*KINDS, "pipeline", "claim")
-    p.add_argument(
-        "--kind",
-        choices=[*KINDS, "pipeline", "claim"],
-        metavar="KIND",
-        help=f"when the name has several kinds: {', '.join([*KINDS, 'pipeline', 'claim'])}",
-    )
+    ).completer = name_completer(*SPEC_KINDS)
+    add_kind_option(p, "when the name has several kinds")
     p.add_argument(
         "--json", action="store_true", help="machine-readable output (a list, one entry per match)"
     )
@@ -280,8 +276,6 @@ def cmd_info(args: argparse.Namespace) -> int:
     Raises:
         UnknownComponentError: nothing of that name (and kind) is registered.
     """
-    from quadriga.errors import UnknownComponentError, suggest
-
     reg = registry_for(args)
     con = console()
     name, kind = args.name, args.kind
@@ -291,34 +285,9 @@ def cmd_info(args: argparse.Namespace) -> int:
             text = p.read_text()
             found.append(dict(kind="pipeline", name=p.name, distribution=p.distribution, toml=text))
             if not args.json:
-                import textwrap
-
-                head = textwrap.fill(
-                    f"pipeline {p.name} from {p.distribution}: {p.summary}",
-                    width=78,
-                    initial_indent="# ",
-                    subsequent_indent="#   ",
-                )
-                sys.stdout.write(
-                    f"{head}\n# run it: quadriga run {p.name}\n"
-                    "# edited copy saved to a file: change [pipeline] name below first, so\n"
-                    f"# its runs go to runs/<new name>/ and not next to those of\n# {p.name}; "
-                    "then quadriga run FILE.toml\n\n"
-                    f"{wrap_comments(text)}"
-                )
-                if not text.endswith("\n"):
-                    sys.stdout.write("\n")
+                _print_pipeline(p, text)
     if any(f["kind"] == "pipeline" for f in found) and kind is None and not args.json:
-        # `quadriga info NAME > my.toml` must stay a TOML file: other entries of this name are named
-        # in a comment, each reachable with --kind
-        others = sorted(
-            {c.kind for c in reg.claims() if c.name == name}
-            | {s.kind for s in reg.components() if s.name == name}
-        )
-        for other in others:
-            article = "an" if other[0] in "aeiou" else "a"
-            hint = f"quadriga info {name} --kind {other}"
-            sys.stdout.write(f"# '{name}' also names {article} {other}: {hint}\n")
+        _note_other_kinds(reg, name)
         return 0
     for c in reg.claims() if kind in (None, "claim") else []:
         if c.name == name:
@@ -339,76 +308,124 @@ def cmd_info(args: argparse.Namespace) -> int:
                 f"[red]name collision[/]: {spec.kind} '{escape(spec.name)}' is registered by {who}; "
                 "using it is an error until one is disabled (--disable PLUGIN). This one:"
             )
-        cls = reg.load_class(spec)
-        status = reg.plugins.get(spec.plugin)
-        version = status.version if status is not None else ""
-        params = parameters(cls, reg)
-        inputs = {k: _type_names(v) for k, v in getattr(cls, "input_types", {}).items()}
-        output = getattr(cls, "output_type", None)
-        out_name = None if output is None else output if isinstance(output, str) else output.__name__
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        found.append(
-            dict(
-                kind=spec.kind,
-                name=spec.name,
-                distribution=spec.distribution,
-                version=version,
-                target=spec.target,
-                summary=spec.summary,
-                paper=spec.paper,
-                tags=list(spec.tags),
-                doc=doc,
-                parameters=params,
-                inputs=inputs,
-                output=out_name,
-                collision=spec in colliding,
-            )
-        )
-        if args.json:
-            continue
-        con.print(
-            f"[bold]{spec.kind} {escape(spec.name)}[/]  ({escape(spec.distribution)} {escape(version)})"
-        )
-        con.print(f"class: {escape(spec.target)}", soft_wrap=True)
-        if spec.summary:
-            con.print(escape(spec.summary))
-        if spec.paper:
-            con.print(f"paper: {escape(spec.paper)}")
-        if spec.tags:
-            con.print(f"tags: {', '.join(spec.tags)} (`quadriga list --where TAG`)")
-        if doc:
-            con.print()
-            for indent, line in doc_paragraphs(doc):
-                con.print(Padding(Text.from_markup(render_doc(line)), (0, 0, 0, indent)))
-        con.print()
-        if params:
-            con.print(
-                "[bold]parameters[/] (set them in the stage's table or with --set stage.NAME.KEY=VALUE):"
-            )
-            for row in params:
-                con.print(
-                    f"  [bold]{escape(row['name'])}[/]: {escape(row['type'])} = {escape(row['default'])}"
-                )
-                if row["doc"]:
-                    con.print(Padding(Text(row["doc"]), (0, 0, 0, 6)))
-        else:
-            con.print("no parameters")
-        if inputs:
-            con.print("[bold]inputs[/]: " + escape(", ".join(f"{k} ({v})" for k, v in inputs.items())))
-        if out_name is not None:
-            con.print(f"[bold]output[/]: {out_name}")
+        facts = _component_facts(reg, spec, collision=spec in colliding)
+        found.append(facts)
+        if not args.json:
+            _print_component(con, facts)
     if not found:
-        known = [s.name for s in reg.specs()]
-        elsewhere = sorted({s.kind for s in reg.specs() if s.name == name})
-        if elsewhere:
-            raise UnknownComponentError(
-                f"'{name}' is registered as {' and as '.join(elsewhere)}, not as {kind}: quadriga info {name}"
-                + (f" --kind {elsewhere[0]}" if len(elsewhere) == 1 else "")
-            )
-        raise UnknownComponentError(
-            f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
-            + reg.catalogue_note(name, None if kind is None else (kind,))
-        )
+        _raise_unknown(reg, name, kind)
     if args.json:
         print_json(found)
     return 0
+
+
+def _print_pipeline(p: Any, text: str) -> None:
+    """Write pipeline ``p``'s TOML ``text`` to stdout under a ``#`` comment header (how to run or copy it)."""
+    import textwrap
+
+    head = textwrap.fill(
+        f"pipeline {p.name} from {p.distribution}: {p.summary}",
+        width=78,
+        initial_indent="# ",
+        subsequent_indent="#   ",
+    )
+    sys.stdout.write(
+        f"{head}\n# run it: quadriga run {p.name}\n"
+        "# edited copy saved to a file: change [pipeline] name below first, so\n"
+        f"# its runs go to runs/<new name>/ and not next to those of\n# {p.name}; "
+        "then quadriga run FILE.toml\n\n"
+        f"{wrap_comments(text)}"
+    )
+    if not text.endswith("\n"):
+        sys.stdout.write("\n")
+
+
+def _note_other_kinds(reg: Any, name: str) -> None:
+    """Name, in ``#`` comments, the claims and components that share a pipeline's ``name``.
+
+    ``quadriga info NAME > my.toml`` must stay a TOML file, so they are not printed; each is
+    reachable with ``--kind``.
+    """
+    others = sorted(
+        {c.kind for c in reg.claims() if c.name == name}
+        | {s.kind for s in reg.components() if s.name == name}
+    )
+    for other in others:
+        article = "an" if other[0] in "aeiou" else "a"
+        hint = f"quadriga info {name} --kind {other}"
+        sys.stdout.write(f"# '{name}' also names {article} {other}: {hint}\n")
+
+
+def _component_facts(reg: Any, spec: Any, *, collision: bool) -> dict[str, Any]:
+    """What ``info`` shows of a component (its ``--json`` entry): origin, doc, parameters, inputs, output."""
+    cls = reg.load_class(spec)
+    status = reg.plugins.get(spec.plugin)
+    output = getattr(cls, "output_type", None)
+    return dict(
+        kind=spec.kind,
+        name=spec.name,
+        distribution=spec.distribution,
+        version=status.version if status is not None else "",
+        target=spec.target,
+        summary=spec.summary,
+        paper=spec.paper,
+        tags=list(spec.tags),
+        doc=inspect.cleandoc(cls.__doc__ or ""),
+        parameters=parameters(cls, reg),
+        inputs={k: _type_names(v) for k, v in getattr(cls, "input_types", {}).items()},
+        output=None if output is None else output if isinstance(output, str) else output.__name__,
+        collision=collision,
+    )
+
+
+def _print_component(con: Any, facts: dict[str, Any]) -> None:
+    """Print a component's :func:`_component_facts` for a reader: header, doc, parameters, inputs, output."""
+    con.print(
+        f"[bold]{facts['kind']} {escape(facts['name'])}[/]  "
+        f"({escape(facts['distribution'])} {escape(facts['version'])})"
+    )
+    con.print(f"class: {escape(facts['target'])}", soft_wrap=True)
+    if facts["summary"]:
+        con.print(escape(facts["summary"]))
+    if facts["paper"]:
+        con.print(f"paper: {escape(facts['paper'])}")
+    if facts["tags"]:
+        con.print(f"tags: {', '.join(facts['tags'])} (`quadriga list --where TAG`)")
+    if facts["doc"]:
+        con.print()
+        for indent, line in doc_paragraphs(facts["doc"]):
+            con.print(Padding(Text.from_markup(render_doc(line)), (0, 0, 0, indent)))
+    con.print()
+    if facts["parameters"]:
+        con.print("[bold]parameters[/] (set them in the stage's table or with --set stage.NAME.KEY=VALUE):")
+        for row in facts["parameters"]:
+            con.print(f"  [bold]{escape(row['name'])}[/]: {escape(row['type'])} = {escape(row['default'])}")
+            if row["doc"]:
+                con.print(Padding(Text(row["doc"]), (0, 0, 0, 6)))
+    else:
+        con.print("no parameters")
+    if facts["inputs"]:
+        con.print("[bold]inputs[/]: " + escape(", ".join(f"{k} ({v})" for k, v in facts["inputs"].items())))
+    if facts["output"] is not None:
+        con.print(f"[bold]output[/]: {facts['output']}")
+
+
+def _raise_unknown(reg: Any, name: str, kind: str | None) -> None:
+    """Raise the error for a name ``info`` found nothing under (another kind, close matches, the catalogue).
+
+    Raises:
+        UnknownComponentError: always.
+    """
+    from quadriga.errors import UnknownComponentError, suggest
+
+    known = [s.name for s in reg.specs()]
+    elsewhere = sorted({s.kind for s in reg.specs() if s.name == name})
+    if elsewhere:
+        raise UnknownComponentError(
+            f"'{name}' is registered as {' and as '.join(elsewhere)}, not as {kind}: quadriga info {name}"
+            + (f" --kind {elsewhere[0]}" if len(elsewhere) == 1 else "")
+        )
+    raise UnknownComponentError(
+        f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
+        + reg.catalogue_note(name, None if kind is None else (kind,))
+    )

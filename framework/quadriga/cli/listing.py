@@ -9,6 +9,7 @@ from quadriga.cli._common import (
     Formatter,
     Subparsers,
     add_common_options,
+    add_kind_option,
     console,
     print_problems,
     registry_for,
@@ -32,12 +33,7 @@ def add_parser(sub: Subparsers) -> None:
         description="List what the installed plugins register, without importing their algorithms.",
         formatter_class=Formatter,
     )
-    p.add_argument(
-        "--kind",
-        choices=[*KINDS, "pipeline", "claim"],
-        metavar="KIND",
-        help=f"only this kind: {', '.join([*KINDS, 'pipeline', 'claim'])}",
-    )
+    add_kind_option(p, "only this kind")
     p.add_argument(
         "--full", action="store_true", help="print whole summaries (wrapped) instead of one line per entry"
     )

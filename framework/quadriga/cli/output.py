@@ -26,13 +26,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from quadriga.stage_names import replicate_base, replicate_index
+from quadriga.stage_names import parse_stage_name, replicate_base, replicate_index, split_subject_key
 
 __all__ = [
     "across_seed_rows",
     "chunk_columns",
     "format_value",
     "pivot",
+    "plan_rows",
     "print_json",
     "print_pivot",
     "print_results",
@@ -40,6 +41,7 @@ __all__ = [
     "print_table",
     "print_text",
     "results_payload",
+    "shorten_middle",
     "wrap_items",
 ]
 
@@ -140,10 +142,57 @@ def wrap_items(text: str, width: int, sep: str = " ") -> str:
     return "\n".join(out)
 
 
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters by an ellipsis in its middle, both ends kept.
+
+    ``shorten_middle("mala[step_size=0.35,num_samples=200][1]", 24)`` gives
+    ``"mala[step_siz…s=200][1]"``: a stage name keeps its source and its replicate index.
+    Text that fits is returned as it is; ``width`` below 3 is taken as 3.
+    """
+    width = max(3, width)
+    if len(text) <= width:
+        return text
+    head = (width - 1 + 1) // 2
+    tail = width - 1 - head
+    return text[:head] + "\N{HORIZONTAL ELLIPSIS}" + (text[-tail:] if tail else "")
+
+
 def _longest_piece(text: str, sep: str) -> int:
     """The longest unbreakable run of ``text`` for :func:`wrap_items` (its separator tail included)."""
     tail = len(sep.rstrip())
     return max((len(p) + tail for line in text.split("\n") for p in line.split(sep)), default=0)
+
+
+def _fit_pieces(text: str, width: int, sep: str) -> str:
+    """``text`` with each name of a list longer than ``width`` shortened in its middle.
+
+    The pieces between ``sep`` are names (:func:`shorten_middle`), so that no name is broken
+    across lines. Free text (``sep`` a space) is returned as it is: a long word there is folded.
+    """
+    if sep == " ":
+        return text
+    tail = len(sep.rstrip())
+    return "\n".join(
+        sep.join(shorten_middle(p, width - tail) for p in line.split(sep)) for line in text.split("\n")
+    )
+
+
+def _print_stacked(
+    con: Console, keys: Sequence[str], listed: str, rows: Sequence[tuple[list[str], str]], sep: str
+) -> None:
+    """A table part whose list of names does not fit beside its key columns, stacked.
+
+    Each row's key cells are on one line and its list below, indented by two and wrapped at the
+    console's width only between names (a name longer than a whole line is shortened in its middle).
+    """
+    width = max(20, con.width - 3)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, expand=False)
+    table.add_column(escape(f"{'  '.join(keys)} (its {listed} indented below)"), no_wrap=True)
+    for key_cells, text in rows:
+        wrapped = wrap_items(_fit_pieces(text, width, sep), width, sep) if text else ""
+        body = "".join(f"\n  {line}" for line in wrapped.split("\n")) if wrapped else ""
+        table.add_row(escape("  ".join(key_cells) + body))
+    print_stripped(con, table)
 
 
 def print_stripped(con: Console, renderable: Any) -> None:
@@ -202,7 +251,8 @@ def print_table(
         wrap: the one column of free text that may wrap (only at ``wrap_at``) and takes the room
             left in its part; every other column is printed on one line, never folded.
         wrap_at: where the ``wrap`` column may break: ``" "`` (words) or ``", "`` (a list of
-            names, which are never cut).
+            names, which are never broken across lines: when the longest does not fit beside
+            the key columns, each row's list is printed below its keys, indented).
         right: columns to right-align (numbers).
         one_line: cut the free-text column to one line ending in "…" instead of wrapping it.
             On a console too narrow for the free text's usual 20 characters, it is cut (with
@@ -240,6 +290,12 @@ def print_table(
             wrap_width = max(widths[wrap_i], min(natural[wrap_i], room))
             if room < wrap_width:  # a narrow console: wrap (or cut with "…") narrower, never crop
                 wrap_width, narrow = max(len(columns[wrap_i]), room), not one_line
+        if narrow and wrap_at != " ":  # names beside the keys would be broken: the list goes below
+            keys = [i for i in group if i != wrap_i]
+            empty = [drop_empty and all(r[i] == "" for i in group[key_columns:]) for r in cells]
+            stacked = [([r[i] for i in keys], r[wrap_i]) for r, e in zip(cells, empty, strict=True) if not e]
+            _print_stacked(con, [columns[i] for i in keys], columns[wrap_i], stacked, wrap_at)
+            continue
         for i in group:
             if i == wrap_i:
                 table.add_column(
@@ -266,11 +322,62 @@ def print_table(
         print_stripped(con, table)
 
 
-def pivot(values: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], Any]]:
+#: rows of the plan table ``quadriga run`` prints before running (a screenful; the rest summarised)
+PLAN_ROWS = 20
+
+
+def plan_rows(
+    rows: Sequence[Sequence[str]], limit: int = PLAN_ROWS
+) -> tuple[list[Sequence[str]], str | None]:
+    """The plan rows to print and a one-line summary of those left out (None when all fit).
+
+    Args:
+        rows: :meth:`quadriga.pipeline.Pipeline.describe` rows, ``(table, component, kind,
+            inputs)`` with ``table`` as ``"task.NAME"`` or ``"stage.NAME"``.
+        limit: the most rows printed, the summary line included.
+
+    Returns:
+        ``(shown, summary)``: the first ``limit - 1`` rows and, e.g., ``"... and 40 more stages
+        (matrix x repeat) of mala, tv"`` naming how the left-out tables were expanded (a
+        ``matrix``, a ``repeat``, both) and the tables they came from; all rows and None when
+        there are at most ``limit``.
+    """
+    if len(rows) <= limit:
+        return list(rows), None
+    shown, rest = list(rows[: limit - 1]), rows[limit - 1 :]
+    kinds: dict[str, int] = {}
+    sources: dict[str, None] = {}
+    matrix = repeat = False
+    for row in rest:
+        section, _, name = str(row[0]).partition(".")
+        kinds[section] = kinds.get(section, 0) + 1
+        try:
+            parsed = parse_stage_name(name)
+        except Exception:  # a name outside the grammar is named as it is
+            sources[name] = None
+            continue
+        sources[parsed.source] = None
+        matrix = matrix or bool(parsed.point)
+        repeat = repeat or parsed.replicate is not None
+    counts = ", ".join(
+        f"{n} more {section}{'' if n == 1 else 's'}" for section, n in sorted(kinds.items(), reverse=True)
+    )
+    how = " x ".join(w for w, on in (("matrix", matrix), ("repeat", repeat)) if on)
+    names = list(sources)
+    named = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return shown, f"... and {counts}{f' ({how})' if how else ''} of {named}"
+
+
+def pivot(
+    values: Mapping[str, Any], stages: Any = ()
+) -> tuple[list[str], list[str], dict[tuple[str, str], Any]]:
     """Split ``{"subject/metric": value}`` into subjects, metrics and cells.
 
-    The subject is everything before the last ``/`` (``"rwm"``, ``"mala[0]"``, ``"a/b"``); a key
-    without ``/`` is a metric of the stage itself (subject ``""``). Order of first appearance is kept.
+    The subject is the longest part before a ``/`` that is one of ``stages`` (the run's stage
+    names), else everything before the last ``/`` (``"rwm"``, ``"mala[0]"``, ``"a/b"``):
+    :func:`~quadriga.stage_names.split_subject_key`, so that ``"fit/flowrl/mean_reward"`` is
+    subject ``fit``, metric ``flowrl/mean_reward`` when ``fit`` is a stage. A key without ``/`` is
+    a metric of the stage itself (subject ``""``). Order of first appearance is kept.
 
     Returns:
         ``(subjects, metrics, {(subject, metric): value})``.
@@ -279,7 +386,7 @@ def pivot(values: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     metrics: list[str] = []
     cells: dict[tuple[str, str], Any] = {}
     for key, value in values.items():
-        subject, _, metric = key.rpartition("/")
+        subject, metric = split_subject_key(key, stages)
         if subject not in subjects:
             subjects.append(subject)
         if metric not in metrics:
@@ -288,7 +395,7 @@ def pivot(values: Mapping[str, Any]) -> tuple[list[str], list[str], dict[tuple[s
     return subjects, metrics, cells
 
 
-def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[list[Any]]]:
+def across_seed_rows(values: Mapping[str, Any], stages: Any = ()) -> tuple[dict[str, Any], list[list[Any]]]:
     """Split a stage's metrics into per-run values and across-seed aggregate rows.
 
     An evaluator that pools replicates writes, next to ``dqn[0]/auc`` ... ``dqn[4]/auc``, the
@@ -300,15 +407,15 @@ def across_seed_rows(values: Mapping[str, Any]) -> tuple[dict[str, Any], list[li
     Returns:
         ``(per-run values, aggregate rows)``; the rows are empty when nothing was pooled.
     """
-    subjects, _, cells = pivot(values)
+    subjects, _, cells = pivot(values, stages)
     replicates: dict[str, list[str]] = {}
     for s in subjects:  # a replicate's subject: dqn[0], mala[step_size=0.1][2]
         if replicate_index(s) is not None:
             replicates.setdefault(replicate_base(s), []).append(s)
-    per_run = {k: v for k, v in values.items() if k.rpartition("/")[0] not in replicates}
+    per_run = {k: v for k, v in values.items() if split_subject_key(k, stages)[0] not in replicates}
     rows: dict[tuple[str, str], list[Any]] = {}
     for key, value in values.items():
-        subject, _, metric = key.rpartition("/")
+        subject, metric = split_subject_key(key, stages)
         if subject not in replicates:
             continue
         column = 3
@@ -346,7 +453,12 @@ def with_interval(value: Any, ci: Any) -> Any:
 
 
 def print_pivot(
-    con: Console, values: Mapping[str, Any], *, title: str, intervals: Mapping[str, Any] | None = None
+    con: Console,
+    values: Mapping[str, Any],
+    *,
+    title: str,
+    intervals: Mapping[str, Any] | None = None,
+    stages: Any = (),
 ) -> None:
     """Print a stage's metrics as one subject x metric table (metrics x subjects when that is narrower).
 
@@ -358,12 +470,13 @@ def print_pivot(
     and a table whose rows all have one run has no s.e. column and says so in its title.
     A value with an interval (``intervals``, keyed as ``values``) shows it in its cell,
     ``0.0123 [0.0101, 0.0150]``, and how the intervals were computed is said once under the table.
+    ``stages`` (the run's stage names) tells a subject from a metric holding a ``/`` (:func:`pivot`).
     """
     intervals = intervals or {}
-    per_run, pooled = across_seed_rows(values)
+    per_run, pooled = across_seed_rows(values, stages)
     pooled = [[*r[:4], "-"] if int(r[2]) < 2 else r for r in pooled]
     per_run = {k: with_interval(v, intervals.get(k)) for k, v in per_run.items()}
-    subjects, metrics, cells = pivot(per_run)
+    subjects, metrics, cells = pivot(per_run, stages)
     if subjects:
         by_subject = [[s or "(stage)", *(cells.get((s, m), "") for m in metrics)] for s in subjects]
         by_metric = [[m, *(cells.get((s, m), "") for s in subjects)] for m in metrics]
@@ -448,7 +561,11 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
         if values:
             title = stage if component == stage else f"{stage} ({component})"
             print_pivot(
-                con, values, title=title, intervals=intervals if isinstance(intervals, Mapping) else None
+                con,
+                values,
+                title=title,
+                intervals=intervals if isinstance(intervals, Mapping) else None,
+                stages=stages,
             )
     if figures:
         print_table(con, ["stage", "figure"], figures, title="figures")
@@ -487,7 +604,7 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
     in every run (:func:`quadriga.summary.constant_zero`) are left out, and said so in one line.
     How the intervals were computed is printed once under the tables.
     """
-    from quadriga.summary import constant_zero
+    from quadriga.summary import constant_zero, metric_parts
 
     zero = constant_zero(summary)
     summary = [e for e in summary if (e["stage"], e["metric"]) not in zero]
@@ -495,7 +612,7 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
     stages: dict[str, list[list[Any]]] = {}
     methods: list[str] = []
     for e in summary:
-        subject, _, metric = str(e["metric"]).rpartition("/")
+        subject, metric = metric_parts(e)  # a metric named "flowrl/mean_reward" stays whole
         small = int(e["n"]) < 2
         stages.setdefault(str(e["stage"]), []).append(
             [
@@ -510,32 +627,8 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
         )
         if not small and _method_text(e) not in methods:
             methods.append(_method_text(e))
-    columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
-    numbers = ["n", "mean", "s.e."]
     for stage, rows in stages.items():
-        if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
-            no_subject = [c for c in columns if c != "subject"]
-            stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
-            print_table(
-                con, no_subject, stage_rows, title=f"stage {stage}", key_columns=len(grid) + 1, right=numbers
-            )
-            continue
-        widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
-        if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
-            print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
-            continue
-        by_metric: dict[str, list[list[Any]]] = {}
-        for r in rows:
-            by_metric.setdefault(str(r[len(grid) + 1]), []).append(r[: len(grid) + 1] + r[len(grid) + 2 :])
-        for metric, part in by_metric.items():
-            print_table(
-                con,
-                [*grid, "subject", "n", "mean", "s.e.", "interval"],
-                part,
-                title=f"stage {stage}: {metric}",
-                key_columns=len(grid) + 1,
-                right=numbers,
-            )
+        _print_stage_rows(con, stage, rows, grid)
     say = lambda markup: print_stripped(con, Text.from_markup(markup))  # noqa: E731 (wrapped, no trailing spaces)
     say("each row: n values (one per seed or run), their mean, its standard error and interval.")
     if zero:
@@ -557,4 +650,37 @@ def print_summary(con: Console, summary: Sequence[Mapping[str, Any]], keys: Sequ
         say(
             f"[yellow]note[/]: at n = 2 a Student t interval has 1 degree of freedom: mean ± {t:.1f} "
             "s.e. at 95%; more seeds narrow it."
+        )
+
+
+def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: list[str]) -> None:
+    """Print one stage's summary rows (grid values, subject, metric, n, mean, s.e., interval) as tables.
+
+    A sampler's diagnostics (no subject) drop the subject column; rows too wide for the console
+    are split into one table per metric, so that the numbers of a row are never split.
+    """
+    columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
+    numbers = ["n", "mean", "s.e."]
+    if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
+        no_subject = [c for c in columns if c != "subject"]
+        stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
+        print_table(
+            con, no_subject, stage_rows, title=f"stage {stage}", key_columns=len(grid) + 1, right=numbers
+        )
+        return
+    widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
+    if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
+        print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
+        return
+    by_metric: dict[str, list[list[Any]]] = {}
+    for r in rows:
+        by_metric.setdefault(str(r[len(grid) + 1]), []).append(r[: len(grid) + 1] + r[len(grid) + 2 :])
+    for metric, part in by_metric.items():
+        print_table(
+            con,
+            [*grid, "subject", "n", "mean", "s.e.", "interval"],
+            part,
+            title=f"stage {stage}: {metric}",
+            key_columns=len(grid) + 1,
+            right=numbers,
         )

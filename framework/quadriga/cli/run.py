@@ -17,7 +17,7 @@ from quadriga.cli._common import (
     name_completer,
     registry_for,
 )
-from quadriga.cli.output import print_json, print_results, print_table, results_payload
+from quadriga.cli.output import plan_rows, print_json, print_results, print_table, results_payload
 from quadriga.errors import QuadrigaError, RunInterrupted, sigterm_interrupts
 from quadriga.progress_display import rich_progress
 
@@ -109,7 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from quadriga.pipeline_source import INT64
     from quadriga.runs import execute
     from quadriga.tracking import check as check_trackers
-    from quadriga.tracking import using
+    from quadriga.tracking import held_notes, using
 
     if args.pipeline is None and args.resume is None:
         raise ConfigError(
@@ -135,14 +135,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print(f"resuming {escape(str(args.resume))}: {escape(resume_plan(args.resume).describe())}")
     else:
         pipeline = load_pipeline(args.pipeline, reg, overrides=args.overrides, seed=args.seed)
+    shown, rest = plan_rows(pipeline.describe())
     print_table(
         con,
         ["table", "component", "kind", "inputs"],
-        pipeline.describe(),
+        shown,
         title=f"pipeline {pipeline.name} (seed {pipeline.seed})",
         wrap="inputs",
         wrap_at=", ",
     )
+    if rest is not None:
+        con.print(escape(rest))
     for note in pipeline.notes:
         con.print(f"[cyan]note[/]: {escape(note)}")
     if args.check:
@@ -152,36 +155,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     show = not (args.quiet or args.json) and con.is_terminal
     lines = not (args.quiet or args.json) and not con.is_terminal
     err = console(stderr=True)  # what went wrong, and how to go on, goes to stderr
-    try:
-        with sigterm_interrupts(), rich_progress(con, show, lines=lines) as display, using(*trackers):
-            result = execute(pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (kill, timeout, a batch time limit)
-        code = int(getattr(exc, "exit_code", 130))
-        run_dir = exc.run_dir if isinstance(exc, RunInterrupted) else "RUN_DIR"
-        what = "interrupted" if code == 130 else "terminated (SIGTERM)"
-        err.print(f"[yellow]{what}[/]: finished stages are saved in")
-        err.print(f"  {escape(str(run_dir))}", soft_wrap=True)  # paths and commands are never wrapped
-        err.print("continue with")
-        err.print(f"  quadriga run --resume {escape(str(run_dir))}", soft_wrap=True)
-        return code
-    for w in result.warnings:
-        con.print(f"[yellow]warning[/]: {escape(w)}")
-    if args.json:
-        print_json(results_payload(result.results, result.dir, result.status))
-    else:
-        print_results(con, result.results)
-    con.print(f"run directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
-    if result.status != "finished":
-        error = result.error
-        debug = getattr(args, "debug", False)
-        err.print(
-            f"[red]run {result.status}[/]: {escape(str(error))}\nFinished stages are saved. After a fix "
-            "(in the data, the code, the environment, or a setting edited in the run directory's "
-            "pipeline.toml, whose stage and everything downstream then run again), this re-runs only "
-            "the rest" + (":" if debug else "; details: error.txt in the run directory:")
-        )
-        err.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
-        if debug and error is not None:
-            raise error
-        return error.exit_code if isinstance(error, QuadrigaError) else 1
-    return 0
+    with held_notes() as tracker_notes:
+        try:
+            with sigterm_interrupts(), rich_progress(con, show, lines=lines) as display, using(*trackers):
+                result = execute(
+                    pipeline, reg, out=args.out, resume=args.resume, argv=sys.argv, display=display
+                )
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (kill, timeout, a batch time limit)
+            code = int(getattr(exc, "exit_code", 130))
+            run_dir = exc.run_dir if isinstance(exc, RunInterrupted) else "RUN_DIR"
+            what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+            err.print(f"[yellow]{what}[/]: finished stages are saved in")
+            err.print(f"  {escape(str(run_dir))}", soft_wrap=True)  # paths and commands are never wrapped
+            err.print("continue with")
+            err.print(f"  quadriga run --resume {escape(str(run_dir))}", soft_wrap=True)
+            return code
+        for w in result.warnings:
+            con.print(f"[yellow]warning[/]: {escape(w)}")
+        if args.json:
+            print_json(results_payload(result.results, result.dir, result.status))
+        else:
+            print_results(con, result.results)
+        con.print(f"run directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
+        tracker_notes()  # where the run was logged (MLflow's run id), after its results
+        if result.status != "finished":
+            error = result.error
+            debug = getattr(args, "debug", False)
+            err.print(
+                f"[red]run {result.status}[/]: {escape(str(error))}\nFinished stages are saved. After a fix "
+                "(in the data, the code, the environment, or a setting edited in the run directory's "
+                "pipeline.toml, whose stage and everything downstream then run again), this re-runs only "
+                "the rest" + (":" if debug else "; details: error.txt in the run directory:")
+            )
+            err.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
+            if debug and error is not None:
+                raise error
+            return error.exit_code if isinstance(error, QuadrigaError) else 1
+        return 0

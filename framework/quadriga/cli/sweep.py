@@ -157,13 +157,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     Returns:
         0 when every run finished, else 1 (running the same command again retries only the failed runs).
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-
     from quadriga.cli._common import registry_for
-    from quadriga.progress import ProgressLines
-    from quadriga.sweep import SweepPlan, parse_grid, parse_seeds, run_sweep
+    from quadriga.sweep import parse_grid, parse_seeds, run_sweep
     from quadriga.tracking import check as check_trackers
-    from quadriga.tracking import using
+    from quadriga.tracking import held_notes, using
 
     reg = registry_for(args)
     trackers = check_trackers(args.trackers, reg)
@@ -171,47 +168,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     seeds = parse_seeds(args.seeds)
     grids = [parse_grid(g) for g in args.grid]
-    progress = Progress(
-        TextColumn("[bold]sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not console.is_terminal,
-    )
-    tasks: list[TaskID] = []
-    counts: list[ProgressLines] = []  # without a terminal: "  sweep: 3/12 runs (25%) ..." now and then
-    done = [0, 0]  # runs finished, runs to do
-    ended, tasks_total = [0], [0]  # runs ended so far, runs to run: "[3/8]" on each run's line
-
-    def on_plan(plan: SweepPlan) -> None:
-        for line in header_lines(str(args.pipeline), plan):
-            console.print(escape(line), soft_wrap=True)
-
-    def on_start(todo: int, finished: int) -> None:
-        tasks_total[0] = todo
-        tasks.append(progress.add_task("sweep", total=todo))
-        if not console.is_terminal:
-            write = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731
-            counts.append(ProgressLines("sweep", write, prefix="", unit="runs"))
-            done[:] = [0, todo]
-            counts[-1](0, todo, None)
-
-    def on_done(outcome: dict[str, Any]) -> None:
-        ended[0] += 1
-        secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
-        count = f"[{ended[0]}/{tasks_total[0]}]"
-        if outcome["status"] == "finished":
-            console.print(f"  {count} {escape(outcome['run_id'])} [green]finished[/]{secs}", soft_wrap=True)
-        else:
-            error = escape(str(outcome.get("error")))
-            console.print(f"  {count} {escape(outcome['run_id'])} [red]{outcome['status']}[/]{secs}: {error}")
-            console.print(f"    log: runs/{escape(outcome['run_id'])}/log.txt", soft_wrap=True)
-        progress.advance(tasks[-1])
-        if counts:
-            done[0] += 1
-            counts[-1](done[0], done[1], None)
-
+    lines = _RunLines(console, str(args.pipeline))
     sweep = {
         "source": str(args.pipeline),
         "seeds": seeds,
@@ -219,39 +176,116 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "fixed": list(args.overrides or []),
         "dir": None,
     }
-    with progress, using(*trackers):
-        hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []
-        result = run_sweep(
-            args.pipeline,
-            seeds=seeds,
-            grids=grids,
-            fixed=args.overrides,
-            backend=args.backend,
-            workers=args.workers,
-            address=args.address,
-            out=args.out,
-            max_jobs=args.max_jobs,
-            slurm=args.slurm,
-            on_start=on_start,
-            on_done=on_done,
-            on_plan=on_plan,
-        )
-        if trackers:
-            status = "finished" if all(r["status"] == "finished" for r in result.runs) else "failed"
-            hook_warnings += reg.call_hook(
-                "quadriga_sweep_end", sweep={**sweep, "dir": str(result.dir)}, status=status
+    with held_notes() as tracker_notes:
+        with lines.progress, using(*trackers):
+            hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []
+            result = run_sweep(
+                args.pipeline,
+                seeds=seeds,
+                grids=grids,
+                fixed=args.overrides,
+                backend=args.backend,
+                workers=args.workers,
+                address=args.address,
+                out=args.out,
+                max_jobs=args.max_jobs,
+                slurm=args.slurm,
+                on_start=lines.on_start,
+                on_done=lines.on_done,
+                on_plan=lines.on_plan,
             )
-    for w in hook_warnings:
-        console.print(f"[yellow]warning[/]: {escape(w)}")
-    print_summary(console, result.summary, [k for k, _ in grids])
+            if trackers:
+                status = "finished" if all(r["status"] == "finished" for r in result.runs) else "failed"
+                hook_warnings += reg.call_hook(
+                    "quadriga_sweep_end", sweep={**sweep, "dir": str(result.dir)}, status=status
+                )
+        for w in hook_warnings:
+            console.print(f"[yellow]warning[/]: {escape(w)}")
+        return _print_result(console, result, [k for k, _ in grids], args.backend, tracker_notes)
+
+
+class _RunLines:
+    """What ``quadriga sweep`` prints while it runs: the header, one line per ended run, the progress.
+
+    On a terminal a rich bar counts the runs; without one a :class:`quadriga.progress.ProgressLines`
+    line (``"  sweep: 3/12 runs (25%) ..."``) is written now and then instead. Its methods are the
+    ``on_plan``, ``on_start`` and ``on_done`` callbacks of :func:`quadriga.sweep.run_sweep`.
+    """
+
+    def __init__(self, console: Console, name: str) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskID,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console, self.name = console, name
+        self.progress = Progress(
+            TextColumn("[bold]sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            disable=not console.is_terminal,
+        )
+        self.tasks: list[TaskID] = []
+        self.counts: list[Any] = []  # the ProgressLines, without a terminal
+        self.done = [0, 0]  # runs finished, runs to do
+        self.ended, self.total = 0, 0  # runs ended so far, runs to run: "[3/8]" on each run's line
+
+    def on_plan(self, plan: Any) -> None:
+        """Print the :func:`header_lines` of the :class:`quadriga.sweep.SweepPlan`."""
+        for line in header_lines(self.name, plan):
+            self.console.print(escape(line), soft_wrap=True)
+
+    def on_start(self, todo: int, finished: int) -> None:
+        """Start counting ``todo`` runs (``finished`` were reused)."""
+        from quadriga.progress import ProgressLines
+
+        self.total = todo
+        self.tasks.append(self.progress.add_task("sweep", total=todo))
+        if not self.console.is_terminal:
+            write = lambda text: self.console.print(text, markup=False, soft_wrap=True)  # noqa: E731
+            self.counts.append(ProgressLines("sweep", write, prefix="", unit="runs"))
+            self.done[:] = [0, todo]
+            self.counts[-1](0, todo, None)
+
+    def on_done(self, outcome: dict[str, Any]) -> None:
+        """One line for an ended run (with its error and log file when it failed); advance the count."""
+        console = self.console
+        self.ended += 1
+        secs = f" after {outcome['seconds']:.1f} s" if outcome.get("seconds") else ""
+        count = f"[{self.ended}/{self.total}]"
+        if outcome["status"] == "finished":
+            console.print(f"  {count} {escape(outcome['run_id'])} [green]finished[/]{secs}", soft_wrap=True)
+        else:
+            error = escape(str(outcome.get("error")))
+            console.print(f"  {count} {escape(outcome['run_id'])} [red]{outcome['status']}[/]{secs}: {error}")
+            console.print(f"    log: runs/{escape(outcome['run_id'])}/log.txt", soft_wrap=True)
+        self.progress.advance(self.tasks[-1])
+        if self.counts:
+            self.done[0] += 1
+            self.counts[-1](self.done[0], self.done[1], None)
+
+
+def _print_result(console: Console, result: Any, keys: list[str], backend: str, notes: Any) -> int:
+    """Print a finished sweep's summary table and where its files are; 1 when a run failed, else 0.
+
+    ``notes`` prints what the trackers held back (where the sweep was logged) after the results.
+    """
+    print_summary(console, result.summary, keys)
     failed = [r for r in result.runs if r["status"] != "finished"]
     # paths are never wrapped: one per line, longer than the console if need be
     console.print(f"sweep directory: [bold]{escape(str(result.dir))}[/]", soft_wrap=True)
     console.print(f"table: {escape(str(result.table_path))}", soft_wrap=True)
     console.print(f"figure: {escape(str(result.figure_path))}", soft_wrap=True)
-    if args.backend == "submitit":
+    if backend == "submitit":
         console.print(f"submitit logs: {escape(str(result.dir / 'submitit'))}", soft_wrap=True)
         console.print("(jobs.json there maps each run to its job and its stdout/stderr files)")
+    notes()  # where the sweep was logged (MLflow's parent run), after its results
     if failed:
         console.print(
             f"[red]{len(failed)} of {len(result.runs)} runs failed[/]; logs are in each run's log.txt. "

@@ -92,6 +92,35 @@ def add_parser(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_verify)
 
 
+#: the colour of each claim status on the terminal (any other: red)
+_STATUS_COLOURS = {
+    "passed": "green",
+    "refuted": "red",
+    "inconclusive": "yellow",
+    "ran": "cyan",
+    "planned": "green",
+    "underpowered": "yellow",
+}
+
+
+def _mode_and_scale(args: argparse.Namespace) -> tuple[str, str]:
+    """``(mode, scale)`` of ``verify``: stale verdicts are renewed, and a plan's pilot run, at paper scale.
+
+    Raises:
+        QuadrigaError: ``--stale`` with ``--scale smoke`` (stale verdicts are renewed at paper scale).
+    """
+    from quadriga.errors import QuadrigaError
+
+    mode = "plan" if args.plan else ("fragility" if args.fragility else "verdict")
+    if args.stale and mode == "verdict" and args.scale == "smoke":
+        raise QuadrigaError(
+            "--stale re-runs stale verdicts at paper scale; drop --scale smoke (or name the claims "
+            "without --stale to check them at smoke scale)."
+        )
+    scale = "paper" if (args.stale and mode == "verdict") or mode == "plan" else (args.scale or "smoke")
+    return mode, scale
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     """``quadriga verify``: run claims and write a markdown report.
 
@@ -110,14 +139,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     reg = registry_for(args)
     con = console()
     os.environ.setdefault("MPLBACKEND", "Agg")
-    mode = "plan" if args.plan else ("fragility" if args.fragility else "verdict")
-    if args.stale and mode == "verdict" and args.scale == "smoke":
-        raise QuadrigaError(
-            "--stale re-runs stale verdicts at paper scale; drop --scale smoke (or name the claims "
-            "without --stale to check them at smoke scale)."
-        )
-    # a stale verdict is renewed at paper scale; a plan's pilot runs at paper settings
-    scale = "paper" if (args.stale and mode == "verdict") or mode == "plan" else (args.scale or "smoke")
+    mode, scale = _mode_and_scale(args)
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     label = safe_name(args.what or "stale") + ("" if mode == "verdict" else f"-{mode}")
     out = args.out or Path("verify") / label / stamp
@@ -129,14 +151,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         say(f"claim [bold]{escape(spec.name)}[/] ({what}): {escape(spec.summary)}")
 
     def on_end(spec: Any, record: dict[str, Any]) -> None:
-        color = {
-            "passed": "green",
-            "refuted": "red",
-            "inconclusive": "yellow",
-            "ran": "cyan",
-            "planned": "green",
-            "underpowered": "yellow",
-        }.get(record["status"], "red")
+        color = _STATUS_COLOURS.get(record["status"], "red")
         say(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}")
         if record.get("table") and mode != "verdict":  # the pilot's or the fragility map's table
             say(escape(str(record["table"])), soft_wrap=True)

@@ -3,6 +3,9 @@
 Discovery reads the entry points of the ``quadriga`` group, loads each plugin
 module inside its own ``try`` (one broken plugin never breaks the others) and
 registers it with a :class:`pluggy.PluginManager` under the entry-point name.
+A plugin module not yet known to import cleanly is first imported in a child
+process (:mod:`quadriga.registry.probe`), so that one ending the process at
+import (``os._exit``, a crash) is reported broken instead of ending ours.
 Each plugin's :func:`~quadriga.hookspecs.quadriga_register` is then called with
 a :class:`PluginRegistrar` bound to its distribution, so that every component,
 pipeline and claim records where it came from. Components are lazy
@@ -185,6 +188,8 @@ class Registry:
         self.plugins, self._table = plugins, table
 
     def _discover(self) -> None:
+        from quadriga.registry.probe import ImportRecord, module_files, probe  # not on the cached path
+
         pm = self._pm
         seconds = import_timeout()
         by_name: dict[str, list[Any]] = {}
@@ -193,6 +198,7 @@ class Registry:
             dist = ep.dist.name if ep.dist is not None else "?"
             if all((normalize_name(_dist_of(e)), e.value) != (normalize_name(dist), ep.value) for e in same):
                 same.append(ep)  # the same distribution found twice on sys.path is one plugin
+        to_load: list[tuple[Any, PluginStatus, str]] = []
         for name, eps in by_name.items():
             if len(eps) > 1:
                 self._record_duplicate(name, eps)
@@ -207,6 +213,16 @@ class Registry:
                 pm.set_blocked(ep.name)
                 status.status = "disabled"
                 continue
+            to_load.append((ep, status, ImportRecord.key(dist, status.version, ep.name, ep.value)))
+        # a plugin not known to import cleanly is tried in a child first: os._exit cannot be caught
+        record = ImportRecord()
+        unknown = [(e.name, e.value, s.distribution) for e, s, k in to_load if not record.known(k)]
+        probed = probe(unknown, seconds)
+        for ep, status, key in to_load:
+            outcome = probed.get(ep.name)
+            if outcome is not None and outcome.state != "ok":  # ended the child, or hung
+                status.status, status.stage, status.error = "broken", "import", outcome.error
+                continue
             try:
                 with _import_deadline(ep.name, seconds):
                     module = ep.load()
@@ -214,11 +230,13 @@ class Registry:
                 self._record_broken(status, "import", exc)
                 continue
             except KeyboardInterrupt as exc:  # a plugin that hangs at import: say which one
-                raise PluginImportInterrupted(ep.name, ep.value, dist) from exc
+                raise PluginImportInterrupted(ep.name, ep.value, status.distribution) from exc
+            record.remember(key, module_files(ep.value))
             try:
                 pm.register(module, name=ep.name)
             except (Exception, SystemExit) as exc:
                 self._record_broken(status, "register", exc)
+        record.save()
         for name, obj in self._extra.items():
             status = PluginStatus(name, name, entry_point=repr(obj))
             self.plugins[name] = status

@@ -39,14 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from quadriga.errors import ConfigError
 from quadriga.fileio import (
-    LOCK,
     append_jsonl,
     atomic_path,
     atomic_write_json,
     atomic_write_text,
     held_elsewhere,
-    held_here,
     refuse_symlinks,
+    run_alive,
     safe_name,
     stage_dir_name,
 )
@@ -64,12 +63,26 @@ from quadriga.rundir.records import (
 if TYPE_CHECKING:
     from quadriga.artifacts import Artifact
 
-__all__ = ["SYNC_SECONDS", "ResumePlan", "RunDir", "RunStatus", "StageStatus", "make_dir", "new_run_dir"]
+__all__ = [
+    "GONE",
+    "SYNC_SECONDS",
+    "ResumePlan",
+    "RunDir",
+    "RunStatus",
+    "StageStatus",
+    "make_dir",
+    "new_run_dir",
+]
 
 #: the longest ``status.json`` and ``results.json`` lag behind the stages during a run (seconds)
 SYNC_SECONDS = 1.0
 #: the file beside a finished stage's artifact holding its status and summary
 RECORD = "record.json"
+#: the error of a run read as interrupted because its process is gone (:meth:`RunDir.read_status`)
+GONE = (
+    "the process running it ended without recording why (killed, SIGKILL, os._exit or a crash); "
+    "resume it with --resume"
+)
 
 
 class RunDir:
@@ -200,20 +213,18 @@ class RunDir:
     def read_status(self) -> RunStatus:
         """The :class:`RunStatus` in ``status.json`` (an empty one when there is none).
 
-        Stages whose ``record.json`` says finished but ``status.json`` does not (it lags by up to
-        :data:`SYNC_SECONDS` after a hard kill) are read from their record.
+        A ``running`` record whose process is gone (:func:`~quadriga.fileio.run_alive` is false: it
+        was killed, or ended itself with ``os._exit``) is read as ``interrupted``, with its running
+        stages, and the error :data:`GONE`. Stages whose ``record.json`` says finished but
+        ``status.json`` does not (it lags by up to :data:`SYNC_SECONDS` after a hard kill) are read
+        from their record.
         """
         data = self._read_json("status.json")
         status = RunStatus.from_json(data if isinstance(data, dict) and not _status_problem(data) else {})
-        lock = self.path / LOCK
-        if (
-            status.status == "running"
-            and lock.exists()
-            and not held_here(self.path)
-            and not held_elsewhere(self.path)
-        ):
+        if status.status == "running" and run_alive(self.path) is False:
             status.mark_running_as("interrupted")  # its process is gone: it was killed
             status.status = "interrupted"
+            status.error = status.error or GONE
         for rec in self._records():
             known = status.stages.get(rec["stage"])
             if known is None or known.status != "finished":

@@ -80,7 +80,13 @@ class LoadedRun:
 
     @property
     def status(self) -> str:
-        """``finished``, ``failed``, ``interrupted`` (or ``unknown``)."""
+        """``finished``, ``failed``, ``interrupted``, ``running`` (or ``unknown``), as read now.
+
+        From ``status.json`` through :meth:`RunDir.read_status` (a ``running`` run whose process is
+        gone is ``interrupted``); ``results.json``'s status when there is no ``status.json``.
+        """
+        if (self.dir / "status.json").is_file():
+            return RunDir(self.dir).read_status().status
         return str(self.results.get("status", "unknown"))
 
     @property

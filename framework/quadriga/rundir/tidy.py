@@ -9,9 +9,10 @@ One row per stage x subject x metric, with the columns :data:`COLUMNS` after the
 
 The numbers are those each artifact class reads from its own summary
 (:meth:`quadriga.artifacts.Artifact.scalars`): an evaluator's ``"mala[0]/energy"`` is subject
-``mala[0]``, metric ``energy``; every other number (a sampler's ``acceptance_rate``, an
-estimate's ``estimate`` and ``estimate_stderr``, a learner's final ``loss``) has the stage as its
-subject. :func:`quadriga.notebook.to_pandas` and the sweep table
+``mala[0]``, metric ``energy`` (a subject is one of the run's stages, so a metric holding a
+``/`` stays whole: :func:`~quadriga.stage_names.split_subject_key`); every other number (a
+sampler's ``acceptance_rate``, an estimate's ``estimate`` and ``estimate_stderr``, a learner's
+final ``loss``) has the stage as its subject. :func:`quadriga.notebook.to_pandas` and the sweep table
 (:func:`quadriga.summary.rows_from_run`) are both built from :func:`tidy_rows`.
 """
 
@@ -22,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from quadriga.artifacts import artifact_class
+from quadriga.stage_names import split_subject_key
 
 __all__ = ["COLUMNS", "STAGE_COLUMNS", "tidy_rows"]
 
@@ -58,7 +60,7 @@ def tidy_rows(
         for key, value in cls.scalars(summary).items():
             subject, metric = stage, key
             if cls.keyed_by_subject:
-                subject, _, metric = key.rpartition("/")
+                subject, metric = split_subject_key(key, stages)
                 subject = subject or stage
             if keep is not None and not keep(str(kind), metric):
                 continue

@@ -286,6 +286,25 @@ def interval(
     if all(np.ptp(d) == 0 for d in data):
         return Interval(estimate, estimate, estimate, level, small_sample_note(n, constant=True), n, 0.0)
     name = statistic if isinstance(statistic, str) else "callable"
+    chosen = _chosen_method(name, method, samples, paired)
+    if chosen == "t" and name == "iqm-difference":
+        return _yuen_interval(data, estimate, n, level, paired=paired)
+    if chosen == "t":
+        return _t_interval(data, estimate, n, level, paired=paired)
+    if chosen == "fieller":
+        return _fieller_interval(data, estimate, n, level)
+    if chosen == "log-t":
+        return _logt_interval(data, estimate, n, level, paired=paired)
+    stat = statistic if isinstance(statistic, str) else fn
+    return _bootstrap_t_interval(stat, name, data, estimate, n, level, samples, paired, resamples, rng)
+
+
+def _chosen_method(name: str, method: str, samples: int, paired: bool) -> str:
+    """The interval method for statistic ``name``: the first one that fits it for ``"auto"``, else ``method``.
+
+    Raises:
+        ConfigError: ``method`` does not fit the statistic (key ``method``, naming those that do).
+    """
     allowed = {
         "mean": ("t", "bootstrap-t"),
         "difference": ("t", "bootstrap-t"),
@@ -299,25 +318,35 @@ def interval(
             f"{' (unpaired)' if samples == 2 and not paired else ''}; use one of {', '.join(allowed)}.",
             key="method",
         )
-    kind = _kind(samples, paired)
-    if chosen == "t" and name == "iqm-difference":
-        return _yuen_interval(data, estimate, n, level, paired=paired)
-    if chosen == "t":
-        return _t_interval(data, estimate, n, level, paired=paired)
-    if chosen == "fieller":
-        return _fieller_interval(data, estimate, n, level)
-    if chosen == "log-t":
-        return _logt_interval(data, estimate, n, level, paired=paired)
+    return chosen
+
+
+def _bootstrap_t_interval(
+    stat: Any,
+    name: str,
+    data: tuple[np.ndarray, ...],
+    estimate: float,
+    n: int,
+    level: float,
+    samples: int,
+    paired: bool,
+    resamples: int,
+    rng: Any,
+) -> Interval:
+    """The bootstrap-t interval (Efron & Tibshirani 1993, ch. 12; Hall 1988) around ``estimate``.
+
+    The s.e. is Yuen's winsorized one for ``iqm-difference``, else the jackknife's; below
+    :data:`BOOTSTRAP_T_BELOW_N` the method text says it is not calibrated (conservative).
+    """
     from quadriga.stats.intervals import _rng
 
-    stat = statistic if isinstance(statistic, str) else fn
     est, se, tstar = bootstrap_t_core(
         stat, data, paired=samples == 2 and paired, resamples=resamples, rng=_rng(rng)
     )
     se_how = "Yuen winsorized s.e." if name == "iqm-difference" else "jackknife s.e."
     pivot = BootstrapTPivot(float(est), float(se), tstar)
     low, high = pivot.ends(level)
-    how = f"bootstrap-t ({resamples} resamples, {kind}, {se_how})"
+    how = f"bootstrap-t ({resamples} resamples, {_kind(samples, paired)}, {se_how})"
     if n < BOOTSTRAP_T_BELOW_N:
         how += f"; not calibrated: conservative at n < {BOOTSTRAP_T_BELOW_N} (ends may be infinite)"
     return Interval(estimate, low, high, level, how, n, float(se), pivot=pivot)

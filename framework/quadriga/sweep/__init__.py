@@ -314,14 +314,64 @@ def run_sweep(
         ConfigError: an invalid pipeline or grid (checked on the first grid point before anything runs),
             an unknown backend, submitit options with another backend, submitit missing.
     """
-    from quadriga.api import check
-    from quadriga.summary import aggregate, collect_rows, resolved_digest, true_values, write_outputs
-
     seeds = list(seeds)
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown backend '{backend}'; use {', '.join(BACKENDS)}.", key="--backend")
+    slurm_settings = _check_options(seeds, grids, backend, workers, max_jobs, slurm)
+    specs = plan(seeds, grids, fixed)
+    source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
+    expected, names = _checked_grid_points(source, specs)
+    sweep_dir = Path(out) if out is not None else _default_dir_of(source, seeds, grids, fixed, names)
+    specs = _open_sweep_dir(sweep_dir, source, seeds, grids, fixed, backend, specs)
+    _check_finished_runs_match(sweep_dir, specs, expected)
+    tasks, outcomes = _pending_tasks(sweep_dir, source, specs)
+    workers = workers or os.cpu_count() or 1
+    if backend == "submitit" and cluster is None:  # decided once, here, so the header can say it
+        cluster = "slurm" if shutil.which("srun") else "local"
+    if on_plan:
+        on_plan(_plan_of(sweep_dir, specs, len(tasks), list(outcomes), backend, workers, max_jobs, cluster))
+    if on_start:
+        on_start(len(tasks), len(outcomes))
+
+    def done(outcome: dict[str, Any]) -> None:
+        outcomes[outcome["run_id"]] = outcome
+        if on_done:
+            on_done(outcome)
+
+    if tasks:
+        _dispatch(tasks, sweep_dir, done, backend, workers, address, max_jobs, slurm_settings, cluster)
+    return _summarise(sweep_dir, _run_records(specs, outcomes), [k for k, _ in grids])
+
+
+def _summarise(sweep_dir: Path, runs: list[dict[str, Any]], keys: list[str]) -> SweepResult:
+    """Write ``runs.json``, then the tidy table, the summary and its figure (:mod:`quadriga.summary`)."""
+    from quadriga.summary import aggregate, collect_rows, true_values, write_outputs
+
+    atomic_write_json(sweep_dir / "runs.json", runs)
+    rows = collect_rows(sweep_dir / "runs", runs)
+    summary = aggregate(rows, keys)
+    finished = [sweep_dir / "runs" / r["run_id"] for r in runs if r["status"] == "finished"]
+    table_path, figure_path = write_outputs(sweep_dir, rows, summary, keys, true_values=true_values(finished))
+    return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path)
+
+
+def _check_options(
+    seeds: Sequence[int],
+    grids: Sequence[tuple[str, list[Any]]],
+    backend: str,
+    workers: int | None,
+    max_jobs: int | None,
+    slurm: Sequence[str] | Mapping[str, Any],
+) -> dict[str, Any]:
+    """Check the backend and its options, the worker count and the sweep's size; the parsed ``--slurm``.
+
+    Raises:
+        ConfigError: an unknown backend (key ``--backend``), submitit options with another backend
+            (:func:`quadriga.sweep.submitit_backend.check_options`), a worker count that is not an
+            integer >= 1 (``--workers``), more than :data:`MAX_RUNS` runs (``--grid``).
+    """
     from quadriga.sweep.submitit_backend import check_options
 
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend '{backend}'; use {', '.join(BACKENDS)}.", key="--backend")
     slurm_settings = check_options(backend, workers, max_jobs, slurm)
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ConfigError(
@@ -338,48 +388,106 @@ def run_sweep(
             "Use fewer values or seeds.",
             key="--grid",
         )
-    specs = plan(seeds, grids, fixed)
-    source = str(Path(source).resolve()) if Path(str(source)).is_file() else str(source)
-    expected: dict[tuple[str, ...], str] = {}  # overrides -> config digest a run of them must have
+    return slurm_settings
+
+
+def _checked_grid_points(
+    source: str, specs: Sequence[RunSpec]
+) -> tuple[dict[tuple[str, ...], str], set[str]]:
+    """Check the pipeline at every grid point before anything runs.
+
+    Returns:
+        ``(overrides -> config digest a run of them must have, the pipeline names seen)``.
+
+    Raises:
+        ConfigError: the pipeline is invalid at some grid point (from :func:`quadriga.api.check`).
+    """
+    from quadriga.api import check
+    from quadriga.summary import resolved_digest
+
+    expected: dict[tuple[str, ...], str] = {}
     names = set()
-    for spec in {s.overrides: s for s in specs}.values():  # every grid point, before anything runs
+    for spec in {s.overrides: s for s in specs}.values():
         checked = check(source, overrides=spec.overrides, seed=spec.seed)
         names.add(checked.name)
         expected[spec.overrides] = resolved_digest(checked.resolved())
-    if out is not None:
-        sweep_dir = Path(out)
-    else:
-        name = next(iter(names)) if len(names) == 1 else None
-        content = Path(source).read_bytes() if Path(source).is_file() else None
-        sweep_dir = default_sweep_dir(source, fixed, name, content)
-        for earlier in (
-            default_sweep_dir(source, fixed, name),
-            _legacy_sweep_dir(source, seeds, grids, fixed),
-        ):
-            if not sweep_dir.exists() and (earlier / "sweep.json").is_file():
-                sweep_dir = earlier  # made before the text was hashed: its runs are checked below
+    return expected, names
+
+
+def _default_dir_of(
+    source: str,
+    seeds: Sequence[int],
+    grids: Sequence[tuple[str, list[Any]]],
+    fixed: Sequence[str],
+    names: set[str],
+) -> Path:
+    """The sweep directory when ``--out`` is not given: :func:`default_sweep_dir`, or an earlier one.
+
+    A sweep made before the pipeline's text was hashed into the name (or before settings-named
+    directories) is reused when the new directory does not exist yet; its runs are checked later.
+    """
+    name = next(iter(names)) if len(names) == 1 else None
+    content = Path(source).read_bytes() if Path(source).is_file() else None
+    sweep_dir = default_sweep_dir(source, fixed, name, content)
+    for earlier in (
+        default_sweep_dir(source, fixed, name),
+        _legacy_sweep_dir(source, seeds, grids, fixed),
+    ):
+        if not sweep_dir.exists() and (earlier / "sweep.json").is_file():
+            sweep_dir = earlier  # made before the text was hashed: its runs are checked below
+    return sweep_dir
+
+
+def _open_sweep_dir(
+    sweep_dir: Path,
+    source: str,
+    seeds: Sequence[int],
+    grids: Sequence[tuple[str, list[Any]]],
+    fixed: Sequence[str],
+    backend: str,
+    specs: Sequence[RunSpec],
+) -> list[RunSpec]:
+    """Create (or reopen) ``sweep_dir`` and write its ``sweep.json``; returns the specs under their run names.
+
+    Run names that clash with another setting's run, or that an older sweep left hashed, are
+    settled here (:func:`_unclashed`, :func:`_earlier_name`).
+
+    Raises:
+        ConfigError: the directory is a symlink, cannot be made, or holds another sweep.
+    """
     refuse_symlinks(sweep_dir)
     make_dir(sweep_dir, "--out")
     refuse_symlinks(sweep_dir / "runs", sweep_dir)
     _check_same_sweep(sweep_dir, source, fixed)
     known = _known_runs(sweep_dir)
-    specs = [_earlier_name(sweep_dir / "runs", _unclashed(s, known)) for s in specs]
-    for s in specs:
+    named = [_earlier_name(sweep_dir / "runs", _unclashed(s, known)) for s in specs]
+    for s in named:
         known[s.run_id] = {"seed": s.seed, "overrides": list(s.overrides)}
     atomic_write_json(
         sweep_dir / "sweep.json",
         {
             "source": source,
-            "seeds": seeds,
+            "seeds": list(seeds),
             "grid": {k: v for k, v in grids},
             "fixed": list(fixed),
             "backend": backend,
-            "runs": [attrs.asdict(s) for s in specs],
+            "runs": [attrs.asdict(s) for s in named],
             "known_runs": known,
             "command": sys.argv,
         },
     )
-    _check_finished_runs_match(sweep_dir, specs, expected)
+    return named
+
+
+def _pending_tasks(
+    sweep_dir: Path, source: str, specs: Sequence[RunSpec]
+) -> tuple[list[tuple[str, RunSpec, str]], dict[str, dict[str, Any]]]:
+    """Split the runs into those to do and those finished earlier (skipped).
+
+    Returns:
+        ``(tasks, outcomes)``: a task is ``(source, spec, run dir)``; ``outcomes`` holds a
+        ``skipped`` outcome dict per finished run, keyed by run id.
+    """
     outcomes: dict[str, dict[str, Any]] = {}
     tasks = []
     for spec in specs:
@@ -394,28 +502,36 @@ def run_sweep(
             }
             continue
         tasks.append((source, spec, str(run_dir)))
-    workers = workers or os.cpu_count() or 1
-    if backend == "submitit" and cluster is None:  # decided once, here, so the header can say it
-        cluster = "slurm" if shutil.which("srun") else "local"
-    if on_plan:
-        on_plan(_plan_of(sweep_dir, specs, len(tasks), list(outcomes), backend, workers, max_jobs, cluster))
-    if on_start:
-        on_start(len(tasks), len(outcomes))
+    return tasks, outcomes
 
-    def done(outcome: dict[str, Any]) -> None:
-        outcomes[outcome["run_id"]] = outcome
-        if on_done:
-            on_done(outcome)
 
-    if tasks:
-        if backend == "local":
-            _run_local(tasks, workers, done)
-        elif backend == "submitit":
-            from quadriga.sweep.submitit_backend import run_submitit
+def _dispatch(
+    tasks: list[tuple[str, RunSpec, str]],
+    sweep_dir: Path,
+    done: Callable[[dict[str, Any]], None],
+    backend: str,
+    workers: int,
+    address: str | None,
+    max_jobs: int | None,
+    slurm_settings: dict[str, Any],
+    cluster: str | None,
+) -> None:
+    """Run ``tasks`` on ``backend`` (local workers, submitit jobs, Ray tasks); ``done`` gets each outcome."""
+    if backend == "local":
+        _run_local(tasks, workers, done)
+    elif backend == "submitit":
+        from quadriga.sweep.submitit_backend import run_submitit
 
-            run_submitit(tasks, sweep_dir, done, max_jobs=max_jobs, slurm=slurm_settings, cluster=cluster)
-        else:
-            _run_ray(tasks, workers, address, done)
+        run_submitit(tasks, sweep_dir, done, max_jobs=max_jobs, slurm=slurm_settings, cluster=cluster)
+    else:
+        _run_ray(tasks, workers, address, done)
+
+
+def _run_records(specs: Sequence[RunSpec], outcomes: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One ``runs.json`` record per run: id, seed, parameters, status, error and whether it was skipped.
+
+    A run with no outcome (its backend never reported it) is recorded as failed, ``"not run"``.
+    """
     runs = []
     for spec in specs:
         o = outcomes.get(spec.run_id, {"status": "failed", "error": "not run"})
@@ -429,11 +545,4 @@ def run_sweep(
                 "skipped": bool(o.get("skipped")),
             }
         )
-    atomic_write_json(sweep_dir / "runs.json", runs)
-    rows = collect_rows(sweep_dir / "runs", runs)
-    summary = aggregate(rows, [k for k, _ in grids])
-    finished = [sweep_dir / "runs" / r["run_id"] for r in runs if r["status"] == "finished"]
-    table_path, figure_path = write_outputs(
-        sweep_dir, rows, summary, [k for k, _ in grids], true_values=true_values(finished)
-    )
-    return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path)
+    return runs

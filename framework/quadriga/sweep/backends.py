@@ -13,13 +13,14 @@ import contextlib
 import importlib
 import multiprocessing as mp
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
 from typing import Any
 
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, Terminated
 from quadriga.sweep.execute import _mark_failed, execute_one
 from quadriga.sweep.grid import RunSpec
 
@@ -167,7 +168,10 @@ def _run_local(
     """Run ``tasks`` on ``workers`` local processes, calling ``on_done`` with each outcome in the parent.
 
     Workers come from :func:`_worker_context`, never forked from this process: once torch has run
-    an OpenMP parallel region here, a forked child hangs in its first one.
+    an OpenMP parallel region here, a forked child hangs in its first one. Ctrl-C reaches the
+    workers from the terminal; SIGTERM (:class:`~quadriga.errors.Terminated`, sent to this process
+    alone by ``kill`` or a batch system) is passed on to the busy workers as SIGINT, so either way
+    each run is recorded interrupted with its finished stages.
     """
     ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
@@ -197,12 +201,7 @@ def _run_local(
                 proc, _, task = busy[conn]
                 if conn not in ready and proc.sentinel not in ready:
                     continue
-                outcome = None
-                try:
-                    if conn.poll():
-                        outcome = conn.recv()
-                except (EOFError, OSError):
-                    outcome = None
+                outcome = _received(conn)
                 if outcome is None and proc.is_alive():
                     continue
                 del busy[conn]
@@ -219,17 +218,36 @@ def _run_local(
                     conn.close()
                     if pending:
                         idle.append(start())
+    except Terminated:  # SIGTERM reached this process only: stop the runs as Ctrl-C would
+        for proc, _, _ in busy.values():
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
+        raise
     finally:
-        every = idle + [(p, c) for p, c, _ in busy.values()]
-        for _, conn in every:  # all told first, so that they exit side by side
-            with contextlib.suppress(Exception):
-                conn.send(None)
-        for proc, conn in every:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
-            conn.close()
+        _stop_workers(idle + [(p, c) for p, c, _ in busy.values()])
     imports.join()  # usually long done; the aggregation would wait for these imports anyway
+
+
+def _received(conn: Any) -> dict[str, Any] | None:
+    """The outcome a worker has sent on ``conn``; ``None`` when nothing is there or the pipe broke."""
+    try:
+        if conn.poll():
+            return conn.recv()
+    except (EOFError, OSError):
+        pass
+    return None
+
+
+def _stop_workers(every: list[tuple[Any, Any]]) -> None:
+    """Tell every ``(process, pipe)`` worker to exit, wait up to 5 s each, kill the rest, close the pipes."""
+    for _, conn in every:  # all told first, so that they exit side by side
+        with contextlib.suppress(Exception):
+            conn.send(None)
+    for proc, conn in every:
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+        conn.close()
 
 
 def _run_ray(

@@ -354,21 +354,7 @@ def run_submitit(
     records: dict[str, dict[str, Any]] = {}
 
     def submit(batch: list[_Task]) -> None:
-        if local:  # each controller's stderr (its tracebacks on Ctrl-C or a cancel) to a log file
-            with _stderr_to(folder / "controllers.log"):
-                jobs = [executor.submit(_job, *task, threads) for task in batch]
-        else:
-            errors = _submitit().core.utils
-            try:
-                with executor.batch():  # one sbatch --array=0-N%max_jobs
-                    delayed = [executor.submit(_job, *task, threads) for task in batch]
-            except (errors.FailedJobError, errors.FailedSubmissionError) as exc:
-                raise ConfigError(
-                    f"sbatch refused the sweep's job array: {str(exc).strip()[:500]} (check the --slurm "
-                    "settings: partition, account, qos, time, mem).",
-                    key="--slurm",
-                ) from None
-            jobs = list(delayed)
+        jobs = _submit_batch(executor, batch, threads, folder, local)
         for job, task in zip(jobs, batch, strict=True):
             running[job] = task
             records[task[1].run_id] = {
@@ -389,41 +375,75 @@ def run_submitit(
                 ended = [job for job in running if job.done()]
                 for job in ended:
                     task = running.pop(job)
-                    try:
-                        outcome = job.result()
-                    except Exception as exc:  # killed, out of memory, past its time limit, lost
-                        error = _failure(job, exc)
-                        _mark_failed(task[2], error)
-                        outcome = {
-                            "run_id": task[1].run_id,
-                            "status": "failed",
-                            "error": error,
-                            "seconds": None,
-                        }
-                    record = records[task[1].run_id]
-                    record.update(status=outcome["status"])
-                    for key in ("started", "ended"):
-                        if key in outcome:
-                            record[key] = outcome.pop(key)
-                    on_done(outcome)
+                    on_done(_outcome_of(job, task, records[task[1].run_id]))
                 if ended:
                     atomic_write_json(folder / "jobs.json", records)
                 elif running:
                     time.sleep(poll_s)
         except KeyboardInterrupt:
-            for job in running:
-                with contextlib.suppress(Exception):  # best effort; the run is recorded either way
-                    job.cancel(check=False)
-            deadline = time.monotonic() + 15
-            for job in running:  # let local processes end (and be reaped) before recording their runs
-                while local and not job.done() and time.monotonic() < deadline:
-                    time.sleep(0.1)
-            for task in running.values():
-                _mark_failed(
-                    task[2], "interrupted: the sweep was stopped and its job cancelled", "interrupted"
-                )
-                records[task[1].run_id]["status"] = "interrupted"
+            _cancel(running, records, local)
             raise
         finally:
             if records:
                 atomic_write_json(folder / "jobs.json", records)
+
+
+def _submit_batch(executor: Any, batch: list[_Task], threads: int, folder: Path, local: bool) -> list[Any]:
+    """Submit one job per task of ``batch``; returns the jobs, in the order of ``batch``.
+
+    On SLURM the batch is one ``sbatch --array``; with the local executor each controller's
+    stderr (its tracebacks on Ctrl-C or a cancel) goes to ``folder/controllers.log``.
+
+    Raises:
+        ConfigError: ``sbatch`` refused the array (key ``--slurm``; nothing was submitted).
+    """
+    if local:
+        with _stderr_to(folder / "controllers.log"):
+            return [executor.submit(_job, *task, threads) for task in batch]
+    errors = _submitit().core.utils
+    try:
+        with executor.batch():  # one sbatch --array=0-N%max_jobs
+            delayed = [executor.submit(_job, *task, threads) for task in batch]
+    except (errors.FailedJobError, errors.FailedSubmissionError) as exc:
+        raise ConfigError(
+            f"sbatch refused the sweep's job array: {str(exc).strip()[:500]} (check the --slurm "
+            "settings: partition, account, qos, time, mem).",
+            key="--slurm",
+        ) from None
+    return list(delayed)
+
+
+def _outcome_of(job: Any, task: _Task, record: dict[str, Any]) -> dict[str, Any]:
+    """The outcome dict of an ended ``job``; its status and start/end times go to ``record`` (``jobs.json``).
+
+    A job that produced no result (killed, out of memory, past its time limit, lost) is a failed
+    run, marked so in its run directory, with an error naming the job's stderr file.
+    """
+    try:
+        outcome = job.result()
+    except Exception as exc:
+        error = _failure(job, exc)
+        _mark_failed(task[2], error)
+        outcome = {"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None}
+    record.update(status=outcome["status"])
+    for key in ("started", "ended"):
+        if key in outcome:
+            record[key] = outcome.pop(key)
+    return outcome
+
+
+def _cancel(running: Mapping[Any, _Task], records: dict[str, dict[str, Any]], local: bool) -> None:
+    """Cancel the jobs still queued or running and record their runs as interrupted.
+
+    Local job processes get up to 15 s to end (and be reaped) before their runs are recorded.
+    """
+    for job in running:
+        with contextlib.suppress(Exception):  # best effort; the run is recorded either way
+            job.cancel(check=False)
+    deadline = time.monotonic() + 15
+    for job in running:
+        while local and not job.done() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    for task in running.values():
+        _mark_failed(task[2], "interrupted: the sweep was stopped and its job cancelled", "interrupted")
+        records[task[1].run_id]["status"] = "interrupted"

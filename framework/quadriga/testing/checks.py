@@ -235,6 +235,24 @@ def check_component(
     )
     case.cls  # noqa: B018 - an unknown name raises here, before any check
     report = CheckReport(kind, name, skipped={c: "skipped by the caller" for c in CHECKS if c in skip})
+    failures = _run_checks(case, skip, report)
+    if kind not in TASK_KINDS and case._runs:
+        report.artifact = case._runs[0][0].artifacts["checked"]
+    if kind not in TASK_KINDS and not {"run", "output", "determinism"} <= skip:
+        report.pipeline = case.pipeline()
+    if failures:
+        raise ComponentCheckError(kind, name, failures)
+    return report
+
+
+def _run_checks(case: ComponentCase, skip: set[str], report: CheckReport) -> dict[str, str]:
+    """Run each check of :data:`CHECK_FUNCTIONS` not in ``skip`` on ``case``; check name -> its failures.
+
+    Passed and skipped checks are noted in ``report``.
+
+    Raises:
+        ComponentCheckError: the ``build`` check failed (nothing else can be checked).
+    """
     failures: dict[str, str] = {}
     for check, function in CHECK_FUNCTIONS.items():
         if check in skip:
@@ -244,15 +262,9 @@ def check_component(
         except CheckFailed as exc:
             failures[check] = "; ".join(exc.problems)
             if check == "build":  # nothing else can be checked
-                raise ComponentCheckError(kind, name, failures) from exc.__cause__
+                raise ComponentCheckError(case.kind, case.name, failures) from exc.__cause__
         except CheckSkipped as exc:
             report.skipped[check] = str(exc)
         else:
             report.passed.append(check)
-    if kind not in TASK_KINDS and case._runs:
-        report.artifact = case._runs[0][0].artifacts["checked"]
-    if kind not in TASK_KINDS and not {"run", "output", "determinism"} <= skip:
-        report.pipeline = case.pipeline()
-    if failures:
-        raise ComponentCheckError(kind, name, failures)
-    return report
+    return failures

@@ -101,3 +101,35 @@ def test_learners_refuse_other_tasks():
 
     with pytest.raises(ConfigError):
         GDC(num_updates=1).fit(Gaussian(), generator=torch.Generator(), progress=StageProgress())
+
+
+def test_pipeline_takes_the_gru_base_model_by_name(tmp_path):
+    """``--set task.space.base_model=gru``: the learners train from std's GRU base model; the
+    evaluator's KL(p || a) is that of the GRU drawn with the task's seed, and GDC moves towards p."""
+    from quadriga_std.sequences.models import GRUModel
+
+    from quadriga import api
+    from quadriga.seeding import make_generator
+
+    overrides = [
+        "task.space.base_model=gru",
+        *(
+            f"stage.{s}.{k}={v}"
+            for s in ("gdc", "reinforce")
+            for k, v in (("num_updates", 30), ("batch_size", 64))
+        ),
+        "stage.gdc.moment_sample_size=2048",
+        "stage.reinforce.moment_sample_size=2048",
+    ]
+    pipeline = api.check("gdc-vs-reinforce", overrides=overrides)
+    result = api.run("gdc-vs-reinforce", overrides=overrides, out=tmp_path / "run", progress=False)
+    config = {k: v for k, v in pipeline.resolved()["task"]["space"].items() if k != "use"}
+    assert config["base_model"] == "gru"
+    space = SequenceSpace(**config)
+    space.prepare(generator=make_generator(pipeline.seeds()["task.space"]))
+    assert isinstance(space.base(), GRUModel)
+    values = result.artifacts["divergence"].values
+    assert values["gdc/kl_target_base"] == pytest.approx(
+        kl(space.target_log_probs(), space.base_log_probs()), abs=1e-12
+    )
+    assert values["gdc/kl_target_policy_relative"] < 0.9

@@ -123,6 +123,43 @@ def test_the_command_line_chooses_trackers_by_name(capsys):
     assert main(["run", "gmm-mcmc-baselines", "--with", "quadriga-mlflow", "--check"]) == 0
 
 
+def test_the_command_line_prints_the_mlflow_run_after_the_results(store, tmp_path, monkeypatch):
+    """The reader reads the results first, then where they are logged: on the one stream a
+    terminal shows (stdout and stderr together), the MLflow block follows the results table."""
+    import io
+    import sys
+
+    from quadriga.cli import main
+
+    pipeline = tmp_path / "ordered.toml"
+    pipeline.write_text(tracker_sweep_toml("mlflow-ordered"))
+    both = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", both)
+    monkeypatch.setattr(sys, "stderr", both)
+    monkeypatch.setenv("COLUMNS", "80")
+    code = main(["run", str(pipeline), "--with", "mlflow", "--out", str(tmp_path / "run"), "--quiet"])
+    lines = both.getvalue().splitlines()
+    assert code == 0, "\n".join(lines)
+    (logged,) = store.search_runs([store.get_experiment_by_name("mlflow-ordered").experiment_id])
+    block = lines.index(f"MLflow run: {logged.info.run_id}")
+    results = next(i for i, line in enumerate(lines) if "energy_distance" in line)
+    directory = next(i for i, line in enumerate(lines) if line.startswith("run directory: "))
+    assert results < directory < block
+    assert lines[block + 1] == "  experiment: mlflow-ordered"
+
+
+def test_held_notes_wait_for_the_flush_and_an_early_end(capsys):
+    with tracking.held_notes() as flush:
+        tracking.note("MLflow run: abc")
+        assert capsys.readouterr().err == ""  # held
+        flush()
+        assert capsys.readouterr().err == "MLflow run: abc\n"
+        tracking.note("MLflow run: def")
+    assert capsys.readouterr().err == "MLflow run: def\n"  # printed when the block ends
+    tracking.note("now")  # outside a block: at once
+    assert capsys.readouterr().err == "now\n"
+
+
 def test_listing_imports_neither_mlflow_nor_torch():
     assert modules_after_listing("mlflow", {"mlflow", "torch"}) == []
 
@@ -198,14 +235,21 @@ def test_a_sweep_is_one_parent_run_with_the_runs_nested(tmp_path, monkeypatch):
     ]
     proc = subprocess.run(
         [sys.executable, "-m", "quadriga", *args, "--out", str(tmp_path / "sw"), "--with", "mlflow"],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,  # one stream, in the order a terminal shows it
         text=True,
         cwd=tmp_path,
         env=env,
         timeout=600,
     )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout[-4000:]
     assert "warning" not in proc.stdout
+    # the results, then the files, then where the sweep is logged
+    lines = proc.stdout.splitlines()
+    block = next(i for i, line in enumerate(lines) if line.startswith("MLflow sweep: "))
+    table = next(i for i, line in enumerate(lines) if "energy_distance" in line)
+    figure = next(i for i, line in enumerate(lines) if line.startswith("figure: "))
+    assert table < figure < block, proc.stdout
     client = mlflow.MlflowClient(tracking_uri=uri)
     experiment = client.get_experiment_by_name("mlflow-sweep")
     runs = client.search_runs([experiment.experiment_id])

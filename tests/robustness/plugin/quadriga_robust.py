@@ -45,6 +45,29 @@ class Exits(Sampler):
 
 
 @attrs.define(kw_only=True)
+class ExitsHard(Sampler):
+    """Ends its process with ``os._exit(code)`` (no cleanup, nothing caught) the first time it runs.
+
+    It runs first when ``once`` (a file path) does not exist yet, creating it; afterwards it draws
+    ``num_samples`` from the target.
+    """
+
+    once: str = param("", doc="marker file: exit only while it does not exist")
+    code: int = param(3, doc="exit code")
+    num_samples: int = param(20, doc="draws")
+
+    def sample(self, target, *, generator):
+        """Exit hard once, then draw."""
+        import os
+        import pathlib
+
+        if not pathlib.Path(self.once).exists():
+            pathlib.Path(self.once).write_text("exited")
+            os._exit(self.code)
+        return Samples(x=target.sample(self.num_samples, generator=generator))
+
+
+@attrs.define(kw_only=True)
 class Tally(Sampler):
     """Appends one line to ``tally`` each time it runs, sleeps ``sleep`` s, then draws from the target."""
 
@@ -67,4 +90,5 @@ def quadriga_register(registry):
     """Register the misbehaving components."""
     registry.add("target", "half-normal", "quadriga_robust:HalfNormal", summary="-inf outside x_0 > 1")
     registry.add("sampler", "exits", "quadriga_robust:Exits", summary="calls sys.exit")
+    registry.add("sampler", "exits-hard", "quadriga_robust:ExitsHard", summary="calls os._exit once")
     registry.add("sampler", "tally", "quadriga_robust:Tally", summary="counts its runs")

@@ -4,7 +4,8 @@ Both learners share everything but the loss: a full-context tabular policy ``pi_
 initialised at the base (reference) model ``a = pi_ref``, per update ``num_groups`` groups of
 ``group_size`` sequences drawn from ``pi_old`` (the policy before the update), the reward
 ``r = phi(y)`` (1 on the task's correct answers), GRPO's group-normalised advantage
-``r_hat = (r - mean r) / (std r + eps)`` (imported from quadriga-stratified-grpo), Adam, and
+``r_hat = (r - mean r) / (std r + eps)`` (quadriga-std's policy-gradient baselines,
+:mod:`quadriga_std.sequences.policy_gradient`), Adam, and
 ``num_epochs`` passes over each batch. The update of :class:`FlowRL` (Zhu et al. 2025, sec. 3)::
 
     y_i ~ pi_old, r_hat_i = group-normalised reward                   # "R = exp(advantage)"
@@ -20,7 +21,8 @@ plugin follows the paper (``clip_importance_weight = true``); ``false`` is the c
 
 :class:`GRPOSequence` (``grpo-sequence``) is GRPO on the same space: the clipped PPO surrogate
 per token with the sequence's advantage and GRPO's ``1/G sum_i 1/|y_i| sum_t`` averaging
-(Shao et al. 2024, eq. 3; no KL term, as FlowRL's baseline runs).
+(Shao et al. 2024, eq. 3; no KL term, as FlowRL's baseline runs), quadriga-std's
+:func:`~quadriga_std.sequences.policy_gradient.grpo_surrogate_loss`.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ from typing import Any, ClassVar
 
 import attrs
 import torch
-from quadriga_std.sequences.models import TabularAutoregressive
+from quadriga_std.sequences.models import TabularAutoregressive, token_log_probs
+from quadriga_std.sequences.policy_gradient import group_normalised_advantages, grpo_surrogate_loss
 from quadriga_std.sequences.space import SequenceSpace
-from quadriga_stratified_grpo.advantages import global_advantages
 
 from quadriga import Fitted, Learner, param
 from quadriga.errors import ConfigError
@@ -44,17 +46,7 @@ __all__ = [
     "flow_balance_residual",
     "flowrl_loss",
     "tilted_target",
-    "token_log_probs",
 ]
-
-
-def token_log_probs(policy: Any, x: torch.Tensor) -> torch.Tensor:
-    """Per-token ``log pi(x_t | x_<t)``: ``LongTensor[n, L] -> Tensor[n, L]`` (nats; differentiable)."""
-    cols = []
-    for t in range(x.shape[1]):
-        logp = torch.log_softmax(policy.next_logits(x[:, :t]), dim=-1)
-        cols.append(logp.gather(1, x[:, t : t + 1]))
-    return torch.cat(cols, dim=1)
 
 
 def flow_balance_residual(
@@ -176,7 +168,7 @@ class _GroupLearner(Learner):
             idx = torch.multinomial(probs, n, replacement=True, generator=draws)  # y ~ pi_old
             x = seqs[idx]
             reward = phi[idx].reshape(self.num_groups, self.group_size)
-            adv = global_advantages(reward, eps=self.eps).reshape(-1)  # r_hat, GRPO's group normalisation
+            adv = group_normalised_advantages(reward, eps=self.eps).reshape(-1)  # r_hat
             with torch.no_grad():
                 old_tok = token_log_probs(policy, x)
             for _ in range(self.num_epochs):
@@ -266,7 +258,8 @@ class GRPOSequence(_GroupLearner):
 
     Loss per epoch: ``-1/n sum_i 1/|y_i| sum_t min(rho_it A_i, clip(rho_it, 1 - eps, 1 + eps) A_i)``,
     ``rho_it = pi_theta(y_it | y_i<t) / pi_old(y_it | y_i<t)``, ``A_i = r_hat_i`` (GRPO's
-    :func:`~quadriga_stratified_grpo.advantages.global_advantages`). No KL penalty (FlowRL's GRPO
+    :func:`~quadriga_std.sequences.policy_gradient.group_normalised_advantages`; the loss is
+    :func:`~quadriga_std.sequences.policy_gradient.grpo_surrogate_loss`). No KL penalty (FlowRL's GRPO
     baseline has none); the same sampler, policy, optimiser and budget as :class:`FlowRL`.
 
     History per step: ``loss``, ``mean_reward``. ``info``: ``num_sequences``, ``updates``.
@@ -294,10 +287,7 @@ class GRPOSequence(_GroupLearner):
         adv: torch.Tensor,
         log_ref: torch.Tensor,
     ) -> torch.Tensor:
-        ratio = torch.exp(token_log_probs(policy, x) - old_tok)
-        a = adv[:, None]
-        surr = torch.minimum(ratio * a, ratio.clamp(1 - self.clip_epsilon, 1 + self.clip_epsilon) * a)
-        return -surr.mean(1).mean()
+        return grpo_surrogate_loss(token_log_probs(policy, x), old_tok, adv, clip_epsilon=self.clip_epsilon)
 
 
 def tilted_target(log_ref: torch.Tensor, reward: torch.Tensor, scale: float) -> torch.Tensor:

@@ -14,7 +14,8 @@ self-normalised importance sampling on draws from ``a`` (:func:`fit_lambda_snis`
 
 :class:`Reinforce` maximises ``E_pi[lambda phi(x)] - beta KL(pi || a)`` by REINFORCE with a mean
 baseline (the paper's "REINFORCE" baseline on the reward ``phi``; ``beta > 0`` is the KL-penalised
-variant of Ziegler et al. 2019).
+variant of Ziegler et al. 2019); its advantage and loss are quadriga-std's shared policy-gradient
+baselines (:mod:`quadriga_std.sequences.policy_gradient`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, ClassVar
 import attrs
 import torch
 from quadriga_std.sequences.models import TabularAutoregressive
+from quadriga_std.sequences.policy_gradient import mean_baseline_advantages, reinforce_loss
 from quadriga_std.sequences.space import SequenceSpace
 
 from quadriga import Fitted, Learner, param
@@ -206,10 +208,14 @@ class Reinforce(_SequenceLearner):
     """REINFORCE with a mean baseline on the reward ``lambda phi(x)``, optionally KL-penalised towards ``a``.
 
     Per step: ``x ~ pi``, ``r = lambda phi(x) - beta (log pi(x) - log a(x))`` (detached),
-    ``loss = -((r - mean r) log pi(x)).mean()``. With ``kl_coefficient = 0`` (the paper's REINFORCE
-    baseline) it maximises ``E_pi[phi]`` and overshoots the moment; with ``kl_coefficient = 1`` its
-    optimum is ``a exp(lambda phi) / Z = p`` itself (Korbak et al. 2022, "RL with KL penalties is
-    better viewed as Bayesian inference"). ``lambda`` comes from the same SNIS fit as GDC's.
+    ``loss = -((r - mean r) log pi(x)).mean()``
+    (:func:`~quadriga_std.sequences.policy_gradient.mean_baseline_advantages`: the batch mean with
+    the sample itself included, so the expected gradient is ``(1 - 1/n)`` times the exact one; and
+    :func:`~quadriga_std.sequences.policy_gradient.reinforce_loss`). With ``kl_coefficient = 0``
+    (the paper's REINFORCE baseline) it maximises ``E_pi[phi]`` and overshoots the moment; with
+    ``kl_coefficient = 1`` its optimum is ``a exp(lambda phi) / Z = p`` itself (Korbak et al. 2022,
+    "RL with KL penalties is better viewed as Bayesian inference"). ``lambda`` comes from the same
+    SNIS fit as GDC's.
 
     Shapes:
         Batches ``LongTensor[batch_size, L]``; rewards ``Tensor[batch_size]``.
@@ -243,8 +249,7 @@ class Reinforce(_SequenceLearner):
             log_pi = log_pi_all[x]
             with torch.no_grad():
                 reward = lam * phi[x] - self.kl_coefficient * (log_pi - log_a[x])
-                advantage = reward - reward.mean()
-            loss = -(advantage * log_pi).mean()
+            loss = reinforce_loss(log_pi, mean_baseline_advantages(reward))
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -28,7 +28,6 @@ import json
 import math
 import os
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -97,10 +96,14 @@ def tracking_uri() -> str:
 
 
 def announce(what: str, run_id: str, experiment: str) -> None:
-    """Print where a tracked run went, on stderr: its MLflow run id, experiment and store.
+    """Say where a tracked run went, on stderr: its MLflow run id, experiment and store.
 
     ``what`` is ``"run"`` or ``"sweep"``. The runs of a sweep are silent (their parent says it).
+    A tracker's closing :func:`quadriga.tracking.note`: ``quadriga run`` and ``quadriga sweep``
+    print it after their results tables.
     """
+    from quadriga.tracking import note
+
     uri = tracking_uri()
     lines = [
         f"MLflow {what}: {run_id}",
@@ -109,7 +112,7 @@ def announce(what: str, run_id: str, experiment: str) -> None:
         "  browse: `mlflow ui` of the full mlflow, in its own environment",
         "  (how: the quadriga-mlflow README, section Browsing)",
     ]
-    print("\n".join(lines), file=sys.stderr, flush=True)
+    note("\n".join(lines))
 
 
 def summary_metrics(summary_csv: Path) -> dict[str, float]:

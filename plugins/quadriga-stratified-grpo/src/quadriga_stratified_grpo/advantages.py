@@ -11,6 +11,10 @@ A stratum whose rewards are all equal (in particular a singleton stratum) has no
 normalise by: its SAN advantages are set to 0 (the numerator is 0; we do not divide 0 by 0).
 This is the finite-sample pitfall the blend with the global estimator softens.
 
+GRPO's global advantage and the table check live in quadriga-std
+(:mod:`quadriga_std.sequences.policy_gradient`, the shared policy-gradient baselines); this module
+re-exports them as :func:`global_advantages` and :func:`check_groups`.
+
 Source: Zhu et al., "Stratified GRPO: Handling Structural Heterogeneity in Reinforcement
 Learning of LLM Search Agents", arXiv 2510.06214: global advantage (standard GRPO
 normalisation), SAN, Proposition 1 (advantage decomposition), Theorem 1 (variance reduction)
@@ -22,8 +26,16 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from quadriga_std.sequences.policy_gradient import (
+    check_groups,
+    group_normalised_advantages,
+    normalise_by_spread,
+)
 
 from quadriga import ConfigError
+
+#: GRPO's group-normalised advantage, the paper's "global" estimator; its one home is quadriga-std
+global_advantages = group_normalised_advantages
 
 __all__ = [
     "advantage_decomposition",
@@ -32,61 +44,6 @@ __all__ = [
     "global_advantages",
     "stratified_advantages",
 ]
-
-
-def check_groups(rewards: torch.Tensor, strata: torch.Tensor | None = None, *, stage: str = "") -> None:
-    """Validate a reward table (and a stratum table of the same shape).
-
-    Raises:
-        ConfigError: when ``rewards`` is not 2-D ``[P, G]``, when ``G < 2`` (a group-relative
-            baseline needs at least two rollouts per prompt), or when ``strata`` has another shape.
-    """
-    where = f"stage '{stage}': " if stage else ""
-    if rewards.ndim != 2:
-        raise ConfigError(
-            f"{where}rewards must be a [num_prompts, group_size] table, got shape {tuple(rewards.shape)}",
-            key="group_size",
-        )
-    if rewards.shape[1] < 2:
-        raise ConfigError(
-            f"{where}group_size is {rewards.shape[1]}, but group-relative advantages need at "
-            "least 2 rollouts per prompt; set group_size >= 2 (the paper uses 5-16)",
-            key="group_size",
-        )
-    if strata is not None and tuple(strata.shape) != tuple(rewards.shape):
-        raise ConfigError(
-            f"{where}strata has shape {tuple(strata.shape)} but rewards has "
-            f"{tuple(rewards.shape)}; give one stratum key per rollout",
-            key="stratum_key",
-        )
-
-
-def _normalise(centred: torch.Tensor, std: torch.Tensor, eps: float) -> torch.Tensor:
-    spread = std > 0
-    return torch.where(spread, centred / (std + eps), torch.zeros_like(centred))
-
-
-def global_advantages(rewards: torch.Tensor, *, eps: float = 1e-6, normalize: bool = True) -> torch.Tensor:
-    """GRPO's group-normalised advantage ``(R_i - mean(R)) / (std(R) + eps)`` per prompt group.
-
-    Args:
-        rewards: ``Tensor[P, G]`` float rewards.
-        eps: added to the std (reward units) for stability.
-        normalize: divide by the group std (``False`` gives the centred reward ``R_i - mean(R)``).
-
-    Returns:
-        ``Tensor[P, G]``; rows of equal rewards give 0.
-
-    Raises:
-        ConfigError: see :func:`check_groups`.
-
-    Source: Shao et al. 2024 (DeepSeekMath), GRPO outcome supervision; Zhu et al. 2025, global estimator.
-    """
-    check_groups(rewards)
-    centred = rewards - rewards.mean(dim=1, keepdim=True)
-    if not normalize:
-        return centred
-    return _normalise(centred, rewards.std(dim=1, unbiased=False, keepdim=True), eps)
 
 
 def _stratum_stats(rewards: torch.Tensor, strata: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -122,7 +79,7 @@ def stratified_advantages(
     centred = rewards - mean
     if not normalize:
         return centred
-    return _normalise(centred, std, eps)
+    return normalise_by_spread(centred, std, eps)
 
 
 def blended_advantages(
@@ -146,7 +103,7 @@ def blended_advantages(
     if not 0.0 <= float(alpha) <= 1.0:
         raise ConfigError(f"alpha must be in [0, 1] (1 = pure SAN, 0 = GRPO), got {alpha}", key="alpha")
     san = stratified_advantages(rewards, strata, eps=eps)
-    glob = global_advantages(rewards, eps=eps)
+    glob = group_normalised_advantages(rewards, eps=eps)
     return alpha * san + (1.0 - alpha) * glob
 
 

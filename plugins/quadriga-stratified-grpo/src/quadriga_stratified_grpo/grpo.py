@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import attrs
 import torch
+from quadriga_std.sequences.policy_gradient import check_groups, group_normalised_advantages
 
 from quadriga import ConfigError, Fitted, Learner, param
 from quadriga.errors import NonFiniteError
@@ -34,7 +35,7 @@ from quadriga.validators import (
     positive_int_list,
     probability,
 )
-from quadriga_stratified_grpo.advantages import blended_advantages, check_groups, global_advantages
+from quadriga_stratified_grpo.advantages import blended_advantages
 
 __all__ = ["GRPO", "StratifiedGRPO", "make_policy"]
 
@@ -163,7 +164,7 @@ class GRPO(Learner):
             ConfigError: for a group size below 2 (naming ``stage``).
         """
         check_groups(rewards, stage=stage)
-        return global_advantages(rewards, eps=self.eps)
+        return group_normalised_advantages(rewards, eps=self.eps)
 
     def _stratum_key(self) -> str:
         return "tool_calls"

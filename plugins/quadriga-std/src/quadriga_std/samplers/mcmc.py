@@ -7,6 +7,11 @@ works on any object with ``log_prob(x: Tensor[c, d]) -> Tensor[c]`` and
 ``score(x: Tensor[c, d]) -> Tensor[c, d]``. A proposal whose log acceptance ratio is
 not finite (NaN or inf from an overflowing target) is rejected and counted in
 ``rejected_nonfinite``; it never stops the run.
+
+RWM, ULA, MALA and HMC write their transition as ``draw`` (the random numbers of one step) and
+``step`` (the deterministic rest), which lets ``compile = true`` run ``compile_steps`` transitions
+per call of one ``torch.compile``-d function (:mod:`quadriga_std.samplers.compiled`), the numbers
+still drawn in the eager order, so the chains agree with the eager ones to rounding.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ __all__ = [
     "initial_points",
     "log_prob_and_score",
     "mh_accept",
+    "mh_accept_with",
 ]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -67,8 +73,18 @@ def mh_accept(log_ratio: torch.Tensor, generator: torch.Generator) -> tuple[torc
 
     Source: Metropolis et al. 1953; Hastings 1970 (acceptance min(1, ratio)).
     """
-    nonfinite = ~torch.isfinite(log_ratio)
     u = torch.rand(log_ratio.shape, generator=generator, dtype=log_ratio.dtype)
+    return mh_accept_with(log_ratio, u)
+
+
+def mh_accept_with(log_ratio: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`mh_accept` with its uniform draws ``u: Tensor[c]`` (in [0, 1)) given.
+
+    Returns:
+        ``(accepted, nonfinite)``: two ``Tensor[c]`` bool; accepted where ``log u < log_ratio``
+        and the ratio is finite.
+    """
+    nonfinite = ~torch.isfinite(log_ratio)
     accepted = (torch.log(u) < log_ratio) & ~nonfinite
     return accepted, nonfinite
 
@@ -168,6 +184,27 @@ class MCMCKernel(Sampler):
         doc="floating dtype of the chains: 'float64' or 'float32'",
         validator=one_of(tuple(_DTYPES)),
     )
+    compile: bool = param(
+        False,
+        doc="run compile_steps transitions per call of one torch.compile-d function (same chains "
+        "to rounding; eager, with one warning, where the compiler is unavailable)",
+    )
+    compile_steps: int = param(
+        16, doc="transitions per compiled call (with compile = true)", validator=positive_int
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if self.compile and not self.compilable():
+            raise ConfigError(
+                f"compile = true needs a kernel written as draw() and step(); {type(self).__name__} "
+                "defines its own transition(). Set compile = false.",
+                key="compile",
+            )
+
+    @classmethod
+    def compilable(cls) -> bool:
+        """Whether the kernel is written as :meth:`draw` + :meth:`step` (so ``compile = true`` works)."""
+        return cls.transition is MCMCKernel.transition and cls.step is not MCMCKernel.step
 
     def init_state(self, target: Any, x: torch.Tensor) -> ChainState:
         """Evaluate ``target`` at ``x: Tensor[c, d]`` (log_prob, and score if the kernel uses it)."""
@@ -175,10 +212,29 @@ class MCMCKernel(Sampler):
             return ChainState(x, *log_prob_and_score(target, x))
         return ChainState(x=x, log_prob=target.log_prob(x), score=None)
 
+    def draw(self, state: ChainState, generator: torch.Generator) -> tuple[torch.Tensor, ...]:
+        """The random tensors one transition uses, drawn from ``generator`` in the kernel's order.
+
+        They may depend on the shapes and dtype of ``state`` only (the compiled path draws the
+        numbers of ``compile_steps`` transitions before running them). A kernel written as
+        ``draw`` + :meth:`step` (instead of overriding :meth:`transition`) can run compiled.
+        """
+        raise NotImplementedError
+
+    def step(
+        self, state: ChainState, target: Any, draws: tuple[torch.Tensor, ...]
+    ) -> tuple[ChainState, torch.Tensor, dict[str, Any]]:
+        """:meth:`transition` with its random numbers given (``draws`` from :meth:`draw`).
+
+        Deterministic and free of host synchronisation, so ``torch.compile`` can trace it.
+        Returns what :meth:`transition` returns.
+        """
+        raise NotImplementedError
+
     def transition(
         self, state: ChainState, target: Any, generator: torch.Generator
     ) -> tuple[ChainState, torch.Tensor, dict[str, int]]:
-        """One Markov step for all c chains.
+        """One Markov step for all c chains: ``step(state, target, draw(state, generator))``.
 
         Args:
             state: the current :class:`ChainState` (evaluated on ``target``).
@@ -192,7 +248,7 @@ class MCMCKernel(Sampler):
             or 0-d tensors left on the chains' device, which :meth:`sample` sums there and reads
             once at the end, so a step never waits for the device).
         """
-        raise NotImplementedError
+        return self.step(state, target, self.draw(state, generator))
 
     #: how many times starting points where ``log_prob`` is not finite are drawn again
     max_init_redraws: ClassVar[int] = 100
@@ -246,6 +302,30 @@ class MCMCKernel(Sampler):
             )
         return state, redraws
 
+    def run_compiled(
+        self, state: ChainState, target: Any, generator: torch.Generator, steps: int
+    ) -> tuple[ChainState, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """``steps`` transitions in one call of the compiled :func:`_run_steps`.
+
+        The random numbers of all ``steps`` transitions are drawn first, transition by transition
+        in the eager order (so the generator ends where ``steps`` eager transitions leave it);
+        the rest runs through :func:`quadriga_std.samplers.compiled.compiled` (eager, with one
+        warning, where the compiler is unavailable).
+
+        Returns:
+            ``(state, xs Tensor[steps, c, d], accepted Tensor[] int64, counters)``: the last
+            state, the points after each transition, the number of accepted chain transitions,
+            and :meth:`transition`'s counters summed over the steps.
+        """
+        from quadriga_std.samplers.compiled import compiled
+
+        per_step = [self.draw(state, generator) for _ in range(steps)]
+        draws = tuple(torch.stack(parts) for parts in zip(*per_step, strict=True))
+        x, lp, score, xs, accepted, counters = compiled(_run_steps)(
+            self, target, state.x, state.log_prob, state.score, draws, steps
+        )
+        return ChainState(x, lp, score), xs, accepted, counters
+
     def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
         """Raise when the chains cannot be trusted; Metropolis-adjusted kernels always can.
 
@@ -271,7 +351,21 @@ class MCMCKernel(Sampler):
         k = 0
         progress = quadriga.current_progress()
         progress.start(total, type(self).__name__)
-        for step in range(total):
+        done = 0
+        if self.compile:
+            block = self.compile_steps
+            while done + block <= total:
+                state, xs, accepted_sum, counters = self.run_compiled(state, target, generator, block)
+                accepted_total = accepted_total + accepted_sum
+                for key, val in counters.items():
+                    running[key] = running.get(key, 0) + val
+                for j in range(block):  # the kept transitions of this block
+                    if done + j >= self.burn_in and (done + j - self.burn_in + 1) % self.thin == 0:
+                        kept[:, k] = xs[j]
+                        k += 1
+                done += block
+                progress.advance(block)
+        for step in range(done, total):  # eager: all of it, or the last total % compile_steps
             state, accepted, counters = self.transition(state, target, generator)
             accepted_total = accepted_total + accepted.sum()
             for key, val in counters.items():
@@ -314,12 +408,18 @@ class RWM(MCMCKernel):
     optimal_acceptance: ClassVar[float | None] = 0.234
     step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=positive)
 
-    def transition(self, state, target, generator):
-        """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
+    def draw(self, state, generator):
+        """The proposal's N(0, I) noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
         x = state.x
-        y = x + self.step_size * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype)
+
+    def step(self, state, target, draws):
+        """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
+        x, (noise, u) = state.x, draws
+        y = x + self.step_size * noise
         lp_y = target.log_prob(y)
-        accepted, nonfinite = mh_accept(lp_y - state.log_prob, generator)
+        accepted, nonfinite = mh_accept_with(lp_y - state.log_prob, u)
         new = ChainState(_select(accepted, y, x), torch.where(accepted, lp_y, state.log_prob), None)
         return (
             new,
@@ -374,10 +474,14 @@ class ULA(MCMCKernel):
                 f"Lower step_size (now {self.step_size:g}) and start a new run."
             )
 
-    def transition(self, state, target, generator):
+    def draw(self, state, generator):
+        """The Langevin noise ``Tensor[c, d]`` (standard normal)."""
+        return (torch.randn(state.x.shape, generator=generator, dtype=state.x.dtype),)
+
+    def step(self, state, target, draws):
         """One ULA step for all chains (see :meth:`MCMCKernel.transition`)."""
         x, h = state.x, self.step_size
-        y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        y = x + h * state.score + math.sqrt(2 * h) * draws[0]
         lp_y, s_y = log_prob_and_score(target, y)
         ok = torch.isfinite(lp_y) & torch.isfinite(s_y).all(-1) & torch.isfinite(y).all(-1)
         new = ChainState(
@@ -410,15 +514,21 @@ class MALA(MCMCKernel):
 
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=positive)
 
-    def transition(self, state, target, generator):
+    def draw(self, state, generator):
+        """The Langevin noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
+        x = state.x
+        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype)
+
+    def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
-        x, h = state.x, self.step_size
-        y = x + h * state.score + math.sqrt(2 * h) * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        x, h, (noise, u) = state.x, self.step_size, draws
+        y = x + h * state.score + math.sqrt(2 * h) * noise
         lp_y, s_y = log_prob_and_score(target, y)
         fwd = ((y - x - h * state.score) ** 2).sum(-1)
         bwd = ((x - y - h * s_y) ** 2).sum(-1)
         log_ratio = lp_y - state.log_prob + (fwd - bwd) / (4 * h)
-        accepted, nonfinite = mh_accept(log_ratio, generator)
+        accepted, nonfinite = mh_accept_with(log_ratio, u)
         new = ChainState(
             _select(accepted, y, x),
             torch.where(accepted, lp_y, state.log_prob),
@@ -454,11 +564,22 @@ class HMC(MCMCKernel):
     optimal_acceptance: ClassVar[float | None] = 0.65
     step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=positive)
     num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=positive_int)
+    compile_steps: int = param(
+        2,
+        doc="transitions per compiled call (with compile = true); each is num_leapfrog_steps score "
+        "calls, and compilation time grows with the steps unrolled",
+        validator=positive_int,
+    )
 
-    def transition(self, state, target, generator):
-        """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
-        x, eps = state.x, self.step_size
+    def draw(self, state, generator):
+        """The momentum ``p0: Tensor[c, d]`` (N(0, I)) and the accept step's ``u: Tensor[c]``."""
+        x = state.x
         p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        return p0, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype)
+
+    def step(self, state, target, draws):
+        """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
+        x, eps, (p0, u) = state.x, self.step_size, draws
         q, s = x, state.score
         p = p0 + 0.5 * eps * s
         for i in range(self.num_leapfrog_steps):
@@ -467,7 +588,7 @@ class HMC(MCMCKernel):
             p = p + (eps if i < self.num_leapfrog_steps - 1 else 0.5 * eps) * s
         lp_q = target.log_prob(q)
         log_ratio = lp_q - state.log_prob - 0.5 * (p * p).sum(-1) + 0.5 * (p0 * p0).sum(-1)
-        accepted, nonfinite = mh_accept(log_ratio, generator)
+        accepted, nonfinite = mh_accept_with(log_ratio, u)
         new = ChainState(
             _select(accepted, q, x),
             torch.where(accepted, lp_q, state.log_prob),
@@ -483,3 +604,30 @@ class HMC(MCMCKernel):
                 "rejected_nonfinite": nonfinite.sum(),
             },
         )
+
+
+def _run_steps(
+    kernel: MCMCKernel,
+    target: Any,
+    x: torch.Tensor,
+    log_prob: torch.Tensor,
+    score: torch.Tensor | None,
+    draws: tuple[torch.Tensor, ...],
+    steps: int,
+) -> tuple[Any, ...]:
+    """``steps`` calls of ``kernel.step``, the draws of step ``j`` being ``d[j] for d in draws``.
+
+    Pure (what :func:`quadriga_std.samplers.compiled.compiled` needs): returns
+    ``(x, log_prob, score, xs Tensor[steps, c, d], accepted Tensor[] int64, counters)``.
+    """
+    state = ChainState(x, log_prob, score)
+    xs = []
+    accepted_sum = torch.zeros((), dtype=torch.int64, device=x.device)
+    totals: dict[str, Any] = {}
+    for j in range(steps):
+        state, accepted, counters = kernel.step(state, target, tuple(d[j] for d in draws))
+        xs.append(state.x)
+        accepted_sum = accepted_sum + accepted.sum()
+        for key, val in counters.items():
+            totals[key] = totals.get(key, 0) + val
+    return state.x, state.log_prob, state.score, torch.stack(xs), accepted_sum, totals

@@ -6,9 +6,13 @@
 - :class:`TabularAutoregressive`: full context, one logit row per prefix; it represents every
   distribution on the space exactly (:meth:`TabularAutoregressive.from_log_probs`), so a policy can
   start at the base model and move anywhere.
+- :class:`GRUModel`: a small recurrent network, full context through a hidden state (a base
+  model with neither Markov nor tabular structure).
 
-Both are ``torch.nn.Module``s with ``log_prob(x) -> Tensor[n]`` (sequence log-probability, the
-sum over tokens) and ``sample(n, generator=...) -> LongTensor[n, L]``.
+All are ``torch.nn.Module``s with ``next_logits(prefix)``, ``log_prob(x) -> Tensor[n]`` (sequence
+log-probability, the sum over tokens), ``sample(n, generator=...) -> LongTensor[n, L]`` and
+``all_log_probs()`` (exact, over the enumerated space); :func:`token_log_probs` gives the
+per-token terms.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import torch
 
 __all__ = [
     "BigramModel",
+    "GRUModel",
     "TabularAutoregressive",
     "enumerate_sequences",
     "sequence_index",
+    "token_log_probs",
 ]
 
 
@@ -59,6 +65,18 @@ def _dirichlet_log_rows(
 
     p = numpy_rng(generator).dirichlet(np.full(vocab_size, float(concentration)), size=rows)
     return torch.log(torch.as_tensor(p, dtype=torch.get_default_dtype()).clamp_min(1e-30))
+
+
+def token_log_probs(model: Any, x: torch.Tensor) -> torch.Tensor:
+    """Per-token ``log m(x_t | x_<t)`` of a model of this module: ``LongTensor[n, L] -> Tensor[n, L]``.
+
+    Nats; differentiable in the model's parameters. Row sums are ``model.log_prob(x)`` (to rounding).
+    """
+    cols = []
+    for t in range(x.shape[1]):
+        logp = torch.log_softmax(model.next_logits(x[:, :t]), dim=-1)
+        cols.append(logp.gather(1, x[:, t : t + 1]))
+    return torch.cat(cols, dim=1)
 
 
 class _Autoregressive(torch.nn.Module):
@@ -177,3 +195,77 @@ class TabularAutoregressive(_Autoregressive):
     def next_logits(self, prefix: torch.Tensor) -> torch.Tensor:
         """See :meth:`_Autoregressive.next_logits`."""
         return self.logits[prefix.shape[1]][sequence_index(prefix, self.vocab_size)]
+
+
+class GRUModel(_Autoregressive):
+    """A one-layer GRU language model ``m(x_t | x_<t) = softmax(W h_t + b)``.
+
+    ``h_t = GRU(h_{t-1}, e(x_{t-1}))`` for ``t > 1`` and ``h_1 = 0`` (so the first token's
+    distribution is ``softmax(b)``); ``e`` is a token embedding of width ``hidden_size``. The hidden
+    state carries the whole prefix, so the model is neither a bigram nor a table, but its
+    log-probabilities are exact over the enumerated space like theirs.
+
+    Shapes: ``next_logits`` maps ``LongTensor[n, t]`` to ``Tensor[n, V]``; parameters
+    ``embedding.weight [V, H]``, ``gru`` (:class:`torch.nn.GRU`, ``H -> H``), ``head`` (``H -> V``).
+
+    Raises:
+        ValueError: ``hidden_size`` below 1.
+
+    Source: the GRU of Cho et al. 2014, "Learning phrase representations using RNN encoder-decoder
+    for statistical machine translation", eq. 5-8, as :class:`torch.nn.GRU` computes it (the reset
+    gate multiplies ``W_hn h + b_hn`` after the product, where the paper gates ``h`` before it; either
+    is a valid base model here, nothing is compared with the paper's cell); the "small GRU" base
+    model of the sequence kit (methods-wave3, shared piece S5).
+    """
+
+    def __init__(self, vocab_size: int, length: int, hidden_size: int = 16) -> None:
+        super().__init__()
+        if hidden_size < 1:
+            raise ValueError(f"hidden_size must be at least 1, got {hidden_size}")
+        self.vocab_size, self.length, self.hidden_size = int(vocab_size), int(length), int(hidden_size)
+        self.embedding = torch.nn.Embedding(vocab_size, hidden_size)
+        self.gru = torch.nn.GRU(hidden_size, hidden_size, batch_first=True)
+        self.head = torch.nn.Linear(hidden_size, vocab_size)
+
+    @classmethod
+    def random(
+        cls,
+        vocab_size: int,
+        length: int,
+        *,
+        concentration: float,
+        generator: torch.Generator,
+        hidden_size: int = 16,
+    ) -> GRUModel:
+        """Every parameter Gaussian, drawn from ``generator`` in ``named_parameters`` order (torch's
+        global RNG is left as it was).
+
+        Embedding ``N(0, 1)``; GRU weights ``N(0, 1/H)``, GRU biases 0; head weights
+        ``N(0, 1/(concentration H))`` and bias ``N(0, 1/concentration)``. With ``|h| < 1`` a logit's
+        variance given ``h`` is ``(1 + mean_j h_j^2) / concentration``, between ``1/concentration``
+        and ``2/concentration``: as for the Dirichlet rows of the other models, a small
+        ``concentration`` gives peaked next-token distributions.
+        """
+        with torch.random.fork_rng(devices=[]):  # the default init draws from torch's global RNG
+            model = cls(vocab_size, length, hidden_size)
+        scale = {
+            "embedding.weight": 1.0,
+            "head.weight": (concentration * hidden_size) ** -0.5,
+            "head.bias": concentration**-0.5,
+        }
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if name.startswith("gru.bias"):
+                    p.zero_()
+                    continue
+                std = scale.get(name, hidden_size**-0.5)
+                p.copy_(torch.randn(p.shape, generator=generator, dtype=p.dtype) * std)
+        return model
+
+    def next_logits(self, prefix: torch.Tensor) -> torch.Tensor:
+        """See :meth:`_Autoregressive.next_logits`: the GRU run over the prefix, then the head."""
+        n = prefix.shape[0]
+        h = torch.zeros(1, n, self.hidden_size, dtype=self._dtype(), device=prefix.device)
+        if prefix.shape[1] > 0:
+            _, h = self.gru(self.embedding(prefix), h)
+        return self.head(h[0])

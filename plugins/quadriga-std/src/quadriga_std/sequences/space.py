@@ -1,7 +1,7 @@
 """The enumerable sequence-space task and its exact quantities.
 
 :class:`SequenceSpace` (``sequence-space``): vocabulary ``V``, length ``L`` (``V^L`` sequences,
-enumerated), a random base model ``a`` (bigram or full-context tabular) and a binary feature
+enumerated), a random base model ``a`` (bigram, full-context tabular or a small GRU) and a binary feature
 ``phi`` with a desired moment ``mu_bar``. Everything the sequence-level methods are judged by is
 computed exactly, not estimated:
 
@@ -30,6 +30,7 @@ from quadriga.errors import ConfigError
 from quadriga.validators import in_range, int_at_least, one_of, positive
 from quadriga_std.sequences.models import (
     BigramModel,
+    GRUModel,
     TabularAutoregressive,
     enumerate_sequences,
     sequence_index,
@@ -118,12 +119,15 @@ class SequenceSpace(Target):
     length: int = param(5, doc="sequence length L", validator=int_at_least(1))
     base_model: str = param(
         "bigram",
-        doc="base model a: 'bigram' or 'tabular' (full context)",
-        validator=one_of(("bigram", "tabular")),
+        doc="base model a: 'bigram', 'tabular' (full context) or 'gru' (a small recurrent network)",
+        validator=one_of(("bigram", "tabular", "gru")),
     )
     concentration: float = param(
-        1.0, doc="symmetric Dirichlet concentration of the base model's rows", validator=positive
+        1.0,
+        doc="symmetric Dirichlet concentration of the base model's rows ('gru': inverse logit variance)",
+        validator=positive,
     )
+    gru_width: int = param(16, doc="hidden-state width H of the 'gru' base model", validator=int_at_least(1))
     feature_kind: str = param(
         "count",
         doc="'count' (token c at least k times) or 'answers' (m correct sequences)",
@@ -159,8 +163,13 @@ class SequenceSpace(Target):
     def prepare(self, *, generator: torch.Generator) -> None:
         """Draw the base model (and, for 'answers', the answers and the skew) from ``generator``."""
         V, L = self.vocab_size, self.length
-        maker = BigramModel if self.base_model == "bigram" else TabularAutoregressive
-        model = maker.random(V, L, concentration=self.concentration, generator=generator)
+        if self.base_model == "gru":
+            model: Any = GRUModel.random(
+                V, L, concentration=self.concentration, generator=generator, hidden_size=self.gru_width
+            )
+        else:
+            maker = BigramModel if self.base_model == "bigram" else TabularAutoregressive
+            model = maker.random(V, L, concentration=self.concentration, generator=generator)
         if self.feature_kind == "answers":
             perm = torch.randperm(V**L, generator=generator)[: self.num_answers]
             self._answers = perm
