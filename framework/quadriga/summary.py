@@ -632,7 +632,7 @@ def summary_figure(
     if not numbered:  # short names stand under their bars; the legend keeps lines and references
         handles = {k: h for k, h in handles.items() if k not in bar_keys}
     if handles:
-        where = "outside lower center" if numbered else "outside right upper"  # long names: below
+        where: Any = "outside lower center" if numbered else "outside right upper"  # long names: below
         columns = max(1, min(len(handles), int(fig.get_figwidth() * 12 / max(map(len, handles)))))
         fig.legend(
             list(handles.values()),

@@ -290,7 +290,7 @@ def print_table(
             wrap_width = max(widths[wrap_i], min(natural[wrap_i], room))
             if room < wrap_width:  # a narrow console: wrap (or cut with "…") narrower, never crop
                 wrap_width, narrow = max(len(columns[wrap_i]), room), not one_line
-        if narrow and wrap_at != " ":  # names beside the keys would be broken: the list goes below
+        if narrow and wrap_i is not None and wrap_at != " ":  # names beside the keys would break: list below
             keys = [i for i in group if i != wrap_i]
             empty = [drop_empty and all(r[i] == "" for i in group[key_columns:]) for r in cells]
             stacked = [([r[i] for i in keys], r[wrap_i]) for r, e in zip(cells, empty, strict=True) if not e]
