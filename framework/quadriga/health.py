@@ -15,7 +15,9 @@ Thresholds (documented, deliberately loose: they catch nonsense, not poor tuning
   median over its first tenth by :data:`LOSS_WARN` (three orders of magnitude): warning; by
   :data:`LOSS_FAIL` (eight orders): failed ("diverged"); NaN or inf in it: failed. A late median
   :data:`LOSS_FAIL` times the smallest value of the first tenth also fails (a loss that exploded
-  within its first tenth).
+  within its first tenth). Early values below :data:`LOSS_FLOOR` count as :data:`LOSS_FLOOR`: a
+  loss that starts at numerical zero (an objective met at initialisation, e.g. a flow-balance
+  residual of 1e-32) and settles at 0.002 has grown by no meaningful factor.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ from typing import Any
 
 import attrs
 
-__all__ = ["LOSS_FAIL", "LOSS_WARN", "LOW_ACCEPTANCE", "MIN_TRANSITIONS", "Health", "fitted", "samples"]
+__all__ = [
+    "LOSS_FAIL",
+    "LOSS_FLOOR",
+    "LOSS_WARN",
+    "LOW_ACCEPTANCE",
+    "MIN_TRANSITIONS",
+    "Health",
+    "fitted",
+    "samples",
+]
 
 #: acceptance rates below this (a fraction) are a warning
 LOW_ACCEPTANCE = 0.01
@@ -35,6 +46,8 @@ LOW_ACCEPTANCE = 0.01
 MIN_TRANSITIONS = 10
 #: growth factors of a loss (late median / early median) that warn and that fail
 LOSS_WARN, LOSS_FAIL = 1e3, 1e8
+#: the smallest early loss a growth factor is measured from (smaller early values count as this)
+LOSS_FLOOR = 1e-3
 
 
 @attrs.frozen
@@ -121,11 +134,12 @@ def fitted(history: Mapping[str, Any]) -> list[Health]:
         early, late = statistics.median(values[:tenth]), statistics.median(values[-tenth:])
         if early <= 0 or late <= 0:
             continue  # a loss that crosses zero (a difference of terms) has no growth factor
+        early = max(early, LOSS_FLOOR)
         growth = late / early
         # a loss that blew up within its first tenth (learning rate 1e30: 5.2, 5e29, 5e29, ...)
         # has an early median as large as its end: measured from the smallest early value
         # instead, it fails at the same LOSS_FAIL (never warns: a noisy start is not suspect)
-        smallest = min(values[:tenth])
+        smallest = max(min(values[:tenth]), LOSS_FLOOR)
         if growth < LOSS_FAIL and smallest > 0 and late / smallest >= LOSS_FAIL:
             early, growth = smallest, late / smallest
         if growth >= LOSS_WARN:

@@ -73,6 +73,10 @@ def _fitted(loss):
         ([5.2] + [5e29] * 29, "failed"),  # exploded at its second step (GDC at learning rate 1e30)
         ([1.0, 8e3, 9e3] + [5e3] * 27, None),  # a 5e3-fold jump inside the first tenth: not judged
         ([3.0, 1.0, 2.0] + [1.5] * 27, None),  # a noisy start that settles: fine
+        # a residual met at initialisation that settles at 0.002 (FlowRL's flow balance): no growth
+        ([2.08e-32] * 10 + [2.36e-3] * 10, None),
+        ([1e-6] * 10 + [5.0] * 10, "warning"),  # from below the floor: measured from LOSS_FLOOR
+        ([1e-6] * 10 + [1e6] * 10, "failed"),
     ],
 )
 def test_loss_growth_thresholds(loss, level):
