@@ -89,6 +89,7 @@ _LAYER_OF: tuple[tuple[str, str], ...] = (
     ("quadriga.versions", "ground"),
     ("quadriga.tags", "ground"),
     ("quadriga._repr", "ground"),
+    ("quadriga.markup", "ground"),
     ("quadriga.health", "ground"),
 )
 

@@ -27,8 +27,8 @@ from quadriga.cli._common import (
     _rich_console,
     _rich_formatter_class,
     console,
-    escape,
 )
+from quadriga.markup import escape
 
 PIECES = [
     "a", "bc", "def", " ", "  ", "[", "]", "\\", "[red]", "[/]", "[bold]", "[/bold]", "x" * 30,

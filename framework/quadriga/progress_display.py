@@ -77,7 +77,7 @@ def rich_progress(
         TimeRemainingColumn,
     )
 
-    from quadriga.cli._common import escape
+    from quadriga.markup import escape
     from quadriga.progress import ProgressLines
 
     progress = Progress(

@@ -513,7 +513,7 @@ def plot_summary(
     Control characters in the entries' names (a tampered ``results.json``) are dropped first:
     they have no glyph, and matplotlib's warning would carry them to the terminal.
     """
-    from quadriga.cli._common import strip_controls
+    from quadriga.markup import strip_controls
 
     summary = [{k: strip_controls(v) if isinstance(v, str) else v for k, v in e.items()} for e in summary]
     fig = summary_figure(summary, keys, max_panels, true_values=true_values)

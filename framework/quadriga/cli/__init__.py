@@ -27,8 +27,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from quadriga.cli._common import Formatter, add_common_options, console, escape
+from quadriga.cli._common import Formatter, add_common_options, console
 from quadriga.errors import PluginImportInterrupted, QuadrigaError, sigterm_interrupts
+from quadriga.markup import escape
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

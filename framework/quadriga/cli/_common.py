@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
+from quadriga.markup import escape
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -26,11 +28,9 @@ __all__ = [
     "add_common_options",
     "cell_len",
     "console",
-    "escape",
     "name_completer",
     "print_problems",
     "registry_for",
-    "strip_controls",
 ]
 
 #: what ``ArgumentParser.add_subparsers`` returns; each command module adds its parser to it
@@ -127,45 +127,11 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         return self._q_formatter().format_help()
 
 
-# --- rich markup, as rich.markup reads it (escape, and the plain text of a markup string)
-_RE_ESCAPE = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+# --- rich markup, as rich.markup reads it (the plain text of a markup string; escaping is in
+# quadriga.markup)
 _RE_TAGS = re.compile(r"((\\*)\[([a-z#/@][^[]*?)])")
 _RE_WORD = re.compile(r"\s*\S+\s*")
 _RE_EMOJI = re.compile(r":\S*?:")
-
-
-#: C0 and C1 control characters but newline and tab: a run file's text (a stage name, an error
-#: message) could otherwise move the cursor, retitle the terminal or hide what follows
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def strip_controls(text: str) -> str:
-    """``text`` without C0 and C1 control characters (newline and tab kept).
-
-    For text read from run files before it reaches a terminal, a figure or a warning.
-    """
-    return _CONTROL.sub("", text)
-
-
-def escape(markup: str) -> str:
-    """``rich.markup.escape`` without importing rich, and without terminal control characters.
-
-    ``[tag]`` in ``markup`` prints as written: the same regular expression and rule as rich 13-15
-    (each ``[name...]`` gets a backslash, a trailing single backslash is doubled);
-    ``tests/test_cli_plain_console.py`` checks it against rich's own on random strings. Control
-    characters (escape sequences included; newline and tab kept) are removed first: text read
-    from files reaches the terminal as text only.
-    """
-    markup = strip_controls(markup)
-
-    def backslashes(match: re.Match[str]) -> str:
-        slashes, text = match.groups()
-        return f"{slashes}{slashes}\\{text}"
-
-    markup = _RE_ESCAPE.sub(backslashes, markup)
-    if markup.endswith("\\") and not markup.endswith("\\\\"):
-        return markup + "\\"
-    return markup
 
 
 #: code point ranges [start, stop) that rich counts one cell wide: Latin-1 and Latin extended,

@@ -7,9 +7,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from quadriga.cli._common import Formatter, Subparsers, add_common_options, escape
+from quadriga.cli._common import Formatter, Subparsers, add_common_options
 from quadriga.cli._common import console as make_console
 from quadriga.cli.output import print_json, print_summary
+from quadriga.markup import escape
 
 __all__ = ["add_parser", "cmd_compare"]
 

@@ -12,12 +12,12 @@ from quadriga.cli._common import (
     Subparsers,
     add_common_options,
     console,
-    escape,
     print_problems,
     registry_for,
 )
 from quadriga.cli.output import print_table
 from quadriga.errors import QuadrigaError
+from quadriga.markup import escape
 from quadriga.versions import version_of
 
 __all__ = [

@@ -17,11 +17,11 @@ from quadriga.cli._common import (
     add_common_options,
     add_kind_option,
     console,
-    escape,
     name_completer,
     registry_for,
 )
 from quadriga.cli.output import print_json
+from quadriga.markup import escape
 from quadriga.registry import SPEC_KINDS
 
 __all__ = ["add_parser", "cmd_info", "doc_paragraphs", "parameters", "render_doc", "toml_value", "type_text"]

@@ -129,7 +129,8 @@ def cmd_new(args: argparse.Namespace) -> int:
             installed, an installed plugin has its package or entry point, or a component of that kind
             and name is registered), or a destination that exists and is not empty.
     """
-    from quadriga.cli._common import escape, registry_for
+    from quadriga.cli._common import registry_for
+    from quadriga.markup import escape
     from quadriga.scaffold import render_plugin
 
     path = render_plugin(
@@ -155,7 +156,7 @@ def cmd_update(args: argparse.Namespace) -> int:
         ConfigError: PATH is not a folder, has no ``.copier-answers.yml`` or a damaged one, or copier
             refused (not a git repository, uncommitted changes, an older template).
     """
-    from quadriga.cli._common import escape
+    from quadriga.markup import escape
     from quadriga.scaffold import update_plugin
 
     version = update_plugin(args.path, conflict=args.conflict)

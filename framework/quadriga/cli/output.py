@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from quadriga.cli._common import escape
+from quadriga.markup import escape
 from quadriga.stage_names import parse_stage_name, replicate_base, replicate_index, split_subject_key
 
 __all__ = [

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from quadriga.cli._common import Formatter, Subparsers, add_common_options, console, escape
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, console
 from quadriga.cli.output import print_json
+from quadriga.markup import escape
 
 __all__ = ["add_parser", "cmd_report"]
 

@@ -12,12 +12,12 @@ from quadriga.cli._common import (
     Subparsers,
     add_common_options,
     console,
-    escape,
     name_completer,
     registry_for,
 )
 from quadriga.cli.output import plan_rows, print_json, print_results, print_table, results_payload
 from quadriga.errors import QuadrigaError, RunInterrupted, sigterm_interrupts
+from quadriga.markup import escape
 from quadriga.progress_display import rich_progress
 
 __all__ = ["EPILOG", "add_parser", "cmd_run"]

@@ -9,7 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from quadriga.cli._common import Formatter, Subparsers, add_common_options, escape, name_completer
+from quadriga.cli._common import Formatter, Subparsers, add_common_options, name_completer
+from quadriga.markup import escape
 
 __all__ = ["EPILOG", "add_parser", "cmd_sweep", "header_lines", "print_summary"]
 

@@ -13,10 +13,10 @@ from quadriga.cli._common import (
     Subparsers,
     add_common_options,
     console,
-    escape,
     name_completer,
     registry_for,
 )
+from quadriga.markup import escape
 
 __all__ = ["add_parser", "cmd_verify"]
 
