@@ -239,17 +239,18 @@ def test_warm_cache_list_on_a_terminal_imports_only_what_it_draws(list_env, tmp_
 def test_last_verdict_follows_the_record_file(tmp_path, monkeypatch):
     """The record is read once while it is unchanged, and again when it is rewritten."""
     from quadriga.claims import record
+    from quadriga.claims.fingerprint import verdict_text
 
     package = tmp_path / "recpkg_for_test"
     package.mkdir()
     (package / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
     spec = argparse.Namespace(name="c1", target="recpkg_for_test.claims:C1")
-    assert record.last_verdict(spec) is None and record.verdict_text(spec) == "not recorded"
+    assert record.last_verdict(spec) is None and verdict_text(spec) == "not recorded"
     path = package / record.RECORD_FILE
     path.write_text(json.dumps({"c1": {"status": "passed", "date": "2026-01-02", "version": "0.1"}}))
     # a record without a fingerprint (claims protocol 2) is stale
-    assert record.verdict_text(spec) == "passed stale 2026-01-02 (v0.1)"
+    assert verdict_text(spec) == "passed stale 2026-01-02 (v0.1)"
     got = record.last_verdict(spec)
     assert got is not None
     got["status"] = "changed by the caller"  # a copy: the next reader sees the file
@@ -257,7 +258,7 @@ def test_last_verdict_follows_the_record_file(tmp_path, monkeypatch):
     tmp = package / "new.json"
     tmp.write_text(json.dumps({"c1": {"status": "refuted", "date": "2026-01-03", "version": "0.2"}}))
     os.replace(tmp, path)  # as atomic_write_json rewrites it
-    assert record.verdict_text(spec) == "refuted stale 2026-01-03 (v0.2)"
+    assert verdict_text(spec) == "refuted stale 2026-01-03 (v0.2)"
     path.unlink()
     assert record.last_verdict(spec) is None
 

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from quadriga.claims.claim import Claim
+    from quadriga.claims.fingerprint import stale_reason, verdict_text
     from quadriga.claims.model import (
         RECORD_FILE,
         SCALES,
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
         Scale,
         Tuning,
     )
-    from quadriga.claims.record import last_verdict, record_verdicts, stale_reason, verdict_text
+    from quadriga.claims.record import last_verdict, record_verdicts
     from quadriga.claims.report import select_claims, verify
     from quadriga.claims.run import (
         markdown_table,
@@ -95,9 +96,8 @@ _LAZY = {
         ],
         "model",
     ),
-    **dict.fromkeys(
-        ["RECORD_FILE", "last_verdict", "record_verdicts", "stale_reason", "verdict_text"], "record"
-    ),
+    **dict.fromkeys(["RECORD_FILE", "last_verdict", "record_verdicts"], "record"),
+    **dict.fromkeys(["stale_reason", "verdict_text"], "fingerprint"),
     **dict.fromkeys(["select_claims", "verify"], "report"),
     **dict.fromkeys(
         [

@@ -13,8 +13,9 @@ fingerprint:
   (``Claim.libraries``, e.g. torch, torchrl, POT).
 
 :func:`staleness` recomputes it without importing the plugin (the package is found on
-``sys.path``), so ``quadriga list`` can mark stale verdicts cheaply; ``quadriga verify --stale``
-re-runs exactly the claims whose record is stale.
+``sys.path``), so ``quadriga list`` can mark stale verdicts cheaply (:func:`stale_reason` and
+:func:`verdict_text` apply it to a claim's last verdict in :mod:`quadriga.claims.record`);
+``quadriga verify --stale`` re-runs exactly the claims whose record is stale.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from quadriga.claims import record as _record
 
-__all__ = ["PROTOCOL", "fingerprint", "source_hash", "staleness"]
+__all__ = ["PROTOCOL", "fingerprint", "source_hash", "stale_reason", "staleness", "verdict_text"]
 
 #: version of the claims protocol; a record made under another one is stale
 PROTOCOL = 3
@@ -160,3 +161,24 @@ def staleness(spec: Any, record: Mapping[str, Any] | None) -> str:
         if now["libraries"].get(name) != version:
             return f"{name} {version} -> {now['libraries'].get(name)}"
     return ""
+
+
+def verdict_text(spec: Any) -> str:
+    """``"passed 2026-05-01 (v0.3.0)"`` for ``quadriga list``, or ``"not recorded"``.
+
+    ``"passed stale 2026-05-01 (v0.3.0)"`` when the fingerprint no longer matches
+    (:func:`stale_reason`).
+    """
+    last = _record._last(spec)
+    if not last or "status" not in last:
+        return "not recorded"
+    stale = " stale" if stale_reason(spec) else ""
+    return f"{last.get('status')}{stale} {last.get('date')} (v{last.get('version')})"
+
+
+def stale_reason(spec: Any) -> str:
+    """Why the claim's recorded verdict is stale (its fingerprint no longer matches), or ``""``.
+
+    ``""`` too when nothing is recorded. See :func:`staleness`.
+    """
+    return staleness(spec, _record._last(spec))

@@ -8,6 +8,7 @@ import attrs
 
 from quadriga.claims import record as _record
 from quadriga.claims.claim import Claim
+from quadriga.claims.fingerprint import stale_reason
 from quadriga.claims.verdict import _fmt
 
 __all__ = ["claim_facts", "claim_lines"]
@@ -70,7 +71,7 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
     facts["fragility"] = {k: list(v) for k, v in target.fragility.items()}
     facts["group_by"], facts["across"] = list(target.group_by), target.across
     facts["groups"] = {g: dict(stages) for g, stages in target.groups.items()}
-    facts["stale"] = _record.stale_reason(spec)
+    facts["stale"] = stale_reason(spec)
     return facts
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RECORD_FILE", "last_verdict", "record_pilots", "record_verdicts", "stale_reason", "verdict_text"]
+__all__ = ["RECORD_FILE", "last_verdict", "record_pilots", "record_verdicts"]
 
 #: the file, in a plugin's package, that keeps the last paper-scale verdict of each of its claims
 #: (defined here, not in :mod:`quadriga.claims.model`, so that ``quadriga list`` reads verdicts
@@ -177,26 +177,3 @@ def _last(spec: Any) -> Any:
     path = _record_path(spec.target)
     data = None if path is None else _read_record(path)
     return None if data is None else data.get(spec.name)
-
-
-def verdict_text(spec: Any) -> str:
-    """``"passed 2026-05-01 (v0.3.0)"`` for ``quadriga list``, or ``"not recorded"``.
-
-    ``"passed stale 2026-05-01 (v0.3.0)"`` when the fingerprint no longer matches
-    (:func:`stale_reason`).
-    """
-    last = _last(spec)
-    if not last or "status" not in last:
-        return "not recorded"
-    stale = " stale" if stale_reason(spec) else ""
-    return f"{last.get('status')}{stale} {last.get('date')} (v{last.get('version')})"
-
-
-def stale_reason(spec: Any) -> str:
-    """Why the claim's recorded verdict is stale (its fingerprint no longer matches), or ``""``.
-
-    ``""`` too when nothing is recorded. See :mod:`quadriga.claims.fingerprint`.
-    """
-    from quadriga.claims.fingerprint import staleness
-
-    return staleness(spec, _last(spec))

@@ -133,7 +133,7 @@ def verify(
             scale: :func:`~quadriga.claims.plan.pilot`) or ``"fragility"`` (evaluate the claim over
             its neighbourhood of nuisance settings: :func:`~quadriga.claims.fragility.run_fragility`).
         stale: only the selected claims whose recorded verdict is stale (its fingerprint no longer
-            matches: :func:`~quadriga.claims.record.stale_reason`).
+            matches: :func:`~quadriga.claims.fingerprint.stale_reason`).
         on_start: optional callback ``(spec)`` called before each claim runs (progress display).
         on_end: optional callback ``(spec, record)`` called after each claim (progress display).
 
@@ -151,7 +151,9 @@ def verify(
     _check_mode(scale, mode, record)
     chosen = select_claims(registry, what) if what else list(registry.claims())
     if stale:
-        chosen = [spec for spec in chosen if _record.stale_reason(spec)]
+        from quadriga.claims.fingerprint import stale_reason
+
+        chosen = [spec for spec in chosen if stale_reason(spec)]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     records = []
