@@ -37,7 +37,7 @@ _LAZY = {
     "QuadrigaError": "quadriga.errors",
     "ConfigError": "quadriga.errors",
     "build": "quadriga.notebook",
-    "register": "quadriga.notebook",
+    "register": "quadriga.registry.local",
     "load_run": "quadriga.rundir.loaded",
     "to_pandas": "quadriga.notebook",
     "run": "quadriga.api",
