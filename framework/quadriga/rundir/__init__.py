@@ -225,11 +225,15 @@ class RunDir:
             status.mark_running_as("interrupted")  # its process is gone: it was killed
             status.status = "interrupted"
             status.error = status.error or GONE
+        self._merge_records(status)
+        return status
+
+    def _merge_records(self, status: RunStatus) -> None:
+        """Put in ``status`` each stage whose ``record.json`` says finished but ``status`` does not."""
         for rec in self._records():
             known = status.stages.get(rec["stage"])
             if known is None or known.status != "finished":
                 status.stages[rec["stage"]] = StageStatus.from_json(rec.get("status", {}))
-        return status
 
     def recorded_status(self) -> str | None:
         """The ``status`` written in ``status.json``; ``None`` when there is none or it is damaged."""
@@ -241,14 +245,16 @@ class RunDir:
     def mark_ended(self, state: str, error: str) -> None:
         """Record a run that ended abnormally (``failed``, ``interrupted``) in ``status.json``.
 
-        The finished stages are kept and none stays ``running``; a final status the run wrote
-        itself on the way out (``failed``, ``interrupted``, ``finished``) is kept as it is. A
-        write that fails (a full disk) is skipped: the caller reports the error anyway.
+        The finished stages are kept (those ``status.json`` had not caught up with too, from their
+        ``record.json``) and none stays ``running``; a final status the run wrote itself on the way
+        out (``failed``, ``interrupted``, ``finished``) is kept as it is. A write that fails (a full
+        disk) is skipped: the caller reports the error anyway.
         """
         if self.recorded_status() in ("failed", "interrupted", "finished"):
             return
         data = self._read_json("status.json")  # as written: its process is gone, nothing to infer
         status = RunStatus.from_json(data if isinstance(data, dict) and not _status_problem(data) else {})
+        self._merge_records(status)
         status.mark_running_as(state)
         status.status, status.error = state, error
         try:

@@ -18,9 +18,12 @@ import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
+from pathlib import Path
 from typing import Any
 
 from quadriga.errors import ConfigError, Terminated
+from quadriga.fileio import DirectoryLocked, lock_dir
+from quadriga.rundir import RunDir
 from quadriga.sweep.execute import _mark_failed, execute_one
 from quadriga.sweep.grid import RunSpec
 
@@ -171,7 +174,14 @@ def _run_local(
     an OpenMP parallel region here, a forked child hangs in its first one. Ctrl-C reaches the
     workers from the terminal; SIGTERM (:class:`~quadriga.errors.Terminated`, sent to this process
     alone by ``kill`` or a batch system) is passed on to the busy workers as SIGINT, so either way
-    each run is recorded interrupted with its finished stages.
+    each run is recorded interrupted with its finished stages. A worker that has not ended 5 s
+    after it was told to (deaf to SIGINT in a long native call) is killed, and its run is then
+    recorded interrupted here (:func:`_mark_stopped`): no run this sweep started stays ``running``
+    on disk.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C or :class:`~quadriga.errors.Terminated` (SIGTERM), re-raised once
+            the workers have stopped and their runs are recorded.
     """
     ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
@@ -218,14 +228,43 @@ def _run_local(
                     conn.close()
                     if pending:
                         idle.append(start())
-    except Terminated:  # SIGTERM reached this process only: stop the runs as Ctrl-C would
-        for proc, _, _ in busy.values():
-            with contextlib.suppress(OSError):
-                os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
-        raise
-    finally:
+    except BaseException as exc:  # Ctrl-C, SIGTERM (Terminated) or an error here: stop every run
+        if isinstance(exc, Terminated):  # SIGTERM reached this process only: stop the runs as Ctrl-C would
+            for proc, _, _ in busy.values():
+                with contextlib.suppress(OSError):
+                    os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
         _stop_workers(idle + [(p, c) for p, c, _ in busy.values()])
+        why = (
+            "SIGTERM"
+            if isinstance(exc, Terminated)
+            else "Ctrl-C"
+            if isinstance(exc, KeyboardInterrupt)
+            else None
+        )
+        for _, _, task in busy.values():  # a worker killed before it wrote its end left "running"
+            _mark_stopped(task[2], why or f"{type(exc).__name__}: {exc}")
+        raise
+    _stop_workers(idle)
     imports.join()  # usually long done; the aggregation would wait for these imports anyway
+
+
+def _mark_stopped(run_dir: str, why: str) -> None:
+    """Record the run in ``run_dir``, which this sweep started and stopped (``why``), as interrupted.
+
+    Called after its worker has exited or been killed: a run that wrote its own end (Ctrl-C
+    reached it) keeps that (:meth:`~quadriga.rundir.RunDir.mark_ended`); one whose worker did not
+    stop in time and was killed is ``running`` on disk and becomes ``interrupted`` with its finished
+    stages. Skipped when another process holds the run's lock (another sweep took it up meanwhile)
+    or the directory cannot be written.
+    """
+    try:
+        with lock_dir(Path(run_dir)):
+            RunDir(Path(run_dir)).mark_ended(
+                "interrupted",
+                f"interrupted: the sweep was stopped ({why}); resume it by running the sweep again",
+            )
+    except (DirectoryLocked, ConfigError, OSError):
+        pass
 
 
 def _received(conn: Any) -> dict[str, Any] | None:
@@ -247,6 +286,7 @@ def _stop_workers(every: list[tuple[Any, Any]]) -> None:
         proc.join(timeout=5)
         if proc.is_alive():
             proc.kill()
+            proc.join(timeout=5)  # reaped: its lock on the run directory is released
         conn.close()
 
 
