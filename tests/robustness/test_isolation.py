@@ -361,3 +361,28 @@ def test_a_stopped_sweep_leaves_no_run_recorded_running(tmp_path, subprocess_env
         assert data["stages"].get("slow", {}).get("status") in (None, "interrupted"), data
         assert "stopped" in data["error"], data
     assert_never_running(tmp_path / "s")
+
+
+def test_sigterm_on_a_ray_sweep_stops_its_tasks_and_records_them_interrupted(tmp_path, subprocess_env):
+    """``--backend ray``: ray.init's own SIGTERM handler (it aborts) is replaced while the tasks run;
+    the tasks are cancelled, Ray is shut down (no process holds a run's lock), every run is interrupted."""
+    pytest.importorskip("ray")
+    from quadriga.fileio import run_alive
+
+    pipeline(tmp_path, "sleep = 60")
+    argv = ["sweep", "p.toml", "--seeds", "0:2", "--workers", "2", "--backend", "ray", "--out", "s"]
+    proc = _spawn(argv, subprocess_env, tmp_path)
+    try:
+        assert _wait_for(lambda: len(list((tmp_path / "s" / "runs").glob(DRAWN))) == 2, 240)
+        time.sleep(0.5)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143 and "terminated (SIGTERM)" in err, (proc.returncode, out, err)
+    runs = sorted((tmp_path / "s" / "runs").iterdir())
+    assert [r.name for r in runs] == ["seed0", "seed1"]
+    for run in runs:
+        data = status(run)
+        assert data["status"] == "interrupted" and data["stages"]["draw"]["status"] == "finished", data
+        assert run_alive(run) is False  # the Ray worker that ran it is gone
+    assert_never_running(tmp_path / "s")

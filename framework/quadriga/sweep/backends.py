@@ -21,7 +21,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 from typing import Any
 
-from quadriga.errors import ConfigError, Terminated
+from quadriga.errors import ConfigError, Terminated, sigterm_interrupts
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.rundir import RunDir
 from quadriga.sweep.execute import _mark_failed, execute_one
@@ -234,18 +234,20 @@ def _run_local(
                 with contextlib.suppress(OSError):
                     os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
         _stop_workers(idle + [(p, c) for p, c, _ in busy.values()])
-        why = (
-            "SIGTERM"
-            if isinstance(exc, Terminated)
-            else "Ctrl-C"
-            if isinstance(exc, KeyboardInterrupt)
-            else None
-        )
         for _, _, task in busy.values():  # a worker killed before it wrote its end left "running"
-            _mark_stopped(task[2], why or f"{type(exc).__name__}: {exc}")
+            _mark_stopped(task[2], _stopped_by(exc))
         raise
     _stop_workers(idle)
     imports.join()  # usually long done; the aggregation would wait for these imports anyway
+
+
+def _stopped_by(exc: BaseException) -> str:
+    """What stopped a sweep, in words: ``SIGTERM``, ``Ctrl-C``, or the error's type and message."""
+    if isinstance(exc, Terminated):
+        return "SIGTERM"
+    if isinstance(exc, KeyboardInterrupt):
+        return "Ctrl-C"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _mark_stopped(run_dir: str, why: str) -> None:
@@ -296,6 +298,19 @@ def _run_ray(
     address: str | None,
     on_done: Callable[[dict[str, Any]], None],
 ) -> None:
+    """Run ``tasks`` as Ray tasks (a local Ray instance of ``workers`` CPUs, or the cluster at ``address``).
+
+    ``ray.init`` replaces the process's SIGTERM handler with one that aborts it; SIGTERM is made
+    :class:`~quadriga.errors.Terminated` again for the time the tasks run. On Ctrl-C or SIGTERM the
+    tasks still running are cancelled (Ray raises KeyboardInterrupt in each, which records its run
+    interrupted with its finished stages), given up to 10 s to end, then force-cancelled; once Ray is
+    shut down, a run that could not record its end is recorded interrupted here (:func:`_mark_stopped`,
+    which needs the run directories on a file system this process sees, as the sweep's summary does).
+
+    Raises:
+        ConfigError: Ray is not installed (key ``--backend``).
+        KeyboardInterrupt: Ctrl-C or :class:`~quadriga.errors.Terminated`, re-raised after the above.
+    """
     try:
         import ray
     except ImportError:
@@ -310,18 +325,60 @@ def _run_ray(
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
     remote = ray.remote(num_cpus=1, max_retries=0)(execute_one)
+    refs: dict[Any, tuple[str, RunSpec, str]] = {}
     try:
-        refs = {remote.remote(*task): task for task in tasks}
-        while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
-            for ref in done:
-                task = refs.pop(ref)
-                try:
-                    on_done(ray.get(ref))
-                except Exception as exc:
-                    error = f"Ray task failed: {type(exc).__name__}: {exc}"
-                    _mark_failed(task[2], error)
-                    on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+        with sigterm_interrupts():  # in place of the handler ray.init installed
+            try:
+                refs.update({remote.remote(*task): task for task in tasks})
+                _collect_ray(ray, refs, on_done)
+            except KeyboardInterrupt as exc:
+                # Ray's wait turns the handler's Terminated into a plain KeyboardInterrupt; the
+                # handler fires once and sets SIGTERM to SIG_IGN, so that says it was SIGTERM
+                if not isinstance(exc, Terminated) and signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+                    raise Terminated from None
+                raise
+    except BaseException as exc:
+        _cancel_ray(ray, list(refs))
+        if started:
+            started = False
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+        for task in refs.values():
+            _mark_stopped(task[2], _stopped_by(exc))
+        raise
     finally:
         if started:
             ray.shutdown()
+
+
+def _collect_ray(
+    ray: Any, refs: dict[Any, tuple[str, RunSpec, str]], on_done: Callable[[dict[str, Any]], None]
+) -> None:
+    """Wait for the Ray tasks ``refs`` (removed as they end), calling ``on_done`` with each outcome.
+
+    A task that raised (its worker died) is a failed run, recorded so in its run directory.
+    """
+    while refs:
+        done, _ = ray.wait(list(refs), num_returns=1)
+        for ref in done:
+            task = refs.pop(ref)
+            try:
+                on_done(ray.get(ref))
+            except Exception as exc:
+                error = f"Ray task failed: {type(exc).__name__}: {exc}"
+                _mark_failed(task[2], error)
+                on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+
+
+def _cancel_ray(ray: Any, refs: list[Any]) -> None:
+    """Cancel the Ray tasks ``refs``: KeyboardInterrupt in each, up to 10 s to end, then force."""
+    if not refs:
+        return
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref)
+    with contextlib.suppress(Exception):
+        ray.wait(refs, num_returns=len(refs), timeout=10)
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
