@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from quadriga.errors import ConfigError
 from quadriga.fileio import (
+    LOCK,
     append_jsonl,
     atomic_path,
     atomic_write_json,
@@ -121,6 +122,15 @@ class RunDir:
             raise ConfigError(
                 f"'{path}' already holds {', '.join(taken)}, which the run would overwrite (the pipeline "
                 "file itself, if it is there). Choose a new or empty --out directory.",
+                key="--out",
+            )
+        other = _other_entries(path)
+        if other:
+            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+            raise ConfigError(
+                f"'{path}' is not empty (it holds {shown}) and is not a run to continue; a run there "
+                "would mix its files with these. Choose a new or empty --out directory, or continue a "
+                "run of yours with --resume DIR.",
                 key="--out",
             )
         make_dir(path, "--out")
@@ -502,6 +512,19 @@ class RunDir:
         if not (directory / "artifact.pt").is_file():
             return "its artifact.pt is missing"
         return ""
+
+
+def _other_entries(path: Path) -> list[str]:
+    """The names in the directory ``path`` a new run there would sit beside, sorted (``.lock`` aside).
+
+    Empty when ``path`` does not exist, is not a directory (:func:`make_dir` reports that) or
+    cannot be listed. The lock file is left out: a sweep worker takes the run directory's lock
+    before the run starts in it.
+    """
+    try:
+        return sorted(e.name for e in path.iterdir() if e.name != LOCK)
+    except OSError:
+        return []
 
 
 def _release(fig: Any) -> None:
