@@ -122,6 +122,27 @@ def _metrics_table(
     )
 
 
+#: the record files a report copies into the page as text
+_EMBEDDED = ("results.json", "status.json", "manifest.json", "pipeline.toml")
+
+
+def _refuse_linked_records(run_dir: Path) -> None:
+    """Refuse a run whose record files (:data:`_EMBEDDED`) are symbolic links.
+
+    A report embeds their text; through a link it would carry a file from outside the run.
+
+    Raises:
+        ConfigError: naming the link (key ``report``).
+    """
+    for name in _EMBEDDED:
+        if (run_dir / name).is_symlink():
+            raise ConfigError(
+                f"'{run_dir / name}' is a symbolic link; a report embeds only the run's own files, not "
+                "what a link points to. Replace it with the file itself.",
+                key="report",
+            )
+
+
 def collect_run(run_dir: Path) -> dict[str, Any]:
     """The report section of one run directory (``results.json``, ``pipeline.toml``, ``manifest.json``).
 
@@ -140,6 +161,7 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     if not is_run(run_dir):
         raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).", key="report")
+    _refuse_linked_records(run_dir)
     results = read_run_file(run_dir, "results.json", key="report")
     manifest = read_run_file(run_dir, "manifest.json", key="report")
     read_run_file(run_dir, "status.json", key="report")  # damaged: refused, naming the file
@@ -257,6 +279,7 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
     manifests: dict[str, Any] = {}
     texts: dict[str, str] = {}
     for d in run_dirs:
+        _refuse_linked_records(d)
         rd = RunDir(d)
         if rd.saved_pipeline() is not None:
             texts[d.name] = rd.read_pipeline_text()

@@ -321,3 +321,68 @@ def test_verify_does_not_replace_a_run_that_is_still_running(cli, tmp_path):
     assert_clean(o, 2, "is being run by another quadriga process", str(run.name))
     assert run.is_dir()
     assert cli("verify", "toy-claim", "--out", "v").rc == 0
+
+
+STUBBORN = THREE.replace(
+    'use = "toy-iid"\ninputs = { target = "normal" }\nnum_samples = 10\n{slow}',
+    'use = "stubborn"\ninputs = { target = "normal" }\nsleep = 60',
+)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
+def test_a_stopped_sweep_leaves_no_run_recorded_running(tmp_path, subprocess_env, how):
+    """Two workers in a stage deaf to Ctrl-C: the sweep stops them and records both runs interrupted.
+
+    SIGTERM goes to the sweep process alone, SIGINT to its process group (Ctrl-C in a terminal). The
+    workers ignore the SIGINT, so the sweep kills them; it then writes each run it had started and
+    that did not end as interrupted, keeping the finished stage, instead of leaving ``running``.
+    """
+    (tmp_path / "p.toml").write_text(STUBBORN)
+    proc = _spawn(
+        ["sweep", "p.toml", "--seeds", "0:4", "--workers", "2", "--out", "s"], subprocess_env, tmp_path
+    )
+    try:
+        assert _wait_for(lambda: len(list((tmp_path / "s" / "runs").glob(DRAWN))) == 2, 120)
+        time.sleep(0.5)  # both in the stubborn stage
+    finally:
+        if how == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == (143 if how == "SIGTERM" else 130), (proc.returncode, out, err)
+    assert "Traceback" not in err, err
+    runs = sorted((tmp_path / "s" / "runs").iterdir())
+    assert [r.name for r in runs] == ["seed0", "seed1"]  # seeds 2 and 3 never started
+    for run in runs:
+        data = status(run)
+        assert data["status"] == "interrupted", (run, data)
+        assert data["stages"]["draw"]["status"] == "finished", data
+        assert data["stages"].get("slow", {}).get("status") in (None, "interrupted"), data
+        assert "stopped" in data["error"], data
+    assert_never_running(tmp_path / "s")
+
+
+def test_sigterm_on_a_ray_sweep_stops_its_tasks_and_records_them_interrupted(tmp_path, subprocess_env):
+    """``--backend ray``: ray.init's own SIGTERM handler (it aborts) is replaced while the tasks run;
+    the tasks are cancelled, Ray is shut down (no process holds a run's lock), every run is interrupted."""
+    pytest.importorskip("ray")
+    from quadriga.fileio import run_alive
+
+    pipeline(tmp_path, "sleep = 60")
+    argv = ["sweep", "p.toml", "--seeds", "0:2", "--workers", "2", "--backend", "ray", "--out", "s"]
+    proc = _spawn(argv, subprocess_env, tmp_path)
+    try:
+        assert _wait_for(lambda: len(list((tmp_path / "s" / "runs").glob(DRAWN))) == 2, 240)
+        time.sleep(0.5)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143 and "terminated (SIGTERM)" in err, (proc.returncode, out, err)
+    runs = sorted((tmp_path / "s" / "runs").iterdir())
+    assert [r.name for r in runs] == ["seed0", "seed1"]
+    for run in runs:
+        data = status(run)
+        assert data["status"] == "interrupted" and data["stages"]["draw"]["status"] == "finished", data
+        assert run_alive(run) is False  # the Ray worker that ran it is gone
+    assert_never_running(tmp_path / "s")

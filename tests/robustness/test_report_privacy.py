@@ -35,3 +35,20 @@ def test_a_tampered_run_cannot_smuggle_files_into_its_report(cli, tmp_path):
     assert encoded["SECRET-OUTSIDE"] not in page  # neither by absolute path, by ../, nor by symlink
     assert base64.b64encode(b"SECRET-NOT-A-PNG").decode() not in page
     assert os.path.islink(run / "linked.png")  # the report did not touch the run
+
+
+def test_a_run_whose_records_are_links_to_outside_is_refused(cli, tmp_path):
+    """pipeline.toml or manifest.json linked to a file outside: refused, nothing of that file in a page."""
+    (tmp_path / "p.toml").write_text(GOOD)
+    assert cli("run", "p.toml", "--out", "r", "--quiet").rc == 0
+    (tmp_path / "secret.txt").write_text('[pipeline]\nname = "SECRET-OUTSIDE"\n')
+    (tmp_path / "secret.json").write_text(json.dumps({"x": "SECRET-OUTSIDE"}))
+    for name, target in (("pipeline.toml", "secret.txt"), ("manifest.json", "secret.json")):
+        assert cli("run", "p.toml", "--out", name, "--quiet").rc == 0
+        run = tmp_path / name
+        (run / name).unlink()
+        (run / name).symlink_to(tmp_path / target)
+        o = cli("report", name, "--out", f"{name}.html")
+        assert o.rc == 2 and "is a symbolic link" in o.err and name in o.err, o.text
+        page = tmp_path / f"{name}.html"
+        assert not page.exists() or "SECRET-OUTSIDE" not in page.read_text()

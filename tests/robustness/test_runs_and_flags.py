@@ -317,3 +317,31 @@ def test_check_refuses_a_size_the_machine_cannot_hold_in_plain_words(cli, tmp_pa
     o = cli("run", "p.toml", "--check")
     assert_clean(o, 2, "[task.normal]", "needs more memory than this machine can give", "Lower it")
     assert "enforce fail" not in o.text and "DefaultCPUAllocator" not in o.text
+
+
+@pytest.mark.parametrize("entry", ["notes.txt", "data/", ".hidden"])
+def test_out_that_holds_other_files_is_refused_and_left_as_it_was(cli, tmp_path, entry):
+    """``run --out DIR`` into a directory that is not empty and not a run: refused, nothing written there."""
+    (tmp_path / "p.toml").write_text(GOOD)
+    d = tmp_path / "mine"
+    d.mkdir()
+    if entry.endswith("/"):
+        (d / entry).mkdir()
+    else:
+        (d / entry).write_text("mine")
+    before = sorted(p.name for p in d.iterdir())
+    o = cli("run", "p.toml", "--out", "mine", "--quiet")
+    assert_clean(o, 2, "option --out", "'mine'", "not empty", entry.rstrip("/"), "--resume", "new or empty")
+    assert sorted(p.name for p in d.iterdir()) == before  # no status.json, no lock, nothing
+    if not entry.endswith("/"):
+        assert (d / entry).read_text() == "mine"
+
+
+def test_out_that_is_empty_or_new_is_used(cli, tmp_path):
+    """An empty existing --out directory and a new one both take the run."""
+    (tmp_path / "p.toml").write_text(GOOD)
+    (tmp_path / "empty").mkdir()
+    for out in ("empty", "new/deeper"):
+        o = cli("run", "p.toml", "--out", out, "--quiet")
+        assert o.rc == 0, o.text
+        assert json.loads((tmp_path / out / "status.json").read_text())["status"] == "finished"

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from quadriga.errors import ConfigError
 from quadriga.fileio import (
+    LOCK,
     append_jsonl,
     atomic_path,
     atomic_write_json,
@@ -121,6 +122,15 @@ class RunDir:
             raise ConfigError(
                 f"'{path}' already holds {', '.join(taken)}, which the run would overwrite (the pipeline "
                 "file itself, if it is there). Choose a new or empty --out directory.",
+                key="--out",
+            )
+        other = _other_entries(path)
+        if other:
+            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+            raise ConfigError(
+                f"'{path}' is not empty (it holds {shown}) and is not a run to continue; a run there "
+                "would mix its files with these. Choose a new or empty --out directory, or continue a "
+                "run of yours with --resume DIR.",
                 key="--out",
             )
         make_dir(path, "--out")
@@ -225,11 +235,15 @@ class RunDir:
             status.mark_running_as("interrupted")  # its process is gone: it was killed
             status.status = "interrupted"
             status.error = status.error or GONE
+        self._merge_records(status)
+        return status
+
+    def _merge_records(self, status: RunStatus) -> None:
+        """Put in ``status`` each stage whose ``record.json`` says finished but ``status`` does not."""
         for rec in self._records():
             known = status.stages.get(rec["stage"])
             if known is None or known.status != "finished":
                 status.stages[rec["stage"]] = StageStatus.from_json(rec.get("status", {}))
-        return status
 
     def recorded_status(self) -> str | None:
         """The ``status`` written in ``status.json``; ``None`` when there is none or it is damaged."""
@@ -241,14 +255,16 @@ class RunDir:
     def mark_ended(self, state: str, error: str) -> None:
         """Record a run that ended abnormally (``failed``, ``interrupted``) in ``status.json``.
 
-        The finished stages are kept and none stays ``running``; a final status the run wrote
-        itself on the way out (``failed``, ``interrupted``, ``finished``) is kept as it is. A
-        write that fails (a full disk) is skipped: the caller reports the error anyway.
+        The finished stages are kept (those ``status.json`` had not caught up with too, from their
+        ``record.json``) and none stays ``running``; a final status the run wrote itself on the way
+        out (``failed``, ``interrupted``, ``finished``) is kept as it is. A write that fails (a full
+        disk) is skipped: the caller reports the error anyway.
         """
         if self.recorded_status() in ("failed", "interrupted", "finished"):
             return
         data = self._read_json("status.json")  # as written: its process is gone, nothing to infer
         status = RunStatus.from_json(data if isinstance(data, dict) and not _status_problem(data) else {})
+        self._merge_records(status)
         status.mark_running_as(state)
         status.status, status.error = state, error
         try:
@@ -496,6 +512,19 @@ class RunDir:
         if not (directory / "artifact.pt").is_file():
             return "its artifact.pt is missing"
         return ""
+
+
+def _other_entries(path: Path) -> list[str]:
+    """The names in the directory ``path`` a new run there would sit beside, sorted (``.lock`` aside).
+
+    Empty when ``path`` does not exist, is not a directory (:func:`make_dir` reports that) or
+    cannot be listed. The lock file is left out: a sweep worker takes the run directory's lock
+    before the run starts in it.
+    """
+    try:
+        return sorted(e.name for e in path.iterdir() if e.name != LOCK)
+    except OSError:
+        return []
 
 
 def _release(fig: Any) -> None:

@@ -18,9 +18,12 @@ import sys
 import threading
 from collections.abc import Callable
 from multiprocessing.connection import wait
+from pathlib import Path
 from typing import Any
 
-from quadriga.errors import ConfigError, Terminated
+from quadriga.errors import ConfigError, Terminated, sigterm_interrupts
+from quadriga.fileio import DirectoryLocked, lock_dir
+from quadriga.rundir import RunDir
 from quadriga.sweep.execute import _mark_failed, execute_one
 from quadriga.sweep.grid import RunSpec
 
@@ -171,7 +174,14 @@ def _run_local(
     an OpenMP parallel region here, a forked child hangs in its first one. Ctrl-C reaches the
     workers from the terminal; SIGTERM (:class:`~quadriga.errors.Terminated`, sent to this process
     alone by ``kill`` or a batch system) is passed on to the busy workers as SIGINT, so either way
-    each run is recorded interrupted with its finished stages.
+    each run is recorded interrupted with its finished stages. A worker that has not ended 5 s
+    after it was told to (deaf to SIGINT in a long native call) is killed, and its run is then
+    recorded interrupted here (:func:`_mark_stopped`): no run this sweep started stays ``running``
+    on disk.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C or :class:`~quadriga.errors.Terminated` (SIGTERM), re-raised once
+            the workers have stopped and their runs are recorded.
     """
     ctx = _worker_context()
     threads = worker_threads(workers)  # workers x threads <= cores
@@ -218,14 +228,45 @@ def _run_local(
                     conn.close()
                     if pending:
                         idle.append(start())
-    except Terminated:  # SIGTERM reached this process only: stop the runs as Ctrl-C would
-        for proc, _, _ in busy.values():
-            with contextlib.suppress(OSError):
-                os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
-        raise
-    finally:
+    except BaseException as exc:  # Ctrl-C, SIGTERM (Terminated) or an error here: stop every run
+        if isinstance(exc, Terminated):  # SIGTERM reached this process only: stop the runs as Ctrl-C would
+            for proc, _, _ in busy.values():
+                with contextlib.suppress(OSError):
+                    os.kill(proc.pid, signal.SIGINT)  # each marks its run interrupted, keeps what finished
         _stop_workers(idle + [(p, c) for p, c, _ in busy.values()])
+        for _, _, task in busy.values():  # a worker killed before it wrote its end left "running"
+            _mark_stopped(task[2], _stopped_by(exc))
+        raise
+    _stop_workers(idle)
     imports.join()  # usually long done; the aggregation would wait for these imports anyway
+
+
+def _stopped_by(exc: BaseException) -> str:
+    """What stopped a sweep, in words: ``SIGTERM``, ``Ctrl-C``, or the error's type and message."""
+    if isinstance(exc, Terminated):
+        return "SIGTERM"
+    if isinstance(exc, KeyboardInterrupt):
+        return "Ctrl-C"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _mark_stopped(run_dir: str, why: str) -> None:
+    """Record the run in ``run_dir``, which this sweep started and stopped (``why``), as interrupted.
+
+    Called after its worker has exited or been killed: a run that wrote its own end (Ctrl-C
+    reached it) keeps that (:meth:`~quadriga.rundir.RunDir.mark_ended`); one whose worker did not
+    stop in time and was killed is ``running`` on disk and becomes ``interrupted`` with its finished
+    stages. Skipped when another process holds the run's lock (another sweep took it up meanwhile)
+    or the directory cannot be written.
+    """
+    try:
+        with lock_dir(Path(run_dir)):
+            RunDir(Path(run_dir)).mark_ended(
+                "interrupted",
+                f"interrupted: the sweep was stopped ({why}); resume it by running the sweep again",
+            )
+    except (DirectoryLocked, ConfigError, OSError):
+        pass
 
 
 def _received(conn: Any) -> dict[str, Any] | None:
@@ -247,6 +288,7 @@ def _stop_workers(every: list[tuple[Any, Any]]) -> None:
         proc.join(timeout=5)
         if proc.is_alive():
             proc.kill()
+            proc.join(timeout=5)  # reaped: its lock on the run directory is released
         conn.close()
 
 
@@ -256,6 +298,19 @@ def _run_ray(
     address: str | None,
     on_done: Callable[[dict[str, Any]], None],
 ) -> None:
+    """Run ``tasks`` as Ray tasks (a local Ray instance of ``workers`` CPUs, or the cluster at ``address``).
+
+    ``ray.init`` replaces the process's SIGTERM handler with one that aborts it; SIGTERM is made
+    :class:`~quadriga.errors.Terminated` again for the time the tasks run. On Ctrl-C or SIGTERM the
+    tasks still running are cancelled (Ray raises KeyboardInterrupt in each, which records its run
+    interrupted with its finished stages), given up to 10 s to end, then force-cancelled; once Ray is
+    shut down, a run that could not record its end is recorded interrupted here (:func:`_mark_stopped`,
+    which needs the run directories on a file system this process sees, as the sweep's summary does).
+
+    Raises:
+        ConfigError: Ray is not installed (key ``--backend``).
+        KeyboardInterrupt: Ctrl-C or :class:`~quadriga.errors.Terminated`, re-raised after the above.
+    """
     try:
         import ray
     except ImportError:
@@ -270,18 +325,60 @@ def _run_ray(
             ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
         started = True
     remote = ray.remote(num_cpus=1, max_retries=0)(execute_one)
+    refs: dict[Any, tuple[str, RunSpec, str]] = {}
     try:
-        refs = {remote.remote(*task): task for task in tasks}
-        while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
-            for ref in done:
-                task = refs.pop(ref)
-                try:
-                    on_done(ray.get(ref))
-                except Exception as exc:
-                    error = f"Ray task failed: {type(exc).__name__}: {exc}"
-                    _mark_failed(task[2], error)
-                    on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+        with sigterm_interrupts():  # in place of the handler ray.init installed
+            try:
+                refs.update({remote.remote(*task): task for task in tasks})
+                _collect_ray(ray, refs, on_done)
+            except KeyboardInterrupt as exc:
+                # Ray's wait turns the handler's Terminated into a plain KeyboardInterrupt; the
+                # handler fires once and sets SIGTERM to SIG_IGN, so that says it was SIGTERM
+                if not isinstance(exc, Terminated) and signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+                    raise Terminated from None
+                raise
+    except BaseException as exc:
+        _cancel_ray(ray, list(refs))
+        if started:
+            started = False
+            with contextlib.suppress(Exception):
+                ray.shutdown()
+        for task in refs.values():
+            _mark_stopped(task[2], _stopped_by(exc))
+        raise
     finally:
         if started:
             ray.shutdown()
+
+
+def _collect_ray(
+    ray: Any, refs: dict[Any, tuple[str, RunSpec, str]], on_done: Callable[[dict[str, Any]], None]
+) -> None:
+    """Wait for the Ray tasks ``refs`` (removed as they end), calling ``on_done`` with each outcome.
+
+    A task that raised (its worker died) is a failed run, recorded so in its run directory.
+    """
+    while refs:
+        done, _ = ray.wait(list(refs), num_returns=1)
+        for ref in done:
+            task = refs.pop(ref)
+            try:
+                on_done(ray.get(ref))
+            except Exception as exc:
+                error = f"Ray task failed: {type(exc).__name__}: {exc}"
+                _mark_failed(task[2], error)
+                on_done({"run_id": task[1].run_id, "status": "failed", "error": error, "seconds": None})
+
+
+def _cancel_ray(ray: Any, refs: list[Any]) -> None:
+    """Cancel the Ray tasks ``refs``: KeyboardInterrupt in each, up to 10 s to end, then force."""
+    if not refs:
+        return
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref)
+    with contextlib.suppress(Exception):
+        ray.wait(refs, num_returns=len(refs), timeout=10)
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)

@@ -85,6 +85,26 @@ class Tally(Sampler):
         return Samples(x=target.sample(self.num_samples, generator=generator))
 
 
+@attrs.define(kw_only=True)
+class Stubborn(Sampler):
+    """Sleeps ``sleep`` s deaf to Ctrl-C (SIGINT ignored), as a long native call is; then draws."""
+
+    sleep: float = param(0.0, doc="seconds to sleep with SIGINT ignored")
+    num_samples: int = param(20, doc="draws")
+
+    def sample(self, target, *, generator):
+        """Ignore SIGINT, wait, restore the handler, draw."""
+        import signal
+        import time
+
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            time.sleep(self.sleep)
+        finally:
+            signal.signal(signal.SIGINT, before)
+        return Samples(x=target.sample(self.num_samples, generator=generator))
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the misbehaving components."""
@@ -92,3 +112,4 @@ def quadriga_register(registry):
     registry.add("sampler", "exits", "quadriga_robust:Exits", summary="calls sys.exit")
     registry.add("sampler", "exits-hard", "quadriga_robust:ExitsHard", summary="calls os._exit once")
     registry.add("sampler", "tally", "quadriga_robust:Tally", summary="counts its runs")
+    registry.add("sampler", "stubborn", "quadriga_robust:Stubborn", summary="ignores Ctrl-C while it sleeps")
