@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from quadriga.errors import ConfigError, QuadrigaError
-from quadriga.serialization import jsonable
+from quadriga.serialization import indented_json, jsonable
 
 #: the lock file of a run or sweep run directory (see :func:`lock_dir`)
 LOCK = ".lock"
@@ -258,7 +258,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Atomically write ``data`` as indented JSON (small tensors as lists, NaN/inf as strings)."""
-    atomic_write_text(path, json.dumps(jsonable(data), indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, indented_json(jsonable(data)) + "\n")
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:

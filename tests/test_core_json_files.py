@@ -1,0 +1,108 @@
+"""The JSON files of a run: the fast indented encoder writes what ``json.dumps(indent=2)`` would."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+import torch
+
+from quadriga.fileio import atomic_write_json
+from quadriga.serialization import indented_json, jsonable
+
+_SCALARS = [
+    "",
+    "plain",
+    'quo"te\\back\nslash',
+    "ünïcødé ✓ 𝔵",
+    "\x00\x1f",
+    0,
+    -7,
+    2**70,
+    True,
+    False,
+    None,
+    0.0,
+    -0.0,
+    1.5,
+    1e-300,
+    1e300,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+]
+
+
+def _random_value(rng: random.Random, depth: int) -> object:
+    roll = rng.random()
+    if depth == 0 or roll < 0.4:
+        return rng.choice(_SCALARS)
+    size = rng.choice([0, 1, 2, 5])
+    if roll < 0.65:
+        return [_random_value(rng, depth - 1) for _ in range(size)]
+    if roll < 0.75:
+        return tuple(_random_value(rng, depth - 1) for _ in range(size))
+    return {rng.choice(_SCALARS[:4]) + str(i): _random_value(rng, depth - 1) for i in range(size)}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_indented_json_matches_json_dumps_on_nested_values(seed):
+    value = _random_value(random.Random(seed), depth=5)
+    assert indented_json(value) == json.dumps(value, indent=2)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        {"a": {}, "b": [], "c": [[]], "d": {"e": {}}},
+        {"flat": {"x": 1, "y": "two", "z": None}, "list": [1, 2.5, "3"]},
+        {2: "int key", 2.5: "float key", None: "none", True: "bool"},  # json turns keys into strings
+        {"mixed": {"k": 1, 3: [1, {"deep": (1, 2)}]}},
+        OrderedDict(a=1, b=[OrderedDict(c=2)]),
+        [np.int64(3).item(), {"x": [1, [2, [3, [4]]]]}],
+        "top-level string",
+        3.25,
+        None,
+    ],
+)
+def test_indented_json_matches_json_dumps_on_edge_cases(value):
+    assert indented_json(value) == json.dumps(value, indent=2)
+
+
+def test_indented_json_raises_what_json_dumps_raises():
+    with pytest.raises(TypeError):
+        indented_json({"a": [object()]})
+    with pytest.raises(TypeError):
+        indented_json({"a": {"b": object()}})
+
+
+def test_jsonable_plain_types_unchanged_and_special_values_converted():
+    value = {"s": "x", "i": 3, "b": True, "n": None, "f": 0.5, "nan": math.nan, "inf": -math.inf}
+    assert jsonable(value) == {"s": "x", "i": 3, "b": True, "n": None, "f": 0.5, "nan": "nan", "inf": "-inf"}
+    converted = jsonable({1: [torch.tensor([1.0, 2.0]), np.float64(2.5), (1, 2)]})
+    assert converted == {"1": [[1.0, 2.0], 2.5, [1, 2]]}
+
+
+def test_atomic_write_json_writes_the_text_json_dumps_gives(tmp_path):
+    data = {"pipeline": "p", "seeds": {"task.a": 1}, "env": {"torch": "2.3"}, "big": torch.arange(100.0)}
+    atomic_write_json(tmp_path / "m.json", data)
+    text = (tmp_path / "m.json").read_text(encoding="utf-8")
+    assert text == json.dumps(jsonable(data), indent=2) + "\n"
+    assert json.loads(text)["big"] == "<array shape (100,)>"
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]  # no temporary file left
+
+
+def test_indented_json_without_the_c_encoder_writes_the_same(monkeypatch):
+    import quadriga.serialization as serialization
+
+    value = {"env": {"a": "1", "b": "2"}, "list": [1, 2.5, None, "x"], "nested": [{"k": True}]}
+    monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    monkeypatch.setattr(serialization, "_FLAT", {})
+    assert indented_json(value) == json.dumps(value, indent=2)
+    assert all(not type(e).__module__.startswith("_json") for e in serialization._FLAT.values())
