@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -206,19 +205,53 @@ def refuse_symlinks(path: Path, root: Path | None = None) -> None:
             )
 
 
-def _readable(path: str) -> None:
-    """Give a temporary file the permissions a plain ``open`` would (mkstemp makes it 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+#: how many temporary names :func:`_create_temporary` tries before giving up (as ``tempfile``)
+_TEMPORARY_TRIES = 100
+
+
+def _create_temporary(path: Path, suffix: str) -> tuple[int, str]:
+    """Create a new, empty temporary file next to ``path``; return its open descriptor and name.
+
+    Named ``.<name>.<8 random hex digits><suffix>`` (created exclusively, never through a link),
+    with the permissions a plain ``open`` would give (``0o666`` less the umask), so nothing is
+    changed afterwards. ``path``'s directory is made only when it is missing.
+
+    Raises:
+        FileExistsError: no free name after :data:`_TEMPORARY_TRIES` tries.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(_TEMPORARY_TRIES):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(4).hex()}{suffix}")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            if path.parent.is_dir():
+                raise
+            path.parent.mkdir(parents=True, exist_ok=True)
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path.parent))
+
+
+def _replaced(path: Path, tmp: str, exc: BaseException) -> None:
+    """Clean up after a failed write of ``tmp`` (meant to replace ``path``): remove it, name a full disk.
+
+    Raises:
+        OSError: ``ENOSPC`` when ``exc`` is a library's ``RuntimeError`` hiding a full disk (torch's
+            zip writer: "unexpected pos 64 vs 0").
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    if isinstance(exc, RuntimeError) and _disk_full(path.parent):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
 
 
 @contextlib.contextmanager
 def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[str]:
     """Yield a temporary file name next to ``path``; on success it replaces ``path`` atomically.
 
-    The temporary file gets the permissions a plain ``open`` would give; on error it is removed
-    and ``path`` is left as it was.
+    The temporary file exists (empty) when yielded, with the permissions a plain ``open`` would
+    give; on error it is removed and ``path`` is left as it was.
 
     Raises:
         ConfigError: ``path`` or its directory is a symbolic link.
@@ -226,19 +259,13 @@ def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[str]:
     path = Path(path)
     refuse_symlinks(path.parent)
     refuse_symlinks(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    fd, tmp = _create_temporary(path, suffix)
     os.close(fd)
     try:
         yield tmp
-        _readable(tmp)
         os.replace(tmp, path)
     except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, RuntimeError) and _disk_full(path.parent):
-            # a library's writer (torch's zip writer: "unexpected pos 64 vs 0") hides ENOSPC
-            raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
+        _replaced(path, tmp, exc)
         raise
 
 
@@ -251,9 +278,30 @@ def _disk_full(directory: Path) -> bool:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``).
+
+    As :func:`atomic_path` and ``open(tmp, "w", encoding="utf-8")`` would, with one file opened
+    and written once.
+
+    Raises:
+        ConfigError: ``path`` or its directory is a symbolic link.
+    """
+    path = Path(path)
+    refuse_symlinks(path.parent)
+    refuse_symlinks(path)
+    data = text.encode("utf-8")
+    fd, tmp = _create_temporary(path, ".tmp")
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        _replaced(path, tmp, exc)
+        raise
 
 
 def atomic_write_json(path: Path, data: Any) -> None:

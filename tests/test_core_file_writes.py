@@ -1,9 +1,10 @@
-"""The JSON files of a run: the fast indented encoder writes what ``json.dumps(indent=2)`` would."""
+"""The files of a run: written atomically, with plain permissions; JSON as ``json.dumps(indent=2)``."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import random
 from collections import OrderedDict
 
@@ -11,7 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from quadriga.fileio import atomic_write_json
+from quadriga import fileio
+from quadriga.errors import ConfigError
+from quadriga.fileio import atomic_path, atomic_write_json, atomic_write_text
 from quadriga.serialization import indented_json, jsonable
 
 _SCALARS = [
@@ -106,3 +109,69 @@ def test_indented_json_without_the_c_encoder_writes_the_same(monkeypatch):
     monkeypatch.setattr(serialization, "_FLAT", {})
     assert indented_json(value) == json.dumps(value, indent=2)
     assert all(not type(e).__module__.startswith("_json") for e in serialization._FLAT.values())
+
+
+def _plain_mode(path):
+    with open(path, "w", encoding="utf-8"):
+        pass
+    return os.stat(path).st_mode & 0o777
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_atomic_writes_give_the_permissions_a_plain_open_gives(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        expected = _plain_mode(tmp_path / "plain")
+        atomic_write_text(tmp_path / "a.txt", "text ✓\n")
+        with atomic_path(tmp_path / "b.bin") as tmp:
+            assert os.path.getsize(tmp) == 0  # exists, empty, for the writer to open
+            with open(tmp, "wb") as fh:
+                fh.write(b"bytes")
+    finally:
+        os.umask(old)
+    assert expected == 0o666 & ~umask
+    assert os.stat(tmp_path / "a.txt").st_mode & 0o777 == expected
+    assert os.stat(tmp_path / "b.bin").st_mode & 0o777 == expected
+    assert (tmp_path / "a.txt").read_bytes() == "text ✓\n".encode()
+    assert (tmp_path / "b.bin").read_bytes() == b"bytes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.bin", "plain"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path, monkeypatch):
+    target = tmp_path / "status.json"
+    atomic_write_text(target, "old\n")
+
+    def broken_replace(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fileio.os, "replace", broken_replace)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_text(target, "new\n")
+    with pytest.raises(KeyboardInterrupt), atomic_path(target) as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write("half")
+        raise KeyboardInterrupt
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["status.json"]
+
+
+def test_atomic_writes_make_a_missing_directory_and_refuse_links(tmp_path):
+    atomic_write_text(tmp_path / "new" / "deeper" / "record.json", "{}\n")
+    assert (tmp_path / "new" / "deeper" / "record.json").read_text(encoding="utf-8") == "{}\n"
+    (tmp_path / "elsewhere").write_text("keep", encoding="utf-8")
+    (tmp_path / "link.json").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        atomic_write_text(tmp_path / "link.json", "x")
+    with pytest.raises(ConfigError, match="symbolic link"), atomic_path(tmp_path / "link.json"):
+        pass
+    assert (tmp_path / "elsewhere").read_text(encoding="utf-8") == "keep"
+
+
+def test_a_taken_temporary_name_is_skipped(tmp_path, monkeypatch):
+    names = iter([b"\x00" * 4, b"\x00" * 4, b"\x01" * 4])
+    monkeypatch.setattr(fileio.os, "urandom", lambda n: next(names))
+    atomic_write_text(tmp_path / "a.json", "first")  # takes .a.json.00000000.tmp, then renames it
+    (tmp_path / ".a.json.00000000.tmp").write_text("someone else's", encoding="utf-8")
+    atomic_write_text(tmp_path / "a.json", "second")  # 00000000 is taken: 01010101
+    assert (tmp_path / "a.json").read_text(encoding="utf-8") == "second"
+    assert (tmp_path / ".a.json.00000000.tmp").read_text(encoding="utf-8") == "someone else's"
