@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -188,21 +189,42 @@ def refuse_symlinks(path: Path, root: Path | None = None) -> None:
         ConfigError: naming the link and what to do.
     """
     path = Path(path)
-    chain = [path]
+    rel = None
     if root is not None:
         root = Path(root)
         try:
             rel = path.relative_to(root)
         except ValueError:
             rel = None
-        if rel is not None:
-            chain = [root] + [root.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
-    for p in chain:
-        if p.is_symlink():
-            raise ConfigError(
-                f"'{p}' is a symbolic link; quadriga does not write through links inside a run or "
-                "sweep directory. Replace it with a real directory or file, or choose another --out."
-            )
+    if rel is None:
+        _refuse_link(str(path))
+        return
+    here = str(root)  # root, then each directory down to path: one lstat each, no Path objects
+    _refuse_link(here)
+    for part in rel.parts:
+        here = os.path.join(here, part)
+        _refuse_link(here)
+
+
+#: the errors of ``lstat`` that mean "no link here" (as :meth:`pathlib.Path.is_symlink` ignores them)
+_NO_LINK = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _refuse_link(path: str) -> None:
+    """Raise :class:`ConfigError` if ``path`` is a symbolic link (missing: not one)."""
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+        return
+    except ValueError:  # an embedded NUL, as Path.is_symlink
+        return
+    if link:
+        raise ConfigError(
+            f"'{Path(path)}' is a symbolic link; quadriga does not write through links inside a run or "
+            "sweep directory. Replace it with a real directory or file, or choose another --out."
+        )
 
 
 #: how many temporary names :func:`_create_temporary` tries before giving up (as ``tempfile``)

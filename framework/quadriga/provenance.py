@@ -20,6 +20,7 @@ import importlib.metadata as md
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -45,7 +46,11 @@ def environment() -> dict[str, str]:
     200 distributions), so the answer is kept for this process while the installed distributions
     are unchanged (:func:`_installed_key`).
     """
-    key = _installed_key()
+    return _environment(_installed_key())
+
+
+def _environment(key: tuple[Any, ...]) -> dict[str, str]:
+    """:func:`environment` for the installed distributions ``key`` (:func:`_installed_key`) names."""
     found = _ENVIRONMENT.get(key)
     if found is None:
         found = {}
@@ -68,10 +73,10 @@ def _installed_key() -> tuple[Any, ...]:
 
     They change when a distribution is installed, removed or upgraded.
     A directory is listed again only when its modification time changed (creating or removing an
-    entry in it changes it), so a call costs one ``stat`` per ``sys.path`` entry (about 50 here),
+    entry in it changes it), so a call costs one ``stat`` per ``sys.path`` entry (about 80 here),
     where :func:`quadriga.registry.cache.fingerprint`, which also covers entry points edited in
     place, stats every distribution twice (about 10 ms a call on a loaded machine, twice per run
-    before).
+    before). An entry that is not a directory (a zip file) is keyed by its modification time.
     """
     from quadriga.registry.cache import _META_SUFFIXES
 
@@ -79,20 +84,22 @@ def _installed_key() -> tuple[Any, ...]:
     for entry in sys.path:
         where = entry or os.getcwd()
         try:
-            mtime: int | None = os.stat(where).st_mtime_ns
+            info = os.stat(where)
         except OSError:
-            mtime = None
+            key.append((entry, None))
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            key.append((entry, info.st_mtime_ns))
+            continue
         known = _LISTED.get(where)
-        if known is None or known[0] != mtime:
-            names: tuple[str, ...] = ()
-            if mtime is not None and os.path.isdir(where):
-                try:
-                    with os.scandir(where) as it:
-                        names = tuple(sorted(e.name for e in it if e.name.endswith(_META_SUFFIXES)))
-                except OSError:
-                    names = ()
-            known = _LISTED[where] = (mtime, names)
-        key.append((entry, known[1] if mtime is not None and os.path.isdir(where) else mtime))
+        if known is None or known[0] != info.st_mtime_ns:
+            try:
+                with os.scandir(where) as it:
+                    names = tuple(sorted(e.name for e in it if e.name.endswith(_META_SUFFIXES)))
+            except OSError:
+                names = ()
+            known = _LISTED[where] = (info.st_mtime_ns, names)
+        key.append((entry, known[1]))
     return tuple(key)
 
 
@@ -213,13 +220,13 @@ def _installed(name: str, known: dict[str, Any] | None = None) -> tuple[str | No
     return known[name]
 
 
-def _installed_now() -> dict[str, Any]:
+def _installed_now(key: tuple[Any, ...] | None = None) -> dict[str, Any]:
     """The per-process answers of :func:`_installed` for the distributions installed now.
 
-    Keyed by :func:`_installed_key`, as :func:`environment` is; answers for an earlier set of
-    installed distributions are dropped.
+    Keyed by :func:`_installed_key` (``key``, when the caller has it), as :func:`environment` is;
+    answers for an earlier set of installed distributions are dropped.
     """
-    key = _installed_key()
+    key = _installed_key() if key is None else key
     if key not in _INSTALLED:
         _INSTALLED.clear()
         _INSTALLED[key] = {}
@@ -253,7 +260,7 @@ def distribution_source(
     _, out["editable"], local = _installed(name, _known)
     if local is None:
         return out
-    out["path"] = str(Path(local))
+    out["path"] = _normal_path(local)
     top, prefix = _work_tree(local)
     if top is not None:
         trees = {} if _trees is None else _trees
@@ -264,6 +271,12 @@ def distribution_source(
             out["commit"] = commit
             out["dirty"] = any(c.startswith(prefix) for c in changed)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _normal_path(local: str) -> str:
+    """``str(Path(local))``, kept for the process (a plain function of the string)."""
+    return str(Path(local))
 
 
 @functools.lru_cache(maxsize=256)
@@ -286,10 +299,15 @@ def _work_tree(local: str) -> tuple[str | None, str]:
 
 def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
     """:func:`distribution_source` of the core and of every plugin distribution, with its version."""
+    return _plugin_sources(registry, _installed_key())
+
+
+def _plugin_sources(registry: Registry, key: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
+    """:func:`plugin_sources` for the installed distributions ``key`` (:func:`_installed_key`) names."""
     registry.load()
     names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
     out = {}
-    known = _installed_now()
+    known = _installed_now(key)
     tops = []
     for name in sorted(names):
         local = _installed(name, known)[2]
@@ -355,8 +373,9 @@ def component_sources(pipeline: Pipeline, registry: Registry) -> dict[str, dict[
 
 def provenance(pipeline: Pipeline, registry: Registry) -> dict[str, Any]:
     """The manifest's ``components``, ``plugin_sources`` and ``environment`` entries."""
+    key = _installed_key()  # one look at the installed distributions for both
     return {
         "components": component_sources(pipeline, registry),
-        "plugin_sources": plugin_sources(registry),
-        "environment": environment(),
+        "plugin_sources": _plugin_sources(registry, key),
+        "environment": _environment(key),
     }
