@@ -7,6 +7,7 @@ import math
 import os
 import random
 from collections import OrderedDict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,3 +176,28 @@ def test_a_taken_temporary_name_is_skipped(tmp_path, monkeypatch):
     atomic_write_text(tmp_path / "a.json", "second")  # 00000000 is taken: 01010101
     assert (tmp_path / "a.json").read_text(encoding="utf-8") == "second"
     assert (tmp_path / ".a.json.00000000.tmp").read_text(encoding="utf-8") == "someone else's"
+
+
+@pytest.mark.parametrize("as_path", [True, False])
+def test_refuse_symlinks_checks_every_directory_from_the_root_down(tmp_path, monkeypatch, as_path):
+    from quadriga.fileio import refuse_symlinks
+
+    root = tmp_path / "run"
+    (root / "stages" / "a").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (root / "stages" / "b").symlink_to(tmp_path / "elsewhere")
+    conv = (lambda p: p) if as_path else str
+    refuse_symlinks(conv(root / "stages" / "a" / "record.json"), conv(root))  # no link: fine
+    refuse_symlinks(conv(root / "stages" / "new" / "record.json"), conv(root))  # missing: fine
+    with pytest.raises(ConfigError, match=r"stages/b' is a symbolic link"):
+        refuse_symlinks(conv(root / "stages" / "b" / "record.json"), conv(root))
+    with pytest.raises(ConfigError, match=r"stages/b' is a symbolic link"):
+        refuse_symlinks(conv(root / "stages" / "b"))
+    refuse_symlinks(conv(root / "stages" / "b" / "x"))  # without a root only the path itself
+    refuse_symlinks(conv(tmp_path / "outside"), conv(root))  # not under the root: itself only
+    (tmp_path / "link-root").symlink_to(root)
+    with pytest.raises(ConfigError, match=r"link-root' is a symbolic link"):
+        refuse_symlinks(conv(tmp_path / "link-root" / "status.json"), conv(tmp_path / "link-root"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r"'run/stages/b' is a symbolic link"):
+        refuse_symlinks(conv(Path("run/stages/b/record.json")), conv(Path(".")))

@@ -17,7 +17,7 @@ import re
 import shutil
 import stat
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from quadriga.errors import ConfigError, QuadrigaError
@@ -188,6 +188,9 @@ def refuse_symlinks(path: Path, root: Path | None = None) -> None:
     Raises:
         ConfigError: naming the link and what to do.
     """
+    if isinstance(path, PurePath) and (root is None or isinstance(root, PurePath)):
+        if _refuse_links_below(str(path), None if root is None else str(root)):
+            return
     path = Path(path)
     rel = None
     if root is not None:
@@ -204,6 +207,29 @@ def refuse_symlinks(path: Path, root: Path | None = None) -> None:
     for part in rel.parts:
         here = os.path.join(here, part)
         _refuse_link(here)
+
+
+def _refuse_links_below(path: str, root: str | None) -> bool:
+    """:func:`refuse_symlinks` on the strings of two ``Path`` objects; ``False`` when it cannot tell.
+
+    A ``Path``'s string is normalised (no empty or ``.`` parts, no trailing ``/``), so when it
+    starts with ``root + "/"`` the rest is ``path.relative_to(root)``, its parts split by ``/``.
+    Other cases (``root`` of ``.`` or ``/``, ``path`` outside ``root``) are left to the caller.
+    """
+    if root is None:
+        _refuse_link(path)
+        return True
+    if path == root:
+        _refuse_link(root)
+        return True
+    if root in (".", "/") or not path.startswith(root + "/"):
+        return False
+    _refuse_link(root)
+    here = root
+    for part in path[len(root) + 1 :].split("/"):
+        here = f"{here}/{part}"
+        _refuse_link(here)
+    return True
 
 
 #: the errors of ``lstat`` that mean "no link here" (as :meth:`pathlib.Path.is_symlink` ignores them)
