@@ -15,14 +15,17 @@ Git is asked once per work tree and manifest (all plugins of this repository sha
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata as md
 import json
 import os
+import select
 import shutil
+import signal
 import stat
-import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,64 +119,120 @@ def _git(root: str) -> tuple[str | None, str | None, frozenset[str]]:
 def _git_many(roots: Iterable[str]) -> dict[str, GitState]:
     """:func:`_git` of several work trees, their ``git status`` processes running side by side.
 
-    A run whose plugins come from several checkouts waits for the slowest status, not their sum.
+    A run whose plugins come from several checkouts waits for the slowest status, not their sum
+    (:data:`GIT_SECONDS` at most; a slower git is killed and counts as no git).
     ``--no-optional-locks`` keeps git from refreshing the index, so a run never takes the
     repository's ``index.lock`` from under the user's own ``git commit``.
     """
-    started: dict[str, subprocess.Popen[str] | None] = {}
     git = _git_executable()
+    started: dict[str, tuple[int, int] | None] = {}
     for root in dict.fromkeys(roots):
-        if git is None:
-            started[root] = None
-            continue
-        try:
-            started[root] = subprocess.Popen(
-                [
-                    git,
-                    "--no-optional-locks",
-                    "-C",
-                    root,
-                    "status",
-                    "--porcelain=v2",
-                    "--branch",
-                    "--untracked-files=normal",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                close_fds=False,  # with a full path: posix_spawn, not a fork of this process
-            )
-        except OSError:
-            started[root] = None
-    return {root: _git_result(root, proc) for root, proc in started.items()}
+        started[root] = _spawn_git(git, root) if git is not None else None
+    outputs = _read_all({root: proc for root, proc in started.items() if proc is not None}, GIT_SECONDS)
+    return {root: _git_result(root, outputs.get(root)) for root in started}
+
+
+#: the longest a run waits for ``git status`` (seconds)
+GIT_SECONDS = 20.0
 
 
 @functools.lru_cache(maxsize=1)
 def _git_executable() -> str | None:
-    """The full path of ``git`` (None: not installed), looked up once per process.
-
-    With a full path and ``close_fds=False`` (Python's own descriptors are not inheritable, PEP
-    446) :class:`subprocess.Popen` starts git through ``posix_spawn`` instead of forking this
-    process, whose copy of a large address space (torch loaded) cost more CPU than git's work.
-    """
+    """The full path of ``git`` (None: not installed), looked up once per process."""
     return shutil.which("git")
+
+
+def _spawn_git(git: str, root: str) -> tuple[int, int] | None:
+    """Start ``git status`` in work tree ``root``; return ``(process id, its stdout's read end)``.
+
+    Started by ``os.posix_spawn`` (no fork of this process, whose copy of a large address space
+    with torch loaded cost more CPU than git's work, and none of :class:`subprocess.Popen`'s
+    bookkeeping): stdout into a pipe, stderr to ``/dev/null``, ``SIGPIPE`` and ``SIGXFSZ`` back
+    to their defaults as ``Popen`` does. ``None`` when it cannot be started.
+    """
+    argv = [
+        git,
+        "--no-optional-locks",
+        "-C",
+        root,
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "--untracked-files=normal",
+    ]
+    read, write = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_DUP2, write, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    defaults = [getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n)]
+    try:
+        pid = os.posix_spawn(git, argv, os.environ, file_actions=actions, setsigdef=defaults)
+    except OSError:
+        os.close(read)
+        return None
+    finally:
+        os.close(write)
+    return pid, read
+
+
+def _read_all(procs: Mapping[str, tuple[int, int]], seconds: float) -> dict[str, str]:
+    """The standard output of each started git (:func:`_spawn_git`) that exited with status 0.
+
+    Reads all pipes until they close, for ``seconds`` at most; a git still running then is
+    killed. Every process is waited for (no zombie is left) and every descriptor closed.
+    """
+    chunks: dict[int, list[bytes]] = {fd: [] for _, fd in procs.values()}
+    open_fds = set(chunks)
+    poller = select.poll()
+    for fd in open_fds:
+        poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + seconds
+    try:
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            for fd, _ in poller.poll(left * 1000):
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+    finally:
+        out = {}
+        for root, (pid, fd) in procs.items():
+            if fd in open_fds:  # still writing after the deadline (or interrupted): stop it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            os.close(fd)
+            status = _reap(pid, deadline)
+            if fd not in open_fds and os.waitstatus_to_exitcode(status) == 0:
+                out[root] = b"".join(chunks[fd]).decode("utf-8", "surrogateescape")
+    return out
+
+
+def _reap(pid: int, deadline: float) -> int:
+    """Wait for process ``pid`` until ``deadline`` (``time.monotonic``), then kill it; its wait status."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            return os.waitpid(pid, 0)[1]
+        time.sleep(0.0005)
 
 
 #: ``(work tree root, HEAD commit, changed paths)`` as :func:`_git` gives it
 GitState = tuple[str | None, str | None, frozenset[str]]
 
 
-def _git_result(root: str, proc: subprocess.Popen[str] | None) -> GitState:
-    """Parse one ``git status --porcelain=v2 --branch`` started by :func:`_git_many` (20 s at most)."""
-    if proc is None:
-        return None, None, frozenset()
-    try:
-        out, _ = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return None, None, frozenset()
-    if proc.returncode != 0:
+def _git_result(root: str, out: str | None) -> GitState:
+    """Parse the output of one ``git status --porcelain=v2 --branch`` (``None``: it failed)."""
+    if out is None:
         return None, None, frozenset()
     commit: str | None = None
     changed = set()
