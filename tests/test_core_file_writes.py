@@ -70,6 +70,12 @@ def test_indented_json_matches_json_dumps_on_nested_values(seed):
         {"mixed": {"k": 1, 3: [1, {"deep": (1, 2)}]}},
         OrderedDict(a=1, b=[OrderedDict(c=2)]),
         [np.int64(3).item(), {"x": [1, [2, [3, [4]]]]}],
+        {"a": {"x": "}", "y": "},\n    {"}, "b": {"z": "{[}]", "w": 1.5}, "c": {"v": None}},  # a table
+        {"outer": {"a": {"x": 1}, "b": {"y": "}, {"}}},  # a table one level down
+        {"a": {"x": 1}, "b": {}},  # an empty inner dict: item by item
+        {"a": {"x": 1}, "b": {"y": [1]}},  # an inner dict not flat
+        {"a": {"x": 1}, "b": {2: "int key"}},  # an inner key not a string
+        {"p": {"version": "1.0", "editable": True, "path": "/x", "commit": None, "dirty": False}},
         "top-level string",
         3.25,
         None,
@@ -201,3 +207,17 @@ def test_refuse_symlinks_checks_every_directory_from_the_root_down(tmp_path, mon
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match=r"'run/stages/b' is a symbolic link"):
         refuse_symlinks(conv(Path("run/stages/b/record.json")), conv(Path(".")))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_indented_json_matches_json_dumps_on_tables_of_flat_dicts(seed):
+    """A dict of flat dicts is written in one encoder call and split at '}<separator>{'."""
+    rng = random.Random(seed)
+    tricky = ["}", "},\n  {", '"}', "{}", "} {", "\\}", *_SCALARS]
+    ends = ["", "}", "\n"]
+    table = {
+        "row" + str(i) + rng.choice(ends): {f"k{j}": rng.choice(tricky) for j in range(rng.choice([1, 2, 5]))}
+        for i in range(rng.choice([1, 3, 8]))
+    }
+    assert indented_json(table) == json.dumps(table, indent=2)
+    assert indented_json({"nested": table, "after": 1}) == json.dumps({"nested": table, "after": 1}, indent=2)

@@ -77,6 +77,7 @@ def jsonable(value: Any) -> Any:
 #: the exact types :func:`indented_json` writes as JSON scalars
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _STR = frozenset({str})
+_DICT = frozenset({dict})
 #: ``{nesting level: C encoder writing a flat container's items one a line at that level}``
 _FLAT: dict[int, Any] = {}
 
@@ -110,6 +111,10 @@ def _indented(value: Any, level: int) -> str:
             if _SCALARS.issuperset(map(type, value.values())):
                 return _flat(value, level)
             inner = "\n" + "  " * (level + 1)
+            if _DICT.issuperset(map(type, value.values())):
+                table = _table(value, level)
+                if table is not None:
+                    return table
             items = [f"{_encode_str(k)}: {_indented(v, level + 1)}" for k, v in value.items()]
             return "{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}"
     elif kind is list:
@@ -122,6 +127,32 @@ def _indented(value: Any, level: int) -> str:
         return "[" + inner + ("," + inner).join(items) + "\n" + "  " * level + "]"
     # anything else as json.dumps writes it; a newline in its output is always structural
     return json.dumps(value, indent=2).replace("\n", "\n" + "  " * level)
+
+
+def _table(value: dict[str, dict[Any, Any]], level: int) -> str | None:
+    """A dict of flat dicts (a manifest's ``plugins``), all its inner dicts by one call of the encoder.
+
+    The inner dicts are encoded as one list with their own item separator, which then also
+    separates them: ``[{I1},<sep>{I2}]``. A ``}`` followed by a newline is never inside a
+    string (JSON escapes the newline) nor after a scalar, so ``}<sep>{`` splits them exactly.
+    ``None`` when an inner dict is empty or not flat (the caller then goes item by item).
+    """
+    for inner in value.values():
+        if (
+            not inner
+            or not _STR.issuperset(map(type, inner))
+            or not _SCALARS.issuperset(map(type, inner.values()))
+        ):
+            return None
+    separator = ",\n" + "  " * (level + 2)
+    text = "".join(_flat_encoder(level + 1)(list(value.values()), 0))
+    bodies = text[2:-2].split("}" + separator + "{")
+    if len(bodies) != len(value):  # cannot happen (see above); json.dumps's way if it did
+        return None
+    outer = "\n" + "  " * (level + 1)
+    open_, close = ": {" + separator[1:], outer + "}"
+    items = [_encode_str(k) + open_ + body + close for k, body in zip(value, bodies, strict=True)]
+    return "{" + outer + ("," + outer).join(items) + "\n" + "  " * level + "}"
 
 
 def _encode_str(text: str) -> str:
