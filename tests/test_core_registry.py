@@ -184,3 +184,27 @@ def test_python_dash_m_quadriga_and_versions(plugin_path):
     assert proc.returncode == 0 and proc.stdout.strip() == f"quadriga {__version__}"
     assert __version__ == version_of("quadriga") != ""
     assert version_of("no-such-distribution-here") == ""
+
+
+def test_component_of_a_target_is_the_first_component_listed_with_it(registry):
+    for spec in registry.components():
+        first = next(s for s in registry.components() if s.target == spec.target)
+        assert registry.component_of(spec.target) == first
+    assert registry.component_of("quadriga_toy.components:ToyMean").name == "toy-mean"
+    assert registry.component_of("quadriga_toy.components:ToyMean").kind == "estimator"
+    assert registry.component_of("quadriga_toy.components:NoSuchClass") is None
+    pipeline = registry.get_pipeline("toy-pipeline")  # pipelines are specs but not components
+    assert registry.component_of(pipeline.target) is None
+
+
+def test_component_of_skips_a_name_two_distributions_claim(plugin_path):
+    make_dist(
+        plugin_path,
+        "quadriga-collide",
+        {"collide": "quadriga_collide_mod"},
+        {"quadriga_collide_mod": COLLIDE},
+    )
+    reg = Registry(use_env=False)
+    assert ("sampler", "toy-iid") in reg.conflicts
+    assert reg.component_of("quadriga_toy.components:ToyIID") is None
+    assert reg.component_of("quadriga_toy.components:ToyNormal").name == "toy-normal"

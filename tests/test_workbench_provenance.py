@@ -148,3 +148,40 @@ def test_the_manifest_records_the_thread_counts(registry, tmp_path):
     threads = json.loads((result.dir / "manifest.json").read_text())["threads"]
     assert threads["torch_intra_op"] == 1
     assert threads["torch_inter_op"] == torch.get_num_interop_threads()
+
+
+def _fake_git(folder, body):
+    folder.mkdir()
+    script = folder / "git"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_git_that_fails_hangs_or_is_missing_gives_no_commit(tmp_path, monkeypatch):
+    """A git that exits 1, outlives GIT_SECONDS (killed) or is missing gives (None, None, {})."""
+    import quadriga.provenance as provenance
+
+    none = (None, None, frozenset())
+    ok = "echo '# branch.oid 0123abcd'; echo '? new.py'"
+    gits = {
+        "ok": _fake_git(tmp_path / "ok", ok),
+        "fails": _fake_git(tmp_path / "fails", f"{ok}; exit 1"),
+        "hangs": _fake_git(tmp_path / "hangs", f"{ok}; exec sleep 30"),
+        "hangs after its output": _fake_git(tmp_path / "closes", f"{ok}; exec >&-; exec sleep 30"),
+        "missing": str(tmp_path / "no-such-git"),
+    }
+    monkeypatch.setattr(provenance, "GIT_SECONDS", 0.5)
+    found = {}
+    for name, git in gits.items():
+        monkeypatch.setattr(provenance, "_git_executable", lambda git=git: git)
+        found[name] = provenance._git("/somewhere")
+    assert found == {
+        "ok": ("/somewhere", "0123abcd", frozenset({"new.py"})),
+        "fails": none,
+        "hangs": none,
+        "hangs after its output": none,
+        "missing": none,
+    }
+    monkeypatch.setattr(provenance, "_git_executable", lambda: None)
+    assert provenance._git("/somewhere") == none

@@ -424,11 +424,8 @@ def _registered_name(registry: Registry | None, value: Any) -> str | None:
     if registry is None:
         return None
     cls = type(value)
-    target = f"{cls.__module__}:{cls.__qualname__}"
-    for spec in registry.components():
-        if spec.target == target:
-            return spec.name
-    return None
+    spec = registry.component_of(f"{cls.__module__}:{cls.__qualname__}")
+    return spec.name if spec is not None else None
 
 
 def component_config(obj: Any, registry: Registry | None = None) -> dict[str, Any]:

@@ -15,13 +15,13 @@ import json
 import os
 import re
 import shutil
-import tempfile
+import stat
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from quadriga.errors import ConfigError, QuadrigaError
-from quadriga.serialization import jsonable
+from quadriga.serialization import indented_json, jsonable
 
 #: the lock file of a run or sweep run directory (see :func:`lock_dir`)
 LOCK = ".lock"
@@ -188,37 +188,118 @@ def refuse_symlinks(path: Path, root: Path | None = None) -> None:
     Raises:
         ConfigError: naming the link and what to do.
     """
+    if isinstance(path, PurePath) and (root is None or isinstance(root, PurePath)):
+        if _refuse_links_below(str(path), None if root is None else str(root)):
+            return
     path = Path(path)
-    chain = [path]
+    rel = None
     if root is not None:
         root = Path(root)
         try:
             rel = path.relative_to(root)
         except ValueError:
             rel = None
-        if rel is not None:
-            chain = [root] + [root.joinpath(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
-    for p in chain:
-        if p.is_symlink():
-            raise ConfigError(
-                f"'{p}' is a symbolic link; quadriga does not write through links inside a run or "
-                "sweep directory. Replace it with a real directory or file, or choose another --out."
-            )
+    if rel is None:
+        _refuse_link(str(path))
+        return
+    here = str(root)  # root, then each directory down to path: one lstat each, no Path objects
+    _refuse_link(here)
+    for part in rel.parts:
+        here = os.path.join(here, part)
+        _refuse_link(here)
 
 
-def _readable(path: str) -> None:
-    """Give a temporary file the permissions a plain ``open`` would (mkstemp makes it 0600)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)
+def _refuse_links_below(path: str, root: str | None) -> bool:
+    """:func:`refuse_symlinks` on the strings of two ``Path`` objects; ``False`` when it cannot tell.
+
+    A ``Path``'s string is normalised (no empty or ``.`` parts, no trailing ``/``), so when it
+    starts with ``root + "/"`` the rest is ``path.relative_to(root)``, its parts split by ``/``.
+    Other cases (``root`` of ``.`` or ``/``, ``path`` outside ``root``) are left to the caller.
+    """
+    if root is None:
+        _refuse_link(path)
+        return True
+    if path == root:
+        _refuse_link(root)
+        return True
+    if root in (".", "/") or not path.startswith(root + "/"):
+        return False
+    _refuse_link(root)
+    here = root
+    for part in path[len(root) + 1 :].split("/"):
+        here = f"{here}/{part}"
+        _refuse_link(here)
+    return True
+
+
+#: the errors of ``lstat`` that mean "no link here" (as :meth:`pathlib.Path.is_symlink` ignores them)
+_NO_LINK = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _refuse_link(path: str) -> None:
+    """Raise :class:`ConfigError` if ``path`` is a symbolic link (missing: not one)."""
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError as exc:
+        if exc.errno not in _NO_LINK:
+            raise
+        return
+    except ValueError:  # an embedded NUL, as Path.is_symlink
+        return
+    if link:
+        raise ConfigError(
+            f"'{Path(path)}' is a symbolic link; quadriga does not write through links inside a run or "
+            "sweep directory. Replace it with a real directory or file, or choose another --out."
+        )
+
+
+#: how many temporary names :func:`_create_temporary` tries before giving up (as ``tempfile``)
+_TEMPORARY_TRIES = 100
+
+
+def _create_temporary(path: Path, suffix: str) -> tuple[int, str]:
+    """Create a new, empty temporary file next to ``path``; return its open descriptor and name.
+
+    Named ``.<name>.<8 random hex digits><suffix>`` (created exclusively, never through a link),
+    with the permissions a plain ``open`` would give (``0o666`` less the umask), so nothing is
+    changed afterwards. ``path``'s directory is made only when it is missing.
+
+    Raises:
+        FileExistsError: no free name after :data:`_TEMPORARY_TRIES` tries.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(_TEMPORARY_TRIES):
+        tmp = os.path.join(path.parent, f".{path.name}.{os.urandom(4).hex()}{suffix}")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            if path.parent.is_dir():
+                raise
+            path.parent.mkdir(parents=True, exist_ok=True)
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path.parent))
+
+
+def _replaced(path: Path, tmp: str, exc: BaseException) -> None:
+    """Clean up after a failed write of ``tmp`` (meant to replace ``path``): remove it, name a full disk.
+
+    Raises:
+        OSError: ``ENOSPC`` when ``exc`` is a library's ``RuntimeError`` hiding a full disk (torch's
+            zip writer: "unexpected pos 64 vs 0").
+    """
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)
+    if isinstance(exc, RuntimeError) and _disk_full(path.parent):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
 
 
 @contextlib.contextmanager
 def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[str]:
     """Yield a temporary file name next to ``path``; on success it replaces ``path`` atomically.
 
-    The temporary file gets the permissions a plain ``open`` would give; on error it is removed
-    and ``path`` is left as it was.
+    The temporary file exists (empty) when yielded, with the permissions a plain ``open`` would
+    give; on error it is removed and ``path`` is left as it was.
 
     Raises:
         ConfigError: ``path`` or its directory is a symbolic link.
@@ -226,19 +307,13 @@ def atomic_path(path: Path, suffix: str = ".tmp") -> Iterator[str]:
     path = Path(path)
     refuse_symlinks(path.parent)
     refuse_symlinks(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    fd, tmp = _create_temporary(path, suffix)
     os.close(fd)
     try:
         yield tmp
-        _readable(tmp)
         os.replace(tmp, path)
     except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, RuntimeError) and _disk_full(path.parent):
-            # a library's writer (torch's zip writer: "unexpected pos 64 vs 0") hides ENOSPC
-            raise OSError(errno.ENOSPC, "No space left on device", str(path)) from exc
+        _replaced(path, tmp, exc)
         raise
 
 
@@ -251,14 +326,35 @@ def _disk_full(directory: Path) -> bool:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``).
+
+    As :func:`atomic_path` and ``open(tmp, "w", encoding="utf-8")`` would, with one file opened
+    and written once.
+
+    Raises:
+        ConfigError: ``path`` or its directory is a symbolic link.
+    """
+    path = Path(path)
+    refuse_symlinks(path.parent)
+    refuse_symlinks(path)
+    data = text.encode("utf-8")
+    fd, tmp = _create_temporary(path, ".tmp")
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        _replaced(path, tmp, exc)
+        raise
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
     """Atomically write ``data`` as indented JSON (small tensors as lists, NaN/inf as strings)."""
-    atomic_write_text(path, json.dumps(jsonable(data), indent=2, sort_keys=False) + "\n")
+    atomic_write_text(path, indented_json(jsonable(data)) + "\n")
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:

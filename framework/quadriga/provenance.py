@@ -15,13 +15,17 @@ Git is asked once per work tree and manifest (all plugins of this repository sha
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata as md
 import json
 import os
+import select
 import shutil
-import subprocess
+import signal
+import stat
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +49,11 @@ def environment() -> dict[str, str]:
     200 distributions), so the answer is kept for this process while the installed distributions
     are unchanged (:func:`_installed_key`).
     """
-    key = _installed_key()
+    return _environment(_installed_key())
+
+
+def _environment(key: tuple[Any, ...]) -> dict[str, str]:
+    """:func:`environment` for the installed distributions ``key`` (:func:`_installed_key`) names."""
     found = _ENVIRONMENT.get(key)
     if found is None:
         found = {}
@@ -68,10 +76,10 @@ def _installed_key() -> tuple[Any, ...]:
 
     They change when a distribution is installed, removed or upgraded.
     A directory is listed again only when its modification time changed (creating or removing an
-    entry in it changes it), so a call costs one ``stat`` per ``sys.path`` entry (about 50 here),
+    entry in it changes it), so a call costs one ``stat`` per ``sys.path`` entry (about 80 here),
     where :func:`quadriga.registry.cache.fingerprint`, which also covers entry points edited in
     place, stats every distribution twice (about 10 ms a call on a loaded machine, twice per run
-    before).
+    before). An entry that is not a directory (a zip file) is keyed by its modification time.
     """
     from quadriga.registry.cache import _META_SUFFIXES
 
@@ -79,20 +87,22 @@ def _installed_key() -> tuple[Any, ...]:
     for entry in sys.path:
         where = entry or os.getcwd()
         try:
-            mtime: int | None = os.stat(where).st_mtime_ns
+            info = os.stat(where)
         except OSError:
-            mtime = None
+            key.append((entry, None))
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            key.append((entry, info.st_mtime_ns))
+            continue
         known = _LISTED.get(where)
-        if known is None or known[0] != mtime:
-            names: tuple[str, ...] = ()
-            if mtime is not None and os.path.isdir(where):
-                try:
-                    with os.scandir(where) as it:
-                        names = tuple(sorted(e.name for e in it if e.name.endswith(_META_SUFFIXES)))
-                except OSError:
-                    names = ()
-            known = _LISTED[where] = (mtime, names)
-        key.append((entry, known[1] if mtime is not None and os.path.isdir(where) else mtime))
+        if known is None or known[0] != info.st_mtime_ns:
+            try:
+                with os.scandir(where) as it:
+                    names = tuple(sorted(e.name for e in it if e.name.endswith(_META_SUFFIXES)))
+            except OSError:
+                names = ()
+            known = _LISTED[where] = (info.st_mtime_ns, names)
+        key.append((entry, known[1]))
     return tuple(key)
 
 
@@ -109,64 +119,120 @@ def _git(root: str) -> tuple[str | None, str | None, frozenset[str]]:
 def _git_many(roots: Iterable[str]) -> dict[str, GitState]:
     """:func:`_git` of several work trees, their ``git status`` processes running side by side.
 
-    A run whose plugins come from several checkouts waits for the slowest status, not their sum.
+    A run whose plugins come from several checkouts waits for the slowest status, not their sum
+    (:data:`GIT_SECONDS` at most; a slower git is killed and counts as no git).
     ``--no-optional-locks`` keeps git from refreshing the index, so a run never takes the
     repository's ``index.lock`` from under the user's own ``git commit``.
     """
-    started: dict[str, subprocess.Popen[str] | None] = {}
     git = _git_executable()
+    started: dict[str, tuple[int, int] | None] = {}
     for root in dict.fromkeys(roots):
-        if git is None:
-            started[root] = None
-            continue
-        try:
-            started[root] = subprocess.Popen(
-                [
-                    git,
-                    "--no-optional-locks",
-                    "-C",
-                    root,
-                    "status",
-                    "--porcelain=v2",
-                    "--branch",
-                    "--untracked-files=normal",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                text=True,
-                close_fds=False,  # with a full path: posix_spawn, not a fork of this process
-            )
-        except OSError:
-            started[root] = None
-    return {root: _git_result(root, proc) for root, proc in started.items()}
+        started[root] = _spawn_git(git, root) if git is not None else None
+    outputs = _read_all({root: proc for root, proc in started.items() if proc is not None}, GIT_SECONDS)
+    return {root: _git_result(root, outputs.get(root)) for root in started}
+
+
+#: the longest a run waits for ``git status`` (seconds)
+GIT_SECONDS = 20.0
 
 
 @functools.lru_cache(maxsize=1)
 def _git_executable() -> str | None:
-    """The full path of ``git`` (None: not installed), looked up once per process.
-
-    With a full path and ``close_fds=False`` (Python's own descriptors are not inheritable, PEP
-    446) :class:`subprocess.Popen` starts git through ``posix_spawn`` instead of forking this
-    process, whose copy of a large address space (torch loaded) cost more CPU than git's work.
-    """
+    """The full path of ``git`` (None: not installed), looked up once per process."""
     return shutil.which("git")
+
+
+def _spawn_git(git: str, root: str) -> tuple[int, int] | None:
+    """Start ``git status`` in work tree ``root``; return ``(process id, its stdout's read end)``.
+
+    Started by ``os.posix_spawn`` (no fork of this process, whose copy of a large address space
+    with torch loaded cost more CPU than git's work, and none of :class:`subprocess.Popen`'s
+    bookkeeping): stdout into a pipe, stderr to ``/dev/null``, ``SIGPIPE`` and ``SIGXFSZ`` back
+    to their defaults as ``Popen`` does. ``None`` when it cannot be started.
+    """
+    argv = [
+        git,
+        "--no-optional-locks",
+        "-C",
+        root,
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "--untracked-files=normal",
+    ]
+    read, write = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_DUP2, write, 1),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    defaults = [getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n)]
+    try:
+        pid = os.posix_spawn(git, argv, os.environ, file_actions=actions, setsigdef=defaults)
+    except OSError:
+        os.close(read)
+        return None
+    finally:
+        os.close(write)
+    return pid, read
+
+
+def _read_all(procs: Mapping[str, tuple[int, int]], seconds: float) -> dict[str, str]:
+    """The standard output of each started git (:func:`_spawn_git`) that exited with status 0.
+
+    Reads all pipes until they close, for ``seconds`` at most; a git still running then is
+    killed. Every process is waited for (no zombie is left) and every descriptor closed.
+    """
+    chunks: dict[int, list[bytes]] = {fd: [] for _, fd in procs.values()}
+    open_fds = set(chunks)
+    poller = select.poll()
+    for fd in open_fds:
+        poller.register(fd, select.POLLIN)
+    deadline = time.monotonic() + seconds
+    try:
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            for fd, _ in poller.poll(left * 1000):
+                data = os.read(fd, 1 << 16)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+    finally:
+        out = {}
+        for root, (pid, fd) in procs.items():
+            if fd in open_fds:  # still writing after the deadline (or interrupted): stop it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            os.close(fd)
+            status = _reap(pid, deadline)
+            if fd not in open_fds and os.waitstatus_to_exitcode(status) == 0:
+                out[root] = b"".join(chunks[fd]).decode("utf-8", "surrogateescape")
+    return out
+
+
+def _reap(pid: int, deadline: float) -> int:
+    """Wait for process ``pid`` until ``deadline`` (``time.monotonic``), then kill it; its wait status."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            return os.waitpid(pid, 0)[1]
+        time.sleep(0.0005)
 
 
 #: ``(work tree root, HEAD commit, changed paths)`` as :func:`_git` gives it
 GitState = tuple[str | None, str | None, frozenset[str]]
 
 
-def _git_result(root: str, proc: subprocess.Popen[str] | None) -> GitState:
-    """Parse one ``git status --porcelain=v2 --branch`` started by :func:`_git_many` (20 s at most)."""
-    if proc is None:
-        return None, None, frozenset()
-    try:
-        out, _ = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return None, None, frozenset()
-    if proc.returncode != 0:
+def _git_result(root: str, out: str | None) -> GitState:
+    """Parse the output of one ``git status --porcelain=v2 --branch`` (``None``: it failed)."""
+    if out is None:
         return None, None, frozenset()
     commit: str | None = None
     changed = set()
@@ -213,13 +279,13 @@ def _installed(name: str, known: dict[str, Any] | None = None) -> tuple[str | No
     return known[name]
 
 
-def _installed_now() -> dict[str, Any]:
+def _installed_now(key: tuple[Any, ...] | None = None) -> dict[str, Any]:
     """The per-process answers of :func:`_installed` for the distributions installed now.
 
-    Keyed by :func:`_installed_key`, as :func:`environment` is; answers for an earlier set of
-    installed distributions are dropped.
+    Keyed by :func:`_installed_key` (``key``, when the caller has it), as :func:`environment` is;
+    answers for an earlier set of installed distributions are dropped.
     """
-    key = _installed_key()
+    key = _installed_key() if key is None else key
     if key not in _INSTALLED:
         _INSTALLED.clear()
         _INSTALLED[key] = {}
@@ -253,7 +319,7 @@ def distribution_source(
     _, out["editable"], local = _installed(name, _known)
     if local is None:
         return out
-    out["path"] = str(Path(local))
+    out["path"] = _normal_path(local)
     top, prefix = _work_tree(local)
     if top is not None:
         trees = {} if _trees is None else _trees
@@ -264,6 +330,12 @@ def distribution_source(
             out["commit"] = commit
             out["dirty"] = any(c.startswith(prefix) for c in changed)
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _normal_path(local: str) -> str:
+    """``str(Path(local))``, kept for the process (a plain function of the string)."""
+    return str(Path(local))
 
 
 @functools.lru_cache(maxsize=256)
@@ -286,10 +358,15 @@ def _work_tree(local: str) -> tuple[str | None, str]:
 
 def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
     """:func:`distribution_source` of the core and of every plugin distribution, with its version."""
+    return _plugin_sources(registry, _installed_key())
+
+
+def _plugin_sources(registry: Registry, key: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
+    """:func:`plugin_sources` for the installed distributions ``key`` (:func:`_installed_key`) names."""
     registry.load()
     names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
     out = {}
-    known = _installed_now()
+    known = _installed_now(key)
     tops = []
     for name in sorted(names):
         local = _installed(name, known)[2]
@@ -355,8 +432,9 @@ def component_sources(pipeline: Pipeline, registry: Registry) -> dict[str, dict[
 
 def provenance(pipeline: Pipeline, registry: Registry) -> dict[str, Any]:
     """The manifest's ``components``, ``plugin_sources`` and ``environment`` entries."""
+    key = _installed_key()  # one look at the installed distributions for both
     return {
         "components": component_sources(pipeline, registry),
-        "plugin_sources": plugin_sources(registry),
-        "environment": environment(),
+        "plugin_sources": _plugin_sources(registry, key),
+        "environment": _environment(key),
     }

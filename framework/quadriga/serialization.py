@@ -8,6 +8,7 @@ Nothing here imports torch at import time.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +20,7 @@ __all__ = [
     "decode",
     "encode",
     "finite",
+    "indented_json",
     "is_timing",
     "jsonable",
     "same_numbers",
@@ -43,6 +45,15 @@ def jsonable(value: Any) -> Any:
     Tensors of up to 64 elements become lists, larger ones ``"<array shape (...)>"``, NaN and inf
     strings. (Saving for resume is lossless: see ``save``.)
     """
+    kind = type(value)  # the plain types first: a manifest is hundreds of them
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else str(value)
+    if kind is dict:
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if kind is list:
+        return [jsonable(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -61,6 +72,119 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+#: the exact types :func:`indented_json` writes as JSON scalars
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_STR = frozenset({str})
+_DICT = frozenset({dict})
+#: ``{nesting level: C encoder writing a flat container's items one a line at that level}``
+_FLAT: dict[int, Any] = {}
+
+
+def indented_json(value: Any) -> str:
+    """``json.dumps(value, indent=2)``, character for character, in a fraction of its time.
+
+    With ``indent`` set, :mod:`json` uses its pure-Python encoder (about 1 ms for a 20 kB
+    manifest); here every list or dict whose items are all scalars (exact ``str``, ``int``,
+    ``float``, ``bool``, ``None``, with ``str`` keys) is written by one call of the C encoder,
+    its item separator carrying the newline and indentation. Anything else (a tuple, a subclass,
+    a non-``str`` key) is written by ``json.dumps`` itself, indented to its level.
+
+    Raises:
+        TypeError: a value JSON cannot hold, as ``json.dumps`` raises it.
+    """
+    return _indented(value, 0)
+
+
+def _indented(value: Any, level: int) -> str:
+    """:func:`indented_json` of ``value`` nested ``level`` deep (its closing bracket at that indent)."""
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if kind in _SCALARS:
+        return "".join(_flat_encoder(level)(value, 0))
+    if kind is dict:
+        if not value:
+            return "{}"
+        if _STR.issuperset(map(type, value)):
+            if _SCALARS.issuperset(map(type, value.values())):
+                return _flat(value, level)
+            inner = "\n" + "  " * (level + 1)
+            if _DICT.issuperset(map(type, value.values())):
+                table = _table(value, level)
+                if table is not None:
+                    return table
+            items = [f"{_encode_str(k)}: {_indented(v, level + 1)}" for k, v in value.items()]
+            return "{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}"
+    elif kind is list:
+        if not value:
+            return "[]"
+        if _SCALARS.issuperset(map(type, value)):
+            return _flat(value, level)
+        inner = "\n" + "  " * (level + 1)
+        items = [_indented(v, level + 1) for v in value]
+        return "[" + inner + ("," + inner).join(items) + "\n" + "  " * level + "]"
+    # anything else as json.dumps writes it; a newline in its output is always structural
+    return json.dumps(value, indent=2).replace("\n", "\n" + "  " * level)
+
+
+def _table(value: dict[str, dict[Any, Any]], level: int) -> str | None:
+    """A dict of flat dicts (a manifest's ``plugins``), all its inner dicts by one call of the encoder.
+
+    The inner dicts are encoded as one list with their own item separator, which then also
+    separates them: ``[{I1},<sep>{I2}]``. A ``}`` followed by a newline is never inside a
+    string (JSON escapes the newline) nor after a scalar, so ``}<sep>{`` splits them exactly.
+    ``None`` when an inner dict is empty or not flat (the caller then goes item by item).
+    """
+    for inner in value.values():
+        if (
+            not inner
+            or not _STR.issuperset(map(type, inner))
+            or not _SCALARS.issuperset(map(type, inner.values()))
+        ):
+            return None
+    separator = ",\n" + "  " * (level + 2)
+    text = "".join(_flat_encoder(level + 1)(list(value.values()), 0))
+    bodies = text[2:-2].split("}" + separator + "{")
+    if len(bodies) != len(value):  # cannot happen (see above); json.dumps's way if it did
+        return None
+    outer = "\n" + "  " * (level + 1)
+    open_, close = ": {" + separator[1:], outer + "}"
+    items = [_encode_str(k) + open_ + body + close for k, body in zip(value, bodies, strict=True)]
+    return "{" + outer + ("," + outer).join(items) + "\n" + "  " * level + "}"
+
+
+def _encode_str(text: str) -> str:
+    """A JSON string literal, ASCII only, as ``json.dumps`` writes it."""
+    return json.encoder.encode_basestring_ascii(text)
+
+
+def _flat_encoder(level: int) -> Any:
+    """The encoder of :func:`_flat` at ``level`` (made once): ``encoder(value, 0)`` gives its pieces.
+
+    The C encoder (``json.encoder.c_make_encoder``) when there is one, else :mod:`json`'s own
+    (the same text, slower).
+    """
+    encoder = _FLAT.get(level)
+    if encoder is None:
+        item, key = ",\n" + "  " * (level + 1), ": "
+        make: Any = getattr(json.encoder, "c_make_encoder", None)
+        try:  # markers None: no cycle check (a flat container holds no containers)
+            encoder = make(
+                None, None, json.encoder.encode_basestring_ascii, None, key, item, False, False, True
+            )
+        except TypeError:  # no C encoder, or another signature: the public one
+            public = json.JSONEncoder(separators=(item, key))
+            encoder = lambda value, _level: public.iterencode(value, _one_shot=True)  # noqa: E731
+        _FLAT[level] = encoder
+    return encoder
+
+
+def _flat(value: dict[str, Any] | list[Any], level: int) -> str:
+    """A non-empty dict or list of scalars, one item a line, by one call of the encoder."""
+    text = "".join(_flat_encoder(level)(value, 0))  # "{item,\n<indent>item}": open the brackets' lines
+    return text[0] + "\n" + "  " * (level + 1) + text[1:-1] + "\n" + "  " * level + text[-1]
 
 
 def _numel(value: Any) -> int:

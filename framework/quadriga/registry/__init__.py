@@ -317,6 +317,17 @@ class Registry:
         """All registered components (of one kind), sorted by kind and name."""
         return [s for s in self.specs(kind) if s.kind in KINDS]
 
+    def component_of(self, target: str) -> Spec | None:
+        """The component registered for ``target`` (``"module:Class"``), ``None`` when there is none.
+
+        The first of :meth:`components` with that target (several: the first by kind and name),
+        found without sorting them all.
+        """
+        self.load()
+        found = [v[0] for v in self._table.values() if len(v) == 1 and v[0].target == target]
+        found = [s for s in found if s.kind in KINDS]
+        return min(found, key=lambda s: (SPEC_KINDS.index(s.kind), s.name)) if found else None
+
     @property
     def conflicts(self) -> dict[tuple[str, str], list[Spec]]:
         """``{(kind, name): [specs]}`` registered by more than one plugin."""
