@@ -17,6 +17,15 @@ def test_number_rows_summarise_lists_and_expand_mappings():
     }
 
 
+def test_number_rows_print_an_interval_pair_as_an_interval():
+    rows = dict(number_rows({"a/auc_iqm_ci": [64.67, 78.24], "b_interval": (0.1, 0.2), "c": [1.0, 3.0]}))
+    assert rows == {
+        "a/auc_iqm_ci": "[64.67, 78.24]",
+        "b_interval": "[0.1, 0.2]",
+        "c": "mean 2 (n = 2; 1 to 3)",
+    }
+
+
 def test_report_md_prints_no_raw_value_lists(tmp_path):
     record = {
         "name": "toy-claim",

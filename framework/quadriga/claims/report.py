@@ -350,6 +350,8 @@ def number_rows(numbers: dict[str, Any], prefix: str = "") -> list[tuple[str, st
     A scalar prints as itself (4 significant digits); a mapping (per arm, say) becomes one row per
     key, named ``"<name>/<key>"``; a list of per-replicate values is summarised as
     ``"mean 0.512 (n = 5; 0.41 to 0.63)"`` rather than printed raw (``report.json`` keeps the list).
+    A pair under a name ending in ``_ci`` or ``_interval`` is an interval, not two replicates, and
+    prints as ``"[0.41, 0.63]"``.
 
     Args:
         numbers: a claim record's ``numbers`` (:class:`~quadriga.claims.model.Observations`).
@@ -362,7 +364,9 @@ def number_rows(numbers: dict[str, Any], prefix: str = "") -> list[tuple[str, st
             rows += number_rows(value, name)
         elif isinstance(value, (list, tuple)):
             finite = [float(v) for v in value if isinstance(v, (int, float)) and math.isfinite(v)]
-            if len(finite) == len(value) and len(finite) > 1:
+            if len(value) == 2 and name.endswith(("_ci", "_interval")):
+                rows.append((name, f"[{_fmt(value[0])}, {_fmt(value[1])}]"))
+            elif len(finite) == len(value) and len(finite) > 1:
                 mean = sum(finite) / len(finite)
                 span = f"{_fmt(min(finite))} to {_fmt(max(finite))}"
                 rows.append((name, f"mean {_fmt(mean)} (n = {len(finite)}; {span})"))
