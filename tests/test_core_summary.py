@@ -95,3 +95,16 @@ def test_one_pipeline_with_two_configurations_names_the_digest(registry, tmp_pat
         rows += got
     labels = {e["source"] for e in aggregate(rows, ["source"])}
     assert labels == {f"toy-pipeline (config {config_digest(d)})" for d in (plain, changed)}
+
+
+def test_compare_names_the_metrics_when_metric_matches_none(registry, tmp_path, capsys):
+    from quadriga.api import run
+    from quadriga.cli import main
+
+    d = run("toy-pipeline", seed=0, out=tmp_path / "a0", registry=registry).dir
+    rc = main(["compare", str(d), "--metric", "mean_eror", "--out", str(tmp_path / "cmp")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "--metric" in err and "mean_eror" in err
+    assert "Did you mean 'draw/mean_error'" in " ".join(err.split())
+    assert not (tmp_path / "cmp").exists()

@@ -75,7 +75,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 soft_wrap=True,
             )
     if args.metric:
+        known = sorted({metric_label(r) for r in all_rows})
         all_rows = [r for r in all_rows if args.metric in metric_label(r)]
+        if known and not all_rows:
+            from quadriga.errors import ConfigError, suggest
+
+            shown = ", ".join(known[:12]) + (f" and {len(known) - 12} more" if len(known) > 12 else "")
+            raise ConfigError(
+                f"option --metric: no metric of these runs contains '{args.metric}'."
+                f"{suggest(args.metric, known)} Their metrics: {shown}.",
+                key="metric",
+            )
     if not all_rows:
         if args.json:
             print_json({"summary": [], "keys": keys})
