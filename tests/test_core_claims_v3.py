@@ -372,8 +372,13 @@ def test_an_interrupted_verify_keeps_the_report_of_the_claims_done(registry, tmp
     with pytest.raises(KeyboardInterrupt):
         qc.verify(registry, "quadriga-toy", scale="paper", out_dir=tmp_path / "v", record=True)
     saved = json.loads((tmp_path / "v" / "report.json").read_text())
-    assert [r["name"] for r in saved] == ["toy-claim"] and saved[0]["status"] == "passed"
-    assert "toy-claim" in (tmp_path / "v" / "report.md").read_text()
+    assert [(r["name"], r["status"]) for r in saved] == [
+        ("toy-claim", "passed"),
+        ("toy-claim-2", "interrupted"),
+    ]
+    assert saved[1]["numbers"] == {} and saved[1]["comparisons"] == []  # no numbers for the interrupted
+    report = (tmp_path / "v" / "report.md").read_text()
+    assert "| toy-claim-2 | interrupted |" in report and "before 1 of 2 claims finished" in report
     assert json.loads((tmp_path / "claims_record.json").read_text())["toy-claim"]["status"] == "passed"
 
 

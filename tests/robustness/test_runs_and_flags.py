@@ -227,7 +227,7 @@ def test_verify_runs_twice_into_one_directory_and_keeps_what_it_did_not_write(cl
     (tmp_path / "w" / "toy-claim").mkdir(parents=True)
     (tmp_path / "w" / "toy-claim" / "notes.txt").write_text("mine")
     o = cli("verify", "toy-claim", "--out", "w")
-    assert_clean(o, 2, "did not write", "--out")
+    assert_clean(o, 2, "toy-claim", "not an earlier verify's output", "--out")
     assert (tmp_path / "w" / "toy-claim" / "notes.txt").read_text() == "mine"
 
 
@@ -345,3 +345,105 @@ def test_out_that_is_empty_or_new_is_used(cli, tmp_path):
         o = cli("run", "p.toml", "--out", out, "--quiet")
         assert o.rc == 0, o.text
         assert json.loads((tmp_path / out / "status.json").read_text())["status"] == "finished"
+
+
+@pytest.mark.parametrize("entry", ["notes.txt", "status.json"])
+def test_sweep_out_that_holds_other_files_is_refused_and_left_as_it_was(cli, tmp_path, entry):
+    """``sweep --out DIR`` into a directory that is not a sweep's (a user's files, a run): refused."""
+    (tmp_path / "p.toml").write_text(GOOD)
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / entry).write_text("mine")
+    o = cli("sweep", "p.toml", "--seeds", "1", "--out", "mine")
+    assert_clean(o, 2, "option --out", "'mine'", "not empty", entry, "not a sweep", "new or empty")
+    assert sorted(p.name for p in d.iterdir()) == [entry]  # no runs/, sweep.json or summary
+    assert (d / entry).read_text() == "mine"
+
+
+def test_sweep_into_its_own_directory_is_continued(cli, tmp_path):
+    """A sweep re-run into its own --out (it holds sweep.json and runs/) resumes, refusing nothing."""
+    (tmp_path / "p.toml").write_text(GOOD)
+    for _ in range(2):
+        o = cli("sweep", "p.toml", "--seeds", "1", "--out", "s")
+        assert o.rc == 0, o.text
+    assert (tmp_path / "s" / "sweep.json").is_file()
+    assert len(list((tmp_path / "s" / "runs").iterdir())) == 1
+
+
+def test_compare_out_that_holds_other_files_is_refused(finished, cli, tmp_path):
+    """``compare --out`` into a run directory or a user's directory: refused, nothing written there."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    before = sorted(p.name for p in finished.iterdir())
+    o = cli("compare", str(finished), "--out", str(finished))
+    assert_clean(o, 2, "option --out", "not empty", "pipeline.toml", "new or empty")
+    assert sorted(p.name for p in finished.iterdir()) == before  # no summary.csv or summary.png
+    o = cli("compare", str(finished), "--out", "mine")
+    assert_clean(o, 2, "option --out", "'mine'", "notes.txt")
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    (tmp_path / "afile").write_text("x")
+    assert_clean(cli("compare", str(finished), "--out", "afile"), 2, "'afile' is a file; give a directory.")
+
+
+def test_compare_writes_over_its_own_output(finished, cli, tmp_path):
+    """A second compare into the same --out replaces the first's files (and only those are there)."""
+    for _ in range(2):
+        o = cli("compare", str(finished), "--out", "cmp")
+        assert o.rc == 0, o.text
+    assert {p.name for p in (tmp_path / "cmp").iterdir()} >= {"summary.csv", "summary.png"}
+
+
+def test_verify_out_that_is_a_run_a_user_s_directory_or_a_file_is_refused(finished, cli, tmp_path):
+    """``verify --out`` writes report.md and claim directories only into its own (or a new) directory."""
+    before = sorted(p.name for p in finished.iterdir())
+    o = cli("verify", "toy-claim", "--out", str(finished))
+    assert_clean(o, 2, "option --out", "not empty", "pipeline.toml", "not an earlier verify", "new or empty")
+    assert sorted(p.name for p in finished.iterdir()) == before  # no report.md, no toy-claim/
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    assert_clean(cli("verify", "toy-claim", "--out", "mine"), 2, "'mine'", "notes.txt")
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    (tmp_path / "afile").write_text("x")
+    o = cli("verify", "toy-claim", "--out", "afile")
+    assert_clean(o, 2, "option --out", "'afile' is a file; give a directory.")
+    assert "Free disk space" not in o.text and (tmp_path / "afile").read_text() == "x"
+
+
+def test_interrupted_verify_reports_the_claim_as_interrupted_and_how_to_go_on(tmp_path):
+    """Ctrl-C during a claim's run: exit 130, the report marks it interrupted (no numbers), stderr says
+    the command that runs it again; that command then runs it into the same directory."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pytest.importorskip("quadriga_value_mapping")
+    claim = "value-mapping-tabular-convergence"
+    argv = [sys.executable, "-m", "quadriga", "verify", claim, "--out", "v"]
+    env = {**os.environ, "COLUMNS": "500"}
+    p = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    lock = tmp_path / "v" / claim / "run" / ".lock"
+    while not lock.exists() and p.poll() is None:  # the claim's run has started
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert "interrupted" in err and f"quadriga verify {claim} --out v" in err, err
+    assert "from its start" in err and "replaced" in err, err
+    report = (tmp_path / "v" / "report.md").read_text()
+    assert f"| {claim} | interrupted | interrupted before it finished; no numbers | - |" in report, report
+    assert "**Interrupted** before 1 of 1 claims finished" in report and "; status **ran**" not in report
+    (record,) = json.loads((tmp_path / "v" / "report.json").read_text())
+    assert (record["name"], record["status"], record["numbers"], record["comparisons"]) == (
+        claim,
+        "interrupted",
+        {},
+        [],
+    )
+    again = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    (record,) = json.loads((tmp_path / "v" / "report.json").read_text())
+    assert record["status"] == "ran" and record["numbers"], record

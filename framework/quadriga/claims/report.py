@@ -155,8 +155,8 @@ def verify(
 
         chosen = [spec for spec in chosen if stale_reason(spec)]
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    records = []
+    _check_out_dir(out_dir)
+    records: list[dict[str, Any]] = []
     try:
         with shared_runs():  # claims on one pipeline and scale share one run
             for spec in chosen:
@@ -167,8 +167,10 @@ def verify(
                 if on_end:
                     on_end(spec, rec)
     except KeyboardInterrupt:  # keep what finished: the report (and records) of the claims done so far
-        _write_outputs(out_dir, records, what, scale)
         _keep(registry, records, record, mode)
+        done = {r["name"] for r in records}
+        records += [_interrupted(spec, scale) for spec in chosen if spec.name not in done]
+        _write_outputs(out_dir, records, what, scale)
         raise
     report = _write_outputs(out_dir, records, what, scale)
     _keep(registry, records, record, mode)
@@ -245,6 +247,69 @@ def _write_outputs(out_dir: Path, records: list[dict[str, Any]], what: str, scal
     return report
 
 
+def _interrupted(spec: Any, scale: str) -> dict[str, Any]:
+    """The record of a claim an interrupt (Ctrl-C, SIGTERM) stopped or kept from starting: no numbers."""
+    return {
+        "name": spec.name,
+        "distribution": spec.distribution,
+        "claim": spec.summary,
+        "paper": spec.paper,
+        "scale": scale,
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "status": "interrupted",
+        "summary": "interrupted before it finished; no numbers",
+        "comparisons": [],
+        "numbers": {},
+        "figures": {},
+        "seconds": None,
+    }
+
+
+#: the files ``verify`` writes at the top of its ``--out`` directory (beside one directory per claim)
+REPORT_FILES = ("report.md", "report.json")
+
+
+def _made_by_verify(claim_dir: Path) -> bool:
+    """Whether the directory ``claim_dir`` holds only what verify writes for a claim.
+
+    That is its ``run``/``point-*`` run directories (each with ``status.json`` or, when it was killed
+    before writing one, its lock file), figures and tables (``.png``, ``.json``, ``.md``), or nothing.
+    """
+    from quadriga.fileio import LOCK
+
+    def run_dir(p: Path) -> bool:
+        # a run directory has status.json; one killed before its first status write has only
+        # its lock (and pipeline.toml)
+        return p.is_dir() and ((p / "status.json").is_file() or (p / LOCK).is_file())
+
+    if claim_dir.is_symlink() or not claim_dir.is_dir():
+        return False
+    return all(run_dir(p) or p.suffix in (".png", ".json", ".md") for p in claim_dir.iterdir())
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """Make ``out_dir``, refusing a file or a directory that is not an earlier verify's output.
+
+    An earlier verify's directory (only :data:`REPORT_FILES` and claim directories of
+    :func:`_made_by_verify`) is written into again: its claims are replaced (:func:`_fresh_claim_dir`).
+
+    Raises:
+        ConfigError: ``out_dir`` is a file, cannot be made, or holds anything else (a run, a sweep,
+            a user's files), naming what is there (key ``--out``).
+    """
+    from quadriga.rundir import make_dir, refuse_other_files
+
+    try:
+        entries = list(out_dir.iterdir()) if out_dir.is_dir() else []
+    except OSError:
+        entries = []
+    if not all(p.name in REPORT_FILES if p.is_file() else _made_by_verify(p) for p in entries):
+        refuse_other_files(
+            out_dir, "an earlier verify's output", "the report", ", or the --out of an earlier verify"
+        )
+    make_dir(out_dir, "--out")
+
+
 def _fresh_claim_dir(claim_dir: Path) -> Path:
     """An empty ``claim_dir``: what an earlier verify into the same ``--out`` left there is replaced.
 
@@ -260,16 +325,10 @@ def _fresh_claim_dir(claim_dir: Path) -> Path:
     """
     import shutil
 
-    from quadriga.fileio import LOCK, run_alive
-
-    def run_dir(p: Path) -> bool:
-        # a run directory has status.json; one killed before its first status write has only
-        # its lock (and pipeline.toml)
-        return p.is_dir() and ((p / "status.json").is_file() or (p / LOCK).is_file())
+    from quadriga.fileio import run_alive
 
     if claim_dir.is_dir() and any(claim_dir.iterdir()):
-        ours = all(run_dir(p) or p.suffix in (".png", ".json", ".md") for p in claim_dir.iterdir())
-        if not ours or claim_dir.is_symlink():
+        if not _made_by_verify(claim_dir):
             raise ConfigError(
                 f"'{claim_dir}' holds files that quadriga verify did not write; choose another --out "
                 "directory.",
@@ -381,12 +440,21 @@ def _write_report(path: Path, records: list[dict[str, Any]], what: str, scale: s
     from quadriga.runs import atomic_write_text
 
     lines = [f"# quadriga verify {what} (scale: {scale})", ""]
+    stopped = [r["name"] for r in records if r["status"] == "interrupted"]
+    if stopped:
+        lines += [
+            f"**Interrupted** before {len(stopped)} of {len(records)} claims finished "
+            f"({', '.join(stopped)}): they have status **interrupted** and no numbers.",
+            "",
+        ]
     if scale != "paper":
-        lines += [f"{SMOKE_NOTE}; status **ran**.", ""]
+        ran = "a claim that finishes has status **ran**" if stopped else "status **ran**"
+        lines += [f"{SMOKE_NOTE}; {ran}.", ""]
     lines += ["| claim | status | summary | seconds |", "|---|---|---|---|"]
     for r in records:
         summary = str(r["summary"]).replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| {r['name']} | {r['status']} | {summary} | {r['seconds']} |")
+        seconds = "-" if r.get("seconds") is None else r["seconds"]
+        lines.append(f"| {r['name']} | {r['status']} | {summary} | {seconds} |")
     for r in records:
         lines += ["", f"## {r['name']}", "", f"*{r['claim']}*", ""]
         if r.get("paper"):

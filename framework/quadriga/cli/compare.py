@@ -49,10 +49,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         0 when there were finished results to summarise, else 1.
 
     Raises:
-        ConfigError: a directory does not exist, holds runs rather than being one, or holds no results.
+        ConfigError: a directory does not exist, holds runs rather than being one, or holds no
+            results; ``--out`` is a file, or holds files compare does not write (:func:`_check_out`).
     """
+    from quadriga.rundir import make_dir
     from quadriga.summary import aggregate, drop_repeated_seeds, metric_label, write_outputs
 
+    _check_out(args.out)
     os.environ.setdefault("MPLBACKEND", "Agg")
     console = make_console()
     all_rows: list[dict[str, Any]] = []
@@ -93,7 +96,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             console.print("no finished results in these directories.")
         return 1
     summary = aggregate(all_rows, keys)
-    args.out.mkdir(parents=True, exist_ok=True)
+    make_dir(args.out, "--out")
     table, figure = write_outputs(args.out, all_rows, summary, keys)
     if args.json:
         print_json({"keys": keys, "summary": summary, "table": str(table), "figure": str(figure)})
@@ -102,6 +105,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console.print(f"table: {escape(str(table))}", soft_wrap=True)  # paths are never wrapped
     console.print(f"figure: {escape(str(figure))}", soft_wrap=True)
     return 0
+
+
+#: the files ``compare`` writes into ``--out`` (:func:`quadriga.summary.write_outputs`)
+COMPARE_FILES = frozenset({"results.parquet", "results.csv", "summary.csv", "summary.png"})
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is a file, or a directory holding anything but compare's own files.
+
+    A directory holding only :data:`COMPARE_FILES` (an earlier compare's output) is written over;
+    one holding anything else (a run, a sweep, a user's files) would get the summary mixed in.
+
+    Raises:
+        ConfigError: naming the directory's other entries and the fix (key ``--out``).
+    """
+    from quadriga.errors import ConfigError
+    from quadriga.rundir import refuse_other_files
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"'{out}' is a file; give a directory.", key="--out")
+    try:
+        names = {p.name for p in out.iterdir()}
+    except OSError:  # absent (or unreadable: make_dir says why it cannot be written)
+        names = set()
+    if not names <= COMPARE_FILES:
+        refuse_other_files(out, "an earlier compare's output", "the summary")
 
 
 def _rows_of(d: Path) -> tuple[list[dict[str, Any]], list[str]]:

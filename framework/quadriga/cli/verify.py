@@ -120,11 +120,43 @@ def _mode_and_scale(args: argparse.Namespace) -> tuple[str, str]:
     return mode, scale
 
 
+def _report_interrupt(exc: KeyboardInterrupt, args: argparse.Namespace, out: Path, mode: str) -> int:
+    """Say on stderr where the partial report is and the command that runs the claims again; the exit code.
+
+    Re-running into the same ``--out`` runs every selected claim again from its start (the claim
+    directories an earlier verify left there are replaced, nothing is resumed).
+
+    Returns:
+        130 for Ctrl-C, 143 for SIGTERM (the interrupt's ``exit_code``).
+    """
+    import shlex
+
+    code = int(getattr(exc, "exit_code", 130))
+    words = ["quadriga", "verify"] + ([args.what] if args.what else [])
+    words += ["--scale", args.scale] if args.scale else []
+    words += [f"--{mode}"] if mode != "verdict" else []
+    words += ["--stale"] if args.stale else []
+    words += ["--record"] if args.record else []
+    words += ["--out", str(out)]
+    err = console(stderr=True)
+    what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+    report = out / "report.md"
+    if report.is_file():
+        err.print(f"[yellow]{what}[/]: the claims that finished are reported (the others as interrupted) in")
+        err.print(f"  {escape(str(report))}", soft_wrap=True)  # paths and commands are never wrapped
+    else:
+        err.print(f"[yellow]{what}[/] before any report was written.")
+    err.print("run the claims again (each from its start: their earlier runs there are replaced) with")
+    err.print(f"  {escape(shlex.join(words))}", soft_wrap=True)
+    return code
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     """``quadriga verify``: run claims and write a markdown report.
 
     Returns:
-        0 when every claim passed (or ran, at smoke scale), else 1.
+        0 when every claim passed (or ran, at smoke scale), else 1; 130 (143) when interrupted by
+        Ctrl-C (SIGTERM), after saying on stderr how to run the claims again.
     """
     import json
     import sys
@@ -155,17 +187,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if record.get("table") and mode != "verdict":  # the pilot's or the fragility map's table
             say(escape(str(record["table"])), soft_wrap=True)
 
-    records, report = verify(
-        reg,
-        args.what,
-        scale=scale,
-        out_dir=Path(out),
-        record=args.record,
-        mode=mode,
-        stale=args.stale,
-        on_start=on_start,
-        on_end=on_end,
-    )
+    try:
+        records, report = verify(
+            reg,
+            args.what,
+            scale=scale,
+            out_dir=Path(out),
+            record=args.record,
+            mode=mode,
+            stale=args.stale,
+            on_start=on_start,
+            on_end=on_end,
+        )
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM: the report marks the unfinished claims
+        return _report_interrupt(exc, args, Path(out), mode)
     if args.json:
         sys.stdout.write(
             json.dumps({"report": str(report), "records": records}, indent=2, default=str) + "\n"

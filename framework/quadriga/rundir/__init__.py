@@ -73,6 +73,7 @@ __all__ = [
     "StageStatus",
     "make_dir",
     "new_run_dir",
+    "refuse_other_files",
 ]
 
 #: the longest ``status.json`` and ``results.json`` lag behind the stages during a run (seconds)
@@ -124,15 +125,9 @@ class RunDir:
                 "file itself, if it is there). Choose a new or empty --out directory.",
                 key="--out",
             )
-        other = _other_entries(path)
-        if other:
-            shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
-            raise ConfigError(
-                f"'{path}' is not empty (it holds {shown}) and is not a run to continue; a run there "
-                "would mix its files with these. Choose a new or empty --out directory, or continue a "
-                "run of yours with --resume DIR.",
-                key="--out",
-            )
+        refuse_other_files(
+            path, "a run to continue", "a run", ", or continue a run of yours with --resume DIR"
+        )
         make_dir(path, "--out")
         return cls(path)
 
@@ -512,6 +507,34 @@ class RunDir:
         if not (directory / "artifact.pt").is_file():
             return "its artifact.pt is missing"
         return ""
+
+
+def refuse_other_files(path: Path, own: str, kind: str, advice: str = "", flag: str = "--out") -> None:
+    """Refuse an output directory ``path`` that holds files (it is not the command's own output).
+
+    Call it only once ``path`` is known not to be the command's own output (a run to continue, a
+    sweep to resume, an earlier report to replace): what is there then is someone else's, and the
+    command's files would be mixed with it. A ``path`` that does not exist, is empty (a lock file
+    aside) or is not a directory passes (:func:`make_dir` reports a file).
+
+    Args:
+        path: the directory given with ``flag``.
+        own: what ``path`` is not, in words (``"a run to continue"``).
+        kind: what the command would put there (``"a run"``).
+        advice: appended to the fix (``", or continue a run of yours with --resume DIR"``).
+        flag: the option at fault.
+
+    Raises:
+        ConfigError: ``path`` holds entries; the first three are named, with the fix.
+    """
+    other = _other_entries(Path(path))
+    if other:
+        shown = ", ".join(other[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+        raise ConfigError(
+            f"'{path}' is not empty (it holds {shown}) and is not {own}; {kind} there would mix its "
+            f"files with these. Choose a new or empty {flag} directory{advice}.",
+            key=flag,
+        )
 
 
 def _other_entries(path: Path) -> list[str]:

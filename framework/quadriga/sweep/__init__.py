@@ -33,7 +33,7 @@ import attrs
 
 from quadriga.errors import ConfigError
 from quadriga.fileio import refuse_symlinks
-from quadriga.rundir import make_dir
+from quadriga.rundir import make_dir, refuse_other_files
 from quadriga.runs import atomic_write_json, safe_name
 from quadriga.sweep.backends import BACKENDS, _run_local, _run_ray, cap_threads, worker_threads
 from quadriga.sweep.execute import _status_of, execute_one
@@ -453,9 +453,14 @@ def _open_sweep_dir(
     settled here (:func:`_unclashed`, :func:`_earlier_name`).
 
     Raises:
-        ConfigError: the directory is a symlink, cannot be made, or holds another sweep.
+        ConfigError: the directory is a symlink, cannot be made, holds another sweep, or holds
+            files and is not a sweep's directory (no ``sweep.json``).
     """
     refuse_symlinks(sweep_dir)
+    if not (sweep_dir / "sweep.json").is_file():  # a sweep's own directory is resumed; others refused
+        refuse_other_files(
+            sweep_dir, "a sweep to continue", "a sweep", ", or the --out of an earlier sweep to continue it"
+        )
     make_dir(sweep_dir, "--out")
     refuse_symlinks(sweep_dir / "runs", sweep_dir)
     _check_same_sweep(sweep_dir, source, fixed)
