@@ -363,6 +363,45 @@ def test_a_stopped_sweep_leaves_no_run_recorded_running(tmp_path, subprocess_env
     assert_never_running(tmp_path / "s")
 
 
+@pytest.mark.parametrize("how", ["SIGTERM to the group", "SIGINT to the group", "SIGTERM to the sweep"])
+def test_a_stopped_sweep_records_each_run_interrupted_in_the_stage_it_was_in(tmp_path, subprocess_env, how):
+    """Workers in an interruptible stage after a finished one, stopped as ``timeout``, Ctrl-C or ``kill`` do.
+
+    SIGTERM to the whole process group (``timeout``, a batch system) reaches the workers and the fork
+    server as well as the sweep: each worker records its run interrupted in the stage it was in (not
+    killed by SIGTERM's default action), the sweep waits for the workers to be gone although the
+    fork server is, and no run stays ``running``. The sweep says how to resume.
+    """
+    from quadriga.fileio import run_alive
+
+    pipeline(tmp_path, "sleep = 60")
+    proc = _spawn(
+        ["sweep", "p.toml", "--seeds", "0:4", "--workers", "2", "--out", "s"], subprocess_env, tmp_path
+    )
+    try:
+        assert _wait_for(lambda: len(list((tmp_path / "s" / "runs").glob(DRAWN))) == 2, 120)
+        time.sleep(0.5)  # both in the slow stage
+    finally:
+        if how == "SIGTERM to the sweep":
+            proc.send_signal(signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGTERM if how == "SIGTERM to the group" else signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == (130 if how == "SIGINT to the group" else 143), (proc.returncode, out, err)
+    assert "Traceback" not in err, err
+    assert "resume by running the same sweep command again" in err, err
+    assert "quadriga sweep p.toml --seeds 0:4 --workers 2 --out s" in err, err
+    runs = sorted((tmp_path / "s" / "runs").iterdir())
+    assert [r.name for r in runs] == ["seed0", "seed1"]
+    for run in runs:
+        data = status(run)
+        assert data["status"] == "interrupted", (run, data)
+        assert data["stages"]["draw"]["status"] == "finished", data
+        assert data["stages"]["slow"]["status"] == "interrupted", data  # written by the run itself
+        assert run_alive(run) is False  # its worker is gone
+    assert_never_running(tmp_path / "s")
+
+
 def test_sigterm_on_a_ray_sweep_stops_its_tasks_and_records_them_interrupted(tmp_path, subprocess_env):
     """``--backend ray``: ray.init's own SIGTERM handler (it aborts) is replaced while the tasks run;
     the tasks are cancelled, Ray is shut down (no process holds a run's lock), every run is interrupted."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -179,9 +181,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         0 when every run finished, else 1 (running the same command again retries only the failed runs).
     """
     from quadriga.cli._common import registry_for
-    from quadriga.sweep import parse_grid, parse_seeds, run_sweep
+    from quadriga.sweep import parse_grid, parse_seeds
     from quadriga.tracking import check as check_trackers
-    from quadriga.tracking import held_notes, using
 
     reg = registry_for(args)
     trackers = check_trackers(args.trackers, reg)
@@ -197,6 +198,35 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         "fixed": list(args.overrides or []),
         "dir": None,
     }
+    try:
+        return _sweep(args, reg, trackers, console, seeds, grids, lines, sweep)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (kill, timeout, a batch time limit)
+        code = int(getattr(exc, "exit_code", 130))
+        what = "interrupted" if code == 130 else "terminated (SIGTERM)"
+        err = Console(stderr=True, highlight=False)
+        err.print(
+            f"[yellow]{what}[/]: the runs it started are recorded interrupted, their finished stages kept",
+            soft_wrap=True,
+        )
+        err.print("resume by running the same sweep command again (finished runs are skipped):")
+        err.print(f"  quadriga {escape(shlex.join(sys.argv[1:]))}", soft_wrap=True)
+        return code
+
+
+def _sweep(
+    args: argparse.Namespace,
+    reg: Any,
+    trackers: Any,
+    console: Console,
+    seeds: Any,
+    grids: Any,
+    lines: _RunLines,
+    sweep: dict[str, Any],
+) -> int:
+    """The body of :func:`cmd_sweep`: run the sweep, call the trackers' hooks, print the result."""
+    from quadriga.sweep import run_sweep
+    from quadriga.tracking import held_notes, using
+
     with held_notes() as tracker_notes:
         with lines.progress, using(*trackers):
             hook_warnings = reg.call_hook("quadriga_sweep_start", sweep=sweep) if trackers else []

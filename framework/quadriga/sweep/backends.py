@@ -149,20 +149,49 @@ def _worker_context() -> Any:
     return ctx
 
 
+def _interrupt_once(signum: int, frame: Any) -> None:
+    """A worker's SIGINT and SIGTERM handler: raise KeyboardInterrupt (:class:`Terminated` for SIGTERM) once.
+
+    Both signals are then ignored until the next run, so that a second one (SIGTERM sent to the
+    whole process group by ``timeout`` or a batch system, then the SIGINT the sweep passes on)
+    does not cut short the run's recording of its end.
+
+    Raises:
+        KeyboardInterrupt: always (:class:`Terminated` for SIGTERM).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
 def _worker(conn: Any, threads: int = 0) -> None:
+    """A local worker: run each task received on ``conn`` and send back its outcome, until ``None`` or EOF.
+
+    SIGINT and SIGTERM stop the run under way as Ctrl-C stops a plain run (it records itself
+    interrupted with its finished stages, :func:`_interrupt_once`): SIGTERM's default action would
+    end the process without a word and leave the run ``running`` on disk. Between runs either
+    signal ends the worker quietly.
+    """
     if threads:
         cap_threads(threads)
-    while True:
-        try:
-            task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        source, spec, run_dir = task
-        if threads:  # a run may have loaded torch or another BLAS since the last call
-            cap_threads(threads)
-        conn.send(execute_one(source, spec, run_dir))
+    try:
+        while True:
+            signal.signal(signal.SIGINT, _interrupt_once)
+            signal.signal(signal.SIGTERM, _interrupt_once)
+            try:
+                task = conn.recv()
+            except EOFError:
+                return
+            if task is None:
+                return
+            source, spec, run_dir = task
+            if threads:  # a run may have loaded torch or another BLAS since the last call
+                cap_threads(threads)
+            outcome = execute_one(source, spec, run_dir)
+            with contextlib.suppress(OSError):  # the sweep is gone: nobody to tell
+                conn.send(outcome)
+    except KeyboardInterrupt:
+        return
 
 
 def _run_local(
@@ -172,9 +201,10 @@ def _run_local(
 
     Workers come from :func:`_worker_context`, never forked from this process: once torch has run
     an OpenMP parallel region here, a forked child hangs in its first one. Ctrl-C reaches the
-    workers from the terminal; SIGTERM (:class:`~quadriga.errors.Terminated`, sent to this process
-    alone by ``kill`` or a batch system) is passed on to the busy workers as SIGINT, so either way
-    each run is recorded interrupted with its finished stages. A worker that has not ended 5 s
+    workers from the terminal; SIGTERM (:class:`~quadriga.errors.Terminated`) sent to this process
+    alone (``kill``) is passed on to the busy workers as SIGINT, and SIGTERM sent to the whole process
+    group (``timeout``, a batch system) is handled by each worker as SIGINT (:func:`_worker`), so
+    either way each run is recorded interrupted with its finished stages. A worker that has not ended 5 s
     after it was told to (deaf to SIGINT in a long native call) is killed, and its run is then
     recorded interrupted here (:func:`_mark_stopped`): no run this sweep started stays ``running``
     on disk.
@@ -280,16 +310,50 @@ def _received(conn: Any) -> dict[str, Any] | None:
 
 
 def _stop_workers(every: list[tuple[Any, Any]]) -> None:
-    """Tell every ``(process, pipe)`` worker to exit, wait up to 5 s each, kill the rest, close the pipes."""
+    """Tell every ``(process, pipe)`` worker to exit, wait up to 5 s each, kill the rest, close the pipes.
+
+    Returns once every worker process is gone (its locks on run directories released). The
+    process's own ``join`` is not enough: a worker comes from the fork server, whose report of
+    the exit is an end of file (exit code 255) as soon as the fork server itself is gone (SIGTERM
+    to the process group reaches it too), while the worker may still be running.
+    """
     for _, conn in every:  # all told first, so that they exit side by side
         with contextlib.suppress(Exception):
             conn.send(None)
     for proc, conn in every:
         proc.join(timeout=5)
-        if proc.is_alive():
-            proc.kill()
-            proc.join(timeout=5)  # reaped: its lock on the run directory is released
+        if not _gone(proc.pid, 5):
+            with contextlib.suppress(OSError):  # Process.kill does nothing once join saw an exit code
+                os.kill(proc.pid, signal.SIGKILL)
+            proc.join(timeout=5)
+            _gone(proc.pid, 5)
         conn.close()
+
+
+def _gone(pid: int, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for process ``pid`` to end; whether it has (a zombie has ended).
+
+    Its open files, and so its locks, are released by the time it is a zombie.
+    """
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # another user's process: not ours any more
+            return True
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                if f.read().rsplit(b")", 1)[-1].split()[0] in (b"Z", b"X"):
+                    return True
+        except (OSError, IndexError):
+            pass
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 def _run_ray(
