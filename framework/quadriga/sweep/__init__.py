@@ -457,12 +457,12 @@ def _open_sweep_dir(
             files and is not a sweep's directory (no ``sweep.json``).
     """
     refuse_symlinks(sweep_dir)
+    refuse_symlinks(sweep_dir / "runs", sweep_dir)  # the more specific refusal comes first
     if not (sweep_dir / "sweep.json").is_file():  # a sweep's own directory is resumed; others refused
         refuse_other_files(
             sweep_dir, "a sweep to continue", "a sweep", ", or the --out of an earlier sweep to continue it"
         )
     make_dir(sweep_dir, "--out")
-    refuse_symlinks(sweep_dir / "runs", sweep_dir)
     _check_same_sweep(sweep_dir, source, fixed)
     known = _known_runs(sweep_dir)
     named = [_earlier_name(sweep_dir / "runs", _unclashed(s, known)) for s in specs]
