@@ -196,15 +196,7 @@ def _check_mode(scale: str, mode: str, record: bool) -> None:
 def _verify_one(registry: Any, spec: Any, mode: str, scale: str, claim_dir: Path) -> dict[str, Any]:
     """One claim's record (JSON-ready): who it is, then what :func:`_run_claim` gives, or its error."""
     start = time.perf_counter()
-    rec: dict[str, Any] = {
-        "name": spec.name,
-        "distribution": spec.distribution,
-        "claim": spec.summary,
-        "paper": spec.paper,
-        "scale": scale,
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-        "version": _record._version(spec.distribution),
-    }
+    rec: dict[str, Any] = {**_identity(spec, scale), "version": _record._version(spec.distribution)}
     try:
         target = registry.load_claim(spec)
         if not isinstance(target, Claim):
@@ -247,8 +239,8 @@ def _write_outputs(out_dir: Path, records: list[dict[str, Any]], what: str, scal
     return report
 
 
-def _interrupted(spec: Any, scale: str) -> dict[str, Any]:
-    """The record of a claim an interrupt (Ctrl-C, SIGTERM) stopped or kept from starting: no numbers."""
+def _identity(spec: Any, scale: str) -> dict[str, Any]:
+    """The fields that name a claim's record: claim, distribution, paper, scale and today's date (UTC)."""
     return {
         "name": spec.name,
         "distribution": spec.distribution,
@@ -256,6 +248,13 @@ def _interrupted(spec: Any, scale: str) -> dict[str, Any]:
         "paper": spec.paper,
         "scale": scale,
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+    }
+
+
+def _interrupted(spec: Any, scale: str) -> dict[str, Any]:
+    """The record of a claim an interrupt (Ctrl-C, SIGTERM) stopped or kept from starting: no numbers."""
+    return {
+        **_identity(spec, scale),
         "status": "interrupted",
         "summary": "interrupted before it finished; no numbers",
         "comparisons": [],
