@@ -51,3 +51,33 @@ def test_quadriga_run_check_prints_one_screenful(plugin_path, tmp_path, capsys):
     assert len(table) == PLAN_ROWS - 1  # 1 task + 48 stages: 19 rows and the summary
     assert "... and 30 more stages (matrix x repeat) of draw" in " ".join(out.split())
     assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_a_pilot_s_markdown_table_prints_as_a_terminal_table(capsys):
+    """``verify --plan`` prints the pilot's table aligned, numbers right-aligned, no ``|`` rules."""
+    from quadriga.cli._common import console
+    from quadriga.cli.verify import print_markdown_tables
+
+    text = (
+        "pilot of 3 replicates\n\n| group | arm | baseline | sd | n needed |\n|---|---|---|---|---|\n"
+        "| - | gap-noisy | gap-clean | 11.04 | 12 |\n| - | wide | base | 3.5 | 120 |"
+    )
+    print_markdown_tables(console(), text)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "pilot of 3 replicates"
+    assert not any("|" in line or "---|" in line for line in lines)
+    header = next(line for line in lines if "n needed" in line)
+    row = next(line for line in lines if "gap-noisy" in line)
+    assert header.split() == ["group", "arm", "baseline", "sd", "n", "needed"]
+    assert row.split() == ["-", "gap-noisy", "gap-clean", "11.04", "12"]
+    assert row.rstrip().endswith(" 12") and len(row.rstrip()) == len(header.rstrip())  # right-aligned
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_a_markdown_block_with_a_ragged_row_prints_as_written(capsys):
+    from quadriga.cli._common import console
+    from quadriga.cli.verify import print_markdown_tables
+
+    text = "| a | b |\n|---|---|\n| x | y | z |"
+    print_markdown_tables(console(), text)
+    assert capsys.readouterr().out.strip() == text

@@ -557,6 +557,7 @@ def test_info_claim_shows_effect_replicates_arms_and_last_verdict(registry, monk
                     "method": "BCa bootstrap (9999 resamples, paired)",
                     "date": "2026-11-30",
                     "version": "0.1.0",
+                    "seconds": 412.5,
                 }
             }
         )
@@ -571,7 +572,8 @@ def test_info_claim_shows_effect_replicates_arms_and_last_verdict(registry, monk
     )
     assert "arms: method (the method); baselines: baseline" in out
     assert "replicates per arm: smoke 3, paper 40" in out
-    assert "last verdict: passed on 2026-11-30 (v0.1.0): estimate 1.02 [0.8, 1.3] (n = 40," in out
+    last = "last verdict: passed on 2026-11-30 (v0.1.0, a 7 min paper run): estimate 1.02 [0.8, 1.3] (n = 40,"
+    assert last in out
 
 
 def test_verify_help_says_smoke_is_the_default_and_what_each_scale_gives(capsys):

@@ -265,6 +265,7 @@ def test_verify_plan_fragility_stale_and_json_from_the_command_line(registry, tm
     saved = json.loads(record_file.read_text())["toy-claim"]
     assert saved["fingerprint"]["protocol"] == 3 and saved["effect"]["value"] == 0.5
     assert saved["plan"]["planned_replicates"] == 20 and saved["plan"]["effect"] == 0.5
+    assert isinstance(saved["seconds"], float) and 0 <= saved["seconds"] < 600  # the run's wall time
     capsys.readouterr()
     # nothing stale: --stale runs nothing
     assert main(["verify", "--stale", "--json", "--out", "stale"]) == 0

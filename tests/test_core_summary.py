@@ -80,7 +80,7 @@ def test_compare_counts_a_seed_run_twice_once_and_labels_groups_by_pipeline_name
     assert [int(r["n"]) for r in table] == [2]
 
 
-def test_one_pipeline_with_two_configurations_names_the_digest(registry, tmp_path):
+def test_one_pipeline_with_two_configurations_names_the_settings_that_differ(registry, tmp_path):
     from quadriga.api import run
 
     plain = run("toy-pipeline", seed=0, out=tmp_path / "p", registry=registry).dir
@@ -94,7 +94,28 @@ def test_one_pipeline_with_two_configurations_names_the_digest(registry, tmp_pat
             r["source"] = d.name
         rows += got
     labels = {e["source"] for e in aggregate(rows, ["source"])}
-    assert labels == {f"toy-pipeline (config {config_digest(d)})" for d in (plain, changed)}
+    default = config_digest(plain) and _default_samples(plain)
+    assert labels == {f"toy-pipeline (draw.num_samples={default})", "toy-pipeline (draw.num_samples=50)"}
+
+
+def _default_samples(run_dir):
+    """num_samples of the run's draw stage, as its saved pipeline.toml gives it."""
+    import tomllib
+
+    with open(run_dir / "pipeline.toml", "rb") as fh:
+        return tomllib.load(fh)["stage"]["draw"]["num_samples"]
+
+
+def test_configurations_whose_settings_are_unknown_are_named_by_digest(registry, tmp_path):
+    from quadriga import summary
+
+    rows = [
+        {"pipeline": "p", "config": digest, "stage": "s", "metric": "m", "value": 1.0, "source": digest}
+        for digest in ("aaaaaaaaaa", "bbbbbbbbbb")
+    ]
+    assert "aaaaaaaaaa" not in summary._SETTINGS
+    labels = {e["source"] for e in aggregate(rows, ["source"])}
+    assert labels == {"p (config aaaaaaaaaa)", "p (config bbbbbbbbbb)"}
 
 
 def test_compare_names_the_metrics_when_metric_matches_none(registry, tmp_path, capsys):

@@ -85,6 +85,8 @@ def _strict(tp: type) -> Any:
             hint = ""
             if isinstance(value, str) and tp in (int, float, bool) and _parses_as(value, tp):
                 hint = " (write it without quotes)"
+            elif isinstance(value, str) and tp is bool and value.strip().lower() in ("true", "false"):
+                hint = f" (TOML's booleans are lower case: write {value.strip().lower()})"
             raise TypeError(f"expected {tp.__name__}, got {type(value).__name__} {value!r}{hint}")
         return float(value) if tp is float else value
 
@@ -112,6 +114,7 @@ class _Context:
     registry: Registry
     file: str | None
     table: str
+    table_keys: tuple[str, ...] = ()  # the table's own keys (``inputs``): suggested when close
     names: dict[int, str] = attrs.field(factory=dict)  # id(nested component) -> registered name
     keep: list[Any] = attrs.field(factory=list)  # keeps nested components alive while the ids are used
 
@@ -229,7 +232,7 @@ def _structure(
             f"attrs class derived from quadriga.interfaces.{base.__name__}; "
             "report this to the plugin's authors."
         )
-    errors = _Errors(ctx.file, ctx.table)
+    errors = _Errors(ctx.file, ctx.table, ctx.table_keys if not key_prefix else ())
     _refuse_infinite(cls, params, ctx, key_prefix)
     try:
         obj = CONVERTER.structure(dict(params), cls)
@@ -288,8 +291,8 @@ def _out_of_memory(exc: BaseException, cls: type) -> str | None:
 
 
 class _Errors:
-    def __init__(self, file: str | None, table: str) -> None:
-        self.file, self.table = file, table
+    def __init__(self, file: str | None, table: str, table_keys: tuple[str, ...] = ()) -> None:
+        self.file, self.table, self.table_keys = file, table, table_keys
 
     def value_error(self, exc: Exception, cls: type, prefix: str) -> ConfigError:
         if isinstance(exc, ConfigError):  # a quadriga validator: it names its key
@@ -312,9 +315,13 @@ class _Errors:
                 names = [f.name for f in attrs.fields(cls)]
                 bad = sorted(err.extra_fields)[0]
                 key: str | None = prefix + ".".join(str(p) for p in [*path, bad])
+                own = self.table_keys if not path and not prefix else ()
+                hint = suggest(bad, [*names, *own])
+                if any(f"'{k}'" in hint for k in own):
+                    section = self.table.split(".", 1)[0] or "table"
+                    hint += f" ({section} keys: {', '.join(own)})"
                 return ConfigError(
-                    f"unknown parameter '{bad}' for {_label(cls)}.{suggest(bad, names)} "
-                    f"{valid_params_text(cls)}.",
+                    f"unknown parameter '{bad}' for {_label(cls)}.{hint} {valid_params_text(cls)}.",
                     file=self.file,
                     table=self.table,
                     key=key,
@@ -378,6 +385,7 @@ def build(
     kinds: tuple[str, ...],
     file: str | None = None,
     table: str = "",
+    table_keys: tuple[str, ...] = (),
 ) -> Built:
     """Build a registered component from its name and parameters.
 
@@ -388,6 +396,8 @@ def build(
         kinds: the kinds the name may be (``("sampler", "learner", ...)``).
         file: the pipeline file, for error messages.
         table: the table, e.g. ``"stage.srmc"``, for error messages.
+        table_keys: the table's own (reserved) keys, e.g. ``("use", "inputs", ...)``: an unknown
+            parameter close to one of them is answered with it ("Did you mean 'inputs'?").
 
     Returns:
         :class:`Built`: the component, its registry spec and its resolved configuration.
@@ -396,7 +406,7 @@ def build(
         ConfigError: unknown name (with close matches), unknown parameter (with the
             valid ones), wrong type, or a validator's complaint.
     """
-    ctx = _Context(registry, file, table)
+    ctx = _Context(registry, file, table, tuple(table_keys))
     token = _CONTEXT.set(ctx)
     try:
         obj, spec = _structure(ctx, use, params, kinds=kinds)

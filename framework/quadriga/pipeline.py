@@ -34,6 +34,7 @@ from quadriga.pipeline_schema import (
     TaskTable,
     split_table,
     structure,
+    table_keys,
 )
 from quadriga.pipeline_source import ORIGIN, apply_overrides, parse_override, read_source
 from quadriga.pipeline_source import TOP as _TOP
@@ -375,7 +376,8 @@ def _build_node(
     try:
         spec: TaskTable = structure(reserved, schema, where)
         kinds = (spec.kind,) if spec.kind else schema.kinds
-        built = build(registry, spec.use, params, kinds=kinds, file=file, table=where)
+        keys = table_keys(schema)
+        built = build(registry, spec.use, params, kinds=kinds, file=file, table=where, table_keys=keys)
     except ConfigError as exc:
         raise err(exc.reason, table=where, key=exc.key) from None
     except QuadrigaError as exc:

@@ -35,6 +35,7 @@ __all__ = [
     "TaskTable",
     "split_table",
     "structure",
+    "table_keys",
 ]
 
 # NAME_RE (a pipeline, task or stage name as written) is quadriga.stage_names', re-exported here
@@ -197,6 +198,16 @@ EXPANSION_KEYS = frozenset({"repeat", "matrix"})
 RESERVED = frozenset(attrs.fields_dict(StageTable)) | EXPANSION_KEYS
 #: reserved keys a ``matrix`` may not vary (it may vary ``use``, ``inputs.ARG`` and ``device``)
 NOT_VARIED = RESERVED - {"use", "inputs", "device"}
+
+
+def table_keys(cls: type[TaskTable]) -> tuple[str, ...]:
+    """The reserved keys a ``[task.*]`` (``TaskTable``) or ``[stage.*]`` table may hold.
+
+    In declaration order followed by the expansion keys, without ``source`` and ``replicate``
+    (which expansion writes); used to suggest ``inputs`` for ``input``.
+    """
+    written = {"source", "replicate"}
+    return (*(k for k in attrs.fields_dict(cls) if k not in written), *sorted(EXPANSION_KEYS))
 
 
 def split_table(table: Mapping[str, Any], cls: type[TaskTable]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -90,10 +90,15 @@ def check_values(value: Any, file: str, path: list[str] | None = None, depth: in
             check_values(v, file, sub, depth + 1)
 
 
+#: a table header line, ``[stage.mala]`` (not an array of tables, ``[[...]]``)
+_HEADER = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?$")
+
+
 def _toml_hint(text: str, msg: str) -> str:
     """What to change, read off the line ``tomllib``'s message points at (``(at line N, ...)``).
 
-    A key given twice in one table names the key; a Python literal where TOML has its own word
+    A key given twice in one table names the key and the table (the nearest header above it); a
+    Python literal where TOML has its own word
     (``True``/``False``, ``None``) says the TOML spelling; anything else gets the generic advice.
     """
     where = re.search(r"at line (\d+)", msg)
@@ -102,7 +107,10 @@ def _toml_hint(text: str, msg: str) -> str:
     key, _, value = line.partition("=")
     key, value = key.strip().strip('"'), value.strip().split("#", 1)[0].strip()
     if "Cannot overwrite a value" in msg and key:
-        return f"Key '{key}' is given twice in its table; keep one of them."
+        row = int(where.group(1)) if where else 0
+        header = next((h.group(1) for h in map(_HEADER.match, reversed(lines[: max(row - 1, 0)])) if h), None)
+        table = f"[{header}]" if header else "its table"
+        return f"Key '{key}' is given twice in {table}; keep one of them."
     python = {"True": "true", "False": "false"}
     if value in python:
         return f"TOML booleans are lowercase: write {key} = {python[value]}."

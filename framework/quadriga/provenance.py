@@ -35,7 +35,32 @@ if TYPE_CHECKING:
     from quadriga.pipeline import Pipeline
     from quadriga.registry import Registry
 
-__all__ = ["component_sources", "distribution_source", "environment", "plugin_sources", "provenance"]
+__all__ = [
+    "command_line",
+    "component_sources",
+    "distribution_source",
+    "environment",
+    "plugin_sources",
+    "provenance",
+]
+
+
+def command_line(argv: Iterable[str] | None = None) -> list[str]:
+    """The command line as a user would type it again: ``["quadriga", "run", ...]``.
+
+    ``python -m quadriga`` puts ``.../quadriga/__main__.py`` in ``sys.argv[0]`` and the console
+    script its absolute path; both are recorded as ``quadriga``. Any other program (a script
+    calling :func:`quadriga.api.run`) is kept as it was.
+
+    Args:
+        argv: the arguments, program first (default: ``sys.argv``).
+    """
+    args = list(sys.argv if argv is None else argv)
+    if args:
+        first = Path(args[0])
+        if first.name == "quadriga" or (first.name == "__main__.py" and first.parent.name == "quadriga"):
+            args[0] = "quadriga"
+    return args
 
 
 #: the last :func:`environment` and the installed distributions it was read from (their key)

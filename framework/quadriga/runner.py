@@ -123,7 +123,7 @@ def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> 
     git commit and dirty flag of editable plugins and every installed distribution.
     """
     import quadriga
-    from quadriga.provenance import provenance
+    from quadriga.provenance import command_line, provenance
 
     versions: dict[str, Any] = {
         "python": sys.version.split()[0],
@@ -143,7 +143,7 @@ def manifest(pipeline: Pipeline, registry: Registry, argv: list[str] | None) -> 
         "seeds": pipeline.seeds(),
         "devices": pipeline.devices(),
         "threads": _threads(),
-        "command": argv if argv is not None else sys.argv,
+        "command": command_line(argv),
         "started_utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "versions": versions,
         "plugins": plugins,

@@ -16,7 +16,7 @@ import csv
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,25 @@ def resolved_digest(resolved: Mapping[str, Any]) -> str:
     head.pop("seed", None)
     head.pop("description", None)
     data["pipeline"] = head
-    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    if digest not in _SETTINGS:
+        _SETTINGS[digest] = dict(_flat(data))
+    return digest
+
+
+#: digest -> the flattened settings it was computed from (``"mala.step_size": "0.5"``), so that
+#: runs of one pipeline with several configurations are labelled by what differs
+_SETTINGS: dict[str, dict[str, str]] = {}
+
+
+def _flat(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """``(dotted key, value as JSON)`` of every leaf; ``stage.`` and ``task.`` are left off the keys."""
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from _flat(value, "" if name in ("stage", "task") else f"{name}.")
+        else:
+            yield name, json.dumps(value, sort_keys=True, default=str)
 
 
 #: the numbers of a Samples stage's ``info`` kept in a sweep's tidy table
@@ -292,16 +310,37 @@ def _config_labels(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """A readable label per ``config`` digest: the pipeline's name, with the digest only where needed.
 
     A pipeline run with one configuration is labelled by its name alone; a pipeline seen with
-    several configurations (a ``--set`` changed something) gets ``"<name> (config <digest>)"``.
+    several configurations (a ``--set`` changed something) gets the settings that differ,
+    ``"<name> (mala.step_size=0.5)"``, or ``"<name> (config <digest>)"`` where they are unknown.
     """
-    configs: dict[str, set[str]] = {}
+    configs: dict[str, dict[str, None]] = {}
     for row in rows:
-        configs.setdefault(str(row.get("pipeline")), set()).add(row["config"])
+        configs.setdefault(str(row.get("pipeline")), {})[row["config"]] = None
     labels = {}
     for name, digests in configs.items():
-        for digest in digests:
-            labels[digest] = name if len(digests) == 1 else f"{name} (config {digest})"
+        for digest, differs in _differences(list(digests)).items():
+            labels[digest] = name if len(digests) == 1 else f"{name} ({differs or 'config ' + digest})"
     return labels
+
+
+def _differences(digests: Sequence[str], most: int = 3) -> dict[str, str]:
+    """Per digest, the settings in which its configuration differs from the others'.
+
+    ``"mala.step_size=0.5"`` (at most ``most`` keys, then ``", +2 more"``); ``""`` where the
+    settings are unknown (a digest not computed in this process) or nothing differs.
+    """
+    known = [_SETTINGS.get(d) for d in digests]
+    if len(digests) < 2 or any(k is None for k in known):
+        return dict.fromkeys(digests, "")
+    keys = sorted({k for s in known if s for k in s})
+    varied = [k for k in keys if len({(s or {}).get(k) for s in known}) > 1]
+    out = {}
+    for digest, settings in zip(digests, known, strict=True):
+        assert settings is not None
+        shown = [f"{k}={settings.get(k, '(unset)')}" for k in varied[:most]]
+        more = f", +{len(varied) - most} more" if len(varied) > most else ""
+        out[digest] = ", ".join(shown) + more
+    return out
 
 
 def drop_repeated_seeds(rows: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:

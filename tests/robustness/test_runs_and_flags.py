@@ -286,7 +286,7 @@ def test_stage_and_pipeline_names_in_a_run_s_results_reach_compare_s_tables_as_t
 @pytest.mark.parametrize(
     ("edit", "needles"),
     [
-        ("num_samples = 50\nnum_samples = 60", ("Key 'num_samples' is given twice",)),
+        ("num_samples = 50\nnum_samples = 60", ("Key 'num_samples' is given twice in [stage.draw]",)),
         ("num_samples = 50\nflag = False", ("TOML booleans are lowercase", "flag = false")),
         ("num_samples = 50\nflag = None", ("TOML has no None", "'flag'")),
     ],
@@ -447,3 +447,65 @@ def test_interrupted_verify_reports_the_claim_as_interrupted_and_how_to_go_on(tm
     assert again.returncode == 0, again.stderr
     (record,) = json.loads((tmp_path / "v" / "report.json").read_text())
     assert record["status"] == "ran" and record["numbers"], record
+
+
+def test_a_stage_key_misspelled_as_a_parameter_is_answered_with_the_stage_key(cli, tmp_path):
+    """``input = ...`` in a stage: the close stage key ``inputs`` is suggested, with the stage keys."""
+    (tmp_path / "p.toml").write_text(GOOD.replace("num_samples = 50", 'input = { target = "normal" }'))
+    o = cli("run", "p.toml", "--check")
+    assert_clean(o, 2, "[stage.draw]", "key 'input'", "Did you mean 'inputs'", "stage keys: use, kind")
+    (tmp_path / "p.toml").write_text(GOOD.replace("num_samples", "num_sample"))  # a parameter's typo
+    o = cli("run", "p.toml", "--check")
+    assert_clean(o, 2, "Did you mean 'num_samples'")
+    assert "stage keys" not in o.text
+
+
+def test_a_python_boolean_given_to_set_gets_the_toml_spelling(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(GOOD)
+    o = cli("run", "p.toml", "--check", "--set", "stage.draw.nan=False")
+    assert_clean(o, 2, "key 'nan'", "expected bool", "TOML's booleans are lower case: write false")
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["list", "--kind", "samplr"], ["argument --kind: 'samplr' is not one of sampler,", "'sampler'?"]),
+        (["rn"], ["'rn' is not one of list, info, run", "Did you mean 'run'?"]),
+        (["sweep", "p.toml", "--backend", "rayy"], ["'rayy' is not one of local, ray, submitit"]),
+    ],
+    ids=["list-kind", "command", "sweep-backend"],
+)
+def test_a_mistyped_choice_is_named_with_a_close_match_within_80_columns(cli, argv, needles):
+    o = cli(*argv)
+    assert o.rc == 2 and "Traceback" not in o.text, o.text
+    for needle in needles:
+        assert needle in " ".join(o.err.split()), (needle, o.err)
+    error = o.err[o.err.index("error:") - len("quadriga") - 1 :].splitlines()
+    assert error and max(len(line) for line in error) <= 80, o.err
+
+
+def test_run_json_check_prints_the_checked_plan_as_json(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(GOOD)
+    o = cli("run", "p.toml", "--check", "--json")
+    assert o.rc == 0, o.text
+    plan = json.loads(o.out)
+    assert plan["pipeline"] == "good" and plan["seed"] == 1 and plan["valid"] is True
+    assert plan["tables"] == [
+        {"table": "task.normal", "component": "toy-normal", "kind": "target", "inputs": {}},
+        {"table": "stage.draw", "component": "toy-iid", "kind": "sampler", "inputs": {"target": "normal"}},
+        {
+            "table": "stage.check",
+            "component": "toy-mean",
+            "kind": "evaluator",
+            "inputs": {"subject": ["draw"], "reference": "normal"},
+        },
+    ]
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_records_its_command_as_typed(cli, tmp_path):
+    from quadriga.provenance import command_line
+
+    assert command_line(["/x/lib/quadriga/__main__.py", "run", "p"]) == ["quadriga", "run", "p"]
+    assert command_line(["/venv/bin/quadriga", "sweep"]) == ["quadriga", "sweep"]
+    assert command_line(["train.py", "--x"]) == ["train.py", "--x"]

@@ -130,6 +130,15 @@ def _effect_lines(facts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _duration(seconds: float) -> str:
+    """``"40 s"``, ``"7 min"`` or ``"1.5 h"``: a recorded run's wall time, rounded for reading."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def _verdict_lines(facts: dict[str, Any]) -> list[str]:
     """The lines of the claim's last recorded verdict (per comparison when several), or how to record one."""
     lines: list[str] = []
@@ -145,8 +154,11 @@ def _verdict_lines(facts: dict[str, Any]) -> list[str]:
         comps = [c for c in last.get("comparisons") or [] if isinstance(c, dict)]
         if len(comps) > 1:
             span = ", per comparison:"
+        took = last.get("seconds")
+        took_text = f", a {_duration(took)} paper run" if isinstance(took, (int, float)) else ""
         lines.append(
-            f"last verdict: {last.get('status')} on {last.get('date')} (v{last.get('version')}){span}"
+            f"last verdict: {last.get('status')} on {last.get('date')} (v{last.get('version')}"
+            f"{took_text}){span}"
         )
         for c in comps if len(comps) > 1 else []:
             who = c.get("arm") if not c.get("baseline") else f"{c.get('arm')} vs {c.get('baseline')}"

@@ -95,9 +95,11 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
     """Keep each paper-scale verdict in its plugin's ``claims_record.json``; return the files written.
 
     Each entry: ``{status, summary, estimate, low, high, n, method, comparisons, effect, plan,
-    preconditions, precondition_failed, fingerprint, date, version}`` (``estimate`` ... ``method``
+    preconditions, precondition_failed, fingerprint, date, version, seconds}`` (``estimate`` ...
+    ``method``
     are the first comparison's; every comparison under ``comparisons``; ``effect`` and ``plan`` as
-    declared before the run; ``fingerprint`` as :func:`quadriga.claims.fingerprint.fingerprint`).
+    declared before the run; ``fingerprint`` as :func:`quadriga.claims.fingerprint.fingerprint`;
+    ``seconds``: the paper run's wall time, shown by ``quadriga info``).
     """
 
     def entry(rec: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
@@ -117,6 +119,7 @@ def record_verdicts(registry: Any, records: list[dict[str, Any]]) -> list[Path]:
             },
             "date": rec["date"],
             "version": rec["version"],
+            **({"seconds": rec["seconds"]} if isinstance(rec.get("seconds"), (int, float)) else {}),
             **({"pilot": pilot} if pilot else {}),
         }
 

@@ -25,7 +25,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from quadriga.cli._common import Formatter, add_common_options, console
 from quadriga.errors import PluginImportInterrupted, QuadrigaError, sigterm_interrupts
@@ -74,7 +74,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             it names are imported and the others get an empty placeholder parser (enough for
             argparse to accept the names). None: every subcommand's full parser.
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="quadriga",
         description="Recent machine-learning methods as composable plugins: Sampler, Learner, Estimator, "
         "Evaluator. Pipelines are TOML files composed by name.",
@@ -92,6 +92,31 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, add_help=False)
     return parser
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors fit 80 columns and name close matches.
+
+    ``argument --kind: invalid choice: 'samplr' (choose from 'sampler', ...)`` becomes
+    ``argument --kind: 'samplr' is not one of sampler, learner, ... Did you mean 'sampler'?``;
+    subcommand parsers inherit the class (``add_subparsers`` uses the parent's). Exit code 2.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and ``message`` (wrapped to 80 columns) on stderr and exit with code 2."""
+        import re
+        import textwrap
+
+        from quadriga.errors import suggest
+
+        choice = re.fullmatch(r"(argument \S+): invalid choice: '(.*)' \(choose from (.*)\)", message)
+        if choice:
+            arg, bad, listed = choice.groups()
+            names = [n.strip().strip("'") for n in listed.split(",")]
+            message = f"{arg}: '{bad}' is not one of {', '.join(names)}.{suggest(bad, names)}"
+        self.print_usage(sys.stderr)
+        text = textwrap.fill(f"{self.prog}: error: {message}", width=80, subsequent_indent="  ")
+        self.exit(2, text + "\n")
 
 
 class _Version(argparse._VersionAction):

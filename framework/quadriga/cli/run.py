@@ -78,7 +78,11 @@ def add_parser(sub: Subparsers) -> None:
     )
     p.add_argument("--check", action="store_true", help="check the pipeline and print it; run nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--json", action="store_true", help="print only the results, as JSON (implies --quiet)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print only the results, as JSON (implies --quiet); with --check, the checked plan",
+    )
     p.add_argument(
         "--with",
         dest="trackers",
@@ -149,6 +153,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         con.print(f"[cyan]note[/]: {escape(note)}")
     if args.check:
         con.print("[green]pipeline is valid[/] (nothing was run).")
+        if args.json:
+            print_json(
+                {
+                    "pipeline": pipeline.name,
+                    "seed": pipeline.seed,
+                    "valid": True,
+                    "tables": [
+                        {"table": n.table, "component": n.use, "kind": n.kind, "inputs": dict(n.inputs)}
+                        for n in (*pipeline.tasks.values(), *pipeline.stages.values())
+                    ],
+                    "notes": list(pipeline.notes),
+                }
+            )
         return 0
     os.environ.setdefault("MPLBACKEND", "Agg")
     show = not (args.quiet or args.json) and con.is_terminal

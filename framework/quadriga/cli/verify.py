@@ -102,6 +102,36 @@ _STATUS_COLOURS = {
 }
 
 
+def print_markdown_tables(con: Any, text: str) -> None:
+    """Print the markdown tables of a claim's report (``| a | b |`` blocks) as terminal tables.
+
+    Blocks separated by a blank line that are not tables print as plain text (escaped).
+    """
+    from quadriga.cli.output import print_table
+
+    for block in text.strip().split("\n\n"):
+        lines = block.strip().splitlines()
+        rule = len(lines) >= 2 and set(lines[1].replace("|", "").strip()) <= {"-", ":"}
+        if not (rule and all(line.startswith("|") for line in lines)):
+            con.print(escape(block), soft_wrap=True)
+            continue
+        header, _, *rows = ([c.strip() for c in line.strip().strip("|").split("|")] for line in lines)
+        if any(len(r) != len(header) for r in rows):  # a cell holding "|": keep the text as written
+            con.print(escape(block), soft_wrap=True)
+            continue
+        numeric = [h for j, h in enumerate(header) if rows and all(_is_number(r[j]) for r in rows)]
+        print_table(con, header, rows, right=numeric)
+
+
+def _is_number(cell: str) -> bool:
+    """Whether a table cell reads as a number (right-aligned when its whole column does)."""
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def _mode_and_scale(args: argparse.Namespace) -> tuple[str, str]:
     """``(mode, scale)`` of ``verify``: stale verdicts are renewed, and a plan's pilot run, at paper scale.
 
@@ -184,8 +214,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     def on_end(spec: Any, record: dict[str, Any]) -> None:
         color = _STATUS_COLOURS.get(record["status"], "red")
         say(f"  [{color}]{record['status']}[/] in {record['seconds']} s: {escape(str(record['summary']))}")
-        if record.get("table") and mode != "verdict":  # the pilot's or the fragility map's table
-            say(escape(str(record["table"])), soft_wrap=True)
+        if record.get("table") and mode != "verdict" and not args.json:  # the pilot's or fragility map's
+            print_markdown_tables(con, str(record["table"]))
 
     try:
         records, report = verify(

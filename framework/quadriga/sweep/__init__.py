@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ import attrs
 
 from quadriga.errors import ConfigError
 from quadriga.fileio import refuse_symlinks
+from quadriga.provenance import command_line
 from quadriga.rundir import make_dir, refuse_other_files
 from quadriga.runs import atomic_write_json, safe_name
 from quadriga.sweep.backends import BACKENDS, _run_local, _run_ray, cap_threads, worker_threads
@@ -478,7 +478,7 @@ def _open_sweep_dir(
             "backend": backend,
             "runs": [attrs.asdict(s) for s in named],
             "known_runs": known,
-            "command": sys.argv,
+            "command": command_line(),
         },
     )
     return named
