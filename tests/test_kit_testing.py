@@ -432,3 +432,29 @@ def test_param_names_flags_each_known_synonym_with_the_standard_word():
         assert any(f"parameter '{old}' " in p and f"rename it to '{new}'" in p for p in problems), old
     assert all(standard_name(word) is None for word in STANDARD_NAMES)  # no standard word is a synonym
     assert standard_name("passes") == "num_epochs" and standard_name("lr_grid") == "learning_rate_grid"
+
+
+def test_seeding_a_cpu_stage_seeds_torch_s_generator_as_manual_seed_does_and_queues_no_device_call(
+    monkeypatch,
+):
+    """On a CPU stage the CPU generator gets torch.manual_seed's state; no lazy accelerator call
+    is queued while no accelerator is initialised; another device gets torch.manual_seed."""
+    import torch
+
+    from quadriga.seeding import seed_everything
+
+    torch.manual_seed(2**40 + 7)
+    expected = torch.rand(3)
+    calls = []
+    monkeypatch.setattr(torch.cuda, "manual_seed_all", lambda seed: calls.append(("cuda", seed)))
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    seed_everything(2**40 + 7)
+    assert torch.equal(torch.rand(3), expected)
+    assert calls == []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)  # an initialised accelerator
+    seed_everything(5)
+    assert calls == [("cuda", 5)]
+    seen = []
+    monkeypatch.setattr(torch, "manual_seed", lambda seed: seen.append(seed))
+    seed_everything(9, "cuda:0")
+    assert seen == [9]

@@ -175,8 +175,9 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
     """
     interface = node.interface
     seed = pipeline.seed_of(node)
-    seed_everything(seed)
-    injected = {"generator": make_generator(seed, pipeline.device_of(node)), "progress": progress}
+    device = pipeline.device_of(node)
+    seed_everything(seed, device)
+    injected = {"generator": make_generator(seed, device), "progress": progress}
     kwargs = {
         arg: values[ref] if isinstance(ref, str) else {r: values[r] for r in ref}
         for arg, ref in node.inputs.items()

@@ -83,11 +83,19 @@ def _why_unavailable(device: str, exc: Exception) -> str:
     return str(exc).splitlines()[0][:160]
 
 
-def seed_everything(seed: int) -> None:
+def seed_everything(seed: int, device: str = "cpu") -> None:
     """Seed Python's, NumPy's and torch's global generators (for libraries that use them).
 
     Components should draw from the generator they are given; this only makes
     code that does not (network initialisation, third-party libraries) repeatable too.
+
+    Args:
+        seed: the stage's seed (any integer; reduced modulo 2**32 for NumPy, 2**63 for torch).
+        device: the stage's device. On ``"cpu"`` torch's CPU generator is seeded, and an
+            accelerator's generators only once that accelerator is initialised in this process:
+            ``torch.manual_seed`` would also queue a lazy seeding call for each accelerator build
+            (CUDA, XPU, MTIA), each recording a Python stack, about 0.8 ms per stage on a CPU-only
+            run. Any other device gets ``torch.manual_seed`` (every generator, lazily).
     """
     import numpy as np
 
@@ -98,7 +106,18 @@ def seed_everything(seed: int) -> None:
         import torch
     except ImportError:  # pragma: no cover
         return
-    torch.manual_seed(seed % (2**63))
+    if not str(device).startswith("cpu"):
+        torch.manual_seed(seed % (2**63))
+        return
+    torch.random.default_generator.manual_seed(seed % (2**63))
+    for name in ("cuda", "xpu", "mtia"):
+        backend = getattr(torch, name, None)
+        initialized = getattr(backend, "is_initialized", None)
+        if initialized is not None and initialized():
+            backend.manual_seed_all(seed % (2**63))
+    mps = getattr(torch, "mps", None)
+    if mps is not None and torch.backends.mps.is_available():
+        mps.manual_seed(seed % (2**63))
 
 
 @contextlib.contextmanager
