@@ -10,7 +10,7 @@ import contextlib
 import hashlib
 import random
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,9 +109,9 @@ def seed_everything(seed: int, device: str = "cpu") -> None:
     if not str(device).startswith("cpu"):
         torch.manual_seed(seed % (2**63))
         return
-    torch.random.default_generator.manual_seed(seed % (2**63))
+    torch.default_generator.manual_seed(seed % (2**63))
     for name in ("cuda", "xpu", "mtia"):
-        backend = getattr(torch, name, None)
+        backend: Any = getattr(torch, name, None)
         initialized = getattr(backend, "is_initialized", None)
         if initialized is not None and initialized():
             backend.manual_seed_all(seed % (2**63))
