@@ -499,3 +499,21 @@ def test_info_puts_the_stale_note_after_the_per_comparison_rows():
     lines = [line for line in claim_lines(facts) if line.startswith(("last verdict", "  "))]
     heads = [line.split(":")[0].strip() for line in lines]
     assert heads[-3:] == ["g1", "g2", "stale"], lines
+
+
+def test_an_underpowered_plan_is_an_answer_not_a_failure(registry, tmp_path, monkeypatch, capsys):
+    """``verify --plan`` exits 0 when the pilot says the declared n is too few (its finding)."""
+    from quadriga.cli import main
+
+    def experiment(scale, out):
+        base = _standardized(scale.replicates, 5.0, 1.0, 1)
+        return {"method": base + 1.0 + _standardized(scale.replicates, 0, 0.5, 2), "baseline": base}
+
+    effect = Effect(quantity="d", statistic="difference", relation="greater", value=0.5)
+    claim = _claim(effect, experiment=experiment, plan=Plan(effect=0.01, pilot_replicates=6))
+    monkeypatch.setattr(registry, "load_claim", lambda s: claim)
+    monkeypatch.setattr("quadriga.cli.verify.registry_for", lambda args: registry)
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "toy-claim", "--plan", "--json", "--out", "plan"]) == 0
+    rec = json.loads(capsys.readouterr().out)["records"][0]
+    assert rec["status"] == "underpowered" and rec["pilot"]["n_needed"] > 20

@@ -173,10 +173,12 @@ def test_build_and_run_refuse_arguments_of_the_wrong_type(registry, tmp_path):
         "task": {"normal": {"use": "toy-normal", "dimension": 2}},
         "stage": {"draws": {"use": "toy-iid", "inputs": {"target": "normal"}, "num_samples": 10}},
     }
-    for bad in ([1], 5, {"stage.draws.num_samples": 3}):
+    for bad in ([1], 5):
         with pytest.raises(ConfigError, match="overrides must") as info:
             run(pipeline, overrides=bad, out=tmp_path / "bad", registry=registry)
         assert info.value.key == "overrides"
+    with pytest.raises(ConfigError, match=r"overrides\['stage.draws.num_samples'\] = None has no TOML form"):
+        run(pipeline, overrides={"stage.draws.num_samples": None}, out=tmp_path / "bad", registry=registry)
     for bad in ("yes", 2):
         with pytest.raises(ConfigError, match=r"progress must be True, False or None") as info:
             run(pipeline, progress=bad, out=tmp_path / "bad", registry=registry)
@@ -184,6 +186,21 @@ def test_build_and_run_refuse_arguments_of_the_wrong_type(registry, tmp_path):
     assert not (tmp_path / "bad").exists()
     result = run(pipeline, overrides="stage.draws.num_samples=7", out=tmp_path / "one", registry=registry)
     assert result.artifacts["draws"].x.shape == (7, 2)  # a single string is one override
+    result = run(pipeline, overrides={"stage.draws.num_samples": 5}, out=tmp_path / "dict", registry=registry)
+    assert result.artifacts["draws"].x.shape == (5, 2)  # a dict: one override per key
+
+
+def test_a_dict_of_overrides_is_written_as_toml_values():
+    from quadriga.api import _overrides
+
+    given = {"a.b": 0.1, "a.flag": True, "a.name": 'x"y', "a.inner": {"use": "mala", "n": 1}, "a.l": [1, 2.5]}
+    assert _overrides(given) == [
+        "a.b=0.1",
+        "a.flag=true",
+        'a.name="x\\"y"',
+        'a.inner={ "use" = "mala", "n" = 1 }',
+        "a.l=[1, 2.5]",
+    ]
 
 
 @pytest.mark.parametrize(

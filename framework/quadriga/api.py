@@ -11,6 +11,7 @@ and read a saved run back with its artifacts and a tidy table; this module does 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,17 +27,24 @@ __all__ = ["check", "load_resumed", "run"]
 API_ORIGIN = "overrides=[...]"
 
 
-def _overrides(overrides: str | Iterable[str]) -> list[str]:
-    """``overrides`` as a list of ``KEY=VALUE`` strings; a single string is one override.
+def _overrides(overrides: str | Iterable[str] | Mapping[str, Any]) -> list[str]:
+    """``overrides`` as a list of ``KEY=VALUE`` strings.
+
+    A single string is one override; a mapping ``{"stage.mala.step_size": 0.1}`` gives one
+    override per key, its Python value written as TOML (``True`` as ``true``, a dict as an inline
+    table, a string quoted).
 
     Raises:
-        ConfigError: ``overrides`` is neither a string nor an iterable of strings.
+        ConfigError: ``overrides`` is neither a string, a mapping nor an iterable of strings; a
+            mapping's value has no TOML form (``None``, an object).
     """
     from quadriga.errors import ConfigError
 
     if isinstance(overrides, str):
         return [overrides]
-    if isinstance(overrides, (bytes, Mapping)) or not isinstance(overrides, Iterable):
+    if isinstance(overrides, Mapping):
+        return [f"{key}={_toml_text(value, str(key))}" for key, value in overrides.items()]
+    if isinstance(overrides, bytes) or not isinstance(overrides, Iterable):
         raise ConfigError(
             f"overrides must be a list of 'KEY=VALUE' strings such as "
             f"['stage.mala.step_size=0.1'], got {overrides!r}.",
@@ -51,6 +59,31 @@ def _overrides(overrides: str | Iterable[str]) -> list[str]:
                 key="overrides",
             )
     return items
+
+
+def _toml_text(value: Any, key: str) -> str:
+    """``value`` as TOML text for an override (inline tables and arrays, quoted strings).
+
+    Raises:
+        ConfigError: ``None`` or a value TOML cannot hold (key ``overrides``, naming ``key``).
+    """
+    import tomli_w
+
+    from quadriga.errors import ConfigError
+
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{json.dumps(str(k))} = {_toml_text(v, f'{key}.{k}')}" for k, v in value.items())
+        return "{ " + items + " }" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_text(v, key) for v in value) + "]"
+    try:
+        return tomli_w.dumps({"v": value}).partition("=")[2].strip()
+    except TypeError:
+        raise ConfigError(
+            f"overrides['{key}'] = {value!r} has no TOML form; give a number, bool, string, list "
+            "or dict (leave a key out to keep its default).",
+            key="overrides",
+        ) from None
 
 
 def _check_progress(progress: Any) -> None:
@@ -165,7 +198,7 @@ def _refuse_relabelled(resolved: Mapping[str, Any], file: Path) -> None:
 def check(
     source: str | Path | Mapping[str, Any],
     *,
-    overrides: str | Iterable[str] = (),
+    overrides: str | Iterable[str] | Mapping[str, Any] = (),
     seed: int | None = None,
     registry: Registry | None = None,
 ) -> Pipeline:
@@ -173,7 +206,8 @@ def check(
 
     Args:
         source: a registered pipeline name, a path to a TOML file, or a dict with the TOML structure.
-        overrides: ``--set`` strings, e.g. ``["stage.srmc.alpha=2"]``; a single string is one override.
+        overrides: ``--set`` strings, e.g. ``["stage.srmc.alpha=2"]``; a single string is one
+            override; or a dict ``{"stage.srmc.alpha": 2}``.
         seed: replaces the pipeline's root seed.
         registry: defaults to the process-wide one.
 
@@ -190,7 +224,7 @@ def check(
 def run(
     source: str | Path | Mapping[str, Any],
     *,
-    overrides: str | Iterable[str] = (),
+    overrides: str | Iterable[str] | Mapping[str, Any] = (),
     seed: int | None = None,
     out: str | Path | None = None,
     runs_root: str | Path = "runs",
@@ -203,7 +237,8 @@ def run(
 
     Args:
         source: a registered pipeline name, a path, or a dict with the TOML structure.
-        overrides: ``--set`` strings (a single string is one override).
+        overrides: ``--set`` strings (a single string is one override), or a dict
+            ``{"stage.mala.step_size": 0.1}`` (values written as TOML).
         seed: replaces the root seed.
         out: the run directory (default ``runs_root/<pipeline>/<UTC timestamp>``).
         runs_root: root of default run directories.

@@ -394,11 +394,16 @@ def apply_overrides(
 
     Raises:
         ConfigError: a key outside ``pipeline.``/``task.``/``stage.``, a table that does not exist,
-            a key inside a value that is not a table, a non-string description.
+            a key inside a value that is not a table, a non-string description, one key set twice.
     """
     touched: set[tuple[str, str]] = set()
+    given: dict[str, str] = {}
     for text in overrides:
         path, value = parse_override(text)
+        key = ".".join(path)
+        if key in given:
+            raise ConfigError(f"'{key}' is set twice ({given[key]} and {text}); give it once.", file=ORIGIN)
+        given[key] = text
         if path[0] not in TOP:
             raise ConfigError(
                 f"'{'.'.join(path)}' must start with pipeline., task. or stage.{suggest(path[0], TOP)}",

@@ -139,7 +139,6 @@ def _refuse_linked_records(run_dir: Path) -> None:
             raise ConfigError(
                 f"'{run_dir / name}' is a symbolic link; a report embeds only the run's own files, not "
                 "what a link points to. Replace it with the file itself.",
-                key="report",
             )
 
 
@@ -160,11 +159,11 @@ def collect_run(run_dir: Path) -> dict[str, Any]:
 
     run_dir = Path(run_dir)
     if not is_run(run_dir):
-        raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).", key="report")
+        raise ConfigError(f"'{run_dir}' is not a run directory (no results.json).")
     _refuse_linked_records(run_dir)
-    results = read_run_file(run_dir, "results.json", key="report")
-    manifest = read_run_file(run_dir, "manifest.json", key="report")
-    read_run_file(run_dir, "status.json", key="report")  # damaged: refused, naming the file
+    results = read_run_file(run_dir, "results.json")
+    manifest = read_run_file(run_dir, "manifest.json")
+    read_run_file(run_dir, "status.json")  # damaged: refused, naming the file
     record = RunDir(run_dir).read_status()  # a "running" run whose process is gone: interrupted
     stages: Mapping[str, Any] = results.get("stages", {})
     seconds = {n: s.seconds for n, s in record.stages.items()}
@@ -488,7 +487,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     sweep_dir = Path(sweep_dir)
     sweep = _read_json(sweep_dir / "sweep.json")
     if not isinstance(sweep, dict):
-        raise ConfigError(f"'{sweep_dir}' is not a sweep directory (no readable sweep.json).", key="report")
+        raise ConfigError(f"'{sweep_dir}' is not a sweep directory (no readable sweep.json).")
     rows, keys = load_rows(sweep_dir)
     summary = aggregate(rows, keys)
     runs = sweep_runs(sweep_dir)  # each status as its run directory records it now
@@ -744,13 +743,11 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
         elif d.is_dir() and any(is_run(c) for c in d.iterdir()):
             raise ConfigError(
                 f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga report {d}/*`.",
-                key="report",
             )
         elif (d / "report.json").is_file() or (d.is_dir() and any(d.rglob("report.json"))):
             raise ConfigError(
                 f"'{d}' is the output of `quadriga verify`, not a run or sweep directory; pass it as "
                 f"`--verify {d}`.",
-                key="report",
             )
         else:
             raise ConfigError(
@@ -764,7 +761,7 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
                 "records. Pass the output directory of a `quadriga verify` that ran claims.",
                 key="--verify",
             )
-        raise ConfigError("nothing to report: give run or sweep directories, or --verify DIR.", key="report")
+        raise ConfigError("nothing to report: give run or sweep directories, or --verify DIR.")
     if title is None:
         names = [s["title"] for s in sections] + [f"claim {c['name']}" for c in claims]
         title = "quadriga report: " + ", ".join(dict.fromkeys(names))

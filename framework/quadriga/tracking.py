@@ -93,7 +93,7 @@ def check(names: Iterable[str], registry: Registry) -> list[str]:
             what = f"'{name}' (in {ENV}={os.environ.get(ENV, '')!r})" if key == ENV else f"'{name}'"
             raise ConfigError(
                 f"{what} is not an installed tracker (installed: {listed}).{suggest(name, list(known))} "
-                "For MLflow: `pip install -e plugins/quadriga-mlflow`.",
+                "For MLflow: `pip install -c constraints.txt -e plugins/quadriga-mlflow` in the checkout.",
                 key=key,
             )
         return plugin

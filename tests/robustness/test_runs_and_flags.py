@@ -509,3 +509,48 @@ def test_a_run_records_its_command_as_typed(cli, tmp_path):
     assert command_line(["/x/lib/quadriga/__main__.py", "run", "p"]) == ["quadriga", "run", "p"]
     assert command_line(["/venv/bin/quadriga", "sweep"]) == ["quadriga", "sweep"]
     assert command_line(["train.py", "--x"]) == ["train.py", "--x"]
+
+
+def test_a_mistyped_flag_is_named_by_its_command_with_the_close_flag(cli, tmp_path):
+    o = cli("run", "p.toml", "--chek")
+    expected = "quadriga run: error: unrecognized arguments: --chek. Did you mean '--check'?"
+    assert o.rc == 2 and expected in o.err, o.err
+    assert "Usage: quadriga run" in o.err  # the subcommand's usage, not the top level's
+    o = cli("compare", "x", "--zzz")
+    assert "`quadriga compare --help` lists its options." in " ".join(o.err.split())
+
+
+def test_one_key_set_twice_is_refused(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(GOOD)
+    twice = ["--set", "stage.draw.num_samples=3"] * 2
+    o = cli("run", "p.toml", "--check", *twice)
+    assert_clean(o, 2, "--set", "'stage.draw.num_samples' is set twice", "give it once")
+
+
+def test_a_missing_directory_is_named_without_a_key(cli):
+    for command in ("compare", "report"):
+        o = cli(command, "runs/nope")
+        assert_clean(o, 2, "'runs/nope' does not exist")
+        assert "key '" not in o.err, o.err
+
+
+def test_info_of_a_path_points_to_the_command_that_reads_it(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(GOOD)
+    assert_clean(cli("info", "p.toml"), 2, "'p.toml' is a path", "quadriga run p.toml --check")
+    (tmp_path / "runs").mkdir()
+    assert_clean(cli("info", "runs"), 2, "'runs' is a path", "quadriga compare runs")
+
+
+def test_compare_wraps_long_labels_and_says_when_it_replaced_earlier_output(cli, tmp_path, monkeypatch):
+    (tmp_path / "p.toml").write_text(GOOD)
+    assert cli("run", "p.toml", "--out", "a", "--quiet").rc == 0
+    assert cli("run", "p.toml", "--out", "b", "--quiet", "--set", "stage.draw.num_samples=60").rc == 0
+    monkeypatch.setenv("COLUMNS", "80")
+    o = cli("compare", "a", "b")
+    assert o.rc == 0, o.text
+    assert "(draw.num_samples=50)" in o.out and "(draw.num_samples=60)" in o.out, o.out  # what differs
+    assert max(len(line) for line in o.out.splitlines()) <= 80
+    assert not any(title.endswith("(2/2)") for title in o.out.splitlines()), o.out  # not split in parts
+    assert "replaced an earlier compare" not in o.out
+    o = cli("compare", "a", "b")
+    assert "note: replaced an earlier compare's files in compare" in " ".join(o.out.split())

@@ -114,8 +114,16 @@ class Parser(argparse.ArgumentParser):
             arg, bad, listed = choice.groups()
             names = [n.strip().strip("'") for n in listed.split(",")]
             message = f"{arg}: '{bad}' is not one of {', '.join(names)}.{suggest(bad, names)}"
+        unknown = re.fullmatch(r"unrecognized arguments: (.*)", message)
+        flag = next((w for w in unknown.group(1).split() if w.startswith("-")), None) if unknown else None
+        if flag:
+            options = [o for action in self._actions for o in action.option_strings]
+            close = suggest(flag.split("=", 1)[0], options, n=1)
+            message += "." + (close or f" `{self.prog} --help` lists its options.")
         self.print_usage(sys.stderr)
-        text = textwrap.fill(f"{self.prog}: error: {message}", width=80, subsequent_indent="  ")
+        text = textwrap.fill(
+            f"{self.prog}: error: {message}", width=80, subsequent_indent="  ", break_on_hyphens=False
+        )
         self.exit(2, text + "\n")
 
 
@@ -176,7 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(parser)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the subcommand's parser, with its close options: `run --chek`
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        owner = commands.choices.get(args.command) if args.command else None
+        (owner or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
         parser.print_help()
         return 2

@@ -85,9 +85,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
             shown = ", ".join(known[:12]) + (f" and {len(known) - 12} more" if len(known) > 12 else "")
             raise ConfigError(
-                f"option --metric: no metric of these runs contains '{args.metric}'."
+                f"no metric of these runs contains '{args.metric}'."
                 f"{suggest(args.metric, known)} Their metrics: {shown}.",
-                key="metric",
+                key="--metric",
             )
     if not all_rows:
         if args.json:
@@ -96,6 +96,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             console.print("no finished results in these directories.")
         return 1
     summary = aggregate(all_rows, keys)
+    replaced = args.out.is_dir() and any(args.out.iterdir())  # an earlier compare's files (_check_out)
     make_dir(args.out, "--out")
     table, figure = write_outputs(args.out, all_rows, summary, keys)
     if args.json:
@@ -104,6 +105,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print_summary(console, summary, keys)
     console.print(f"table: {escape(str(table))}", soft_wrap=True)  # paths are never wrapped
     console.print(f"figure: {escape(str(figure))}", soft_wrap=True)
+    if replaced:
+        console.print(
+            f"note: replaced an earlier compare's files in {escape(str(args.out))}; --out DIR keeps "
+            "each comparison apart."
+        )
     return 0
 
 
@@ -144,13 +150,12 @@ def _rows_of(d: Path) -> tuple[list[dict[str, Any]], list[str]]:
     from quadriga.summary import load_rows
 
     if not d.exists():
-        raise ConfigError(f"'{d}' does not exist.", key="compare")
+        raise ConfigError(f"'{d}' does not exist.")
     if d.is_dir() and not is_run(d) and not (d / "sweep.json").exists():
         children = sorted(c for c in d.iterdir() if is_run(c))
         if children:
             raise ConfigError(
                 f"'{d}' holds runs rather than being one; pass them, e.g. `quadriga compare {d}/*`.",
-                key="compare",
             )
     try:
         return load_rows(d)

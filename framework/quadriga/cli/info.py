@@ -425,6 +425,18 @@ def _raise_unknown(reg: Any, name: str, kind: str | None) -> None:
             f"'{name}' is registered as {' and as '.join(elsewhere)}, not as {kind}: quadriga info {name}"
             + (f" --kind {elsewhere[0]}" if len(elsewhere) == 1 else "")
         )
+    from pathlib import Path
+
+    path = Path(name)
+    if path.suffix == ".toml" or path.exists():  # a file or a run: info describes registered names
+        what = (
+            f"`quadriga run {name} --check` checks and prints a pipeline file"
+            if path.suffix == ".toml"
+            else f"`quadriga compare {name}` or `quadriga report {name}` shows a run or sweep"
+        )
+        raise UnknownComponentError(
+            f"'{name}' is a path; `quadriga info` describes registered names (`quadriga list`). {what}."
+        )
     raise UnknownComponentError(
         f"nothing named '{name}' is registered.{suggest(name, known)} Run `quadriga list`."
         + reg.catalogue_note(name, None if kind is None else (kind,))

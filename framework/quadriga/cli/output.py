@@ -661,16 +661,30 @@ def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: lis
     """
     columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
     numbers = ["n", "mean", "s.e."]
+    # compare's run labels ("my-pipeline (mala.step_size=0.3)") wrap at spaces, not split the table
+    wrap = {"wrap": "source"} if "source" in grid else {}
     if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
         no_subject = [c for c in columns if c != "subject"]
         stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
         print_table(
-            con, no_subject, stage_rows, title=f"stage {stage}", key_columns=len(grid) + 1, right=numbers
+            con,
+            no_subject,
+            stage_rows,
+            title=f"stage {stage}",
+            key_columns=len(grid) + 1,
+            right=numbers,
+            **wrap,
         )
         return
     widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
+    if wrap:  # the labels may wrap: count the longest word of each
+        at = columns.index("source")
+        labels = ["source", *(str(r[at]) for r in rows)]
+        widths[at] = max(len(word) for text in labels for word in text.split())
     if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
-        print_table(con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers)
+        print_table(
+            con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers, **wrap
+        )
         return
     by_metric: dict[str, list[list[Any]]] = {}
     for r in rows:
@@ -683,4 +697,5 @@ def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: lis
             title=f"stage {stage}: {metric}",
             key_columns=len(grid) + 1,
             right=numbers,
+            **wrap,
         )

@@ -45,6 +45,9 @@ def add_parser(sub: Subparsers) -> None:
             "  --stale       only claims whose recorded verdict is stale (the code or\n"
             "                libraries that produced it changed), at paper scale: minutes\n"
             "                to hours per claim; add --record to renew the records\n\n"
+            "Exit status: 0 when every claim passed (paper), ran (smoke) or was planned\n"
+            "(--plan, planned or underpowered); 1 when one was refuted, inconclusive or\n"
+            "raised; 2 for a usage error.\n\n"
             "`quadriga info CLAIM` shows a claim's effect and replicates per scale."
         ),
         formatter_class=Formatter,
@@ -100,6 +103,11 @@ _STATUS_COLOURS = {
     "planned": "green",
     "underpowered": "yellow",
 }
+
+
+#: statuses that leave ``verify``'s exit code 0: a passed verdict, a smoke run's numbers, and
+#: either answer of ``--plan`` (an underpowered plan is a finding about the claim, not a failure)
+_SUCCESS = frozenset({"passed", "ran", "planned", "underpowered"})
 
 
 def print_markdown_tables(con: Any, text: str) -> None:
@@ -238,4 +246,4 @@ def cmd_verify(args: argparse.Namespace) -> int:
     elif not records:
         say("no claim selected" + (": no recorded verdict is stale." if args.stale else "."))
     say(f"report: [bold]{escape(str(report))}[/]", soft_wrap=True)  # a path is never wrapped
-    return 0 if all(r["status"] in ("passed", "ran", "planned") for r in records) else 1
+    return 0 if all(r["status"] in _SUCCESS for r in records) else 1

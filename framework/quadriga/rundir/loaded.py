@@ -141,13 +141,13 @@ def _run_file_checks() -> dict[str, tuple[Callable[[Any], str], str]]:
     }
 
 
-def read_run_file(run_dir: Path, name: str, *, key: str) -> dict[str, Any]:
+def read_run_file(run_dir: Path, name: str, *, key: str | None = None) -> dict[str, Any]:
     """The content of ``results.json``, ``status.json`` or ``manifest.json`` in ``run_dir``, checked.
 
     Args:
         run_dir: the run directory.
         name: ``"results.json"``, ``"status.json"`` or ``"manifest.json"``.
-        key: the parameter or flag named in the error (``"path"``, ``"report"``).
+        key: the parameter or flag named in the error (``"path"``), or None: the file alone is named.
 
     Returns:
         The file's object (``{}`` when the file does not exist).

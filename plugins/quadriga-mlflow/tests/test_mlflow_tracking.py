@@ -266,3 +266,26 @@ def test_a_sweep_is_one_parent_run_with_the_runs_nested(tmp_path, monkeypatch):
             values["mala/energy_distance"]
         )
     assert {c.data.params["stage.mala.step_size"] for c in children} == {"0.1", "0.5"}
+
+
+def test_a_new_store_s_setup_lines_are_not_printed(tmp_path):
+    """The first run into a new ``mlflow.db`` prints quadriga's lines, not MLflow's INFO chatter."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "p.toml").write_text(tracker_sweep_toml("mlflow-quiet"))
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}", "COLUMNS": "80"}
+    env.pop(tracking.ENV, None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "quadriga", "run", "p.toml", "--with", "mlflow", "--quiet"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "MLflow run: " in proc.stderr
+    assert "Creating initial MLflow database tables" not in proc.stderr, proc.stderr
+    assert "INFO" not in proc.stderr, proc.stderr

@@ -91,7 +91,18 @@ def flatten_params(table: dict[str, Any], prefix: str = "") -> dict[str, str]:
 
 
 def tracking_uri() -> str:
-    """``MLFLOW_TRACKING_URI`` when set, else :data:`DEFAULT_URI`."""
+    """``MLFLOW_TRACKING_URI`` when set, else :data:`DEFAULT_URI`.
+
+    Also quiets the store's set-up chatter (``INFO mlflow.store.db.utils: Creating initial
+    MLflow database tables...`` and alembic's migration lines, printed on the first use of a new
+    ``mlflow.db``): quadriga's own lines say where the run went. Warnings and errors still print.
+    """
+    import logging
+
+    for name in ("mlflow.store.db.utils", "alembic"):
+        logger = logging.getLogger(name)
+        if logger.getEffectiveLevel() < logging.WARNING:
+            logger.setLevel(logging.WARNING)
     return os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_URI
 
 
