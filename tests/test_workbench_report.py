@@ -509,3 +509,36 @@ def test_a_description_contradicted_by_set_says_what_changed(registry, tmp_path)
         "500 draws from a 3-d normal [changed since: stage.draw.num_samples=50]"
     )
     assert "[changed since: stage.draw.num_samples=50]" in build_report([changed])
+
+
+def test_a_page_of_several_runs_opens_with_their_summary_across_seeds(registry, tmp_path):
+    """``quadriga report runs/P/*``: the runs' summary (n, mean, interval per configuration) first."""
+    from quadriga.api import run
+    from quadriga.report import build_report
+    from quadriga.summary import aggregate, drop_repeated_seeds, load_rows
+
+    dirs = [run("toy-pipeline", seed=s, out=tmp_path / f"s{s}", registry=registry).dir for s in (0, 1, 2)]
+    again = run("toy-pipeline", seed=0, out=tmp_path / "again", registry=registry).dir
+    text = build_report([*dirs, again])
+    page = Page()
+    page.feed(text)
+    assert page.headings[0].startswith("summary across 4 runs")
+    assert "again repeats the seed and settings of s0" in html.unescape(text)  # counted once
+    rows = []
+    for d in dirs:
+        got, _ = load_rows(d)
+        rows += [{**r, "source": d.name} for r in got]
+    (expected,) = [
+        e for e in aggregate(drop_repeated_seeds(rows)[0], ["source"]) if e["metric"] == "draw/mean_error"
+    ]
+    assert expected["n"] == 3
+    table = page.tables[[t[0] for t in page.tables].index(["subject", "toy-pipeline"])]
+    assert table[1] == [
+        "draw",
+        f"{expected['mean']:.4g} [{expected['ci_low']:.4g}, {expected['ci_high']:.4g}]",
+    ]
+    assert "n = 3 per cell; intervals: Student t" in html.unescape(text)
+    assert "quadriga report: run of toy-pipeline" in html.unescape(text)  # the title names the runs
+    single = Page()
+    single.feed(build_report([dirs[0]]))
+    assert not any(h.startswith("summary across") for h in single.headings)  # one run: no summary

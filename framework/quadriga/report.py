@@ -367,7 +367,11 @@ def sweep_pivots(summary: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> l
         label = " ".join(
             [subject or str(e["stage"]), *(f"{k.split('.')[-1]}={_fmt(e.get(k))}" for k in row_keys)]
         )
-        column = f"{col_key.split('.')[-1]} = {_fmt(e.get(col_key))}" if col_key else "mean [interval]"
+        column = "mean [interval]"
+        if col_key == "source":  # runs compared by configuration: the label says it all
+            column = str(e.get(col_key))
+        elif col_key:
+            column = f"{col_key.split('.')[-1]} = {_fmt(e.get(col_key))}"
         t = tables.setdefault(where, {"rows": {}, "columns": [], "n": set(), "methods": []})
         if column not in t["columns"]:
             t["columns"].append(column)
@@ -514,6 +518,45 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
         "pipeline": pipeline,
         "manifest": manifest,
         "settings": json.dumps(sweep, indent=2),
+    }
+
+
+def collect_runs_summary(run_dirs: Sequence[Path]) -> dict[str, Any]:
+    """The page section summarising several runs across seeds, as ``quadriga compare`` does.
+
+    Rows of every run (:func:`quadriga.summary.load_rows`), a seed repeated with the same settings
+    counted once (:func:`quadriga.summary.drop_repeated_seeds`), grouped by configuration
+    (:func:`quadriga.summary.aggregate`: labelled by the pipeline's name and the settings that
+    differ) and shown as one pivot per metric (:func:`sweep_pivots`): mean over the runs with its
+    Student t interval, n and the method said once per table.
+    """
+    from quadriga.summary import aggregate, drop_repeated_seeds, load_rows
+
+    rows: list[dict[str, Any]] = []
+    for d in run_dirs:
+        got, _ = load_rows(d)
+        for row in got:
+            row["source"] = Path(d).name
+        rows += got
+    kept, dropped = drop_repeated_seeds(rows)
+    summary = aggregate(kept, ["source"])
+    facts = [("runs", ", ".join(Path(d).name for d in run_dirs))]
+    if dropped:
+        facts.append(
+            ("counted once", "; ".join(f"{a} repeats the seed and settings of {b}" for a, b in dropped))
+        )
+    return {
+        "kind": "summary",
+        "title": f"summary across {len(run_dirs)} runs",
+        "dir": ", ".join(sorted({str(Path(d).parent) for d in run_dirs})),
+        "status": f"{len(run_dirs) - len(dropped)} counted",
+        "facts": facts,
+        "tables": sweep_pivots(summary, ["source"]),
+        "glossary": [],
+        "figures": [],
+        "pipeline": None,
+        "manifest": None,
+        "settings": None,
     }
 
 
@@ -753,6 +796,9 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
             raise ConfigError(
                 f"'{d}' is neither a run directory (results.json) nor a sweep directory (sweep.json)."
             )
+    runs = [Path(s["dir"]) for s in sections if s["kind"] == "run"]
+    if len(runs) > 1:  # several runs: their summary first, as `quadriga compare` gives it
+        sections.insert(0, collect_runs_summary(runs))
     claims = [c for v in verify for c in collect_claims(Path(v))]
     if not sections and not claims:
         if verify:
@@ -763,7 +809,9 @@ def build_report(dirs: Sequence[Path], *, verify: Sequence[Path] = (), title: st
             )
         raise ConfigError("nothing to report: give run or sweep directories, or --verify DIR.")
     if title is None:
-        names = [s["title"] for s in sections] + [f"claim {c['name']}" for c in claims]
+        names = [s["title"] for s in sections if s["kind"] != "summary"] + [
+            f"claim {c['name']}" for c in claims
+        ]
         title = "quadriga report: " + ", ".join(dict.fromkeys(names))
     return render_report(sections, claims, title)
 
