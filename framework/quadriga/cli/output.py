@@ -662,7 +662,7 @@ def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: lis
     columns = [*grid, "subject", "metric", "n", "mean", "s.e.", "interval"]
     numbers = ["n", "mean", "s.e."]
     # compare's run labels ("my-pipeline (mala.step_size=0.3)") wrap at spaces, not split the table
-    wrap = {"wrap": "source"} if "source" in grid else {}
+    wrap = "source" if "source" in grid else None
     if all(r[len(grid)] == "-" for r in rows):  # a sampler's diagnostics: no subject column
         no_subject = [c for c in columns if c != "subject"]
         stage_rows = [r[: len(grid)] + r[len(grid) + 1 :] for r in rows]
@@ -673,7 +673,7 @@ def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: lis
             title=f"stage {stage}",
             key_columns=len(grid) + 1,
             right=numbers,
-            **wrap,
+            wrap=wrap,
         )
         return
     widths = [max([len(c), *(len(format_value(r[i])) for r in rows)]) for i, c in enumerate(columns)]
@@ -683,7 +683,7 @@ def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: lis
         widths[at] = max(len(word) for text in labels for word in text.split())
     if sum(widths) + 3 * len(widths) - 1 <= con.width:  # one rich table line
         print_table(
-            con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers, **wrap
+            con, columns, rows, title=f"stage {stage}", key_columns=len(grid) + 2, right=numbers, wrap=wrap
         )
         return
     by_metric: dict[str, list[list[Any]]] = {}
@@ -697,5 +697,5 @@ def _print_stage_rows(con: Console, stage: str, rows: list[list[Any]], grid: lis
             title=f"stage {stage}: {metric}",
             key_columns=len(grid) + 1,
             right=numbers,
-            **wrap,
+            wrap=wrap,
         )
