@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import tomllib
@@ -47,13 +48,16 @@ def test_save_false_writes_no_samples_and_gives_the_same_results(registry, tmp_p
     assert resolved["stage"]["draw"]["save"] is False and "save" not in resolved["stage"]["est"]
     status = json.loads((unsaved.dir / "status.json").read_text())
     assert status["stages"]["draw"]["resumable"] is False
+    assert not (unsaved.dir / ".resume").exists()  # a finished run keeps no full copy
 
 
 def test_resume_recomputes_an_unsaved_stage_that_a_stage_left_to_run_needs(registry, tmp_path):
+    """Without its full copy in .resume/ (removed here), an unsaved stage runs again."""
     bad = pipeline(save=False)
     bad["stage"]["est"]["fail_once"] = str(tmp_path / "m")  # est needs draw's samples
     first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
     assert first.status == "failed"
+    shutil.rmtree(first.dir / ".resume")
     plan = resume_plan(first.dir)
     assert plan.rerun == ["draw"] and plan.kept == [] and plan.reasons == {"draw": "save = false"}
     resumed = run(tmp_path / "r" / "pipeline.toml", registry=registry, resume=first.dir)
@@ -74,6 +78,7 @@ def test_resume_keeps_a_thinned_stage_whose_consumers_finished(registry, tmp_pat
     }
     first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
     assert first.status == "failed"
+    shutil.rmtree(first.dir / ".resume")  # without its full copy
     plan = resume_plan(first.dir)
     assert plan.kept == ["draw"] and plan.rerun == [] and plan.reloaded == ["est"]
     assert plan.reasons["draw"].startswith("save_thin = 7")
@@ -94,6 +99,7 @@ def test_resume_cli_names_each_stages_reason(registry, tmp_path, capsys):
     bad = pipeline(save=False)
     bad["stage"]["est"]["fail_once"] = str(tmp_path / "m")
     first = run(bad, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    shutil.rmtree(first.dir / ".resume")  # without its full copy
     capsys.readouterr()
     assert main(["run", "--resume", str(first.dir)]) == 0
     out = " ".join(capsys.readouterr().out.split())
@@ -107,11 +113,74 @@ def test_resume_cli_names_each_stages_reason(registry, tmp_path, capsys):
         "fail_once": str(tmp_path / "mk"),
     }
     second = run(kept, registry=registry, out=tmp_path / "k", raise_on_failure=False)
+    shutil.rmtree(second.dir / ".resume")
     capsys.readouterr()
     assert main(["run", "--resume", str(second.dir)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "reloading est; keeping the results of draw (save_thin = 7: only every 7-th draw" in out
     assert "re-running" not in out
+
+
+@pytest.mark.parametrize("save", [{"save_thin": 7}, {"save": False}], ids=["thin", "unsaved"])
+def test_resume_reloads_a_thinned_or_unsaved_stage_from_its_full_copy(registry, tmp_path, monkeypatch, save):
+    """An unfinished run keeps the full artifact of a thinned or unsaved stage in .resume/: --resume
+    reloads it instead of running it, later stages get every draw, and the finished run drops it."""
+    import quadriga.runner as runner
+
+    marker = tmp_path / "m"
+    data = pipeline(**save)
+    data["stage"]["est"]["fail_once"] = str(marker)  # est needs every draw of draw
+    first = run(data, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    assert first.status == "failed"
+    copy = Samples.load(first.dir / ".resume" / "draw")
+    assert torch.equal(copy.x, first.artifacts["draw"].x) and copy.x.shape == (300, 2)
+    assert sorted(p.name for p in (first.dir / ".resume").iterdir()) == ["draw"]  # only that stage
+    on_disk = first.dir / "stages" / "draw" / "artifact.pt"
+    assert Samples.load(on_disk.parent).x.shape == (43, 2) if "save_thin" in save else not on_disk.exists()
+    plan = resume_plan(first.dir)
+    assert plan.reloaded == ["draw"] and plan.from_copy == ["draw"] and plan.rerun == [] and plan.kept == []
+    assert plan.describe() == (
+        "reloading draw from its full copy in .resume/ (stages/ holds it thinned or not at all)"
+    )
+
+    ran: list[str] = []
+    real = runner.run_stage
+    monkeypatch.setattr(
+        runner, "run_stage", lambda node, *a, **k: ran.append(node.name) or real(node, *a, **k)
+    )
+    resumed = run(tmp_path / "r" / "pipeline.toml", registry=registry, resume=first.dir)
+    assert ran == ["est"]  # draw was reloaded, not run
+    assert resumed.status == "finished"
+    assert torch.equal(resumed.artifacts["draw"].x, first.artifacts["draw"].x)
+    status = json.loads((first.dir / "status.json").read_text())
+    assert status["stages"]["draw"]["resumed"] is True and status["stages"]["draw"]["resumable"] is False
+    assert not (first.dir / ".resume").exists()  # finished: the full copies are gone
+
+    # the same configuration run through without a failure writes the same results.json, byte for byte
+    monkeypatch.setattr(runner, "run_stage", real)
+    whole = run(data, registry=registry, out=tmp_path / "whole")  # the marker exists: est does not fail
+    assert (whole.dir / "results.json").read_bytes() == (first.dir / "results.json").read_bytes()
+    assert resumed.artifacts["est"].value == whole.artifacts["est"].value
+    assert not (whole.dir / ".resume").exists()
+
+
+def test_a_stage_saved_in_full_gets_no_copy_and_drops_an_earlier_one(registry, tmp_path):
+    """Only thinned or unsaved stages are copied; a stage edited to save in full removes its old copy."""
+    data = pipeline(save_thin=7)
+    data["stage"]["est"]["fail_once"] = str(tmp_path / "m")
+    first = run(data, registry=registry, out=tmp_path / "r", raise_on_failure=False)
+    assert (first.dir / ".resume" / "draw" / "artifact.pt").is_file()
+    assert not (first.dir / ".resume" / "est").exists()
+    text = (first.dir / "pipeline.toml").read_text().replace("save_thin = 7\n", "")
+    (first.dir / "pipeline.toml").write_text(text)
+    plan = resume_plan(first.dir)
+    assert plan.changed == ["draw"] and plan.from_copy == []  # edited: runs again, not reloaded
+    boom = '\n[stage.boom]\nuse = "toy-iid"\ninputs = { target = "normal" }\nfail = true\n'
+    (first.dir / "pipeline.toml").write_text(text + boom)
+    again = run(first.dir / "pipeline.toml", registry=registry, resume=first.dir, raise_on_failure=False)
+    assert again.status == "failed"  # unfinished, so .resume/ stays, but draw no longer has a copy
+    assert not (first.dir / ".resume" / "draw").exists()
+    assert Samples.load(first.dir / "stages" / "draw").x.shape == (300, 2)
 
 
 def test_thin_keeps_every_nth_draw_on_disk_and_all_in_memory(registry, tmp_path):

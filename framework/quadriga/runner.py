@@ -38,7 +38,7 @@ from quadriga.errors import (
 )
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
-from quadriga.rundir import RunDir, RunStatus, StageStatus
+from quadriga.rundir import RESUME_STORE, RunDir, RunStatus, StageStatus
 from quadriga.rundir.records import stage_fingerprints
 from quadriga.seeding import make_generator, seed_everything
 from quadriga.versions import version_of
@@ -255,19 +255,26 @@ def _final_sync(
 
 
 def _save(rd: RunDir, node: Node, artifact: Artifact) -> bool:
-    """Write a stage's artifact as its ``save``/``save_thin`` say; return whether resume can reload it.
+    """Write a stage's artifact as its ``save``/``save_thin`` say; return whether ``stages/`` holds it whole.
 
-    ``save = false`` writes nothing; ``save_thin = N`` writes every N-th draw of ``Samples``. Either
-    way the stage is not reloadable (a reload would hand later stages other values than the
-    run computed), so ``--resume`` recomputes it when a stage left to run needs it and otherwise
-    keeps its recorded results (:meth:`quadriga.rundir.RunDir.resume_plan`).
+    ``save = false`` writes nothing to ``stages/``; ``save_thin = N`` writes every N-th draw of
+    ``Samples``. Either way the full artifact is also kept in the run's ``.resume/`` folder
+    (:meth:`quadriga.rundir.RunDir.save_resume_copy`) until the run finishes, so ``--resume``
+    reloads exactly what later stages had; the return value (``resumable`` in ``status.json``) is
+    ``False``. A stage saved in full drops any copy an earlier attempt left there.
+
+    Raises:
+        OSError: a file cannot be written (a full disk).
     """
     if not node.save:
         (rd.stage_dir(node.name) / "artifact.pt").unlink(missing_ok=True)  # an earlier attempt's
+        rd.save_resume_copy(node.name, artifact)
         return False
     if node.save_thin != 1 and isinstance(artifact, Samples):
         rd.save_artifact(node.name, artifact.thinned(node.save_thin))
+        rd.save_resume_copy(node.name, artifact)
         return False
+    rd.drop_resume_copy(node.name)
     return rd.save_artifact(node.name, artifact)
 
 
@@ -374,9 +381,9 @@ def _execute(
     if resuming:
         previous, old = rd.read_status(), rd.read_results()
         plan = rd.resume_plan()
-        reload, kept = set(plan.reloaded), set(plan.kept)
+        reload, kept, copies = set(plan.reloaded), set(plan.kept), set(plan.from_copy)
     else:
-        previous, old, reload, kept = RunStatus(), {}, set(), set()
+        previous, old, reload, kept, copies = RunStatus(), {}, set(), set(), set()
     fingerprints = _write_provenance(pipeline, registry, rd, resuming, argv)
     run = Run(rd.path, pipeline, pipeline.seed)
     # the finished stages of an earlier attempt stay recorded until they are reloaded or re-run,
@@ -402,7 +409,11 @@ def _execute(
                 run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
                 rd.sync(run.record, results)
                 continue
-            loaded = rd.load_artifact(name, node.output_type, warnings) if name in reload else None
+            loaded = (
+                rd.load_artifact(name, node.output_type, warnings, copy=name in copies)
+                if name in reload
+                else None
+            )
             if loaded is not None:
                 values[name] = artifacts[name] = loaded
                 run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
@@ -442,11 +453,26 @@ def _execute(
     order = {n: i for i, n in enumerate(pipeline.stages)}  # pipeline order, also for merged records
     results["stages"] = dict(sorted(results["stages"].items(), key=lambda kv: order.get(kv[0], len(order))))
     results["status"] = run.status
+    if run.status == "finished":
+        _remove_resume_store(rd, warnings)
     sync_error = _final_sync(rd, run.record, results, warnings)
     if sync_error is not None and error is None:  # finished, but its record could not be written
         run.record.status, error = "failed", sync_error
     warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
     return RunResult(rd.path, run.status, artifacts, results, error, warnings)
+
+
+def _remove_resume_store(rd: RunDir, warnings: list[str]) -> None:
+    """Remove the full copies of thinned and unsaved stages once every stage has finished.
+
+    Nothing is left to run, so no resume needs them; a finished run then takes the disk space its
+    ``save``/``save_thin`` settings ask for. A removal that fails becomes a warning.
+    """
+    try:
+        rd.remove_resume_store()
+    except (OSError, ConfigError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        warnings.append(f"could not remove the full copies in {rd.path / RESUME_STORE}: {why}")
 
 
 def _write_provenance(

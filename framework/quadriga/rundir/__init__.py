@@ -11,7 +11,10 @@ A run writes ``runs/<pipeline>/<UTC timestamp>/`` (or ``--out DIR``):
   (no wall-clock figures: two identical runs give identical files);
 - ``metrics.jsonl``: records streamed by long stages (``progress.log``);
 - ``<stage>-<figure>.png`` and ``stages/<stage>/artifact.pt`` (see
-  :meth:`~quadriga.artifacts.Artifact.save`) for ``--resume``; ``error.txt`` on failure.
+  :meth:`~quadriga.artifacts.Artifact.save`) for ``--resume``; ``error.txt`` on failure;
+- ``.resume/<stage>/artifact.pt`` (:data:`RESUME_STORE`), while the run is unfinished: the full
+  artifact of each stage saved thinned (``save_thin = N``) or not at all (``save = false``), so
+  ``--resume`` hands later stages exactly what they would have had. A finished run removes it.
 
 Each finished stage also writes ``stages/<stage>/record.json`` (its :class:`StageStatus` and
 summary), a constant cost per stage. ``status.json`` and ``results.json`` hold every stage, so
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -66,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GONE",
+    "RESUME_STORE",
     "SYNC_SECONDS",
     "ResumePlan",
     "RunDir",
@@ -78,6 +83,8 @@ __all__ = [
 
 #: the longest ``status.json`` and ``results.json`` lag behind the stages during a run (seconds)
 SYNC_SECONDS = 1.0
+#: the folder of full copies of thinned or unsaved stages, kept until the run finishes
+RESUME_STORE = ".resume"
 #: the file beside a finished stage's artifact holding its status and summary
 RECORD = "record.json"
 #: the error of a run read as interrupted because its process is gone (:meth:`RunDir.read_status`)
@@ -402,14 +409,65 @@ class RunDir:
         directory.mkdir(parents=True, exist_ok=True)
         return bool(artifact.save(directory))
 
+    def resume_copy_dir(self, stage: str) -> Path:
+        """``.resume/<stage_dir_name(stage)>``: where a thinned or unsaved stage keeps its full artifact."""
+        path = self.path / RESUME_STORE / stage_dir_name(stage)
+        refuse_symlinks(path, self.path)
+        return path
+
+    def save_resume_copy(self, stage: str, artifact: Any) -> bool:
+        """Keep the full artifact of a stage saved thinned or not at all, until the run finishes.
+
+        Written atomically to ``.resume/<stage>/artifact.pt`` (:data:`RESUME_STORE`). An artifact
+        that cannot be reloaded (a trained torch model, a field that cannot be saved) leaves no
+        copy.
+
+        Returns:
+            Whether the copy was written (and :meth:`load_artifact` with ``copy=True`` reads it).
+
+        Raises:
+            OSError: the disk is full or the folder cannot be written.
+        """
+        directory = self.resume_copy_dir(stage)
+        directory.mkdir(parents=True, exist_ok=True)
+        if artifact.save(directory):
+            return True
+        self.drop_resume_copy(stage)
+        return False
+
+    def has_resume_copy(self, stage: str) -> bool:
+        """Whether ``.resume/<stage>/artifact.pt`` exists (a full copy of a thinned or unsaved stage)."""
+        return (self.resume_copy_dir(stage) / "artifact.pt").is_file()
+
+    def drop_resume_copy(self, stage: str) -> None:
+        """Remove a stage's full copy from ``.resume/`` (its artifact is now saved in full in ``stages/``)."""
+        directory = self.resume_copy_dir(stage)
+        if directory.is_dir():
+            shutil.rmtree(directory)
+
+    def remove_resume_store(self) -> None:
+        """Remove ``.resume/`` (every full copy), once the run has finished.
+
+        A finished run's disk use is then that of its ``stages/`` files alone.
+
+        Raises:
+            OSError: a file in it cannot be removed.
+            ConfigError: ``.resume`` is a symbolic link (it is left alone).
+        """
+        path = self.path / RESUME_STORE
+        refuse_symlinks(path, self.path)
+        if path.is_dir():
+            shutil.rmtree(path)
+
     def load_artifact(
-        self, stage: str, output_type: type[Artifact], notes: list[str] | None = None
+        self, stage: str, output_type: type[Artifact], notes: list[str] | None = None, *, copy: bool = False
     ) -> Artifact | None:
         """The artifact saved for ``stage``, checked to be a valid ``output_type``, or ``None``.
 
-        ``None`` when none was saved, or when the saved file is damaged or its contents invalid
-        (truncated, wrong shapes, NaN): the stage then runs again, and ``notes`` gets one line
-        naming the file and the cause.
+        ``copy`` reads the stage's full copy in ``.resume/`` (:meth:`save_resume_copy`) instead of
+        ``stages/<stage>/artifact.pt``. ``None`` when none was saved, or when the saved file is
+        damaged or its contents invalid (truncated, wrong shapes, NaN): the stage then runs again,
+        and ``notes`` gets one line naming the file and the cause.
 
         Raises:
             QuadrigaError: the saved artifact is of another type.
@@ -417,9 +475,10 @@ class RunDir:
         from quadriga.errors import QuadrigaError
 
         loader: Any = output_type
-        path = self.stage_dir(stage) / "artifact.pt"
+        directory = self.resume_copy_dir(stage) if copy else self.stage_dir(stage)
+        path = directory / "artifact.pt"
         try:
-            artifact = loader.load(self.stage_dir(stage))
+            artifact = loader.load(directory)
         except QuadrigaError:
             raise
         except Exception as exc:  # a truncated zip, a damaged pickle: the library's own words
@@ -448,10 +507,13 @@ class RunDir:
     def resume_plan(self) -> ResumePlan:
         """Which finished stages ``--resume`` reloads, keeps without running, and runs again.
 
-        A finished stage whose artifact was saved in full is reloaded. One whose artifact was not
-        (``save = false``, ``save_thin = N``, a trained torch model, a field that cannot be saved, a
-        missing ``artifact.pt``) is run again only when a stage that will run needs it, directly or
-        through other such stages; otherwise its results stay as recorded and it is not run. The
+        A finished stage whose artifact was saved in full is reloaded; so is one saved thinned or
+        not at all (``save_thin = N``, ``save = false``) whose full copy the unfinished run kept in
+        ``.resume/`` (:meth:`save_resume_copy`; listed in ``from_copy`` too). One whose artifact
+        cannot be reloaded (such a stage without its copy, a trained torch model, a field that
+        cannot be saved, a missing ``artifact.pt``) is run again only when a stage that will run
+        needs it, directly or through other such stages; otherwise its results stay as recorded
+        and it is not run. The
         stages' inputs come from the saved ``pipeline.toml``; without one, every such stage is
         run again. A finished stage whose settings in ``pipeline.toml`` (or an input's) were edited
         since it ran (:func:`~quadriga.rundir.records.stage_fingerprints` against the digest in
@@ -462,12 +524,14 @@ class RunDir:
         tables = saved.get("stage", {})
         reasons = {n: self._not_reloadable(n, s, tables.get(n, {})) for n, s in done.items()}
         reasons = {n: r for n, r in reasons.items() if r}
+        copies = [n for n in done if n not in reasons and self._thinned_or_unsaved(tables.get(n, {}))]
         if not tables:
             return ResumePlan([n for n in done if n not in reasons], list(reasons), [], reasons)
         now = stage_fingerprints(saved)
         changed = [n for n, s in done.items() if s.config is not None and now.get(n, s.config) != s.config]
         for name in changed:
             reasons[name] = "its settings in pipeline.toml changed since it ran"
+        copies = [n for n in copies if n not in reasons]
         consumers: dict[str, list[str]] = {n: [] for n in tables}
         for name, table in tables.items():
             inputs = table.get("inputs", {}) if isinstance(table, dict) else {}
@@ -490,12 +554,20 @@ class RunDir:
             [n for n in order if n in reasons and n not in to_run],
             reasons,
             [n for n in order if n in changed],
+            [n for n in order if n in copies],
         )
+
+    @staticmethod
+    def _thinned_or_unsaved(table: Any) -> bool:
+        """Whether a stage's table says ``save = false`` or ``save_thin`` other than 1."""
+        return isinstance(table, dict) and (table.get("save") is False or table.get("save_thin", 1) != 1)
 
     def _not_reloadable(self, stage: str, status: StageStatus, table: Any) -> str:
         """Why a finished stage's artifact cannot be reloaded, ``""`` when it can."""
         table = table if isinstance(table, dict) else {}
         directory = self.stage_dir(stage)
+        if self._thinned_or_unsaved(table) and self.has_resume_copy(stage):
+            return ""
         if table.get("save") is False:
             return "save = false"
         if table.get("save_thin", 1) != 1:

@@ -27,7 +27,12 @@ class StageStatus:
         status: ``running``, ``finished``, ``failed`` or ``interrupted``.
         component: the registered name; kind: its registry kind.
         seconds: wall-clock seconds of the stage (finished stages).
-        resumable: whether its artifact was saved for ``--resume``.
+        resumable: whether ``stages/<stage>/artifact.pt`` holds its whole artifact, so that
+            ``--resume`` and ``quadriga.load_run`` can rebuild it from there; ``False`` for a
+            stage saved thinned (``save_thin = N``) or not at all (``save = false``), a trained
+            torch model, or a field that cannot be saved. Until the run finishes, a thinned or
+            unsaved stage keeps its full copy in ``.resume/``, which ``--resume`` reloads
+            (:meth:`quadriga.rundir.RunDir.resume_plan`).
         resumed: reloaded from an earlier attempt rather than run.
         error: ``"Type: message"`` of a failed stage.
         timings: wall-clock figures the component reported (info keys and metrics named as timings).
@@ -102,7 +107,8 @@ class ResumePlan:
     """What ``--resume`` does with an earlier run's finished stages.
 
     Attributes:
-        reloaded: finished stages whose artifact was saved in full: reloaded, not run.
+        reloaded: finished stages whose artifact was saved in full, in ``stages/`` or (for a stage
+            saved thinned or not at all) as its copy in ``.resume/``: reloaded, not run.
         rerun: finished stages whose artifact cannot be reloaded and that a stage still to run
             needs: run again.
         kept: finished stages whose artifact cannot be reloaded but that no stage still to run
@@ -111,6 +117,8 @@ class ResumePlan:
             stages (``"save_thin = 10"``, ``"save = false"``, ``"a trained torch model"``, ...).
         changed: finished stages whose settings (or an input's) in ``pipeline.toml`` differ from
             those they ran with (:func:`stage_fingerprints`): run again, and listed in ``rerun`` too.
+        from_copy: the ``reloaded`` stages read from their full copy in ``.resume/`` (saved
+            thinned or not at all in ``stages/``).
     """
 
     reloaded: list[str]
@@ -118,6 +126,7 @@ class ResumePlan:
     kept: list[str] = attrs.field(factory=list)
     reasons: dict[str, str] = attrs.field(factory=dict)
     changed: list[str] = attrs.field(factory=list)
+    from_copy: list[str] = attrs.field(factory=list)
 
     def __iter__(self) -> Iterator[list[str]]:
         """Unpack as ``reloaded, rerun = result``."""
@@ -125,7 +134,14 @@ class ResumePlan:
 
     def describe(self) -> str:
         """One line: what is reloaded, kept and re-run, each re-run or kept stage with its reason."""
-        parts = [f"reloading {', '.join(self.reloaded) or 'no stage'}"]
+        whole = [n for n in self.reloaded if n not in self.from_copy]
+        parts = [] if self.from_copy and not whole else [f"reloading {', '.join(whole) or 'no stage'}"]
+        if self.from_copy:
+            copy, it = ("its full copy", "it") if len(self.from_copy) == 1 else ("their full copies", "them")
+            parts.append(
+                f"reloading {', '.join(self.from_copy)} from {copy} in .resume/ "
+                f"(stages/ holds {it} thinned or not at all)"
+            )
         if self.kept:
             parts.append(
                 "keeping the results of "
