@@ -349,6 +349,66 @@ def test_sweep_run_interrupted_in_a_stage_keeps_its_finished_stages(site, tmp_pa
     assert again["status"] == "finished" and status(Path(run_dir))["stages"]["draw"].get("resumed")
 
 
+#: THREE with draw saved thinned and slow saved not at all: check reads every draw of draw
+THINNED = THREE.replace("num_samples = 50\n", "num_samples = 50\nsave_thin = 7\n")
+
+
+def test_interrupted_run_of_a_thinned_stage_resumes_to_the_uninterrupted_results(cli, tmp_path, monkeypatch):
+    """Interrupted after draw (saved thinned): --resume reloads draw's full copy, and results.json
+    is byte for byte that of the same run left uninterrupted; the finished run keeps no copy."""
+    import quadriga.runner as runner
+
+    pipeline(tmp_path, "sleep = 0", THINNED)
+    with monkeypatch.context() as m:
+        _raise_in(m, "slow", KeyboardInterrupt())
+        o = cli("run", "p.toml", "--out", "r", "--quiet")
+    assert o.rc == 130 and states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
+    assert sorted(p.name for p in (tmp_path / "r" / ".resume").iterdir()) == ["draw"]
+    ran: list[str] = []
+    real = runner.run_stage
+    with monkeypatch.context() as m:
+        m.setattr(runner, "run_stage", lambda node, *a, **k: ran.append(node.name) or real(node, *a, **k))
+        o = cli("run", "--resume", "r", "--quiet")
+    assert_clean(o, 0, "reloading draw from its full copy in .resume/")
+    assert ran == ["slow", "check"]
+    assert not (tmp_path / "r" / ".resume").exists()
+    o = cli("run", "p.toml", "--out", "whole", "--quiet")
+    assert o.rc == 0 and not (tmp_path / "whole" / ".resume").exists()
+    assert (tmp_path / "r" / "results.json").read_bytes() == (
+        tmp_path / "whole" / "results.json"
+    ).read_bytes()
+    # the thinned file is what stages/ holds in both
+    from quadriga.artifacts import Samples
+
+    assert Samples.load(tmp_path / "r" / "stages" / "draw").x.shape == (8, 2)
+
+
+def test_a_damaged_full_copy_is_named_and_its_stage_runs_again(cli, tmp_path):
+    pipeline(tmp_path, "fail = true", THINNED)
+    assert cli("run", "p.toml", "--out", "r", "--quiet").rc == 1
+    copy = tmp_path / "r" / ".resume" / "draw" / "artifact.pt"
+    copy.write_bytes(copy.read_bytes()[:100])
+    o = cli("run", "--resume", "r")
+    assert "Traceback" not in o.text
+    assert "stage 'draw': its saved r/.resume/draw/artifact.pt" in " ".join(o.text.split()), o.text
+    record = status(tmp_path / "r")["stages"]["draw"]
+    assert record["status"] == "finished" and not record.get("resumed"), record
+
+
+def test_sweep_run_interrupted_after_a_thinned_stage_reloads_its_full_copy(site, tmp_path, monkeypatch):
+    """A sweep's worker resumes through the same runner: draw's full copy is reloaded, then dropped."""
+    from quadriga.sweep import execute_one
+
+    source, spec, run_dir = _one_sweep_run(tmp_path, THINNED.replace("{slow}", ""))
+    with monkeypatch.context() as m:
+        _raise_in(m, "slow", KeyboardInterrupt())
+        assert execute_one(source, spec, run_dir)["status"] == "interrupted"
+    assert (Path(run_dir) / ".resume" / "draw" / "artifact.pt").is_file()
+    again = execute_one(source, spec, run_dir)
+    assert again["status"] == "finished" and status(Path(run_dir))["stages"]["draw"].get("resumed")
+    assert not (Path(run_dir) / ".resume").exists()
+
+
 def _execute_in_child(args):
     from quadriga.sweep import execute_one
 
@@ -411,9 +471,14 @@ def test_sigint_on_a_run_saves_and_says_how_to_resume(tmp_path, subprocess_env):
     assert states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
 
 
-def test_sigterm_on_a_run_is_handled_like_ctrl_c_and_the_run_resumes(tmp_path, subprocess_env):
-    """SIGTERM to the process alone, as `kill`, `timeout` and a batch system's time limit send it."""
-    pipeline(tmp_path, "sleep = 3")
+@pytest.mark.parametrize("thin", [False, True], ids=["saved", "thinned"])
+def test_sigterm_on_a_run_is_handled_like_ctrl_c_and_the_run_resumes(tmp_path, subprocess_env, thin):
+    """SIGTERM to the process alone, as `kill`, `timeout` and a batch system's time limit send it.
+
+    With ``save_thin`` on the finished sampler, the resume reloads its full copy from .resume/.
+    """
+    text = THREE.replace("num_samples = 50\n", "num_samples = 50\nsave_thin = 5\n") if thin else THREE
+    pipeline(tmp_path, "sleep = 3", text)
     proc = _spawn(["run", "p.toml", "--out", "r", "--quiet"], subprocess_env, tmp_path)
     try:
         assert _wait_for(lambda: (tmp_path / "r" / "stages" / "draw" / "record.json").is_file())
@@ -428,11 +493,14 @@ def test_sigterm_on_a_run_is_handled_like_ctrl_c_and_the_run_resumes(tmp_path, s
     assert "  quadriga run --resume r" in lines
     assert status(tmp_path / "r")["status"] == "interrupted"
     assert states(tmp_path / "r") == {"draw": "finished", "slow": "interrupted"}
+    assert (tmp_path / "r" / ".resume" / "draw" / "artifact.pt").is_file() is thin
     proc = _spawn(["run", "--resume", "r", "--quiet"], subprocess_env, tmp_path)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "reloading draw" in out, (out, err)
+    assert ("reloading draw from its full copy in .resume/" in " ".join(out.split())) is thin, out
     assert status(tmp_path / "r")["status"] == "finished"
     assert status(tmp_path / "r")["stages"]["draw"]["resumed"] is True
+    assert not (tmp_path / "r" / ".resume").exists()
 
 
 def test_corpus_size():

@@ -52,3 +52,42 @@ def test_a_run_whose_records_are_links_to_outside_is_refused(cli, tmp_path):
         assert o.rc == 2 and "is a symbolic link" in o.err and name in o.err, o.text
         page = tmp_path / f"{name}.html"
         assert not page.exists() or "SECRET-OUTSIDE" not in page.read_text()
+
+
+#: paths opened or listed while ``_WATCH`` is set (an audit hook cannot be removed, so it is gated)
+_OPENED: list[str] = []
+_WATCH = [False]
+_HOOKED: list[bool] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _WATCH[0] and event in ("open", "os.listdir", "os.scandir") and args:
+        _OPENED.append(os.fsdecode(args[0]) if isinstance(args[0], (str, bytes, os.PathLike)) else "")
+
+
+def test_report_and_compare_of_an_unfinished_run_never_read_its_full_copies(cli, tmp_path):
+    """An interrupted run keeps full copies of thinned stages in .resume/; report and compare
+    neither open them nor list that folder, and the page carries nothing of them."""
+    import sys
+
+    text = GOOD.replace("num_samples = 50\n", "num_samples = 50\nsave_thin = 5\n")
+    text += '\n[stage.boom]\nuse = "toy-iid"\ninputs = { target = "normal" }\nfail = true\n'
+    (tmp_path / "p.toml").write_text(text)
+    assert cli("run", "p.toml", "--out", "r", "--quiet").rc == 1
+    copy = tmp_path / "r" / ".resume" / "draw" / "artifact.pt"
+    assert copy.is_file()
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED.append(True)
+    _OPENED.clear()
+    _WATCH[0] = True
+    try:
+        report = cli("report", "r", "--out", "page.html")
+        compare = cli("compare", "r", "--out", "cmp")
+    finally:
+        _WATCH[0] = False
+    assert report.rc == 0 and compare.rc == 0, (report.text, compare.text)
+    assert any(p.endswith("results.json") for p in _OPENED)  # the hook saw the reads
+    assert [p for p in _OPENED if ".resume" in p] == []
+    page = (tmp_path / "page.html").read_text()
+    assert ".resume" not in page and base64.b64encode(copy.read_bytes()[:60]).decode() not in page
