@@ -204,11 +204,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         code = int(getattr(exc, "exit_code", 130))
         what = "interrupted" if code == 130 else "terminated (SIGTERM)"
         err = Console(stderr=True, highlight=False)
-        err.print(
-            f"[yellow]{what}[/]: the runs it started are recorded interrupted, their finished stages kept",
-            soft_wrap=True,
-        )
-        err.print("resume by running the same sweep command again (finished runs are skipped):")
+        # two lines, each within 80 columns (the command line below is the one left unwrapped)
+        err.print(f"[yellow]{what}[/]: the runs it started are recorded interrupted,")
+        err.print("their finished stages kept. Resume by running the same sweep command again")
+        err.print("(finished runs are skipped):")
         err.print(f"  quadriga {escape(shlex.join(sys.argv[1:]))}", soft_wrap=True)
         return code
 
