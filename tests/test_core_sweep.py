@@ -166,3 +166,40 @@ def test_table_falls_back_to_csv_without_pyarrow(tmp_path, monkeypatch):
     assert table.name == "results.csv" and figure.is_file()
     read = list(csv.DictReader(table.read_text().splitlines()))
     assert [float(r["value"]) for r in read] == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("grids", "fixed", "flag"),
+    [
+        ([("pipeline.seed", [1, 2])], [], "--grid"),
+        ([("stage.a.alpha", [1, 2])], ["pipeline.seed = 3"], "--set"),
+    ],
+)
+def test_the_pipeline_seed_in_a_grid_or_set_is_refused(grids, fixed, flag):
+    """Each run's seed is its --seeds value: a grid of pipeline.seed would be silently replaced."""
+    from quadriga.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="sweep seeds with --seeds") as info:
+        plan([0, 1], grids, fixed)
+    assert info.value.key == flag and f"{flag} pipeline.seed" in str(info.value)
+
+
+@pytest.mark.parametrize(("code", "what"), [(143, "terminated (SIGTERM)"), (130, "interrupted")])
+def test_a_stopped_sweep_says_so_within_80_columns(plugin_path, monkeypatch, capsys, code, what):
+    import sys
+
+    import quadriga.cli.sweep as cli_sweep
+    from quadriga.cli import main
+
+    def stop(*args, **kwargs):
+        exc = KeyboardInterrupt()
+        exc.exit_code = code  # type: ignore[attr-defined]
+        raise exc
+
+    monkeypatch.setattr(cli_sweep, "_sweep", stop)
+    monkeypatch.setattr(sys, "argv", ["quadriga", "sweep", "toy-pipeline", "--seeds", "0:2"])
+    assert main(["sweep", "toy-pipeline", "--seeds", "0:2"]) == code
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == f"{what}: the runs it started are recorded interrupted,"
+    assert "their finished stages kept" in lines[1] and "  quadriga sweep toy-pipeline --seeds 0:2" in lines
+    assert max(len(line) for line in lines) <= 80, lines

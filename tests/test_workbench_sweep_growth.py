@@ -142,3 +142,85 @@ def test_the_cli_prints_a_header_then_each_run_and_says_what_it_reused(plugin_pa
     ]
     assert [line.split()[:2] for line in lines if "finished after" in line] == [["[1/1]", "seed2"]]
     assert len(list((tmp_path / "sweeps").iterdir())) == 1
+
+
+def _rates(summary) -> list[tuple]:
+    keys = ("stage.mala.step_size", "stage.mala.num_samples")
+    return sorted((*(s.get(k) for k in keys), s["n"]) for s in summary if s["metric"] == "acceptance_rate")
+
+
+def test_every_reader_covers_every_finished_run_of_every_grid_in_the_directory(tmp_path, monkeypatch):
+    """Another grid into the same directory: the summary, table, compare, report and to_pandas show all."""
+    import csv
+
+    from quadriga.cli.sweep import header_lines
+    from quadriga.report import collect_sweep
+    from quadriga.summary import load_rows, sweep_runs
+
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "steps.toml"
+    source.write_text(PIPELINE)
+    first = run_sweep(source, seeds=[0, 1], grids=[("stage.mala.step_size", [0.1, 0.3])], workers=2)
+    plans: list = []
+    second = run_sweep(
+        source, seeds=[0, 1], grids=[("stage.mala.step_size", [0.6])], workers=2, on_plan=plans.append
+    )
+    assert second.dir == first.dir and len(second.runs) == 2  # this command's runs
+    assert header_lines("steps", plans[0])[:2] == [
+        "sweep steps: 2 runs",
+        "  summary: 6 runs in the directory: 2 to run, 4 finished earlier",
+    ]
+    assert _rates(second.summary) == [(0.1, None, 2), (0.3, None, 2), (0.6, None, 2)]
+    assert len({r["run_id"] for r in second.rows}) == 6
+    summary_csv = list(csv.DictReader((second.dir / "summary.csv").read_text().splitlines()))
+    assert sorted({r["stage.mala.step_size"] for r in summary_csv}) == ["0.1", "0.3", "0.6"]
+    rows, keys = load_rows(second.dir)  # what compare reads
+    assert keys == ["stage.mala.step_size"] and len({r["run_id"] for r in rows}) == 6
+    section = collect_sweep(second.dir)
+    assert section["status"] == "6 of 6 runs finished"
+    assert dict(section["facts"])["grid"] == "stage.mala.step_size = [0.1, 0.3, 0.6]"
+    pd = pytest.importorskip("pandas")
+    from quadriga import to_pandas
+
+    frame = to_pandas(second.dir)
+    assert isinstance(frame, pd.DataFrame) and frame["run_id"].nunique() == 6
+    assert sorted(frame["stage.mala.step_size"].unique()) == [0.1, 0.3, 0.6]
+
+    # another grid KEY: a run without a key shows the value its saved configuration holds there
+    third = run_sweep(source, seeds=[0], grids=[("stage.mala.num_samples", [50])], workers=1)
+    assert third.keys == ["stage.mala.num_samples", "stage.mala.step_size"]
+    assert _rates(third.summary) == sorted(
+        [(0.1, 50, 1), (0.1, 100, 2), (0.3, 100, 2), (0.6, 100, 2)]  # mala's step size is 0.1 by default
+    )
+    # a run of the same settings and seed as an earlier one (num_samples = 100 is the pipeline's) is
+    # one replicate, not two
+    fourth = run_sweep(source, seeds=[0], grids=[("stage.mala.num_samples", [100])], workers=1)
+    assert _rates(fourth.summary) == _rates(third.summary)
+    runs = {r["run_id"]: r for r in sweep_runs(fourth.dir)}
+    assert len(runs) == 8 and runs["seed0-num_samples100"]["params"] == {
+        "stage.mala.num_samples": 100,
+        "stage.mala.step_size": 0.1,
+    }
+
+
+def test_a_rerun_says_how_many_runs_resume_their_finished_stages(tmp_path, monkeypatch):
+    from quadriga.cli.sweep import header_lines
+
+    monkeypatch.chdir(tmp_path)
+    source = tmp_path / "two.toml"
+    source.write_text(PIPELINE + SECOND_STAGE)
+    first = run_sweep(source, seeds=[0, 1], workers=2)
+    # seed1 as an interrupted attempt leaves it: mala finished, rwm not
+    run_dir = first.dir / "runs" / "seed1"
+    status = json.loads((run_dir / "status.json").read_text())
+    status["status"], status["stages"]["rwm"]["status"] = "interrupted", "interrupted"
+    (run_dir / "status.json").write_text(json.dumps(status))
+    (run_dir / "stages" / "rwm" / "record.json").unlink()
+    kept = (run_dir / "stages" / "mala" / "record.json").stat().st_mtime_ns
+    plans: list = []
+    again = run_sweep(source, seeds=[0, 1], workers=2, on_plan=plans.append)
+    assert header_lines("two", plans[0])[0] == (
+        "sweep two: 2 runs, 1 already finished (reused), 1 to run, 1 resumed from its finished stages"
+    )
+    assert [r["status"] for r in again.runs] == ["finished", "finished"]
+    assert (run_dir / "stages" / "mala" / "record.json").stat().st_mtime_ns == kept

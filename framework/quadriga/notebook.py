@@ -40,7 +40,6 @@ Nothing here imports torch until an artifact is loaded.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,22 +121,24 @@ def to_pandas(source: Any) -> Any:
 
     Args:
         source: a :class:`LoadedRun`, a :class:`~quadriga.runs.RunResult`, a run directory or a
-            sweep directory (``sweep.json``: every finished run, with the grid values).
+            sweep directory (``sweep.json``: every finished run any command put there, with the
+            grid values; see :func:`quadriga.summary.sweep_runs` for a run without a grid key that
+            other runs have).
 
     Raises:
         ConfigError: a path that is neither a run nor a sweep directory.
     """
     import pandas as pd  # type: ignore[import-untyped]
 
-    from quadriga.summary import sweep_runs
+    from quadriga.summary import sweep_keys, sweep_runs
 
     frames: list[dict[str, Any]] = []
     keys: list[str] = []
     if isinstance(source, (str, Path)) and (Path(source) / "sweep.json").is_file():
         sweep_dir = Path(source)
-        sweep = json.loads((sweep_dir / "sweep.json").read_text(encoding="utf-8"))
-        keys = list(sweep.get("grid", {}))
-        for run in sweep_runs(sweep_dir):  # each status as its run directory records it now
+        runs = sweep_runs(sweep_dir)  # every command's runs in the directory, not only the last one's
+        keys = sweep_keys(runs)
+        for run in runs:  # each status as its run directory records it now
             if run.get("status") != "finished":
                 continue
             loaded = load_run(sweep_dir / "runs" / run["run_id"])

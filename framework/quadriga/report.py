@@ -259,6 +259,20 @@ def _compact(items: Sequence[str]) -> str:
     return "; ".join(parts)
 
 
+def _grid_and_seeds(sweep: Mapping[str, Any], runs: Sequence[Any]) -> tuple[dict[str, list[Any]], list[Any]]:
+    """The grid and seeds of every run in a sweep directory (every command's), or ``sweep.json``'s.
+
+    ``runs`` are :func:`quadriga.summary.sweep_runs`; without them (no run listed) the last
+    command's grid and seeds from ``sweep.json``.
+    """
+    from quadriga.summary import sweep_grid, sweep_seeds
+
+    listed = [r for r in runs if isinstance(r, Mapping)]
+    if listed:
+        return sweep_grid(listed), sweep_seeds(listed)
+    return dict(sweep.get("grid", {}) or {}), list(sweep.get("seeds", []))
+
+
 def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[Any]) -> tuple[str, str, str]:
     """The sweep's pipeline and manifest as the first run recorded them, and what differs across runs.
 
@@ -289,11 +303,11 @@ def _sweep_provenance(sweep_dir: Path, sweep: Mapping[str, Any], runs: Sequence[
         recorded = rd.read_manifest()
         if recorded:
             manifests[d.name] = recorded
-    grid = sweep.get("grid", {}) or {}
+    grid, seeds = _grid_and_seeds(sweep, runs)
     head = [
         f"# sweep of {sweep.get('source')}: {len(run_dirs)} runs",
         "# grid: " + ("; ".join(f"{k} = {v}" for k, v in grid.items()) or "none"),
-        "# seeds: " + ", ".join(map(str, sweep.get("seeds", []))),
+        "# seeds: " + ", ".join(map(str, seeds)),
         "# fixed --set: " + (", ".join(sweep.get("fixed", [])) or "none"),
     ]
     first = next(iter(texts), None)
@@ -478,6 +492,8 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
 
     The pipeline and manifest shown are those of the first run (:func:`_sweep_provenance`), with
     the grid, the seeds and what differs across the runs; ``sweep.json`` is kept as ``settings``.
+    The runs are every run the directory records (:func:`quadriga.summary.sweep_runs`: every
+    command's that ran into it), the grid and seeds their union.
     Each summary row gives ``n`` (values pooled, one per seed), the mean, its standard error and the
     interval with its method (:func:`quadriga.summary.aggregate`); rows with ``n < 2`` have none.
     The summary is shown as one pivot per metric (:func:`sweep_pivots`) with a glossary of the
@@ -498,6 +514,7 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
     figures = _figures(sorted(sweep_dir.glob("*.png")), sweep_dir, "summary over seeds")
     finished = sum(r.get("status") == "finished" for r in runs)
     pipeline, manifest, differences = _sweep_provenance(sweep_dir, sweep, runs)
+    grid, seeds = _grid_and_seeds(sweep, runs)
     return {
         "kind": "sweep",
         "title": f"sweep of {sweep.get('source')}",
@@ -505,8 +522,8 @@ def collect_sweep(sweep_dir: Path) -> dict[str, Any]:
         "status": f"{finished} of {len(runs)} runs finished",
         "facts": [
             ("source", sweep.get("source")),
-            ("seeds", ", ".join(map(str, sweep.get("seeds", [])))),
-            ("grid", "; ".join(f"{k} = {v}" for k, v in sweep.get("grid", {}).items()) or "-"),
+            ("seeds", ", ".join(map(str, seeds))),
+            ("grid", "; ".join(f"{k} = {v}" for k, v in grid.items()) or "-"),
             ("fixed --set", ", ".join(sweep.get("fixed", [])) or "-"),
             ("backend", sweep.get("backend", "-")),
             ("command", " ".join(map(str, sweep.get("command", []))) or "-"),

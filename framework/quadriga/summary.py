@@ -37,7 +37,11 @@ __all__ = [
     "resolved_digest",
     "rows_from_run",
     "summary_figure",
+    "sweep_grid",
+    "sweep_keys",
+    "sweep_rows",
     "sweep_runs",
+    "sweep_seeds",
     "true_values",
     "write_outputs",
 ]
@@ -215,36 +219,57 @@ def metric_parts(entry: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
-    """The runs of a sweep directory, each with the status its own run directory records now.
+    """Every run recorded in a sweep directory, each with the status its own run directory records now.
 
-    ``runs.json`` is written when a sweep ends: a sweep killed before then (SIGKILL, a power cut)
-    has none, or the one of an earlier invocation. So the runs are those ``sweep.json`` plans
-    (then any only ``runs.json`` lists), and each status is read from the run's ``status.json``
-    through :meth:`quadriga.rundir.RunDir.read_status` (a ``running`` run whose process is gone is
-    ``interrupted``); ``runs.json`` gives the error and the status of a run without ``status.json``,
-    else ``"not run"``.
+    A sweep directory grows: each ``quadriga sweep`` command into it adds its runs, and all of them
+    share the pipeline and the ``--set`` values (the directory is named by those). So the runs are
+    those the last command planned (``sweep.json``'s ``runs``), then every run an earlier command
+    planned (its ``known_runs``) whose run directory exists, then any only ``runs.json`` lists
+    (``runs.json`` is written when a sweep ends: a sweep killed before then leaves none, or the one
+    of an earlier command). Each status is read from the run's ``status.json`` through
+    :meth:`quadriga.rundir.RunDir.read_status` (a ``running`` run whose process is gone is
+    ``interrupted``); ``runs.json`` gives the error and the status of a run without
+    ``status.json``, else ``"not run"``.
+
+    The grid keys may differ between commands (``--grid stage.mala.step_size=...``, later
+    ``--grid stage.mala.num_samples=...``). A run without a key that another run has gets the
+    value its saved configuration (``pipeline.toml``) holds there, the pipeline's value for it, so
+    it is grouped with the runs that set that value explicitly; ``None`` when it has no saved
+    configuration or the key is not in it.
 
     Returns:
-        ``[{"run_id", "seed", "params", "status", "error", "skipped"}]``, in plan order.
+        ``[{"run_id", "seed", "params", "status", "error", "skipped"}]``: the last command's runs in
+        plan order, then the earlier ones; every ``params`` has every key of :func:`sweep_keys`.
     """
     from quadriga.runs import RunDir
 
     sweep_dir = Path(sweep_dir)
 
-    def read(name: str) -> list[Any]:
+    def read(name: str) -> Any:
         try:
-            data = json.loads((sweep_dir / name).read_text(encoding="utf-8"))
+            return json.loads((sweep_dir / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            return []
+            return None
+
+    def listed(data: Any) -> list[dict[str, Any]]:
         data = data.get("runs", []) if isinstance(data, dict) else data
         data = data if isinstance(data, list) else []
         return [r for r in data if isinstance(r, dict) and isinstance(r.get("run_id"), str)]
 
-    recorded = {r["run_id"]: r for r in read("runs.json")}
-    planned = {r["run_id"]: r for r in read("sweep.json")}
+    sweep = read("sweep.json")
+    recorded = {r["run_id"]: r for r in listed(read("runs.json"))}
+    planned = {r["run_id"]: r for r in listed(sweep)}
+    known = sweep.get("known_runs") if isinstance(sweep, dict) else None
+    fixed = sweep.get("fixed") if isinstance(sweep, dict) else None
+    earlier = {
+        str(run_id): _known_entry(entry, fixed if isinstance(fixed, list) else [])
+        for run_id, entry in (known.items() if isinstance(known, dict) else ())
+        if isinstance(entry, dict) and run_id not in planned and (sweep_dir / "runs" / str(run_id)).is_dir()
+    }
     out = []
-    for run_id in [*planned, *(r for r in recorded if r not in planned)]:
-        entry = {**planned.get(run_id, {}), **recorded.get(run_id, {})}
+    order = [*planned, *(r for r in earlier if r not in recorded), *(r for r in recorded if r not in planned)]
+    for run_id in order:
+        entry = {**earlier.get(run_id, {}), **planned.get(run_id, {}), **recorded.get(run_id, {})}
         run_dir = sweep_dir / "runs" / run_id
         status = entry.get("status", "not run")
         error = entry.get("error")
@@ -262,7 +287,117 @@ def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
                 "skipped": bool(entry.get("skipped")),
             }
         )
+    keys = sweep_keys(out)
+    for run in out:
+        missing = [k for k in keys if k not in run["params"]]
+        if missing:
+            saved = _saved_values(sweep_dir / "runs" / run["run_id"], missing)
+            run["params"] = {k: run["params"].get(k, saved.get(k)) for k in keys}
     return out
+
+
+def _known_entry(entry: Mapping[str, Any], fixed: Sequence[Any]) -> dict[str, Any]:
+    """A ``known_runs`` entry as a run record: its seed and its grid values (``params``).
+
+    Entries written before they held ``params`` have them from their overrides, less the sweep's
+    fixed ``--set`` ones.
+    """
+    params = entry.get("params")
+    if not isinstance(params, dict):
+        from quadriga.errors import ConfigError
+        from quadriga.pipeline_source import parse_override
+
+        params = {}
+        for text in entry.get("overrides") or []:
+            if text in fixed or not isinstance(text, str):
+                continue
+            try:
+                path, value = parse_override(text)
+            except ConfigError:
+                continue
+            params[".".join(path)] = value
+    return {"seed": entry.get("seed"), "params": params}
+
+
+def _saved_values(run_dir: Path, keys: Sequence[str]) -> dict[str, Any]:
+    """The values of the override ``keys`` in a run's saved ``pipeline.toml``; keys not found are left out."""
+    from quadriga.errors import ConfigError
+    from quadriga.rundir import RunDir
+
+    rd = RunDir(Path(run_dir))
+    if rd.saved_pipeline() is None:
+        return {}
+    try:
+        data = rd.read_pipeline()
+    except (OSError, ConfigError):
+        return {}
+    out = {}
+    for key in keys:
+        found, value = _lookup(data, key.split("."))
+        if found:
+            out[key] = value
+    return out
+
+
+def _lookup(table: Any, parts: Sequence[str]) -> tuple[bool, Any]:
+    """``(True, value)`` at the dotted ``parts`` of nested tables, else ``(False, None)``.
+
+    A table name may hold dots (``[stage."a.b"]``): every split of ``parts`` into names is tried.
+    """
+    if not parts:
+        return True, table
+    if isinstance(table, dict):
+        for n in range(1, len(parts) + 1):
+            name = ".".join(parts[:n])
+            if name in table:
+                found, value = _lookup(table[name], parts[n:])
+                if found:
+                    return True, value
+    return False, None
+
+
+def sweep_keys(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The grid keys of a sweep directory's runs (:func:`sweep_runs`): every key any run set, in order."""
+    keys: dict[str, None] = {}
+    for run in runs:
+        keys.update(dict.fromkeys(run.get("params") or {}))
+    return list(keys)
+
+
+def sweep_grid(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """``{grid key: [values]}`` over a sweep directory's runs: the union of every command's grid.
+
+    Values are listed once each, first seen first (numbers in increasing order); a value filled in
+    from a run's saved configuration (:func:`sweep_runs`) counts too, ``None`` (not known) does not.
+    """
+    grid: dict[str, dict[str, Any]] = {k: {} for k in sweep_keys(runs)}
+    for run in runs:
+        for key, value in (run.get("params") or {}).items():
+            if value is not None:
+                grid[key].setdefault(json.dumps(value, sort_keys=True, default=str), value)
+    out = {k: list(v.values()) for k, v in grid.items()}
+    for key, values in out.items():  # numbers in order (commands may have added them in any order)
+        if all(type(v) in (int, float) for v in values):
+            out[key] = sorted(values)
+    return out
+
+
+def sweep_seeds(runs: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The seeds of a sweep directory's runs (:func:`sweep_runs`), each once, in order."""
+    return sorted({int(r["seed"]) for r in runs if isinstance(r.get("seed"), int)})
+
+
+def sweep_rows(sweep_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The tidy rows of every finished run of a sweep directory and its grid keys.
+
+    Every run the directory records (:func:`sweep_runs`: every command's, not only the last
+    one's), with one column per key of :func:`sweep_keys`. A run repeated with the same
+    configuration and seed (two commands whose different grid keys met at the same settings) is
+    counted once (:func:`drop_repeated_seeds`).
+    """
+    runs = sweep_runs(sweep_dir)
+    rows, _ = drop_repeated_seeds(collect_rows(Path(sweep_dir) / "runs", runs))
+    return rows, sweep_keys(runs)
 
 
 def collect_rows(runs_root: Path, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -766,13 +901,15 @@ def _draw_lines(
 def load_rows(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """Rows and swept keys from a sweep directory (``sweep.json``) or a run directory (``results.json``).
 
+    A sweep directory gives every finished run it records, of every command that ran into it
+    (:func:`sweep_rows`).
+
     Raises:
         FileNotFoundError: neither kind of directory.
     """
     path = Path(path)
     if (path / "sweep.json").is_file():
-        sweep = json.loads((path / "sweep.json").read_text())
-        return collect_rows(path / "runs", sweep_runs(path)), list(sweep.get("grid", {}))
+        return sweep_rows(path)
     from quadriga.rundir.loaded import is_run, read_run_file
 
     if is_run(path):

@@ -138,24 +138,39 @@ def header_lines(name: str, plan: Any) -> list[str]:
 
     Returns:
         Plain text lines (no markup), e.g. ``sweep gmm: 10 runs, 2 already finished (reused), 8 to
-        run``, ``  directory: sweeps/gmm-1a2b3c4d``, ``  backend: local, 2 runs at a time (worker
-        processes)``; a submitit sweep adds ``  executor: ...`` (a SLURM job array, or submitit's
-        local executor where there is no ``srun``).
+        run`` (and ``, 1 resumed from its finished stages`` when runs to do continue an interrupted
+        or failed attempt), ``  directory: sweeps/gmm-1a2b3c4d``, ``  backend: local, 2 runs at a
+        time (worker processes)``; a submitit sweep adds ``  executor: ...`` (a SLURM job array, or
+        submitit's local executor where there is no ``srun``). When earlier commands finished other
+        runs in the directory (another grid or other seeds), a line after the first says that the
+        table and summary include them: ``  summary: 8 runs in the directory: 2 to run, 6 finished
+        earlier``.
     """
     reused = len(plan.reused)
     head = f"sweep {name}: {plan.total} run{'s' if plan.total != 1 else ''}"
     if reused:
         head += f", {reused} already finished (reused), {plan.todo} to run"
+    resumed = getattr(plan, "resumed", 0)
+    if resumed:
+        head += f", {resumed} resumed from {'its' if resumed == 1 else 'their'} finished stages"
+    earlier = len(getattr(plan, "earlier", []) or [])
+    extra = []
+    if earlier:
+        extra.append(
+            f"  summary: {plan.total + earlier} runs in the directory: {plan.todo} to run, "
+            f"{reused + earlier} finished earlier"
+        )
     at_most = "at most " if plan.backend != "local" else ""
     runs = f"{at_most}{plan.parallel} run{'s' if plan.parallel != 1 else ''} at a time"
     if plan.backend == "submitit":  # said once, on its own line: where the jobs go
         return [
             head,
+            *extra,
             f"  directory: {plan.dir}",
             f"  backend: submitit, {runs}",
             f"  executor: {plan.executor}",
         ]
-    return [head, f"  directory: {plan.dir}", f"  backend: {plan.backend}, {runs} ({plan.executor})"]
+    return [head, *extra, f"  directory: {plan.dir}", f"  backend: {plan.backend}, {runs} ({plan.executor})"]
 
 
 class _GivenOnce(argparse.Action):
@@ -204,11 +219,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         code = int(getattr(exc, "exit_code", 130))
         what = "interrupted" if code == 130 else "terminated (SIGTERM)"
         err = Console(stderr=True, highlight=False)
-        err.print(
-            f"[yellow]{what}[/]: the runs it started are recorded interrupted, their finished stages kept",
-            soft_wrap=True,
-        )
-        err.print("resume by running the same sweep command again (finished runs are skipped):")
+        # two lines, each within 80 columns (the command line below is the one left unwrapped)
+        err.print(f"[yellow]{what}[/]: the runs it started are recorded interrupted,")
+        err.print("their finished stages kept. Resume by running the same sweep command again")
+        err.print("(finished runs are skipped):")
         err.print(f"  quadriga {escape(shlex.join(sys.argv[1:]))}", soft_wrap=True)
         return code
 
@@ -252,7 +266,7 @@ def _sweep(
                 )
         for w in hook_warnings:
             console.print(f"[yellow]warning[/]: {escape(w)}")
-        return _print_result(console, result, [k for k, _ in grids], args.backend, tracker_notes)
+        return _print_result(console, result, result.keys, args.backend, tracker_notes)
 
 
 class _RunLines:

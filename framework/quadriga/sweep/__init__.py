@@ -69,6 +69,9 @@ class SweepPlan:
         parallel: runs at once: local worker processes, Ray tasks, or submitit jobs.
         executor: where the runs go, in words (``"worker processes"``, ``"a SLURM job array"``,
             ``"submitit's local executor (no srun here, so not a SLURM cluster)"``, ...).
+        earlier: ids of the runs that earlier commands finished in ``dir`` outside this command's
+            grid and seeds; the table and summary include them.
+        resumed: how many of the ``todo`` runs resume an earlier attempt's finished stages.
     """
 
     dir: Path
@@ -78,6 +81,8 @@ class SweepPlan:
     backend: str
     parallel: int
     executor: str
+    earlier: list[str] = attrs.field(factory=list)
+    resumed: int = 0
 
 
 @attrs.define
@@ -86,9 +91,13 @@ class SweepResult:
 
     Attributes:
         dir: the sweep directory.
-        runs: one dict per run: ``run_id``, ``seed``, ``params``, ``status``, ``error``, ``skipped``.
-        rows: the tidy table (one dict per run x stage x metric).
+        runs: one dict per run of this command: ``run_id``, ``seed``, ``params``, ``status``,
+            ``error``, ``skipped``.
+        rows: the tidy table (one dict per run x stage x metric) of every finished run in ``dir``:
+            this command's and those earlier commands finished there
+            (:func:`quadriga.summary.sweep_rows`).
         summary: rows grouped by settings with ``mean``, ``stderr``, ``ci_low``, ``ci_high``, ``n``.
+        keys: the grid keys of ``rows`` (this command's and any earlier command's).
         table_path: ``results.parquet`` or ``results.csv``.
         figure_path: the PNG, or ``None`` when there was nothing to plot.
     """
@@ -99,6 +108,7 @@ class SweepResult:
     summary: list[dict[str, Any]]
     table_path: Path | None
     figure_path: Path | None
+    keys: list[str] = attrs.field(factory=list)
 
 
 def default_sweep_dir(
@@ -327,7 +337,11 @@ def run_sweep(
     if backend == "submitit" and cluster is None:  # decided once, here, so the header can say it
         cluster = "slurm" if shutil.which("srun") else "local"
     if on_plan:
-        on_plan(_plan_of(sweep_dir, specs, len(tasks), list(outcomes), backend, workers, max_jobs, cluster))
+        reused = list(outcomes)
+        sweep_plan = _plan_of(sweep_dir, specs, len(tasks), reused, backend, workers, max_jobs, cluster)
+        sweep_plan.earlier = _finished_earlier(sweep_dir, specs)
+        sweep_plan.resumed = sum(_resumes_stages(Path(run_dir)) for _, _, run_dir in tasks)
+        on_plan(sweep_plan)
     if on_start:
         on_start(len(tasks), len(outcomes))
 
@@ -338,19 +352,43 @@ def run_sweep(
 
     if tasks:
         _dispatch(tasks, sweep_dir, done, backend, workers, address, max_jobs, slurm_settings, cluster)
-    return _summarise(sweep_dir, _run_records(specs, outcomes), [k for k, _ in grids])
+    return _summarise(sweep_dir, _run_records(specs, outcomes))
 
 
-def _summarise(sweep_dir: Path, runs: list[dict[str, Any]], keys: list[str]) -> SweepResult:
-    """Write ``runs.json``, then the tidy table, the summary and its figure (:mod:`quadriga.summary`)."""
-    from quadriga.summary import aggregate, collect_rows, true_values, write_outputs
+def _finished_earlier(sweep_dir: Path, specs: Sequence[RunSpec]) -> list[str]:
+    """Ids of the runs earlier commands finished in ``sweep_dir`` that are not among ``specs``."""
+    ours = {s.run_id for s in specs}
+    return [
+        run_id
+        for run_id in _known_runs(sweep_dir)
+        if run_id not in ours and _status_of(sweep_dir / "runs" / run_id) == "finished"
+    ]
+
+
+def _resumes_stages(run_dir: Path) -> bool:
+    """Whether running ``run_dir`` resumes an earlier attempt that finished at least one stage."""
+    from quadriga.rundir import RunDir
+
+    rd = RunDir(run_dir)
+    if not rd.resumable():
+        return False
+    return any(s.status == "finished" for s in rd.read_status().stages.values())
+
+
+def _summarise(sweep_dir: Path, runs: list[dict[str, Any]]) -> SweepResult:
+    """Write ``runs.json``, then the tidy table, the summary and its figure (:mod:`quadriga.summary`).
+
+    The table and summary cover every finished run in ``sweep_dir``, earlier commands' included
+    (:func:`quadriga.summary.sweep_rows`); ``runs`` are this command's.
+    """
+    from quadriga.summary import aggregate, sweep_rows, true_values, write_outputs
 
     atomic_write_json(sweep_dir / "runs.json", runs)
-    rows = collect_rows(sweep_dir / "runs", runs)
+    rows, keys = sweep_rows(sweep_dir)
     summary = aggregate(rows, keys)
-    finished = [sweep_dir / "runs" / r["run_id"] for r in runs if r["status"] == "finished"]
+    finished = [sweep_dir / "runs" / r for r in dict.fromkeys(str(row["run_id"]) for row in rows)]
     table_path, figure_path = write_outputs(sweep_dir, rows, summary, keys, true_values=true_values(finished))
-    return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path)
+    return SweepResult(sweep_dir, runs, rows, summary, table_path, figure_path, keys)
 
 
 def _check_options(
@@ -467,7 +505,7 @@ def _open_sweep_dir(
     known = _known_runs(sweep_dir)
     named = [_earlier_name(sweep_dir / "runs", _unclashed(s, known)) for s in specs]
     for s in named:
-        known[s.run_id] = {"seed": s.seed, "overrides": list(s.overrides)}
+        known[s.run_id] = {"seed": s.seed, "overrides": list(s.overrides), "params": s.params}
     atomic_write_json(
         sweep_dir / "sweep.json",
         {

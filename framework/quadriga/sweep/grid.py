@@ -48,6 +48,8 @@ MAX_SEEDS = 10_000
 MAX_RUNS = 100_000
 #: the longest run directory name made of settings; longer ones are hashed
 MAX_RUN_ID = 60
+#: the override key of a pipeline's root seed, which a sweep sets from ``--seeds``
+SEED_KEY = "pipeline.seed"
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 
 
@@ -173,7 +175,9 @@ def plan(
     """The runs of a sweep: every grid point (Cartesian product) times every seed.
 
     Raises:
-        ConfigError: a grid key given twice, or given by ``--grid`` and by ``--set``.
+        ConfigError: a grid key given twice, or given by ``--grid`` and by ``--set``; ``pipeline.seed``
+            in the grid (key ``--grid``) or in ``fixed`` (key ``--set``): every run's seed is its
+            ``--seeds`` value, which would silently replace it.
 
     Returns:
         One :class:`RunSpec` per (grid point, seed), grid points in product order, seeds inner.
@@ -182,6 +186,14 @@ def plan(
         else ``hashed_id``.
     """
     keys = [k for k, _ in grids]
+    for flag, given in (("--grid", keys), ("--set", [text.split("=", 1)[0] for text in fixed])):
+        if any(key.strip() == SEED_KEY for key in given):
+            raise ConfigError(
+                f"{flag} {SEED_KEY}=... does not set the runs' seeds in a sweep: each run's seed is "
+                f"its --seeds value, which replaces {SEED_KEY}. To sweep seeds, sweep seeds with "
+                "--seeds (e.g. --seeds 1,2 or --seeds 0:10).",
+                key=flag,
+            )
     for key in keys:
         if keys.count(key) > 1:
             raise ConfigError(
