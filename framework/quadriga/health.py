@@ -9,15 +9,18 @@ asks these checks through its ``health()``; the runner fails the stage on a ``"f
 Thresholds (documented, deliberately loose: they catch nonsense, not poor tuning):
 
 - ``Samples``: ``info["acceptance_rate"] == 0`` over at least :data:`MIN_TRANSITIONS` transitions,
-  or every chain constant over its draws: failed ("the chains never moved"). An acceptance rate
-  below :data:`LOW_ACCEPTANCE`: warning.
+  or every chain constant over at least :data:`MIN_TRANSITIONS` draws (whatever the acceptance rate:
+  a step of 1e-300 is "accepted" and moves nothing): failed ("the chains never moved"). An
+  acceptance rate below :data:`LOW_ACCEPTANCE`: warning.
 - ``Fitted``: a ``loss`` (or ``*_loss``) history whose median over its last tenth exceeds the
   median over its first tenth by :data:`LOSS_WARN` (three orders of magnitude): warning; by
   :data:`LOSS_FAIL` (eight orders): failed ("diverged"); NaN or inf in it: failed. A late median
   :data:`LOSS_FAIL` times the smallest value of the first tenth also fails (a loss that exploded
   within its first tenth). Early values below :data:`LOSS_FLOOR` count as :data:`LOSS_FLOOR`: a
   loss that starts at numerical zero (an objective met at initialisation, e.g. a flow-balance
-  residual of 1e-32) and settles at 0.002 has grown by no meaningful factor.
+  residual of 1e-32) and settles at 0.002 has grown by no meaningful factor. A loss whose
+  magnitude reaches :data:`LOSS_HUGE` (1e12) at any point: warning (it may have exploded before
+  its first logged value, so that its series only falls).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import attrs
 __all__ = [
     "LOSS_FAIL",
     "LOSS_FLOOR",
+    "LOSS_HUGE",
     "LOSS_WARN",
     "LOW_ACCEPTANCE",
     "MIN_TRANSITIONS",
@@ -48,6 +52,9 @@ MIN_TRANSITIONS = 10
 LOSS_WARN, LOSS_FAIL = 1e3, 1e8
 #: the smallest early loss a growth factor is measured from (smaller early values count as this)
 LOSS_FLOOR = 1e-3
+#: a loss whose magnitude ever reaches this is a warning, whatever its growth (it may have exploded
+#: before its first logged value: learning rate 1e3 gives 1e25 at the first log, then 7e20)
+LOSS_HUGE = 1e12
 
 
 @attrs.frozen
@@ -100,14 +107,21 @@ def samples(info: Mapping[str, Any], chains: Any) -> list[Health]:
                 )
             )
     shape = tuple(getattr(chains, "shape", ()))
-    if rate is None and len(shape) == 3 and shape[1] >= MIN_TRANSITIONS and shape[0] * shape[2] > 0:
+    if len(shape) == 3 and shape[1] >= MIN_TRANSITIONS and shape[0] * shape[2] > 0:
         if bool((chains == chains[:, :1]).all()):
+            accepted = (
+                f" although {rate:.3g} of the proposals were accepted (a step too small to change a "
+                "float: the proposal equals the current point)"
+                if isinstance(rate, (int, float)) and rate > 0
+                else ""
+            )
+            out = [h for h in out if h.level != "warning"]  # the failure says it all
             out.append(
                 Health(
                     "failed",
                     "chains",
-                    f"all {shape[0]} chains stayed at their first draw for {shape[1]} draws: they "
-                    "never moved. Lower step_size.",
+                    f"all {shape[0]} chains stayed at their first draw for {shape[1]} draws{accepted}: "
+                    "they never moved. Use a step_size that moves the chains.",
                 )
             )
     return out
@@ -151,6 +165,17 @@ def fitted(history: Mapping[str, Any]) -> list[Health]:
                     f"{key} grew by a factor {growth:.3g} (from {early:.3g} in its first tenth to a median "
                     f"of {late:.3g} in its last): {'training diverged' if level == 'failed' else 'suspect'}; "
                     "lower the learning rate.",
+                )
+            )
+            continue
+        largest = max(abs(v) for v in values)
+        if largest >= LOSS_HUGE:  # exploded before its first logged value, then came down a little
+            out.append(
+                Health(
+                    "warning",
+                    key,
+                    f"{key} reached {largest:.3g} (at least {LOSS_HUGE:g}; it ends at {values[-1]:.3g}): "
+                    "suspect divergence; lower the learning rate.",
                 )
             )
     return out

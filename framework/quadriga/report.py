@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -747,11 +748,37 @@ def _protocol_facts(rec: Mapping[str, Any]) -> list[tuple[str, str]]:
     return facts
 
 
+def _without_home(section: Mapping[str, Any]) -> dict[str, Any]:
+    """``section`` with the home directory (``/home/ada/``) written ``~/`` in its text fields."""
+    home = str(Path.home()).rstrip("/\\")
+    if len(home) < 2:  # no home (``/``): nothing to hide
+        return dict(section)
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(home + os.sep, "~" + os.sep)
+        if isinstance(value, (list, tuple)):
+            return type(value)(strip(v) for v in value)
+        return value
+
+    out = dict(section)
+    for key in ("dir", "pipeline", "manifest", "settings", "facts", "title"):
+        if key in out:
+            out[key] = strip(out[key])
+    return out
+
+
 def render_report(
     sections: Sequence[Mapping[str, Any]], claims: Sequence[Mapping[str, Any]], title: str
 ) -> str:
-    """Render the page from collected sections and claims with the package's Jinja2 template."""
+    """Render the page from collected sections and claims with the package's Jinja2 template.
+
+    The user's home directory in the sections' paths, pipeline text and manifest is written as
+    ``~`` (:func:`_without_home`): a shared page does not carry the account name.
+    """
     import jinja2
+
+    sections = [_without_home(s) for s in sections]
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("quadriga", "report_templates"),

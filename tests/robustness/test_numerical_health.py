@@ -43,6 +43,19 @@ def test_chains_that_never_moved_fail_the_stage_and_are_not_scored(cli, tmp_path
     assert "e" not in status["stages"] or status["stages"]["e"]["status"] != "finished"
 
 
+def test_chains_whose_steps_are_too_small_to_move_fail_even_when_every_proposal_is_accepted(cli, tmp_path):
+    (tmp_path / "p.toml").write_text(RWM.format(step=1e-300))
+    o = cli("run", "p.toml", "--out", "r", "--quiet")
+    assert_clean(o, 1, "stage 'm' failed", "never moved", "of the proposals were accepted")
+    status = json.loads((tmp_path / "r" / "status.json").read_text())
+    assert status["status"] == "failed" and status["stages"]["m"]["status"] == "failed"
+    x = torch.ones(2, 20, 3)
+    found = health.samples({"transitions": 20, "acceptance_rate": 1.0}, x)
+    assert [(h.level, h.quantity) for h in found] == [("failed", "chains")]
+    found = health.samples({"transitions": 20, "acceptance_rate": 0.005}, x)  # no low-rate warning too
+    assert [(h.level, h.quantity) for h in found] == [("failed", "chains")]
+
+
 def test_barely_moving_chains_warn_once_and_the_warning_is_recorded(cli, tmp_path):
     (tmp_path / "p.toml").write_text(RWM.format(step=30.0))
     o = cli("run", "p.toml", "--out", "r", "--quiet")
@@ -77,6 +90,10 @@ def _fitted(loss):
         ([2.08e-32] * 10 + [2.36e-3] * 10, None),
         ([1e-6] * 10 + [5.0] * 10, "warning"),  # from below the floor: measured from LOSS_FLOOR
         ([1e-6] * 10 + [1e6] * 10, "failed"),
+        # exploded before its first log (learning rate 1e3), then fell: no growth, but absurd
+        ([1.0e25, 3e23, 1e22] + [6.8e20] * 17, "warning"),
+        ([2e12] * 20, "warning"),  # at LOSS_HUGE from the start
+        ([9e11] * 20, None),  # below it, flat: fine
     ],
 )
 def test_loss_growth_thresholds(loss, level):

@@ -91,3 +91,16 @@ def test_report_and_compare_of_an_unfinished_run_never_read_its_full_copies(cli,
     assert [p for p in _OPENED if ".resume" in p] == []
     page = (tmp_path / "page.html").read_text()
     assert ".resume" not in page and base64.b64encode(copy.read_bytes()[:60]).decode() not in page
+
+
+def test_the_page_writes_the_home_directory_as_a_tilde(tmp_path, monkeypatch, registry):
+    """A shared page does not carry the account name: paths under the home directory read ``~/``."""
+    from quadriga.api import run
+    from quadriga.report import build_report
+
+    home = tmp_path / "home" / "ada"
+    result = run("toy-pipeline", out=home / "runs" / "r", registry=registry)
+    monkeypatch.setattr("pathlib.Path.home", lambda: home)
+    text = build_report([result.dir])
+    assert str(home) not in text
+    assert "~/runs/r" in text
