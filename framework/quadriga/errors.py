@@ -42,11 +42,17 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> str:
 
     Returns:
         ``" Did you mean 'a' or 'b'?"`` or the empty string when nothing is close.
-        Uses :func:`difflib.get_close_matches` (cutoff 0.6), as gymnasium does.
+        Uses :func:`difflib.get_close_matches` (cutoff 0.6), as gymnasium does, on lowercased
+        names, so ``"RWM"`` suggests ``'rwm'``; the candidates are shown as spelled.
     """
     import difflib  # only when a name is unknown: it imports heapq, which start-up does not need
 
-    matches = difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.6)
+    names = sorted(set(candidates))
+    by_lower: dict[str, list[str]] = {}
+    for c in names:
+        by_lower.setdefault(c.lower(), []).append(c)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=n, cutoff=0.6)
+    matches = [c for low in close for c in by_lower[low]][:n]
     if not matches:
         return ""
     quoted = [f"'{m}'" for m in matches]

@@ -50,7 +50,9 @@ from quadriga.stage_names import (
 )
 
 __all__ = [
+    "MAX_TABLES",
     "expand_sections",
+    "expansion_count",
     "is_expanded",
     "matrix_keys",
     "point_label",
@@ -60,6 +62,11 @@ __all__ = [
 ]
 
 Err = Callable[..., ConfigError]
+
+#: the most tables a pipeline may expand into (``repeat`` times the product of the ``matrix`` lengths,
+#: per table and summed over the pipeline); counted before any table is built, so a mistyped
+#: ``repeat = 1000000000`` is refused at once instead of filling the memory
+MAX_TABLES = 100_000
 
 
 def point_label(point: Mapping[str, Any]) -> str:
@@ -185,6 +192,45 @@ def _points(matrix: Any, body: Mapping[str, Any], where: str, err: Err) -> list[
     if len(set(labels)) != len(labels):
         raise err("the matrix holds the same point twice; list each value once.", table=where, key="matrix")
     return points
+
+
+def expansion_count(table: Mapping[str, Any]) -> int:
+    """How many tables ``table`` expands into: ``repeat`` times the product of its matrix lengths.
+
+    Computed from the lengths alone (nothing is built); a ``repeat`` or ``matrix`` of the wrong type
+    counts as 1 (expanding it raises the error that says so). A table without either gives 1.
+    """
+    repeat = table.get("repeat")
+    count = repeat if isinstance(repeat, int) and not isinstance(repeat, bool) and repeat > 1 else 1
+    matrix = table.get("matrix")
+    if isinstance(matrix, Mapping):
+        for values in _flatten(matrix).values():
+            if isinstance(values, list) and values:
+                count *= len(values)
+    return count
+
+
+def _check_count(sections: Mapping[str, Any], err: Err) -> None:
+    """Refuse an expansion into more than :data:`MAX_TABLES` tables, one table's or the pipeline's."""
+    total = 0
+    for section, tables in sections.items():
+        for name, table in tables.items() if isinstance(tables, Mapping) else ():
+            count = expansion_count(table) if isinstance(table, Mapping) else 1
+            if count > MAX_TABLES:
+                raise err(
+                    f"repeat and matrix expand this table into {count} tables; a pipeline holds at most "
+                    f"{MAX_TABLES}. Lower repeat or shorten the matrix lists (or split the study into "
+                    "several pipelines).",
+                    table=f"{section}.{name}",
+                    key="repeat" if "repeat" in table else "matrix",
+                )
+            total += count
+    if total > MAX_TABLES:
+        raise err(
+            f"repeat and matrix expand the pipeline into {total} tables; a pipeline holds at most "
+            f"{MAX_TABLES}. Lower repeat or shorten the matrix lists (or split the study into several "
+            "pipelines)."
+        )
 
 
 def _expand_table(section: str, name: str, table: dict[str, Any], err: Err) -> list[tuple[str, dict]]:
@@ -345,9 +391,10 @@ def expand_sections(sections: dict[str, dict[str, Any]], err: Err) -> dict[str, 
         becomes ``"x[i]"``.
 
     Raises:
-        ConfigError: a bad ``repeat``/``matrix``, an ambiguous or empty selection; the error
-            names the source table.
+        ConfigError: a bad ``repeat``/``matrix``, more than :data:`MAX_TABLES` tables (checked
+            before any is made), an ambiguous or empty selection; the error names the source table.
     """
+    _check_count(sections, err)
     out: dict[str, dict[str, Any]] = {}
     for section, tables in sections.items():
         out[section] = {}

@@ -36,10 +36,16 @@ from quadriga.pipeline_schema import (
     structure,
     table_keys,
 )
-from quadriga.pipeline_source import ORIGIN, apply_overrides, parse_override, read_source
+from quadriga.pipeline_source import (
+    ORIGIN,
+    WRITTEN_BY_EXPANSION,
+    apply_overrides,
+    parse_override,
+    read_source,
+)
 from quadriga.pipeline_source import TOP as _TOP
 from quadriga.seeding import derive_seed
-from quadriga.stage_names import NAME_RE, StageName, format_point, parse_stage_name
+from quadriga.stage_names import NAME_RE, StageName, format_point, name_problem, parse_stage_name
 
 if TYPE_CHECKING:
     from quadriga.registry import Registry
@@ -348,8 +354,17 @@ def _read_sections(data: dict[str, Any], err: _Blame) -> dict[str, dict[str, Any
             expanded = isinstance(table, dict) and "source" in table and is_expanded(node_name)
             if not NAME_RE.match(node_name) and not expanded:
                 raise err(
-                    "names must start with a letter and use only letters, digits, '.', '_' and '-'.",
+                    name_problem(node_name).replace("the name", "a task or stage name", 1),
                     table=f"{section}.{node_name}",
+                )
+            written = [k for k in WRITTEN_BY_EXPANSION if isinstance(table, dict) and k in table]
+            if written and not expanded:
+                raise err(
+                    f"'{written[0]}' is written by the expansion of repeat and matrix (into the "
+                    "expanded tables of a run's saved pipeline.toml, named NAME[...]); it chooses the "
+                    "seed, so a table may not set it. Remove it, and use repeat = N or matrix = { ... }.",
+                    table=f"{section}.{node_name}",
+                    key=written[0],
                 )
             err.varied[f"{section}.{node_name}"] = matrix_keys(table.get("matrix"))
     sections = expand_sections(sections, err)

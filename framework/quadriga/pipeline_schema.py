@@ -22,7 +22,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 from quadriga.components import CONVERTER
 from quadriga.errors import ConfigError, suggest
 from quadriga.interfaces import INTERFACES, TASK_KINDS
-from quadriga.stage_names import NAME_RE
+from quadriga.stage_names import NAME_RE, name_problem
 
 __all__ = [
     "DEVICE_RE",
@@ -59,11 +59,7 @@ def _check_device(_: Any, attribute: attrs.Attribute, value: Any) -> None:
 
 def _check_name(_: Any, attribute: attrs.Attribute, value: Any) -> None:
     if value is not None and (not isinstance(value, str) or not NAME_RE.match(value)):
-        raise _fail(
-            "the name must start with a letter and use only letters, digits, '.', '_' and '-' "
-            "(it becomes a directory name).",
-            attribute.name,
-        )
+        raise _fail(f"{name_problem(value)} It becomes a directory name.", attribute.name)
 
 
 def _check_seed(_: Any, attribute: attrs.Attribute, value: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_DEPTH",
     "ORIGIN",
     "TOP",
+    "WRITTEN_BY_EXPANSION",
     "apply_overrides",
     "check_values",
     "parse_override",
@@ -33,6 +35,9 @@ _log = logging.getLogger(__name__)
 TOP = ("pipeline", "task", "stage")
 #: how ``--set`` and ``--grid`` values are named in error messages
 ORIGIN = "command line (--set/--grid)"
+#: the reserved keys that expansion writes into an expanded table (its source table, its replicate index);
+#: they choose the table's seed, so no one else may set them
+WRITTEN_BY_EXPANSION = ("source", "replicate")
 #: the deepest nesting of tables and arrays a pipeline may use (components inside components included)
 MAX_DEPTH = 32
 #: the integers a pipeline value may hold: those of a signed 64-bit integer (what torch and numpy take)
@@ -104,6 +109,15 @@ def _toml_hint(text: str, msg: str) -> str:
     where = re.search(r"at line (\d+)", msg)
     lines = text.splitlines()
     line = lines[int(where.group(1)) - 1] if where and 0 < int(where.group(1)) <= len(lines) else ""
+    odd = _non_ascii_outside_strings(line)
+    if odd is not None:
+        column, char = odd
+        name = unicodedata.name(char, "unnamed character")
+        return (
+            f"Line {where.group(1) if where else '?'}, column {column} holds {char!r} (U+{ord(char):04X} "
+            f"{name}), a non-ASCII character outside a string; keys, booleans and numbers are ASCII. "
+            "Retype it (it may be a look-alike of a Latin letter or a typographic quote)."
+        )
     key, _, value = line.partition("=")
     key, value = key.strip().strip('"'), value.strip().split("#", 1)[0].strip()
     if "Cannot overwrite a value" in msg and key:
@@ -117,6 +131,32 @@ def _toml_hint(text: str, msg: str) -> str:
     if value == "None":
         return f"TOML has no None: leave '{key}' out to keep its default."
     return "Check quoting, '=' and brackets on that line."
+
+
+def _non_ascii_outside_strings(line: str) -> tuple[int, str] | None:
+    """The first non-ASCII character of a TOML ``line`` outside quotes and comments: ``(column, char)``.
+
+    Columns count from 1; ``None`` when there is none. Quotes are followed simply (a ``"`` or ``'``
+    opens a string up to the same quote not escaped by a backslash), which is enough for one line.
+    """
+    quote = ""
+    escaped = False
+    for i, char in enumerate(line):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\" and quote == '"':
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "\"'":
+            quote = char
+        elif char == "#":
+            return None
+        elif ord(char) > 127:
+            return i + 1, char
+    return None
 
 
 def _check_structure(data: dict[str, Any], file: str, *, need_pipeline: bool = True) -> None:
@@ -224,6 +264,12 @@ def _parse_toml(text: str, file: str) -> dict[str, Any]:
         ConfigError: empty text, nesting deeper than :data:`MAX_DEPTH`, invalid TOML (a table
             defined twice is named, other errors get a hint).
     """
+    if text.startswith("\ufeff"):
+        raise ConfigError(
+            "the file starts with a byte-order mark (BOM, U+FEFF), which TOML does not allow. "
+            "Save it as UTF-8 without a BOM (in most editors: encoding 'UTF-8', not 'UTF-8 with BOM').",
+            file=file,
+        )
     if not text.strip():
         raise ConfigError(
             "the file is empty. A pipeline needs a [pipeline] table and at least one "
@@ -257,19 +303,32 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     ``{ use = "mala" }``, ``"text"``); a bare word that is not valid TOML is taken as a string.
 
     Raises:
-        ConfigError: no ``=``, an empty key, a value nested too deeply or an integer beyond int64
-            (attributed to :data:`ORIGIN`).
+        ConfigError: no ``=``, an empty key, a value that spans lines outside a quoted string (text
+            after a newline would be parsed as further keys, or kept in a bare string), a value
+            nested too deeply or an integer beyond int64 (attributed to :data:`ORIGIN`).
     """
     key, sep, raw = text.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ConfigError(f"'{text}' is not KEY=VALUE (e.g. --set stage.srmc.alpha=2).", file=ORIGIN)
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        document = tomllib.loads(f"v = {raw.strip()}")
     except RecursionError:
         raise ConfigError(f"the value of '{key}' is nested too deeply.", file=ORIGIN) from None
     except tomllib.TOMLDecodeError:
-        value = raw.strip()
+        document = {"v": raw.strip()}
+    value = document["v"]
+    extra = [k for k in document if k != "v"]
+    if extra or (isinstance(value, str) and ("\n" in value or "\r" in value) and value == raw.strip()):
+        shown = raw.strip().replace("\r", "\\r").replace("\n", "\\n")
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise ConfigError(
+            f"the value of '{key}' ('{shown}') spans more than one line"
+            + (f" and would also set {', '.join(repr(k) for k in extra)}" if extra else "")
+            + "; one --set gives one value. Give each key its own --set KEY=VALUE.",
+            file=ORIGIN,
+            key="--set",
+        )
     path = key.split(".")
     check_values(value, ORIGIN, path)
     return path, value
@@ -438,7 +497,8 @@ def _set_in_table(
     swaps the component (:func:`_swap`, its notes appended to ``notes``).
 
     Raises:
-        ConfigError: a key too short to name a table and a key, an unknown table, a key inside a value.
+        ConfigError: a key too short to name a table and a key, an unknown table, a key inside a value,
+            a key of :data:`WRITTEN_BY_EXPANSION`.
     """
     if len(path) < 3:
         raise ConfigError(f"'{'.'.join(path)}' must be {path[0]}.NAME.KEY=VALUE.", file=ORIGIN)
@@ -459,6 +519,15 @@ def _set_in_table(
                 table=where,
                 key=".".join(keys[: i + 1]),
             )
+    if len(keys) == 1 and keys[0] in WRITTEN_BY_EXPANSION:
+        raise ConfigError(
+            f"'{keys[0]}' is written by the expansion of repeat and matrix (it chooses the seed of "
+            f"[{where}]) and cannot be set. Use repeat = N or matrix = {{ ... }} in the table, or "
+            "--set pipeline.seed=N for other seeds.",
+            file=ORIGIN,
+            table=where,
+            key=keys[0],
+        )
     old = node.get(keys[-1])
     node[keys[-1]] = value
     if keys == ["use"]:

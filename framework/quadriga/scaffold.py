@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from quadriga.registry import Registry
 
 __all__ = [
+    "MAX_PLUGIN_NAME",
     "PLUGIN_KINDS",
     "Origin",
     "check_name_free",
@@ -61,6 +62,10 @@ __all__ = [
 
 #: the kinds of component the template can scaffold (every kind of :data:`quadriga.registry.KINDS`)
 PLUGIN_KINDS = ("sampler", "learner", "estimator", "evaluator", "target", "dataset", "environment")
+
+#: the most characters a plugin name may have (``quadriga new plugin NAME``): it names the directory
+#: ``quadriga-NAME``, the package ``quadriga_NAME`` and files in it, which must stay within file-name limits
+MAX_PLUGIN_NAME = 64
 
 #: git identity for the template repository's commits (and a plugin's first commit when git has none)
 _GIT_IDENTITY = ("-c", "user.name=quadriga", "-c", "user.email=quadriga@localhost")
@@ -322,6 +327,12 @@ def _check_render_args(name: str, kind: str, description: str | None, author: st
     Raises:
         ConfigError: key ``NAME``, ``--kind`` or the flag of the text, with the fix.
     """
+    if len(name or "") > MAX_PLUGIN_NAME:
+        raise ConfigError(
+            f"the plugin name is {len(name)} characters long; a plugin name has at most "
+            f"{MAX_PLUGIN_NAME} (it names the directory quadriga-NAME and the package). Shorten it.",
+            key="NAME",
+        )
     if not NAME_PATTERN.match(name or ""):
         raise ConfigError(
             f"'{name}' is not a valid plugin name: use lowercase letters, digits and single dashes, "

@@ -37,10 +37,12 @@ from quadriga.errors import ConfigError
 __all__ = [
     "INFO_KEYS",
     "KEY_RE",
+    "MAX_NAME",
     "NAME_RE",
     "StageName",
     "format_point",
     "format_stage_name",
+    "name_problem",
     "parse_stage_name",
     "replicate_base",
     "replicate_groups",
@@ -48,8 +50,30 @@ __all__ = [
     "split_subject_key",
 ]
 
+#: the most characters a task, stage or pipeline name may have (it names files and directories)
+MAX_NAME = 64
 #: a task, stage or pipeline name as written in a file: a letter, then letters, digits, ``_.-``
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+NAME_RE = re.compile(rf"^[A-Za-z][A-Za-z0-9_.-]{{0,{MAX_NAME - 1}}}$")
+
+
+def name_problem(name: object) -> str:
+    """What keeps ``name`` from matching :data:`NAME_RE`, as a sentence; ``""`` when it matches.
+
+    A name of the right characters but more than :data:`MAX_NAME` of them is told its length and
+    the limit (not the character rule it meets).
+    """
+    if isinstance(name, str) and NAME_RE.match(name):
+        return ""
+    if isinstance(name, str) and len(name) > MAX_NAME and NAME_RE.match(name[:MAX_NAME]):
+        tail = name[MAX_NAME:]
+        if all(c.isascii() and (c.isalnum() or c in "_.-") for c in tail):
+            return f"the name is {len(name)} characters long; a name has at most {MAX_NAME}. Shorten it."
+    return (
+        f"the name must start with a letter and use only letters, digits, '.', '_' and '-' "
+        f"(at most {MAX_NAME} characters)."
+    )
+
+
 #: a matrix key: a parameter name, or a dotted path to a nested component's parameter
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 #: the keys the runner adds to each artifact's ``info`` and each stage's entry in ``results.json``

@@ -16,6 +16,7 @@ import csv
 import hashlib
 import json
 import math
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -240,6 +241,9 @@ def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
     Returns:
         ``[{"run_id", "seed", "params", "status", "error", "skipped"}]``: the last command's runs in
         plan order, then the earlier ones; every ``params`` has every key of :func:`sweep_keys`.
+
+    Raises:
+        ConfigError: ``runs/`` or a run directory in it is a symbolic link (it is not followed).
     """
     from quadriga.runs import RunDir
 
@@ -268,6 +272,7 @@ def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
     }
     out = []
     order = [*planned, *(r for r in earlier if r not in recorded), *(r for r in recorded if r not in planned)]
+    _refuse_linked_runs(sweep_dir, order)
     for run_id in order:
         entry = {**earlier.get(run_id, {}), **planned.get(run_id, {}), **recorded.get(run_id, {})}
         run_dir = sweep_dir / "runs" / run_id
@@ -294,6 +299,28 @@ def sweep_runs(sweep_dir: Path) -> list[dict[str, Any]]:
             saved = _saved_values(sweep_dir / "runs" / run["run_id"], missing)
             run["params"] = {k: run["params"].get(k, saved.get(k)) for k in keys}
     return out
+
+
+def _refuse_linked_runs(sweep_dir: Path, run_ids: Sequence[str]) -> None:
+    """Refuse a sweep whose ``runs/`` folder, or one of the run directories ``run_ids`` in it, is a link.
+
+    A run directory of a sweep is the sweep's own; one that is a symbolic link to elsewhere would
+    bring another directory's results into the sweep's tables, so it is never followed.
+
+    Raises:
+        ConfigError: naming the link and where it points, with the fix.
+    """
+    from quadriga.errors import ConfigError
+
+    runs = Path(sweep_dir) / "runs"
+    for path in (runs, *(runs / str(r) for r in run_ids)):
+        if os.path.islink(path):
+            raise ConfigError(
+                f"'{path}' is a symbolic link (to '{os.readlink(path)}'); a sweep's run directories "
+                "are its own and are not read through links. Replace the link with the run directory "
+                "itself (copy it there) or remove it.",
+                file=str(sweep_dir),
+            )
 
 
 def _known_entry(entry: Mapping[str, Any], fixed: Sequence[Any]) -> dict[str, Any]:

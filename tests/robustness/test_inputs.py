@@ -70,6 +70,14 @@ CASES = [
     ("nested-inline-3000", "x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", [], ["p.toml", "nested"]),
     ("component-nested-300", wrap(300), [], ["p.toml", "stage.deep", "nested"]),
     ("bad-syntax", "[pipeline\nname = 1\n", [], ["p.toml", "invalid TOML"]),
+    ("byte-order-mark", "\ufeff" + GOOD, [], ["p.toml", "byte-order mark", "without a BOM"]),
+    (
+        "cyrillic-look-alike-in-key",
+        edit('use = "toy-iid"', 'u\u0455e = "toy-iid"'),
+        [],
+        ["p.toml", "line 9, column 2", "U+0455 CYRILLIC SMALL LETTER DZE", "look-alike"],
+    ),
+    ("uppercase-component", edit('use = "toy-iid"', 'use = "TOY-IID"'), [], ["p.toml", "'toy-iid'"]),
     ("empty", "", [], ["p.toml", "empty"]),
     ("comments-only", "# nothing\n\n", [], ["p.toml", "[pipeline]"]),
     ("duplicate-table", GOOD + '\n[stage.draw]\nuse = "toy-iid"\n', [], ["p.toml", "defined twice"]),
@@ -106,6 +114,18 @@ CASES = [
     ("unknown-top", GOOD + "\n[stages.x]\nuse = 1\n", [], ["p.toml", "stages"]),
     ("unknown-meta", edit("seed = 1", "seed = 1\nsed = 2"), [], ["p.toml", "pipeline", "sed"]),
     ("bad-kind", edit('kind = "evaluator"', 'kind = "evaluatr"'), [], ["p.toml", "stage.check", "kind"]),
+    (
+        "stage-name-too-long",
+        edit("[stage.draw]", f"[stage.{'d' * 120}]").replace('["draw"]', f'["{"d" * 120}"]'),
+        [],
+        ["p.toml", "120 characters long", "at most 64"],
+    ),
+    (
+        "pipeline-name-too-long",
+        edit('name = "good"', f'name = "{"g" * 100}"'),
+        [],
+        ["p.toml", "100 characters", "64"],
+    ),
     ("name-with-space", edit("[stage.draw]", '[stage."dr aw"]'), [], ["p.toml", "dr aw"]),
     # ---- values
     (
@@ -289,6 +309,70 @@ CASES = [
         ["--set", "stage.draw.inputs.target=nope"],
         ["command line (--set/--grid)", "inputs.target"],
     ),
+    (
+        "set-value-past-newline",
+        GOOD,
+        ["--set", "stage.draw.num_samples=10\nnum_chains = 7"],
+        ["command line (--set/--grid)", "option --set", "num_samples", "num_chains", "more than one line"],
+    ),
+    (
+        "set-bare-word-past-newline",
+        GOOD,
+        ["--set", "stage.draw.label=abc\ndef"],
+        ["option --set", "more than one line"],
+    ),
+    (
+        "set-source",
+        GOOD,
+        ["--set", "stage.draw.source=mala"],
+        ["command line (--set/--grid)", "[stage.draw]", "key 'source'", "seed"],
+    ),
+    (
+        "set-replicate",
+        GOOD,
+        ["--set", "stage.draw.replicate=3"],
+        ["command line (--set/--grid)", "[stage.draw]", "key 'replicate'", "repeat"],
+    ),
+    (
+        "file-replicate",
+        edit("num_samples = 50", "num_samples = 50\nreplicate = 3"),
+        [],
+        ["p.toml", "[stage.draw]", "key 'replicate'", "written by the expansion"],
+    ),
+    (
+        "file-source",
+        edit('kind = "evaluator"', 'kind = "evaluator"\nsource = "draw"'),
+        [],
+        ["p.toml", "[stage.check]", "key 'source'", "written by the expansion"],
+    ),
+    # ---- expansion size: counted before anything is built
+    (
+        "set-repeat-billion",
+        GOOD,
+        ["--set", "stage.draw.repeat=1000000000", "--check"],
+        [
+            "command line (--set/--grid)",
+            "[stage.draw]",
+            "key 'repeat'",
+            "1000000000 tables",
+            "at most 100000",
+        ],
+    ),
+    (
+        "matrix-3000x3000",
+        edit(
+            "num_samples = 50",
+            f"matrix = {{ num_samples = {list(range(1, 3001))}, burn = {list(range(3000))} }}",
+        ),
+        ["--check"],
+        ["p.toml", "[stage.draw]", "key 'matrix'", "9000000 tables", "at most 100000"],
+    ),
+    (
+        "repeat-total-over-cap",
+        GOOD,
+        ["--set", "stage.draw.repeat=60000", "--set", "stage.check.repeat=60000", "--check"],
+        ["p.toml", "120001 tables", "at most 100000"],
+    ),
     # ---- flags
     ("seed-flag-text", GOOD, ["--seed", "x"], ["--seed"]),
     ("seed-flag-huge", GOOD, ["--seed", str(BIG)], ["option --seed", "64-bit"]),
@@ -318,3 +402,13 @@ def test_malformed_input_is_a_clean_exit_2(cli, tmp_path, content, argv, needles
 
 def test_corpus_size():
     assert len(CASES) >= 60
+
+
+@pytest.mark.parametrize(
+    ("name", "needles"), [("a" * 300, ["300 characters long", "at most 64"]), ("a" * 65, ["65"])]
+)
+def test_a_plugin_name_too_long_is_refused_with_its_length(cli, tmp_path, name, needles):
+    o = cli("new", "plugin", name, "--dest", str(tmp_path / "out"), "--no-git")
+    assert_clean(o, 2, "NAME", *needles)
+    assert "Free disk space" not in o.text and "--resume" not in o.text
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []

@@ -56,6 +56,9 @@ def test_corrupt_run_directory_on_resume(cli, finished, name, content, needles):
 
 #: (id, argv after ``sweep p.toml``, text the message must contain)
 SWEEP = [
+    ("grid-replicate", ["--grid", "stage.draw.replicate=0,1"], ["[stage.draw]", "key 'replicate'", "seed"]),
+    ("grid-source", ["--grid", "stage.draw.source=a,b"], ["[stage.draw]", "key 'source'"]),
+    ("set-replicate", ["--set", "stage.draw.replicate=2"], ["[stage.draw]", "key 'replicate'"]),
     ("workers-negative", ["--workers", "-1"], ["option --workers", "-1"]),
     ("workers-zero", ["--workers", "0"], ["option --workers"]),
     ("workers-text", ["--workers", "x"], ["--workers"]),
@@ -554,3 +557,22 @@ def test_compare_wraps_long_labels_and_says_when_it_replaced_earlier_output(cli,
     assert "replaced an earlier compare" not in o.out
     o = cli("compare", "a", "b")
     assert "note: replaced an earlier compare's files in compare" in " ".join(o.out.split())
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_a_symlinked_run_directory_inside_a_sweep_is_not_followed(cli, tmp_path, command):
+    import shutil
+
+    (tmp_path / "p.toml").write_text(GOOD)
+    o = cli("sweep", "p.toml", "--seeds", "0:2", "--out", "s", "--workers", "1")
+    assert o.rc == 0, o.text
+    runs = sorted(p.name for p in (tmp_path / "s" / "runs").iterdir())
+    assert len(runs) == 2, runs
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(tmp_path / "s" / "runs" / runs[1], outside)
+    shutil.rmtree(tmp_path / "s" / "runs" / runs[1])
+    (tmp_path / "s" / "runs" / runs[1]).symlink_to(outside, target_is_directory=True)
+    argv = ["report", "s", "--out", "page.html"] if command == "report" else ["compare", "s"]
+    o = cli(*argv)
+    assert_clean(o, 2, "symbolic link", runs[1], "elsewhere")
+    assert not (tmp_path / "page.html").exists()
