@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import os
 import platform
 import sys
@@ -452,9 +453,19 @@ def _execute(
                 node, pipeline, rd, registry, run, values, results, warnings, display
             )
             values[name] = artifacts[name] = artifact
-            _record_stage(
-                rd, registry, run, node, artifact, seconds, results, warnings, fingerprints.get(name)
-            )
+            try:
+                _record_stage(
+                    rd, registry, run, node, artifact, seconds, results, warnings, fingerprints.get(name)
+                )
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                where = f" writing {exc.filename}" if exc.filename else ""
+                raise StageError(
+                    name,
+                    f"it ran, but its result could not be saved: No space left on device{where} (the "
+                    "partial file is removed). Free space on that disk, then resume.",
+                ) from exc
         run.record.status = "finished"
     except KeyboardInterrupt as exc:
         interrupted = RunInterrupted(rd.path, exit_code=getattr(exc, "exit_code", 130))  # 143: SIGTERM
