@@ -27,7 +27,7 @@ import attrs
 import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
-from quadriga.errors import ConfigError, QuadrigaError, suggest
+from quadriga.errors import ConfigError, QuadrigaError, memory_asked, suggest
 from quadriga.interfaces import KIND_BASES, Component
 from quadriga.params import describe_params
 
@@ -276,13 +276,9 @@ def _refuse_infinite(cls: type, params: Mapping[str, Any], ctx: _Context, prefix
 
 def _out_of_memory(exc: BaseException, cls: type) -> str | None:
     """A plain message when building ``cls`` ran out of memory (the allocator's words otherwise)."""
-    text = str(exc)
-    if not (isinstance(exc, MemoryError) or ("allocate" in text and "memory" in text.lower())):
+    size = memory_asked(exc)
+    if size is None:
         return None
-    import re
-
-    asked = re.search(r"allocate (\d+) bytes", text)
-    size = f" ({int(asked.group(1)) / 2**30:,.0f} GiB asked for)" if asked else ""
     return (
         f"building {_label(cls)} needs more memory than this machine can give{size}: a parameter "
         "that sets a size (dim, num_samples, a width) is too large for it. Lower it, or run where "

@@ -10,6 +10,7 @@ usage errors, 1 for a run that failed) unless ``--debug`` is given.
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import threading
 from collections.abc import Iterable, Iterator
@@ -25,8 +26,10 @@ __all__ = [
     "QuadrigaError",
     "RunInterrupted",
     "StageError",
+    "TaskError",
     "Terminated",
     "UnknownComponentError",
+    "memory_asked",
     "sigterm_interrupts",
     "suggest",
 ]
@@ -132,6 +135,23 @@ class StageError(QuadrigaError):
         super().__init__(f"stage '{stage}' failed: {message}")
 
 
+class TaskError(QuadrigaError):
+    """A task's ``prepare`` raised at the start of a run; the run is marked failed.
+
+    Args:
+        task: the task's table, e.g. ``"task.gmm"``.
+        message: what went wrong.
+        details: the traceback of the exception ``prepare`` raised (the run writes it to
+            ``error.txt``).
+    """
+
+    exit_code = 1
+
+    def __init__(self, task: str, message: str, *, details: str | None = None) -> None:
+        self.task, self.details = task, details
+        super().__init__(f"[{task}] could not be prepared: {message}")
+
+
 class NonFiniteError(StageError):
     """A stage produced NaN or inf (in its artifact, or in a metric it logged at ``step``).
 
@@ -234,3 +254,33 @@ def sigterm_interrupts() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+#: "... you tried to allocate 16000000000000 bytes" (torch's CPU allocator) and
+#: "Tried to allocate 2.00 GiB" (its CUDA one)
+_ASKED_BYTES = re.compile(r"allocate (\d+) bytes")
+_ASKED_UNITS = re.compile(r"allocate ([\d.]+) ?([KMGT])i?B", re.IGNORECASE)
+
+
+def memory_asked(exc: BaseException) -> str | None:
+    """Whether ``exc`` is an allocation failure, and how much it asked for, as a message part.
+
+    Recognises ``MemoryError`` and the allocators' ``RuntimeError`` texts (torch on CPU: "[enforce
+    fail at alloc_cpu.cpp:127] ... DefaultCPUAllocator: can't allocate memory: you tried to allocate
+    N bytes"; CUDA: "CUDA out of memory. Tried to allocate 2.00 GiB").
+
+    Returns:
+        ``" (N GiB asked for)"`` when the size is stated, ``""`` when it is not, ``None`` when
+        ``exc`` is not an allocation failure.
+    """
+    text = str(exc)
+    if not (isinstance(exc, MemoryError) or ("allocate" in text and "memory" in text.lower())):
+        return None
+    asked = _ASKED_BYTES.search(text)
+    if asked:
+        return f" ({int(asked.group(1)) / 2**30:,.0f} GiB asked for)"
+    units = _ASKED_UNITS.search(text)
+    if units:
+        power = "KMGT".index(units.group(2).upper()) + 1
+        return f" ({float(units.group(1)) * 1024**power / 2**30:,.1f} GiB asked for)"
+    return ""

@@ -282,12 +282,19 @@ def _create_temporary(path: Path, suffix: str) -> tuple[int, str]:
 
 
 def _replaced(path: Path, tmp: str, exc: BaseException) -> None:
-    """Clean up after a failed write of ``tmp`` (meant to replace ``path``): remove it, name a full disk.
+    """Clean up after a failed write of ``tmp`` (meant to replace ``path``): free it, name a full disk.
+
+    The file is emptied before it is removed: a library's writer that failed may still hold it
+    open (torch's zip writer, kept alive by the traceback until the error is handled), and an
+    unlinked file keeps its blocks until its last descriptor closes. Emptied, its space is free
+    for the failure's own records (``error.txt``, ``status.json``) on a full disk.
 
     Raises:
         OSError: ``ENOSPC`` when ``exc`` is a library's ``RuntimeError`` hiding a full disk (torch's
             zip writer: "unexpected pos 64 vs 0").
     """
+    with contextlib.suppress(OSError):
+        os.truncate(tmp, 0)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(tmp)
     if isinstance(exc, RuntimeError) and _disk_full(path.parent):

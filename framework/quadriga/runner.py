@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import os
 import platform
 import sys
@@ -35,6 +36,8 @@ from quadriga.errors import (
     QuadrigaError,
     RunInterrupted,
     StageError,
+    TaskError,
+    memory_asked,
 )
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
@@ -93,6 +96,8 @@ class RunResult:
         results: the content of ``results.json``.
         error: the exception that ended the run, or ``None``.
         warnings: messages from lifecycle hooks that raised.
+        error_file: the ``error.txt`` this run wrote with the details of ``error``; ``None`` when
+            the run did not fail or the file could not be written (a full disk).
     """
 
     dir: Path
@@ -101,6 +106,7 @@ class RunResult:
     results: dict[str, Any]
     error: BaseException | None = None
     warnings: list[str] = attrs.field(factory=list)
+    error_file: Path | None = None
 
     def __repr__(self) -> str:
         """One line: status, directory, each stage's artifact by shape or count, error, warnings.
@@ -219,8 +225,24 @@ def run_stage(node: Node, pipeline: Pipeline, values: dict[str, Any], *, progres
             details=traceback.format_exc(),
         ) from exc
     except Exception as exc:
-        raise StageError(node.name, f"{type(exc).__name__}: {exc}", details=traceback.format_exc()) from exc
+        raise StageError(node.name, _failure_text(exc), details=traceback.format_exc()) from exc
     return artifact
+
+
+def _failure_text(exc: BaseException) -> str:
+    """``Type: message`` of a component's exception; an allocation failure in plain words.
+
+    An allocator's "[enforce fail at alloc_cpu.cpp:127] ... you tried to allocate N bytes" passes
+    ``--check`` (the size is only allocated when the component runs), so it is said as what to
+    change (:func:`quadriga.errors.memory_asked`).
+    """
+    size = memory_asked(exc)
+    if size is None:
+        return f"{type(exc).__name__}: {exc}"
+    return (
+        f"it needs more memory than this machine can give{size}. Lower the parameter that sets a "
+        "size (num_chains, num_samples, dim, widths), or run where there is more memory."
+    )
 
 
 def stage_name_fields(node: Node) -> dict[str, Any]:
@@ -399,11 +421,13 @@ def _execute(
         "stages": dict(old.get("stages", {})),
     }
     warnings = registry.call_hook("quadriga_run_start", run=run)
-    values = _prepared_tasks(pipeline)
+    values: dict[str, Any] = {}
     artifacts: dict[str, Any] = {}
     error: BaseException | None = None
+    error_file: Path | None = None
     rd.sync(run.record, results, force=True)
     try:
+        values.update(_prepared_tasks(pipeline))  # a failure here is recorded like a stage's
         for name, node in pipeline.stages.items():
             if name in kept:  # its results are on disk and nothing left to run needs its artifact
                 run.record.stages[name] = attrs.evolve(previous.stages[name], resumed=True)
@@ -429,9 +453,19 @@ def _execute(
                 node, pipeline, rd, registry, run, values, results, warnings, display
             )
             values[name] = artifacts[name] = artifact
-            _record_stage(
-                rd, registry, run, node, artifact, seconds, results, warnings, fingerprints.get(name)
-            )
+            try:
+                _record_stage(
+                    rd, registry, run, node, artifact, seconds, results, warnings, fingerprints.get(name)
+                )
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                where = f" writing {exc.filename}" if exc.filename else ""
+                raise StageError(
+                    name,
+                    f"it ran, but its result could not be saved: No space left on device{where} (the "
+                    "partial file is removed). Free space on that disk, then resume.",
+                ) from exc
         run.record.status = "finished"
     except KeyboardInterrupt as exc:
         interrupted = RunInterrupted(rd.path, exit_code=getattr(exc, "exit_code", 130))  # 143: SIGTERM
@@ -443,7 +477,7 @@ def _execute(
         raise interrupted from exc
     except Exception as exc:
         error = exc
-        _record_failure(rd, run, exc, warnings)
+        error_file = _record_failure(rd, run, exc, warnings)
     except BaseException as exc:  # SystemExit and the like outside a stage: recorded, then passed on
         run.record.status, run.record.error = "failed", f"{type(exc).__name__}: {exc}"
         run.record.mark_running_as("failed", exc)
@@ -459,7 +493,7 @@ def _execute(
     if sync_error is not None and error is None:  # finished, but its record could not be written
         run.record.status, error = "failed", sync_error
     warnings += registry.call_hook("quadriga_run_end", run=run, status=run.status, error=error)
-    return RunResult(rd.path, run.status, artifacts, results, error, warnings)
+    return RunResult(rd.path, run.status, artifacts, results, error, warnings, error_file)
 
 
 def _remove_resume_store(rd: RunDir, warnings: list[str]) -> None:
@@ -497,11 +531,26 @@ def _write_provenance(
 
 
 def _prepared_tasks(pipeline: Pipeline) -> dict[str, Any]:
-    """Prepare every task of ``pipeline`` with its generator (its node's seed and device); name -> task."""
+    """Prepare every task of ``pipeline`` with its generator (its node's seed and device); name -> task.
+
+    Raises:
+        ConfigError: ``prepare`` refused a parameter; names the pipeline file, ``[task.NAME]``
+            and the key the task gave.
+        TaskError: ``prepare`` raised anything else (an allocation failure said in plain words).
+    """
     values: dict[str, Any] = {}
     for name, node in pipeline.tasks.items():
         task = cast("Task", node.component)
-        task.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
+        try:
+            task.prepare(generator=make_generator(pipeline.seed_of(node), pipeline.device_of(node)))
+        except ConfigError as exc:
+            if exc.file or exc.table:
+                raise
+            raise ConfigError(exc.reason, file=pipeline.file, table=node.table, key=exc.key) from exc
+        except QuadrigaError:
+            raise
+        except Exception as exc:
+            raise TaskError(node.table, _failure_text(exc), details=traceback.format_exc()) from exc
         values[name] = node.component
     return values
 
@@ -581,17 +630,20 @@ def _record_stage(
     )
 
 
-def _record_failure(rd: RunDir, run: Run, exc: Exception, warnings: list[str]) -> None:
-    """Mark the run (and its running stage) failed by ``exc`` and write ``error.txt``.
+def _record_failure(rd: RunDir, run: Run, exc: Exception, warnings: list[str]) -> Path | None:
+    """Mark the run (and its running stage) failed by ``exc`` and write ``error.txt``; return its path.
 
-    ``error.txt`` holds a :class:`StageError`'s details, else the traceback; if it cannot be
-    written (disk full) a warning says so and the status still says failed.
+    ``error.txt`` holds a :class:`StageError`'s or :class:`TaskError`'s details, else the
+    traceback; if it cannot be written (disk full) a warning says so, ``None`` is returned and the
+    status still says failed.
     """
     run.record.status = "failed"
     run.record.error = f"{type(exc).__name__}: {exc}"
     run.record.mark_running_as("failed", exc)
     try:
-        details = exc.details if isinstance(exc, StageError) else None
+        details = exc.details if isinstance(exc, (StageError, TaskError)) else None
         rd.write_error(details or traceback.format_exc())
     except OSError as write_exc:
         warnings.append(f"could not write error.txt: {write_exc.strerror or write_exc}")
+        return None
+    return rd.path / "error.txt"

@@ -556,3 +556,113 @@ def test_a_damaged_saved_artifact_is_named_and_its_stage_runs_again(cli, tmp_pat
     assert "the stage runs again" in " ".join(o.text.split())
     record = status(tmp_path / "r")["stages"]["draw"]
     assert record["status"] == "finished" and not record.get("resumed"), record
+
+
+def test_disk_full_frees_the_partial_artifact_before_recording_the_failure(cli, tmp_path, monkeypatch):
+    """The writer that hit the full disk still holds its file open: its space is freed first, then
+    error.txt and status.json (failed, the disk-full reason) are written."""
+    import torch
+
+    from quadriga.rundir import RunDir
+
+    real_save, held, seen = torch.save, [], []
+
+    def save(obj, f, *a, **k):
+        if str(f).endswith(".tmp") and "slow" in str(f):
+            fh = open(f, "wb")  # kept open, as torch's zip writer is by the traceback
+            fh.write(b"x" * 200_000)
+            fh.flush()
+            held.append(fh)
+            raise OSError(errno.ENOSPC, "No space left on device", str(f))
+        return real_save(obj, f, *a, **k)
+
+    def taken(rd: RunDir) -> tuple[list[int], list[str]]:
+        return [os.fstat(h.fileno()).st_size for h in held], [p.name for p in rd.path.rglob(".*.tmp")]
+
+    real_status, real_error = RunDir.write_status, RunDir.write_error
+
+    def write_status(self, record):
+        seen.append(("status.json", record.status, *taken(self)))
+        return real_status(self, record)
+
+    def write_error(self, text):
+        seen.append(("error.txt", None, *taken(self)))
+        return real_error(self, text)
+
+    monkeypatch.setattr(torch, "save", save)
+    monkeypatch.setattr(RunDir, "write_status", write_status)
+    monkeypatch.setattr(RunDir, "write_error", write_error)
+    try:
+        o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    finally:
+        for fh in held:
+            fh.close()
+    assert_clean(
+        o, 1, "stage 'slow' failed: it ran, but its result could not be saved: No space left on device"
+    )
+    assert "details: error.txt in the run directory" in o.text
+    assert len(held) == 1
+    failed = [s for s in seen if s[0] == "error.txt" or s[1] == "failed"]
+    assert [s[:2] for s in failed] == [("error.txt", None), ("status.json", "failed")]
+    assert all(s[2:] == ([0], []) for s in failed), failed  # emptied and removed before both
+    record = status(tmp_path / "r")
+    assert record["status"] == "failed" and "No space left on device" in record["error"]
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
+    assert "No space left on device" in (tmp_path / "r" / "error.txt").read_text()
+
+
+def test_a_run_that_could_not_write_error_txt_does_not_point_to_it(cli, tmp_path, monkeypatch):
+    from quadriga.rundir import RunDir
+
+    def no_space(self, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(RunDir, "write_error", no_space)
+    o = cli("run", pipeline(tmp_path, "fail = true"), "--out", "r", "--quiet")
+    assert_clean(o, 1, "asked to fail", "could not write error.txt", "this re-runs only the rest:")
+    assert "error.txt in the run directory" not in o.text
+    assert not (tmp_path / "r" / "error.txt").exists()
+
+
+PREPARE = GOOD.replace('use = "toy-normal"', 'use = "unprepared"\nfail = "{fail}"')
+
+
+@pytest.mark.parametrize(
+    ("fail", "rc", "needles"),
+    [
+        ("config", 2, ["p.toml, [task.normal], key 'scale': 'scale' must be a positive number"]),
+        ("memory", 1, ["[task.normal] could not be prepared", "needs more memory", "14,901 GiB asked for"]),
+    ],
+)
+def test_a_task_that_fails_in_prepare_is_a_recorded_failed_run(cli, tmp_path, fail, rc, needles):
+    text = PREPARE.replace("{fail}", fail)
+    assert cli("run", pipeline(tmp_path, text=text), "--check").rc == 0  # only running finds it
+    o = cli("run", "p.toml", "--out", "r", "--quiet")
+    assert o.rc == rc and "Traceback" not in o.text and "internal error" not in o.text, o.text
+    for n in needles:
+        assert n in o.text, (n, o.text)
+    assert "alloc_cpu" not in o.text and "details: error.txt in the run directory" in o.text
+    record = status(tmp_path / "r")
+    assert record["status"] == "failed" and needles[0] in record["error"], record
+    assert record["stages"] == {}
+    assert (tmp_path / "r" / "error.txt").is_file()
+    o = cli("compare", "r")
+    assert "neither a sweep directory nor a run directory" not in o.text, o.text
+    assert "is failed" in o.text and needles[0] in " ".join(o.text.split()), o.text
+
+
+def test_a_stage_out_of_memory_says_what_to_lower(cli, tmp_path):
+    text = THREE.replace(
+        'use = "toy-iid"\ninputs = { target = "normal" }\nnum_samples = 10',
+        'use = "hungry"\ninputs = { target = "normal" }',
+    )
+    pipeline(tmp_path, text=text)
+    assert cli("run", "p.toml", "--check", "--set", "stage.slow.num_chains=1000000000000").rc == 0
+    o = cli("run", "p.toml", "--out", "r", "--quiet", "--set", "stage.slow.num_chains=1000000000000")
+    message = "stage 'slow' failed: it needs more memory than this machine can give (14,901 GiB asked for)"
+    assert_clean(o, 1, "Lower the parameter that sets a size (num_chains, num_samples, dim, widths)")
+    assert message in " ".join(o.text.split()), o.text
+    assert "alloc_cpu" not in o.text and "enforce fail" not in o.text
+    record = status(tmp_path / "r")
+    assert record["status"] == "failed" and message in record["error"] and "alloc_cpu" not in record["error"]
+    assert "alloc_cpu.cpp" in (tmp_path / "r" / "error.txt").read_text()  # the allocator's words kept there

@@ -189,6 +189,6 @@ def _unfinished(d: Path) -> list[str]:
     if is_run(d) and (d / "status.json").is_file():
         record = RunDir(d).read_status()
         if record.status != "finished":
-            why = f": {record.error}" if record.error else ""
+            why = f": {record.error.rstrip('.')}" if record.error else ""  # one full stop
             return [f"{d} is {record.status}{why}. Its finished stages are compared."]
     return []

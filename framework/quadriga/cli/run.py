@@ -201,7 +201,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"[red]run {result.status}[/]: {escape(str(error))}\nFinished stages are saved. After a fix "
                 "(in the data, the code, the environment, or a setting edited in the run directory's "
                 "pipeline.toml, whose stage and everything downstream then run again), this re-runs only "
-                "the rest" + (":" if debug else "; details: error.txt in the run directory:")
+                "the rest"
+                + ("; details: error.txt in the run directory:" if result.error_file and not debug else ":")
             )
             err.print(f"  quadriga run --resume {escape(str(result.dir))}", soft_wrap=True)
             if debug and error is not None:

@@ -105,10 +105,59 @@ class Stubborn(Sampler):
         return Samples(x=target.sample(self.num_samples, generator=generator))
 
 
+#: what torch's CPU allocator raises for a size no machine has (16 TB)
+ALLOCATOR = (
+    "[enforce fail at alloc_cpu.cpp:127] data. DefaultCPUAllocator: can't allocate memory: you tried "
+    "to allocate 16000000000000 bytes. Error code 12 (Cannot allocate memory)"
+)
+
+
+@attrs.define(kw_only=True)
+class Hungry(Sampler):
+    """Raises the allocator's ``RuntimeError`` for ``num_chains`` above 1000 (as a real sampler would)."""
+
+    num_chains: int = param(4, doc="number of chains")
+
+    def sample(self, target, *, generator):
+        """``Samples[num_chains, d]`` of zeros, or the allocator's error."""
+        if self.num_chains > 1000:
+            raise RuntimeError(ALLOCATOR)
+        return Samples(x=torch.zeros(self.num_chains, target.dim))
+
+
+@attrs.define(kw_only=True)
+class Unprepared(Target):
+    """N(0, I) in 2-D whose ``prepare`` fails as ``fail`` says: ``config``, ``memory`` or ``none``."""
+
+    fail: str = param("none", doc="'config', 'memory' or 'none'")
+
+    @property
+    def dim(self) -> int:
+        """2."""
+        return 2
+
+    def prepare(self, *, generator):
+        """Refuse ``scale`` (a ConfigError naming only its key) or raise the allocator's error."""
+        if self.fail == "config":
+            raise quadriga.ConfigError("'scale' must be a positive number or a list of 2.", key="scale")
+        if self.fail == "memory":
+            raise RuntimeError(ALLOCATOR)
+
+    def log_prob(self, x):
+        """Tensor[n, 2] -> Tensor[n]."""
+        return -0.5 * (x**2).sum(-1) - math.log(2 * math.pi)
+
+    def score(self, x):
+        """-x."""
+        return -x
+
+
 @quadriga.hookimpl
 def quadriga_register(registry):
     """Register the misbehaving components."""
     registry.add("target", "half-normal", "quadriga_robust:HalfNormal", summary="-inf outside x_0 > 1")
+    registry.add("sampler", "hungry", "quadriga_robust:Hungry", summary="runs out of memory")
+    registry.add("target", "unprepared", "quadriga_robust:Unprepared", summary="prepare fails")
     registry.add("sampler", "exits", "quadriga_robust:Exits", summary="calls sys.exit")
     registry.add("sampler", "exits-hard", "quadriga_robust:ExitsHard", summary="calls os._exit once")
     registry.add("sampler", "tally", "quadriga_robust:Tally", summary="counts its runs")
