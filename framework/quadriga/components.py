@@ -27,7 +27,7 @@ import attrs
 import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
-from quadriga.errors import ConfigError, QuadrigaError, memory_asked, suggest
+from quadriga.errors import ConfigError, QuadrigaError, out_of_memory_text, suggest
 from quadriga.interfaces import KIND_BASES, Component
 from quadriga.params import describe_params
 
@@ -232,7 +232,7 @@ def _structure(
             f"attrs class derived from quadriga.interfaces.{base.__name__}; "
             "report this to the plugin's authors."
         )
-    errors = _Errors(ctx.file, ctx.table, ctx.table_keys if not key_prefix else ())
+    errors = _Errors(ctx.file, ctx.table, ctx.table_keys)  # used only at the top level (no prefix)
     _refuse_infinite(cls, params, ctx, key_prefix)
     try:
         obj = CONVERTER.structure(dict(params), cls)
@@ -276,14 +276,7 @@ def _refuse_infinite(cls: type, params: Mapping[str, Any], ctx: _Context, prefix
 
 def _out_of_memory(exc: BaseException, cls: type) -> str | None:
     """A plain message when building ``cls`` ran out of memory (the allocator's words otherwise)."""
-    size = memory_asked(exc)
-    if size is None:
-        return None
-    return (
-        f"building {_label(cls)} needs more memory than this machine can give{size}: a parameter "
-        "that sets a size (dim, num_samples, a width) is too large for it. Lower it, or run where "
-        "there is more memory."
-    )
+    return out_of_memory_text(exc, f"building {_label(cls)}")
 
 
 class _Errors:

@@ -30,6 +30,7 @@ __all__ = [
     "Terminated",
     "UnknownComponentError",
     "memory_asked",
+    "out_of_memory_text",
     "sigterm_interrupts",
     "suggest",
 ]
@@ -260,6 +261,22 @@ def sigterm_interrupts() -> Iterator[None]:
 #: "Tried to allocate 2.00 GiB" (its CUDA one)
 _ASKED_BYTES = re.compile(r"allocate (\d+) bytes")
 _ASKED_UNITS = re.compile(r"allocate ([\d.]+) ?([KMGT])i?B", re.IGNORECASE)
+
+
+def out_of_memory_text(exc: BaseException, subject: str) -> str | None:
+    """The plain message for an allocation failure of ``subject`` (``"it"``, ``"building MALA"``).
+
+    Returns:
+        ``"<subject> needs more memory than this machine can give (N GiB asked for). Lower ..."``,
+        or ``None`` when ``exc`` is not an allocation failure (:func:`memory_asked`).
+    """
+    size = memory_asked(exc)
+    if size is None:
+        return None
+    return (
+        f"{subject} needs more memory than this machine can give{size}. Lower the parameter that sets "
+        "a size (num_chains, num_samples, dim, widths), or run where there is more memory."
+    )
 
 
 def memory_asked(exc: BaseException) -> str | None:

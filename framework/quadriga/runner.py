@@ -37,7 +37,7 @@ from quadriga.errors import (
     RunInterrupted,
     StageError,
     TaskError,
-    memory_asked,
+    out_of_memory_text,
 )
 from quadriga.fileio import DirectoryLocked, lock_dir
 from quadriga.progress import StageProgress, use_progress
@@ -234,15 +234,9 @@ def _failure_text(exc: BaseException) -> str:
 
     An allocator's "[enforce fail at alloc_cpu.cpp:127] ... you tried to allocate N bytes" passes
     ``--check`` (the size is only allocated when the component runs), so it is said as what to
-    change (:func:`quadriga.errors.memory_asked`).
+    change (:func:`quadriga.errors.out_of_memory_text`).
     """
-    size = memory_asked(exc)
-    if size is None:
-        return f"{type(exc).__name__}: {exc}"
-    return (
-        f"it needs more memory than this machine can give{size}. Lower the parameter that sets a "
-        "size (num_chains, num_samples, dim, widths), or run where there is more memory."
-    )
+    return out_of_memory_text(exc, "it") or f"{type(exc).__name__}: {exc}"
 
 
 def stage_name_fields(node: Node) -> dict[str, Any]:

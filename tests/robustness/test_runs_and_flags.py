@@ -318,7 +318,7 @@ def test_check_refuses_a_size_the_machine_cannot_hold_in_plain_words(cli, tmp_pa
     )
     (tmp_path / "p.toml").write_text(text)
     o = cli("run", "p.toml", "--check")
-    assert_clean(o, 2, "[task.normal]", "needs more memory than this machine can give", "Lower it")
+    assert_clean(o, 2, "[task.normal]", "needs more memory than this machine can give", "Lower the parameter")
     assert "enforce fail" not in o.text and "DefaultCPUAllocator" not in o.text
 
 
