@@ -22,7 +22,7 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 from quadriga.components import CONVERTER
 from quadriga.errors import ConfigError, suggest
 from quadriga.interfaces import INTERFACES, TASK_KINDS
-from quadriga.stage_names import NAME_RE, name_problem
+from quadriga.stage_names import NAME_RE, WRITTEN_BY_EXPANSION, name_problem
 
 __all__ = [
     "DEVICE_RE",
@@ -202,8 +202,7 @@ def table_keys(cls: type[TaskTable]) -> tuple[str, ...]:
     In declaration order followed by the expansion keys, without ``source`` and ``replicate``
     (which expansion writes); used to suggest ``inputs`` for ``input``.
     """
-    written = {"source", "replicate"}
-    return (*(k for k in attrs.fields_dict(cls) if k not in written), *sorted(EXPANSION_KEYS))
+    return (*(k for k in attrs.fields_dict(cls) if k not in WRITTEN_BY_EXPANSION), *sorted(EXPANSION_KEYS))
 
 
 def split_table(table: Mapping[str, Any], cls: type[TaskTable]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from quadriga.errors import ConfigError, suggest
 from quadriga.serialization import copy_tables
+from quadriga.stage_names import WRITTEN_BY_EXPANSION
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,9 +36,6 @@ _log = logging.getLogger(__name__)
 TOP = ("pipeline", "task", "stage")
 #: how ``--set`` and ``--grid`` values are named in error messages
 ORIGIN = "command line (--set/--grid)"
-#: the reserved keys that expansion writes into an expanded table (its source table, its replicate index);
-#: they choose the table's seed, so no one else may set them
-WRITTEN_BY_EXPANSION = ("source", "replicate")
 #: the deepest nesting of tables and arrays a pipeline may use (components inside components included)
 MAX_DEPTH = 32
 #: the integers a pipeline value may hold: those of a signed 64-bit integer (what torch and numpy take)

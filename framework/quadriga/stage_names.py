@@ -39,6 +39,7 @@ __all__ = [
     "KEY_RE",
     "MAX_NAME",
     "NAME_RE",
+    "WRITTEN_BY_EXPANSION",
     "StageName",
     "format_point",
     "format_stage_name",
@@ -49,6 +50,11 @@ __all__ = [
     "replicate_index",
     "split_subject_key",
 ]
+
+#: the reserved keys that expansion writes into an expanded table (its source table, its replicate
+#: index; :class:`StageName`'s ``source`` and ``replicate``): they choose the table's seed, so no
+#: one else may set them
+WRITTEN_BY_EXPANSION = ("source", "replicate")
 
 #: the most characters a task, stage or pipeline name may have (it names files and directories)
 MAX_NAME = 64
