@@ -84,9 +84,9 @@ def mh_accept_with(log_ratio: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tens
         ``(accepted, nonfinite)``: two ``Tensor[c]`` bool; accepted where ``log u < log_ratio``
         and the ratio is finite.
     """
-    nonfinite = ~torch.isfinite(log_ratio)
-    accepted = (torch.log(u) < log_ratio) & ~nonfinite
-    return accepted, nonfinite
+    finite = torch.isfinite(log_ratio)
+    accepted = (torch.log(u) < log_ratio) & finite
+    return accepted, ~finite
 
 
 def log_prob_and_score(target: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -326,6 +326,73 @@ class MCMCKernel(Sampler):
         )
         return ChainState(x, lp, score), xs, accepted, counters
 
+    #: transitions the eager loop runs between two reductions of its counts, copies of the kept
+    #: draws and progress updates (each per step would cost as much as a small tensor operation)
+    eager_block: ClassVar[int] = 128
+    #: at most this many elements of kept draws are held between two copies (bounds the memory)
+    eager_block_elements: ClassVar[int] = 1 << 20
+
+    def eager_advance(self, target: Any) -> Any:
+        """The kernel's own eager transition on ``target``, or None to run :meth:`transition`.
+
+        A callable ``(x, log_prob, score, generator) -> (x, log_prob, score, accepted, finite)``
+        (``Tensor[c, d]``, ``Tensor[c]``, ``Tensor[c, d]`` or None, then two ``Tensor[c]`` bool:
+        the accept decisions and where the log acceptance ratio was finite) doing what
+        :meth:`transition` does, bit for bit, without building a :class:`ChainState` and the
+        counters on every step; :meth:`sample` counts with :meth:`counts_per_transition`. The
+        base class has none; a kernel offers one only where it is not customised (see
+        :func:`_own`), so a subclass that overrides ``draw``, ``step`` or ``transition`` runs its
+        own code.
+        """
+        return None
+
+    def counts_per_transition(self, num_chains: int) -> dict[str, int]:
+        """``{"score_evals", "log_prob_evals"}`` of one transition of ``num_chains`` chains (counts)."""
+        return {"score_evals": num_chains, "log_prob_evals": num_chains}
+
+    def _run_eager(
+        self,
+        advance: Any,
+        state: ChainState,
+        generator: torch.Generator,
+        first: int,
+        last: int,
+        kept: torch.Tensor,
+        k: int,
+        progress: Any,
+    ) -> tuple[ChainState, torch.Tensor, torch.Tensor, int]:
+        """Transitions ``first .. last - 1`` through ``advance``; kept draws go to ``kept[:, k:]``.
+
+        Returns ``(state, accepted Tensor[] int64, finite Tensor[] int64, k)``: the last state,
+        the accepted and the finite-ratio chain transitions (summed on the chains' device, read
+        by the caller once), and the next free slot of ``kept``.
+        """
+        x, lp, s = state.x, state.log_prob, state.score
+        accepted_sum = torch.zeros((), dtype=torch.int64, device=x.device)
+        finite_sum = torch.zeros((), dtype=torch.int64, device=x.device)
+        burn_in, thin = self.burn_in, self.thin
+        # the step's tensors are fresh (nothing writes into them later): hold them in lists and
+        # reduce or copy a block at a time, instead of one small reduction and copy per step
+        block = max(1, min(self.eager_block, self.eager_block_elements // max(1, x.numel())))
+        xs: list[torch.Tensor] = []
+        accepted_list: list[torch.Tensor] = []
+        finite_list: list[torch.Tensor] = []
+        for step in range(first, last):
+            x, lp, s, accepted, finite = advance(x, lp, s, generator)
+            accepted_list.append(accepted)
+            finite_list.append(finite)
+            if step >= burn_in and (step - burn_in + 1) % thin == 0:
+                xs.append(x)
+            if len(accepted_list) == block or step == last - 1:
+                accepted_sum = accepted_sum + torch.stack(accepted_list).sum()
+                finite_sum = finite_sum + torch.stack(finite_list).sum()
+                if xs:
+                    kept[:, k : k + len(xs)] = torch.stack(xs, 1)
+                    k += len(xs)
+                progress.advance(len(accepted_list))
+                xs, accepted_list, finite_list = [], [], []
+        return ChainState(x, lp, s), accepted_sum, finite_sum, k
+
     def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
         """Raise when the chains cannot be trusted; Metropolis-adjusted kernels always can.
 
@@ -365,6 +432,18 @@ class MCMCKernel(Sampler):
                         k += 1
                 done += block
                 progress.advance(block)
+        advance = self.eager_advance(target) if done < total else None
+        if advance is not None:  # eager, the kernel's own loop: the same chains, less bookkeeping
+            state, accepted_sum, finite_sum, k = self._run_eager(
+                advance, state, generator, done, total, kept, k, progress
+            )
+            accepted_total = accepted_total + accepted_sum
+            for key, val in self.counts_per_transition(c).items():
+                running[key] = running.get(key, 0) + val * (total - done)
+            running["rejected_nonfinite"] = running.get("rejected_nonfinite", 0) + (
+                (total - done) * c - finite_sum
+            )
+            done = total
         for step in range(done, total):  # eager: all of it, or the last total % compile_steps
             state, accepted, counters = self.transition(state, target, generator)
             accepted_total = accepted_total + accepted.sum()
@@ -522,24 +601,31 @@ class MALA(MCMCKernel):
 
     def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
-        x, h, (noise, u) = state.x, self.step_size, draws
-        y = x + h * state.score + math.sqrt(2 * h) * noise
-        lp_y, s_y = log_prob_and_score(target, y)
-        fwd = ((y - x - h * state.score) ** 2).sum(-1)
-        bwd = ((x - y - h * s_y) ** 2).sum(-1)
-        log_ratio = lp_y - state.log_prob + (fwd - bwd) / (4 * h)
-        accepted, nonfinite = mh_accept_with(log_ratio, u)
-        new = ChainState(
-            _select(accepted, y, x),
-            torch.where(accepted, lp_y, state.log_prob),
-            _select(accepted, s_y, state.score),
+        h = self.step_size
+        x, lp, s, accepted, finite = _mala_core(
+            h, math.sqrt(2 * h), _evaluator(target), state.x, state.log_prob, state.score, *draws
         )
         c = x.shape[0]
         return (
-            new,
+            ChainState(x, lp, s),
             accepted,
-            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": nonfinite.sum()},
+            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": (~finite).sum()},
         )
+
+    def eager_advance(self, target: Any) -> Any:
+        """:meth:`draw` then :meth:`step` as one callable (see :meth:`MCMCKernel.eager_advance`)."""
+        if not _own(type(self), MALA):
+            return None
+        h = self.step_size
+        root, lps = math.sqrt(2 * h), _evaluator(target)
+        randn, rand = torch.randn, torch.rand
+
+        def advance(x, lp, s, generator):
+            noise = randn(x.shape, generator=generator, dtype=x.dtype)
+            u = rand(x.shape[:1], generator=generator, dtype=x.dtype)
+            return _mala_core(h, root, lps, x, lp, s, noise, u)
+
+        return advance
 
 
 @attrs.define(kw_only=True)
@@ -579,31 +665,117 @@ class HMC(MCMCKernel):
 
     def step(self, state, target, draws):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
-        x, eps, (p0, u) = state.x, self.step_size, draws
-        q, s = x, state.score
-        p = p0 + 0.5 * eps * s
-        for i in range(self.num_leapfrog_steps):
-            q = q + eps * p
-            s = target.score(q)
-            p = p + (eps if i < self.num_leapfrog_steps - 1 else 0.5 * eps) * s
-        lp_q = target.log_prob(q)
-        log_ratio = lp_q - state.log_prob - 0.5 * (p * p).sum(-1) + 0.5 * (p0 * p0).sum(-1)
-        accepted, nonfinite = mh_accept_with(log_ratio, u)
-        new = ChainState(
-            _select(accepted, q, x),
-            torch.where(accepted, lp_q, state.log_prob),
-            _select(accepted, s, state.score),
+        x, lp, s, accepted, finite = _hmc_core(
+            self.step_size, self.num_leapfrog_steps, target, state.x, state.log_prob, state.score, *draws
         )
         c = x.shape[0]
         return (
-            new,
+            ChainState(x, lp, s),
             accepted,
             {
                 "score_evals": c * self.num_leapfrog_steps,
                 "log_prob_evals": c,
-                "rejected_nonfinite": nonfinite.sum(),
+                "rejected_nonfinite": (~finite).sum(),
             },
         )
+
+    def counts_per_transition(self, num_chains: int) -> dict[str, int]:
+        """``num_leapfrog_steps`` score and one ``log_prob`` evaluation per chain (counts)."""
+        return {"score_evals": num_chains * self.num_leapfrog_steps, "log_prob_evals": num_chains}
+
+    def eager_advance(self, target: Any) -> Any:
+        """:meth:`draw` then :meth:`step` as one callable (see :meth:`MCMCKernel.eager_advance`)."""
+        if not _own(type(self), HMC):
+            return None
+        eps, steps = self.step_size, self.num_leapfrog_steps
+        randn, rand = torch.randn, torch.rand
+
+        def advance(x, lp, s, generator):
+            p0 = randn(x.shape, generator=generator, dtype=x.dtype)
+            u = rand(x.shape[:1], generator=generator, dtype=x.dtype)
+            return _hmc_core(eps, steps, target, x, lp, s, p0, u)
+
+        return advance
+
+
+def _own(cls: Any, owner: Any) -> bool:
+    """Whether ``cls`` runs ``owner``'s ``draw`` and ``step`` through the base ``transition``."""
+    return cls.draw is owner.draw and cls.step is owner.step and cls.transition is MCMCKernel.transition
+
+
+def _evaluator(target: Any) -> Any:
+    """``x -> (log_prob Tensor[c], score Tensor[c, d])``: :func:`log_prob_and_score`, looked up once."""
+    fused = getattr(target, "log_prob_and_score", None)
+    if fused is not None:
+        return fused
+    return lambda x: (target.log_prob(x), target.score(x))
+
+
+def _mala_core(
+    h: float,
+    root: float,
+    lps: Any,
+    x: torch.Tensor,
+    lp: torch.Tensor,
+    s: torch.Tensor,
+    noise: torch.Tensor,
+    u: torch.Tensor,
+) -> tuple[torch.Tensor, ...]:
+    """One MALA transition from its draws: ``(x, log_prob, score, accepted, finite)``.
+
+    ``h`` the step size, ``root = sqrt(2 h)``, ``lps`` from :func:`_evaluator`; ``finite`` marks the
+    chains whose log acceptance ratio was finite (the others are rejected).
+    """
+    hs = h * s
+    y = x + hs + root * noise
+    lp_y, s_y = lps(y)
+    fwd = (y - x - hs).pow(2).sum(-1)
+    bwd = (x - y - h * s_y).pow(2).sum(-1)
+    log_ratio = lp_y - lp + (fwd - bwd) / (4 * h)
+    finite = torch.isfinite(log_ratio)
+    accepted = (torch.log(u) < log_ratio) & finite
+    m = accepted.unsqueeze(-1)
+    return torch.where(m, y, x), torch.where(accepted, lp_y, lp), torch.where(m, s_y, s), accepted, finite
+
+
+def _hmc_core(
+    eps: float,
+    steps: int,
+    target: Any,
+    x: torch.Tensor,
+    lp: torch.Tensor,
+    s: torch.Tensor,
+    p0: torch.Tensor,
+    u: torch.Tensor,
+) -> tuple[torch.Tensor, ...]:
+    """One HMC transition from its draws: ``(x, log_prob, score, accepted, finite)``.
+
+    ``steps`` leapfrog steps of size ``eps``. The last position's score and log density come from
+    one fused call when the target says that call equals its two (``fused_is_exact``, std's
+    Gaussian), else from ``score`` then ``log_prob`` as always.
+    """
+    fused = getattr(target, "log_prob_and_score", None) if getattr(target, "fused_is_exact", False) else None
+    score = target.score
+    q = x
+    p = p0 + 0.5 * eps * s
+    last = steps - 1
+    for i in range(steps):
+        q = q + eps * p
+        if i < last:
+            s_q = score(q)
+            p = p + eps * s_q
+        elif fused is not None:
+            lp_q, s_q = fused(q)
+            p = p + 0.5 * eps * s_q
+        else:
+            s_q = score(q)
+            p = p + 0.5 * eps * s_q
+            lp_q = target.log_prob(q)
+    log_ratio = lp_q - lp - 0.5 * (p * p).sum(-1) + 0.5 * (p0 * p0).sum(-1)
+    finite = torch.isfinite(log_ratio)
+    accepted = (torch.log(u) < log_ratio) & finite
+    m = accepted.unsqueeze(-1)
+    return torch.where(m, q, x), torch.where(accepted, lp_q, lp), torch.where(m, s_q, s), accepted, finite
 
 
 def _run_steps(

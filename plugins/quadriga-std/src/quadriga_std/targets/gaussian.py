@@ -9,7 +9,7 @@ diffusion samplers as an analytic score.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import torch
@@ -143,6 +143,9 @@ class Gaussian(Target):
     )
     dim: Any = param(None, toml_type="int | None", doc="dimension d when mean/covariance are not given")
     equicorrelation: float = param(0.0, doc="rho: covariance I + rho (11^T - I) when only dim is given")
+    #: ``log_prob_and_score(x)`` equals ``(log_prob(x), score(x))`` bit for bit (a kernel may call
+    #: either); a subclass that changes one of the three sets it to False
+    fused_is_exact: ClassVar[bool] = True
     _evals: Any = attrs.field(init=False, default=None)
     _evecs: Any = attrs.field(init=False, default=None)
     #: ``(index, inverse, sign)`` of an eigenvector matrix that is a signed permutation (diagonal
@@ -193,12 +196,15 @@ class Gaussian(Target):
         return cls(mean=torch.as_tensor(mean).tolist(), covariance=torch.as_tensor(covariance).tolist())
 
     def _factors(self, x: torch.Tensor) -> tuple[Any, ...]:
-        """``(mean, rotation, evals, (half log det, half d log 2 pi))`` in ``x``'s dtype and device.
+        """``(mean, rotation, evals, neg_evals, (half log det, half d log 2 pi), back)`` for ``x``.
 
-        ``rotation`` is the d x d eigenvector matrix, or, for a diagonal covariance, the tuple
-        ``(index, inverse, sign)`` of its signed permutation (each None where it does nothing).
-        Cast once and kept: a float32 chain would otherwise copy the d x d eigenvector matrix on
-        every call.
+        In ``x``'s dtype and device. ``mean`` is None when it is all +0.0 (``x - mean`` would be
+        ``x`` bit for bit, signed zeros included). ``rotation`` is the d x d eigenvector matrix
+        (``back`` its transpose, a view), or, for a diagonal covariance, the tuple
+        ``(index, inverse, sign)`` of its signed permutation (each None where it does nothing;
+        ``back`` is then None). ``neg_evals = -evals``: ``y / neg_evals`` is ``-(y / evals)`` bit
+        for bit (division rounds the magnitude alone). Cast once and kept: a float32 chain would
+        otherwise copy the d x d eigenvector matrix on every call.
         """
         key = (x.dtype, x.device)
         found = self._cast.get(key)
@@ -206,8 +212,10 @@ class Gaussian(Target):
             like = {"dtype": x.dtype, "device": x.device}
             evals = self._evals.to(**like)
             consts = (0.5 * evals.log().sum(), 0.5 * self.dim * _LOG_2PI)
+            back = None
             if self._axes is None:
                 rotation: Any = self._evecs.to(**like)
+                back = rotation.T
             else:
                 index, inverse, sign = self._axes
                 rotation = (
@@ -215,7 +223,9 @@ class Gaussian(Target):
                     None if inverse is None else inverse.to(x.device),
                     None if sign is None or bool((sign == 1).all()) else sign.to(**like),
                 )
-            found = (self.mean.to(**like), rotation, evals, consts)
+            mean = self.mean.to(**like)
+            plus_zero = bool((mean == 0).all()) and not bool(torch.signbit(mean).any())
+            found = (None if plus_zero else mean, rotation, evals, -evals, consts, back)
             self._cast[key] = found
         return found
 
@@ -239,20 +249,22 @@ class Gaussian(Target):
             w = w * sign
         return w if inverse is None else w.index_select(-1, inverse)
 
-    def _whiten(self, x: torch.Tensor) -> tuple[Any, ...]:
-        _check_x(x, self.dim)
-        mean, rotation, evals, consts = self._factors(x)
-        return self._rotate(x - mean, rotation), rotation, evals, consts
-
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density: ``Tensor[n, d] -> Tensor[n]`` (nats)."""
-        y, _, evals, (half_logdet, half_const) = self._whiten(x)
+        _check_x(x, self.dim)
+        mean, rotation, evals, _, (half_logdet, half_const), back = self._factors(x)
+        z = x if mean is None else x - mean
+        y = z @ rotation if back is not None else self._rotate(z, rotation)
         return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const
 
     def score(self, x: torch.Tensor) -> torch.Tensor:
         """Score -Sigma^{-1}(x - mean): ``Tensor[n, d] -> Tensor[n, d]``."""
-        y, rotation, evals, _ = self._whiten(x)
-        return self._unrotate(-(y / evals), rotation)
+        _check_x(x, self.dim)
+        mean, rotation, _, neg_evals, _, back = self._factors(x)
+        z = x if mean is None else x - mean
+        if back is not None:
+            return ((z @ rotation) / neg_evals) @ back
+        return self._unrotate(self._rotate(z, rotation) / neg_evals, rotation)
 
     def log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log_prob(x) Tensor[n], score(x) Tensor[n, d])`` from one whitening of x.
@@ -261,11 +273,20 @@ class Gaussian(Target):
         same order), with the rotation into the eigenbasis done once: two d x d products per call
         instead of three. MCMC kernels and the score-tilted surrogates call it when they need both
         at the same points.
+
+        Raises:
+            ValueError: ``x`` not of shape ``[n, d]``.
         """
-        y, rotation, evals, (half_logdet, half_const) = self._whiten(x)
+        _check_x(x, self.dim)
+        mean, rotation, evals, neg_evals, (half_logdet, half_const), back = self._factors(x)
+        z = x if mean is None else x - mean
+        if back is not None:
+            y = z @ rotation
+            return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const, (y / neg_evals) @ back
+        y = self._rotate(z, rotation)
         return (
             -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const,
-            self._unrotate(-(y / evals), rotation),
+            self._unrotate(y / neg_evals, rotation),
         )
 
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
