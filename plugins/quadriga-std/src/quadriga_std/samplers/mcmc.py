@@ -332,12 +332,15 @@ class MCMCKernel(Sampler):
     #: at most this many elements of kept draws are held between two copies (bounds the memory)
     eager_block_elements: ClassVar[int] = 1 << 20
 
-    def eager_advance(self, target: Any) -> Any:
+    def eager_advance(self, target: Any, like: torch.Tensor) -> Any:
         """The kernel's own eager transition on ``target``, or None to run :meth:`transition`.
 
-        A callable ``(x, log_prob, score, generator) -> (x, log_prob, score, accepted, finite)``
-        (``Tensor[c, d]``, ``Tensor[c]``, ``Tensor[c, d]`` or None, then two ``Tensor[c]`` bool:
-        the accept decisions and where the log acceptance ratio was finite) doing what
+        ``like`` is the chains' current ``x: Tensor[c, d]`` (their shape, dtype and device).
+
+        A callable ``(x, log_prob, score, generator) -> (x, log_prob, score, accepted, log_ratio)``
+        (``Tensor[c, d]``, ``Tensor[c]``, ``Tensor[c, d]`` or None, then ``Tensor[c]`` bool, the
+        accept decisions, and ``Tensor[c]``, the log acceptance ratios, of which :meth:`sample`
+        counts the non-finite ones) doing what
         :meth:`transition` does, bit for bit, without building a :class:`ChainState` and the
         counters on every step; :meth:`sample` counts with :meth:`counts_per_transition`. The
         base class has none; a kernel offers one only where it is not customised (see
@@ -364,8 +367,8 @@ class MCMCKernel(Sampler):
         """Transitions ``first .. last - 1`` through ``advance``; kept draws go to ``kept[:, k:]``.
 
         Returns ``(state, accepted Tensor[] int64, finite Tensor[] int64, k)``: the last state,
-        the accepted and the finite-ratio chain transitions (summed on the chains' device, read
-        by the caller once), and the next free slot of ``kept``.
+        the accepted chain transitions and those with a finite log acceptance ratio (summed on
+        the chains' device, read by the caller once), and the next free slot of ``kept``.
         """
         x, lp, s = state.x, state.log_prob, state.score
         accepted_sum = torch.zeros((), dtype=torch.int64, device=x.device)
@@ -376,21 +379,21 @@ class MCMCKernel(Sampler):
         block = max(1, min(self.eager_block, self.eager_block_elements // max(1, x.numel())))
         xs: list[torch.Tensor] = []
         accepted_list: list[torch.Tensor] = []
-        finite_list: list[torch.Tensor] = []
+        ratio_list: list[torch.Tensor] = []
         for step in range(first, last):
-            x, lp, s, accepted, finite = advance(x, lp, s, generator)
+            x, lp, s, accepted, log_ratio = advance(x, lp, s, generator)
             accepted_list.append(accepted)
-            finite_list.append(finite)
+            ratio_list.append(log_ratio)
             if step >= burn_in and (step - burn_in + 1) % thin == 0:
                 xs.append(x)
             if len(accepted_list) == block or step == last - 1:
                 accepted_sum = accepted_sum + torch.stack(accepted_list).sum()
-                finite_sum = finite_sum + torch.stack(finite_list).sum()
+                finite_sum = finite_sum + torch.isfinite(torch.stack(ratio_list)).sum()
                 if xs:
                     kept[:, k : k + len(xs)] = torch.stack(xs, 1)
                     k += len(xs)
                 progress.advance(len(accepted_list))
-                xs, accepted_list, finite_list = [], [], []
+                xs, accepted_list, ratio_list = [], [], []
         return ChainState(x, lp, s), accepted_sum, finite_sum, k
 
     def check_divergence(self, counts: dict[str, int], transitions: int, kept: torch.Tensor) -> None:
@@ -432,7 +435,7 @@ class MCMCKernel(Sampler):
                         k += 1
                 done += block
                 progress.advance(block)
-        advance = self.eager_advance(target) if done < total else None
+        advance = self.eager_advance(target, state.x) if done < total else None
         if advance is not None:  # eager, the kernel's own loop: the same chains, less bookkeeping
             state, accepted_sum, finite_sum, k = self._run_eager(
                 advance, state, generator, done, total, kept, k, progress
@@ -602,22 +605,23 @@ class MALA(MCMCKernel):
     def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
         h = self.step_size
-        x, lp, s, accepted, finite = _mala_core(
+        x, lp, s, accepted, log_ratio = _mala_core(
             h, math.sqrt(2 * h), _evaluator(target), state.x, state.log_prob, state.score, *draws
         )
         c = x.shape[0]
+        nonfinite = (~torch.isfinite(log_ratio)).sum()
         return (
             ChainState(x, lp, s),
             accepted,
-            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": (~finite).sum()},
+            {"score_evals": c, "log_prob_evals": c, "rejected_nonfinite": nonfinite},
         )
 
-    def eager_advance(self, target: Any) -> Any:
+    def eager_advance(self, target: Any, like: torch.Tensor) -> Any:
         """:meth:`draw` then :meth:`step` as one callable (see :meth:`MCMCKernel.eager_advance`)."""
         if not _own(type(self), MALA):
             return None
         h = self.step_size
-        root, lps = math.sqrt(2 * h), _evaluator(target)
+        root, lps = math.sqrt(2 * h), _evaluators(target, like)[0]
         randn, rand = torch.randn, torch.rand
 
         def advance(x, lp, s, generator):
@@ -665,8 +669,14 @@ class HMC(MCMCKernel):
 
     def step(self, state, target, draws):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
-        x, lp, s, accepted, finite = _hmc_core(
-            self.step_size, self.num_leapfrog_steps, target, state.x, state.log_prob, state.score, *draws
+        x, lp, s, accepted, log_ratio = _hmc_core(
+            self.step_size,
+            self.num_leapfrog_steps,
+            _hmc_functions(target, None),
+            state.x,
+            state.log_prob,
+            state.score,
+            *draws,
         )
         c = x.shape[0]
         return (
@@ -675,7 +685,7 @@ class HMC(MCMCKernel):
             {
                 "score_evals": c * self.num_leapfrog_steps,
                 "log_prob_evals": c,
-                "rejected_nonfinite": (~finite).sum(),
+                "rejected_nonfinite": (~torch.isfinite(log_ratio)).sum(),
             },
         )
 
@@ -683,17 +693,18 @@ class HMC(MCMCKernel):
         """``num_leapfrog_steps`` score and one ``log_prob`` evaluation per chain (counts)."""
         return {"score_evals": num_chains * self.num_leapfrog_steps, "log_prob_evals": num_chains}
 
-    def eager_advance(self, target: Any) -> Any:
+    def eager_advance(self, target: Any, like: torch.Tensor) -> Any:
         """:meth:`draw` then :meth:`step` as one callable (see :meth:`MCMCKernel.eager_advance`)."""
         if not _own(type(self), HMC):
             return None
         eps, steps = self.step_size, self.num_leapfrog_steps
+        functions = _hmc_functions(target, like)
         randn, rand = torch.randn, torch.rand
 
         def advance(x, lp, s, generator):
             p0 = randn(x.shape, generator=generator, dtype=x.dtype)
             u = rand(x.shape[:1], generator=generator, dtype=x.dtype)
-            return _hmc_core(eps, steps, target, x, lp, s, p0, u)
+            return _hmc_core(eps, steps, functions, x, lp, s, p0, u)
 
         return advance
 
@@ -711,6 +722,26 @@ def _evaluator(target: Any) -> Any:
     return lambda x: (target.log_prob(x), target.score(x))
 
 
+def _evaluators(target: Any, like: torch.Tensor | None) -> tuple[Any, Any]:
+    """``(log_prob_and_score, score)`` callables of ``target`` for tensors like ``like``.
+
+    The target's own ``evaluators(like)`` where it has one (std's Gaussian: its factors looked up
+    and ``x`` checked once, the same operations per call), else :func:`_evaluator` and ``score``.
+    """
+    bound = getattr(target, "evaluators", None) if like is not None else None
+    if bound is not None:
+        return bound(like)
+    return _evaluator(target), target.score
+
+
+def _hmc_functions(target: Any, like: torch.Tensor | None) -> tuple[Any, Any, Any]:
+    """``(score, fused, log_prob)`` for :func:`_hmc_core`: ``fused`` (``log_prob_and_score``) only
+    where the target declares it equal to its two calls (``fused_is_exact``), else None."""
+    both, score = _evaluators(target, like)
+    fused = both if getattr(target, "fused_is_exact", False) else None
+    return score, fused, target.log_prob
+
+
 def _mala_core(
     h: float,
     root: float,
@@ -721,10 +752,11 @@ def _mala_core(
     noise: torch.Tensor,
     u: torch.Tensor,
 ) -> tuple[torch.Tensor, ...]:
-    """One MALA transition from its draws: ``(x, log_prob, score, accepted, finite)``.
+    """One MALA transition from its draws: ``(x, log_prob, score, accepted, log_ratio)``.
 
-    ``h`` the step size, ``root = sqrt(2 h)``, ``lps`` from :func:`_evaluator`; ``finite`` marks the
-    chains whose log acceptance ratio was finite (the others are rejected).
+    ``h`` the step size, ``root = sqrt(2 h)``, ``lps`` a ``log_prob_and_score`` callable. A chain
+    is accepted where ``log u < log_ratio < inf`` (as :func:`mh_accept_with`: a NaN or -inf ratio
+    fails the first test, +inf the second).
     """
     hs = h * s
     y = x + hs + root * noise
@@ -732,30 +764,29 @@ def _mala_core(
     fwd = (y - x - hs).pow(2).sum(-1)
     bwd = (x - y - h * s_y).pow(2).sum(-1)
     log_ratio = lp_y - lp + (fwd - bwd) / (4 * h)
-    finite = torch.isfinite(log_ratio)
-    accepted = (torch.log(u) < log_ratio) & finite
+    accepted = (torch.log(u) < log_ratio) & (log_ratio < math.inf)
     m = accepted.unsqueeze(-1)
-    return torch.where(m, y, x), torch.where(accepted, lp_y, lp), torch.where(m, s_y, s), accepted, finite
+    return torch.where(m, y, x), torch.where(accepted, lp_y, lp), torch.where(m, s_y, s), accepted, log_ratio
 
 
 def _hmc_core(
     eps: float,
     steps: int,
-    target: Any,
+    functions: tuple[Any, Any, Any],
     x: torch.Tensor,
     lp: torch.Tensor,
     s: torch.Tensor,
     p0: torch.Tensor,
     u: torch.Tensor,
 ) -> tuple[torch.Tensor, ...]:
-    """One HMC transition from its draws: ``(x, log_prob, score, accepted, finite)``.
+    """One HMC transition from its draws: ``(x, log_prob, score, accepted, log_ratio)``.
 
-    ``steps`` leapfrog steps of size ``eps``. The last position's score and log density come from
-    one fused call when the target says that call equals its two (``fused_is_exact``, std's
-    Gaussian), else from ``score`` then ``log_prob`` as always.
+    ``steps`` leapfrog steps of size ``eps``; ``functions`` from :func:`_hmc_functions`. The last
+    position's score and log density come from one fused call where the target says that call
+    equals its two (``fused_is_exact``, std's Gaussian), else from ``score`` then ``log_prob`` as
+    always. Accepted as in :func:`_mala_core`.
     """
-    fused = getattr(target, "log_prob_and_score", None) if getattr(target, "fused_is_exact", False) else None
-    score = target.score
+    score, fused, log_prob = functions
     q = x
     p = p0 + 0.5 * eps * s
     last = steps - 1
@@ -770,12 +801,11 @@ def _hmc_core(
         else:
             s_q = score(q)
             p = p + 0.5 * eps * s_q
-            lp_q = target.log_prob(q)
+            lp_q = log_prob(q)
     log_ratio = lp_q - lp - 0.5 * (p * p).sum(-1) + 0.5 * (p0 * p0).sum(-1)
-    finite = torch.isfinite(log_ratio)
-    accepted = (torch.log(u) < log_ratio) & finite
+    accepted = (torch.log(u) < log_ratio) & (log_ratio < math.inf)
     m = accepted.unsqueeze(-1)
-    return torch.where(m, q, x), torch.where(accepted, lp_q, lp), torch.where(m, s_q, s), accepted, finite
+    return torch.where(m, q, x), torch.where(accepted, lp_q, lp), torch.where(m, s_q, s), accepted, log_ratio
 
 
 def _run_steps(
