@@ -185,22 +185,38 @@ def benches(quick: bool, notes: list[str] | None = None) -> list[Bench]:
         )
     )
 
-    # --- MALA against a bare PyTorch loop of the same update; float32 against float64
+    # --- MALA and HMC against bare PyTorch loops of the same update; float32 against float64
     mc = _script("plugins/quadriga-std/benchmarks/bench_mcmc_speed.py")
     mseed = iter(range(10_000))
-    for d, chains in ((10, 1), (1000, 1), (100, 64)):
-        steps = (100 if quick else 400) if d < 1000 else (20 if quick else 80)
-        out.append(
-            Bench(
-                f"MALA / bare PyTorch MALA loop per iteration, d = {d}, {chains} chain(s)",
-                lambda d=d, c=chains, n=steps: mc.quadriga_mala(d, c, n, next(mseed)),
-                lambda d=d, c=chains, n=steps: mc.bare_arm(d, c, n, next(mseed)),
-                "<= 1.15",
-                lambda r, rs: r <= 1.15,
-                repeats=(5, 2),
-                setup=lambda d=d, c=chains: (mc.quadriga_mala(d, c, 5, 0), mc.bare_arm(d, c, 5, 0)) and None,
-            )
-        )
+    # iterations per arm (full, quick), by (kernel, d, chains): about 0.1-1 s per full arm
+    budget = {
+        ("MALA", 10): (400, 100),
+        ("MALA", 100): (400, 100),
+        ("MALA", 1000): (80, 20),
+        ("HMC", 10): (100, 25),
+        ("HMC", 100): (100, 25),
+        ("HMC", 1000): (20, 5),
+    }
+    kernels = {
+        "MALA": ("MALA / bare PyTorch MALA loop", mc.quadriga_mala, mc.bare_arm),
+        "HMC": ("HMC (10 leapfrog steps) / bare PyTorch HMC loop", mc.quadriga_hmc, mc.bare_hmc_arm),
+    }
+    for kernel, (label, quad, bare) in kernels.items():
+        for d in (10, 100, 1000):
+            for chains in (1, 64):
+                full, short = budget[(kernel, d)]
+                steps = max(2, (short if quick else full) // (4 if chains > 1 and d >= 100 else 1))
+                out.append(
+                    Bench(
+                        f"{label} per iteration, d = {d}, {chains} chain(s)",
+                        lambda d=d, c=chains, n=steps, f=quad: f(d, c, n, next(mseed)),
+                        lambda d=d, c=chains, n=steps, f=bare: f(d, c, n, next(mseed)),
+                        "<= 1.15",
+                        lambda r, rs: r <= 1.15,
+                        repeats=(5, 2),
+                        setup=lambda d=d, c=chains, q=quad, b=bare: (q(d, c, 2, 0), b(d, c, 2, 0)) and None,
+                    )
+                )
     steps = 20 if quick else 80
     out.append(
         Bench(
