@@ -329,8 +329,9 @@ class MCMCKernel(Sampler):
     #: transitions the eager loop runs between two reductions of its counts, copies of the kept
     #: draws and progress updates (each per step would cost as much as a small tensor operation)
     eager_block: ClassVar[int] = 128
-    #: at most this many elements of kept draws are held between two copies (bounds the memory)
-    eager_block_elements: ClassVar[int] = 1 << 20
+    #: kept draws ``Tensor[c, d]`` of at most this many elements are held and copied a block at a
+    #: time; larger ones are copied at once (the copy then costs more than its dispatch)
+    eager_hold_elements: ClassVar[int] = 4096
 
     def eager_advance(self, target: Any, like: torch.Tensor) -> Any:
         """The kernel's own eager transition on ``target``, or None to run :meth:`transition`.
@@ -375,8 +376,10 @@ class MCMCKernel(Sampler):
         finite_sum = torch.zeros((), dtype=torch.int64, device=x.device)
         burn_in, thin = self.burn_in, self.thin
         # the step's tensors are fresh (nothing writes into them later): hold them in lists and
-        # reduce or copy a block at a time, instead of one small reduction and copy per step
-        block = max(1, min(self.eager_block, self.eager_block_elements // max(1, x.numel())))
+        # reduce or copy a block at a time, instead of one small reduction and copy per step; kept
+        # draws of more than eager_hold_elements entries are copied at once (one pass, cache-warm)
+        block = self.eager_block
+        hold = x.numel() <= self.eager_hold_elements
         xs: list[torch.Tensor] = []
         accepted_list: list[torch.Tensor] = []
         ratio_list: list[torch.Tensor] = []
@@ -385,7 +388,11 @@ class MCMCKernel(Sampler):
             accepted_list.append(accepted)
             ratio_list.append(log_ratio)
             if step >= burn_in and (step - burn_in + 1) % thin == 0:
-                xs.append(x)
+                if hold:
+                    xs.append(x)
+                else:
+                    kept[:, k] = x
+                    k += 1
             if len(accepted_list) == block or step == last - 1:
                 accepted_sum = accepted_sum + torch.stack(accepted_list).sum()
                 finite_sum = finite_sum + torch.isfinite(torch.stack(ratio_list)).sum()
