@@ -12,6 +12,11 @@ RWM, ULA, MALA and HMC write their transition as ``draw`` (the random numbers of
 ``step`` (the deterministic rest), which lets ``compile = true`` run ``compile_steps`` transitions
 per call of one ``torch.compile``-d function (:mod:`quadriga_std.samplers.compiled`), the numbers
 still drawn in the eager order, so the chains agree with the eager ones to rounding.
+
+Eagerly, ``sample`` runs MALA and HMC (when not customised) through their own loop
+(:meth:`MCMCKernel.eager_advance`): the same operations on the same draws, so the same chains bit
+for bit, without the per-step :class:`ChainState`, counters and copies of ``transition`` (a
+chain of a few dimensions pays Python's dispatch per tensor operation, so every one counts).
 """
 
 from __future__ import annotations
