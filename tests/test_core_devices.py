@@ -52,6 +52,7 @@ def test_an_unavailable_device_is_a_config_error():
         make_generator(0, "cuda")
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not CUDA, reason="needs a CUDA device")
 def test_a_cuda_pipeline_keeps_tensors_on_the_device_and_saves_them_on_cpu(registry, tmp_path):
     gpu = run(_pipe("cuda"), registry=registry, out=tmp_path / "g")

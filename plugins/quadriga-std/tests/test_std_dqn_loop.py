@@ -21,8 +21,8 @@ from quadriga.seeding import int_seed
 class _Recording(DQN):
     """DQN that keeps a reference to its replay buffer (for inspection)."""
 
-    def _replay_buffer(self, sample_size):
-        self.__dict__.setdefault("_buffers", []).append(super()._replay_buffer(sample_size))
+    def _replay_buffer(self, sample_size, device="cpu"):
+        self.__dict__.setdefault("_buffers", []).append(super()._replay_buffer(sample_size, device))
         return self.__dict__["_buffers"][-1]
 
 

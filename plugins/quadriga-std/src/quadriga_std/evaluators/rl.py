@@ -69,7 +69,8 @@ def greedy_episodes(
     """Roll out the greedy policy ``argmax_a Q(s, a)``.
 
     Args:
-        q_network: ``nn.Module`` mapping ``Tensor[n, obs_dim]`` to ``Tensor[n, num_actions]``.
+        q_network: ``nn.Module`` mapping ``Tensor[n, obs_dim]`` to ``Tensor[n, num_actions]``, on any
+            device (each observation is moved to its parameters' device; the episodes stay on the CPU).
         env_task: an Environment task (``make(**overrides) -> gymnasium.Env``).
         num_episodes: episodes to run; episode ``i`` is reset with seed ``seed + i``.
         seed: base reset seed.
@@ -84,6 +85,8 @@ def greedy_episodes(
     import torch
 
     env = env_task.make(max_episode_steps=max_episode_steps) if max_episode_steps else env_task.make()
+    # a network trained on a GPU acts there: each observation goes to its parameters' device
+    device = next(q_network.parameters(), torch.empty(0)).device
     episodes = []
     try:
         for i in range(num_episodes):
@@ -93,7 +96,7 @@ def greedy_episodes(
             while not (terminated or truncated):
                 x = torch.as_tensor(np.asarray(obs), dtype=torch.float32)
                 with torch.no_grad():
-                    q = q_network(x.unsqueeze(0))[0]
+                    q = q_network(x.unsqueeze(0).to(device))[0]
                 a = int(q.argmax())
                 states.append(x)
                 actions.append(a)

@@ -31,6 +31,8 @@ class Rollout:
         frames_per_batch: steps per round.
         reward_dim: ``None`` stores the scalar reward (``Tensor[n, 1]``); ``K`` stores the vector
             ``info["vector_reward"]`` (``Tensor[n, K]``; mo-gymnasium's ``LinearReward`` convention).
+        device: where the policy's network lives: each observation is moved there to act (the
+            environment and the round's transitions stay on the CPU).
 
     ``frames`` counts the steps taken. Episodes end on termination or truncation; the stored
     ``("next", "observation")`` of the last step is the episode's last observation (not the reset one).
@@ -44,9 +46,11 @@ class Rollout:
         num_actions: int,
         frames_per_batch: int,
         reward_dim: int | None = None,
+        *,
+        device: Any = "cpu",
     ) -> None:
         self.env, self.num_actions, self.frames, n = env, int(num_actions), 0, int(frames_per_batch)
-        self.vector = reward_dim is not None
+        self.vector, self.device = reward_dim is not None, torch.device(device)
         self.obs = np.empty((n, obs_dim), np.float32)
         self.next_obs = np.empty((n, obs_dim), np.float32)
         self.action = np.empty(n, np.int64)
@@ -87,7 +91,7 @@ class Rollout:
                 if uniform or explore.random() < epsilon:
                     action = int(explore.integers(self.num_actions))
                 else:
-                    action = int(policy(torch.from_numpy(self.obs[i])).argmax())
+                    action = int(policy(torch.from_numpy(self.obs[i]).to(self.device)).argmax())
                 next_obs, reward, terminated, truncated, info = self.env.step(action)
                 self.action[i] = action
                 self.reward[i] = info["vector_reward"] if self.vector else reward

@@ -212,7 +212,9 @@ class DQN(Learner):
         Args:
             task: a :class:`~quadriga_std.tasks.gym.GymEnv` with a ``Discrete`` action space.
             generator: ``torch.Generator``; seeds network initialisation, exploration, replay
-                sampling (torch's global generator, forked and restored) and the environment.
+                sampling (torch's global generator, forked and restored) and the environment. Its
+                device is where the networks, the replay buffer and the updates live (the
+                environment steps on the CPU; each observation is moved to the device to act).
             progress: the stage's progress; total = ``total_frames``.
 
         Returns:
@@ -232,10 +234,17 @@ class DQN(Learner):
         obs_dim = int(probe.observation_space.shape[0])
         probe.close()
         torch_seed, env_seed = int_seed(generator), int_seed(generator)
-        # small MLPs: intra-op threads only add synchronisation cost
-        with single_thread(), torch.random.fork_rng(devices=[]):
+        device = generator.device
+        # small MLPs: intra-op threads only add synchronisation cost; torch.manual_seed seeds every
+        # device's generator, so the stage's device is forked and restored too
+        fork = (
+            torch.random.fork_rng(devices=[])
+            if device.type == "cpu"
+            else torch.random.fork_rng(devices=[device], device_type=device.type)
+        )
+        with single_thread(), fork:
             torch.manual_seed(torch_seed)
-            return self._train(task, obs_dim, num_actions, env_seed, progress)
+            return self._train(task, obs_dim, num_actions, env_seed, progress, device)
 
     def epsilon(self, frames: int) -> float:
         """Exploration epsilon after ``frames`` environment steps (linear decay, then constant).
@@ -246,17 +255,28 @@ class DQN(Learner):
         decayed = self.eps_init - (self.eps_init - self.eps_end) * frames / self.eps_anneal_frames
         return max(self.eps_end, decayed)
 
-    def _replay_buffer(self, sample_size: int) -> Any:
-        """torchrl's ``TensorDictReplayBuffer`` over ``LazyTensorStorage(buffer_size)``.
+    def _replay_buffer(self, sample_size: int, device: Any = "cpu") -> Any:
+        """torchrl's ``TensorDictReplayBuffer`` over ``LazyTensorStorage(buffer_size)`` on ``device``.
 
         Args:
             sample_size: rows returned by each ``sample()`` (uniform, with replacement).
+            device: where the stored transitions live (``extend`` moves them there).
         """
         from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
 
-        return TensorDictReplayBuffer(storage=LazyTensorStorage(self.buffer_size), batch_size=sample_size)
+        return TensorDictReplayBuffer(
+            storage=LazyTensorStorage(self.buffer_size, device=device), batch_size=sample_size
+        )
 
-    def _train(self, task: Any, obs_dim: int, num_actions: int, env_seed: int, progress: Any) -> Fitted:
+    def _train(
+        self,
+        task: Any,
+        obs_dim: int,
+        num_actions: int,
+        env_seed: int,
+        progress: Any,
+        device: Any = "cpu",
+    ) -> Fitted:
         """The DQN loop: gymnasium stepped directly, torchrl's replay buffer, loss and target updater.
 
         Each round collects ``frames_per_batch`` steps (uniformly random actions while fewer than
@@ -273,17 +293,19 @@ class DQN(Learner):
 
         from quadriga_std.learners._dqn_loop import Rollout, TrainingRecord, minibatches
 
-        q_network, loss_module, target_network = self._networks(obs_dim, num_actions)
+        q_network, loss_module, target_network = self._networks(obs_dim, num_actions, device)
         params = list(loss_module.parameters())
         optimizer = torch.optim.Adam(params, lr=self.learning_rate)
         k, batch_size = self.num_updates_per_batch, self.batch_size
-        buffer = self._replay_buffer(max(1, k) * batch_size)  # one draw per round serves its k updates
+        buffer = self._replay_buffer(max(1, k) * batch_size, device)  # one draw serves a round's k updates
         explore = np.random.default_rng(int(torch.randint(0, 2**62, ()).item()))
         record = TrainingRecord(self.log_every, progress, self.epsilon)
         progress.start(self.total_frames, description=type(self).__name__)
         start = time.perf_counter()
         reward_dim = _reward_dim(task, type(self).__name__) if self.reward_sources else None
-        rollout = Rollout(task.make(), env_seed, obs_dim, num_actions, self.frames_per_batch, reward_dim)
+        rollout = Rollout(
+            task.make(), env_seed, obs_dim, num_actions, self.frames_per_batch, reward_dim, device=device
+        )
         try:
             while rollout.frames < self.total_frames:
                 uniform, eps = rollout.frames < self.learning_starts, self.epsilon(rollout.frames)
@@ -324,7 +346,7 @@ class DQN(Learner):
             | self.fit_info(loss_module),
         )
 
-    def _networks(self, obs_dim: int, num_actions: int) -> tuple[Any, Any, Any]:
+    def _networks(self, obs_dim: int, num_actions: int, device: Any = "cpu") -> tuple[Any, Any, Any]:
         """``(q_network, loss_module, target_network)``: the Q-network, its loss and the target updater.
 
         ``target_network`` is torchrl's ``SoftUpdate`` (``tau > 0``) or :func:`periodic_hard_update`;
@@ -347,6 +369,7 @@ class DQN(Learner):
                 f"{type(self).__name__}.make_loss_module must return a TDTargetDQNLoss (subclass), "
                 f"got {type(loss_module).__name__}"
             )
+        loss_module.to(device)  # in place: the Q-network (inside it) and the target parameters
         target_network = (
             SoftUpdate(loss_module, tau=self.tau)
             if self.tau > 0

@@ -78,7 +78,7 @@ def mh_accept(log_ratio: torch.Tensor, generator: torch.Generator) -> tuple[torc
 
     Source: Metropolis et al. 1953; Hastings 1970 (acceptance min(1, ratio)).
     """
-    u = torch.rand(log_ratio.shape, generator=generator, dtype=log_ratio.dtype)
+    u = torch.rand(log_ratio.shape, generator=generator, dtype=log_ratio.dtype, device=log_ratio.device)
     return mh_accept_with(log_ratio, u)
 
 
@@ -133,7 +133,9 @@ def initial_points(
                 key="init",
             ) from None
         return torch.as_tensor(x).to(dtype)
-    return init_scale * torch.randn(num_chains, int(target.dim), generator=generator, dtype=dtype)
+    return init_scale * torch.randn(
+        num_chains, int(target.dim), generator=generator, dtype=dtype, device=generator.device
+    )
 
 
 @attrs.define(kw_only=True)
@@ -426,7 +428,7 @@ class MCMCKernel(Sampler):
         c = self.num_chains
         counts = {"score_evals": c if self.uses_score else 0, "log_prob_evals": c, "rejected_nonfinite": 0}
         total = self.burn_in + self.num_samples * self.thin
-        kept = torch.empty(c, self.num_samples, state.x.shape[1], dtype=state.x.dtype)
+        kept = torch.empty(c, self.num_samples, state.x.shape[1], dtype=state.x.dtype, device=state.x.device)
         # totals stay on the chains' device (0-d tensors): no host synchronisation per step
         accepted_total: Any = torch.zeros((), dtype=torch.int64, device=state.x.device)
         running: dict[str, Any] = dict(counts)
@@ -505,8 +507,8 @@ class RWM(MCMCKernel):
     def draw(self, state, generator):
         """The proposal's N(0, I) noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
         x = state.x
-        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype)
-        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype)
+        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
 
     def step(self, state, target, draws):
         """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -570,7 +572,7 @@ class ULA(MCMCKernel):
 
     def draw(self, state, generator):
         """The Langevin noise ``Tensor[c, d]`` (standard normal)."""
-        return (torch.randn(state.x.shape, generator=generator, dtype=state.x.dtype),)
+        return (torch.randn(state.x.shape, generator=generator, dtype=state.x.dtype, device=state.x.device),)
 
     def step(self, state, target, draws):
         """One ULA step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -611,8 +613,8 @@ class MALA(MCMCKernel):
     def draw(self, state, generator):
         """The Langevin noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
         x = state.x
-        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype)
-        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype)
+        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
 
     def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -676,8 +678,8 @@ class HMC(MCMCKernel):
     def draw(self, state, generator):
         """The momentum ``p0: Tensor[c, d]`` (N(0, I)) and the accept step's ``u: Tensor[c]``."""
         x = state.x
-        p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype)
-        return p0, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype)
+        p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        return p0, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
 
     def step(self, state, target, draws):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""

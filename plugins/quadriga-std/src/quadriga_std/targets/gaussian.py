@@ -325,9 +325,12 @@ class Gaussian(Target):
         return both_centred, score_centred
 
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
-        """Exact samples ``Tensor[num_samples, d]`` float64."""
-        z = torch.randn(int(num_samples), self.dim, generator=generator, dtype=torch.float64)
-        return self.mean + (z * self._evals.sqrt()) @ self._evecs.T
+        """Exact samples ``Tensor[num_samples, d]`` float64, on ``generator``'s device."""
+        z = torch.randn(
+            int(num_samples), self.dim, generator=generator, dtype=torch.float64, device=generator.device
+        )
+        on = z.device
+        return self.mean.to(on) + (z * self._evals.to(on).sqrt()) @ self._evecs.to(on).T
 
 
 @attrs.define(kw_only=True)
