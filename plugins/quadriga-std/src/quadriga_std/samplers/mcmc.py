@@ -639,8 +639,8 @@ class MALA(MCMCKernel):
         randn, rand = torch.randn, torch.rand
 
         def advance(x, lp, s, generator):
-            noise = randn(x.shape, generator=generator, dtype=x.dtype)
-            u = rand(x.shape[:1], generator=generator, dtype=x.dtype)
+            noise = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+            u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
             return _mala_core(h, root, lps, x, lp, s, noise, u)
 
         return advance
@@ -716,8 +716,8 @@ class HMC(MCMCKernel):
         randn, rand = torch.randn, torch.rand
 
         def advance(x, lp, s, generator):
-            p0 = randn(x.shape, generator=generator, dtype=x.dtype)
-            u = rand(x.shape[:1], generator=generator, dtype=x.dtype)
+            p0 = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+            u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
             return _hmc_core(eps, steps, functions, x, lp, s, p0, u)
 
         return advance
