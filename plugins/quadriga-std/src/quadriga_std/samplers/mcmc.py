@@ -634,7 +634,7 @@ class HMC(MCMCKernel):
     step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=positive)
     num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=positive_int)
     compile_steps: int = param(
-        4,
+        8,
         doc="transitions per compiled call (with compile = true); each is num_leapfrog_steps score "
         "calls, and compilation time grows with the steps unrolled",
         validator=positive_int,
