@@ -17,7 +17,7 @@ import warnings
 import pytest
 import torch
 from quadriga_std.samplers import compiled as compiled_mod
-from quadriga_std.samplers.mcmc import HMC, MALA, RWM, ULA
+from quadriga_std.samplers.mcmc import HMC, MALA, RWM, ULA, ChainState
 from quadriga_std.targets.gaussian import Gaussian
 
 from quadriga.errors import ConfigError
@@ -150,3 +150,60 @@ def test_compile_on_a_kernel_with_its_own_transition_is_a_config_error():
     with pytest.raises(ConfigError, match="compile = false") as err:
         Custom(compile=True)
     assert err.value.key == "compile"
+
+
+@pytest.mark.parametrize("make", [MALA, HMC, RWM, ULA], ids=["mala", "hmc", "rwm", "ula"])
+@pytest.mark.parametrize(
+    ("chains", "dim", "dtype"),
+    [(1, 10, torch.float64), (1, 3, torch.float64), (64, 10, torch.float64), (3, 7, torch.float32)],
+)
+def test_draw_block_is_the_stacked_draws_bit_for_bit(make, chains, dim, dtype):
+    # 64 x 10 takes ATen's vectorised normal path (>= 16 numbers), the others its serial one;
+    # an odd normal drawn first leaves the generator's cached second Box-Muller value in use
+    kernel = make(num_chains=chains)
+    x = torch.zeros(chains, dim, dtype=dtype)
+    state = ChainState(x, torch.zeros(chains, dtype=dtype), x)
+    for seed in range(3):
+        fast, slow = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
+        torch.randn(1, generator=fast, dtype=torch.float64)
+        torch.randn(1, generator=slow, dtype=torch.float64)
+        block = kernel.draw_block(state, fast, 5)
+        per_step = [kernel.draw(state, slow) for _ in range(5)]
+        assert len(block) == len(per_step[0])
+        for i, tensor in enumerate(block):
+            assert tensor.shape == (5, *per_step[0][i].shape) and tensor.dtype == dtype
+            assert torch.equal(tensor, torch.stack([draws[i] for draws in per_step]))
+        assert torch.equal(fast.get_state(), slow.get_state())  # the generator ends in the same place
+        assert not torch.equal(block[0][0], block[0][1])  # fresh numbers per step
+
+
+def test_a_subclass_with_its_own_draw_is_drawn_with_it(monkeypatch):
+    class Halved(MALA):  # inherits MALA's draw_block, which would not match this draw
+        def draw(self, state, generator):
+            noise, u = super().draw(state, generator)
+            return 0.5 * noise, u
+
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: fn)  # the compiled path, run eagerly
+    monkeypatch.setattr(compiled_mod, "_CACHE", {})
+    eager = _run(Halved(step_size=0.3, **COMMON))
+    comp = _run(Halved(step_size=0.3, compile=True, compile_steps=4, **COMMON))
+    _same_chain(eager, comp, exact=True)
+    assert not torch.equal(eager.chains, _run(MALA(step_size=0.3, **COMMON)).chains)
+
+
+@pytest.mark.parametrize(
+    ("burn_in", "thin", "steps"), [(0, 1, 4), (5, 2, 4), (3, 3, 4), (7, 1, 3), (0, 5, 2), (9, 4, 16)]
+)
+def test_the_compiled_blocks_keep_the_eager_draws(monkeypatch, burn_in, thin, steps):
+    # the kept transitions of each block are copied at once: same draws as the eager loop keeps,
+    # for burn-in and thinning falling anywhere in a block and an eager tail or none
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: fn)
+    monkeypatch.setattr(compiled_mod, "_CACHE", {})
+    common = {"num_chains": 2, "num_samples": 7, "burn_in": burn_in, "thin": thin, "step_size": 0.3}
+    eager = MALA(**common).sample(_target(), generator=torch.Generator().manual_seed(3))
+    comp = MALA(compile=True, compile_steps=steps, **common).sample(
+        _target(), generator=torch.Generator().manual_seed(3)
+    )
+    assert comp.chains.shape == eager.chains.shape == (2, 7, 6)
+    assert torch.equal(comp.chains, eager.chains)
+    assert comp.info["acceptance_rate"] == eager.info["acceptance_rate"]

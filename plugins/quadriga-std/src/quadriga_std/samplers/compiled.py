@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["compiled", "compiler_problem", "reset_fallback"]
+__all__ = ["INDUCTOR_OPTIONS", "compiled", "compiler_problem", "reset_fallback"]
 
 #: why the compiled path fell back to eager in this process (None: it has not)
 _FALLBACK: list[str] = []
@@ -78,6 +78,11 @@ def reset_fallback() -> None:
     _FALLBACK.clear()
 
 
+#: inductor options of every compiled function: ``cpp_wrapper`` generates the code that allocates
+#: the buffers and calls the kernels in C++ instead of Python, which at a few dimensions is most of
+#: a compiled call's time (MALA, d = 10, 16 steps per call: about 130 instead of 300 us a call)
+INDUCTOR_OPTIONS: dict[str, Any] = {"cpp_wrapper": True}
+
 _CACHE: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
@@ -90,9 +95,9 @@ def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     Returns:
         A callable with ``fn``'s signature. The compiled function is built once per ``fn`` per
-        process (``torch.compile(fn, dynamic=False)``: one specialisation per shape and per
-        constant such as a step size, built on the first call with them); compilation happens on
-        the first call and its time is that call's.
+        process (``torch.compile(fn, dynamic=False, options=INDUCTOR_OPTIONS)``: one
+        specialisation per shape and per constant such as a step size, built on the first call
+        with them); compilation happens on the first call and its time is that call's.
 
     Raises:
         Whatever ``fn`` raises when run eagerly; compiler errors are never raised (they select
@@ -110,7 +115,7 @@ def compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
                 raise RuntimeError(problem)
             import torch
 
-            state["fn"] = torch.compile(fn, dynamic=False)
+            state["fn"] = torch.compile(fn, dynamic=False, options=INDUCTOR_OPTIONS)
             return state["fn"](*args, **kwargs)
 
     def call(*args: Any, **kwargs: Any) -> Any:

@@ -138,6 +138,42 @@ def initial_points(
     )
 
 
+def _defined_in(cls: type, name: str) -> type | None:
+    """The class of ``cls.__mro__`` whose own namespace defines ``name`` (None: none does)."""
+    return next((k for k in cls.__mro__ if name in vars(k)), None)
+
+
+def _draw_in_place(
+    state: ChainState, generator: torch.Generator, steps: int, kinds: tuple[str, ...]
+) -> tuple[torch.Tensor, ...]:
+    """``steps`` transitions' draws filled in place into one block per kind, in the eager order.
+
+    ``kinds`` names the tensors one ``draw`` returns, in its order: ``"normal"`` for
+    ``torch.randn(x.shape, generator=generator, dtype=x.dtype)`` (``Tensor[c, d]``), ``"uniform"``
+    for ``torch.rand(x.shape[:1], ...)`` (``Tensor[c]``). Returns ``Tensor[steps, c, d]`` and
+    ``Tensor[steps, c]`` blocks in that order.
+
+    Bit for bit the numbers of ``steps`` such ``draw`` calls: ``torch.randn``/``torch.rand`` are
+    ``empty(...).normal_(0, 1)``/``empty(...).uniform_(0, 1)``, and each ``[j]`` of a block is a
+    contiguous tensor of the same shape, dtype and device as ``draw``'s, so ATen runs the same
+    kernel on the same number of elements, drawing from the generator in the same order (without
+    ``torch.randn``'s and ``torch.rand``'s own allocation and argument parsing).
+    """
+    x = state.x
+    blocks = [
+        torch.empty((steps, *(x.shape if kind == "normal" else x.shape[:1])), dtype=x.dtype) for kind in kinds
+    ]
+    rows = [block.unbind(0) for block in blocks]
+    fills = [
+        row[j].normal_ if kind == "normal" else row[j].uniform_
+        for j in range(steps)
+        for row, kind in zip(rows, kinds, strict=True)
+    ]
+    for fill in fills:
+        fill(generator=generator)
+    return tuple(blocks)
+
+
 @attrs.define(kw_only=True)
 class MCMCKernel(Sampler):
     """Base of the batched Markov kernels: initial points, then ``burn_in + num_samples * thin`` transitions.
@@ -228,6 +264,20 @@ class MCMCKernel(Sampler):
         """
         raise NotImplementedError
 
+    def draw_block(
+        self, state: ChainState, generator: torch.Generator, steps: int
+    ) -> tuple[torch.Tensor, ...]:
+        """The random tensors of ``steps`` transitions, each stacked on a new leading axis.
+
+        Equal, bit for bit, to ``steps`` calls of :meth:`draw` stacked (``draws[i][j]`` is the
+        ``i``-th tensor of the ``j``-th call), with the generator left where those calls leave it.
+        This default is exactly that; a kernel that also defines ``draw`` may override it with
+        a faster equivalent (std's kernels fill one preallocated block in place). The compiled
+        path calls it only where ``draw_block`` and ``draw`` are defined by the same class.
+        """
+        per_step = [self.draw(state, generator) for _ in range(steps)]
+        return tuple(torch.stack(parts) for parts in zip(*per_step, strict=True))
+
     def step(
         self, state: ChainState, target: Any, draws: tuple[torch.Tensor, ...]
     ) -> tuple[ChainState, torch.Tensor, dict[str, Any]]:
@@ -314,8 +364,9 @@ class MCMCKernel(Sampler):
     ) -> tuple[ChainState, torch.Tensor, torch.Tensor, dict[str, Any]]:
         """``steps`` transitions in one call of the compiled :func:`_run_steps`.
 
-        The random numbers of all ``steps`` transitions are drawn first, transition by transition
-        in the eager order (so the generator ends where ``steps`` eager transitions leave it);
+        The random numbers of all ``steps`` transitions are drawn first by :meth:`draw_block`,
+        transition by transition in the eager order (so the generator ends where ``steps`` eager
+        transitions leave it);
         the rest runs through :func:`quadriga_std.samplers.compiled.compiled` (eager, with one
         warning, where the compiler is unavailable).
 
@@ -326,8 +377,10 @@ class MCMCKernel(Sampler):
         """
         from quadriga_std.samplers.compiled import compiled
 
-        per_step = [self.draw(state, generator) for _ in range(steps)]
-        draws = tuple(torch.stack(parts) for parts in zip(*per_step, strict=True))
+        if _defined_in(type(self), "draw_block") is _defined_in(type(self), "draw"):
+            draws = self.draw_block(state, generator, steps)
+        else:  # a subclass with its own draw: its draw_block (inherited) would not match it
+            draws = MCMCKernel.draw_block(self, state, generator, steps)
         x, lp, score, xs, accepted, counters = compiled(_run_steps)(
             self, target, state.x, state.log_prob, state.score, draws, steps
         )
@@ -443,10 +496,14 @@ class MCMCKernel(Sampler):
                 accepted_total = accepted_total + accepted_sum
                 for key, val in counters.items():
                     running[key] = running.get(key, 0) + val
-                for j in range(block):  # the kept transitions of this block
-                    if done + j >= self.burn_in and (done + j - self.burn_in + 1) % self.thin == 0:
-                        kept[:, k] = xs[j]
-                        k += 1
+                # the kept transitions of this block, copied at once: j from the first step at or
+                # after burn-in whose count (done + j - burn_in + 1) is a multiple of thin
+                first = max(self.burn_in - done, 0)
+                first += -(done + first - self.burn_in + 1) % self.thin
+                if first < block:
+                    picked = xs[first :: self.thin]
+                    kept[:, k : k + picked.shape[0]] = picked.transpose(0, 1)
+                    k += picked.shape[0]
                 done += block
                 progress.advance(block)
         advance = self.eager_advance(target, state.x) if done < total else None
@@ -509,6 +566,10 @@ class RWM(MCMCKernel):
         x = state.x
         noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
         return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+
+    def draw_block(self, state, generator, steps):
+        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
+        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -574,6 +635,10 @@ class ULA(MCMCKernel):
         """The Langevin noise ``Tensor[c, d]`` (standard normal)."""
         return (torch.randn(state.x.shape, generator=generator, dtype=state.x.dtype, device=state.x.device),)
 
+    def draw_block(self, state, generator, steps):
+        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
+        return _draw_in_place(state, generator, steps, ("normal",))
+
     def step(self, state, target, draws):
         """One ULA step for all chains (see :meth:`MCMCKernel.transition`)."""
         x, h = state.x, self.step_size
@@ -615,6 +680,10 @@ class MALA(MCMCKernel):
         x = state.x
         noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
         return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+
+    def draw_block(self, state, generator, steps):
+        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
+        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -669,7 +738,7 @@ class HMC(MCMCKernel):
     step_size: float = param(0.2, doc="leapfrog step size epsilon (units of x)", validator=positive)
     num_leapfrog_steps: int = param(10, doc="leapfrog steps L per transition", validator=positive_int)
     compile_steps: int = param(
-        2,
+        8,
         doc="transitions per compiled call (with compile = true); each is num_leapfrog_steps score "
         "calls, and compilation time grows with the steps unrolled",
         validator=positive_int,
@@ -680,6 +749,10 @@ class HMC(MCMCKernel):
         x = state.x
         p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
         return p0, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+
+    def draw_block(self, state, generator, steps):
+        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
+        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
