@@ -161,7 +161,8 @@ def _draw_in_place(
     """
     x = state.x
     blocks = [
-        torch.empty((steps, *(x.shape if kind == "normal" else x.shape[:1])), dtype=x.dtype) for kind in kinds
+        torch.empty((steps, *(x.shape if kind == "normal" else x.shape[:1])), dtype=x.dtype, device=x.device)
+        for kind in kinds
     ]
     rows = [block.unbind(0) for block in blocks]
     fills = [
