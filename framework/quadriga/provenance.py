@@ -387,24 +387,63 @@ def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
 
 
 def _plugin_sources(registry: Registry, key: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
-    """:func:`plugin_sources` for the installed distributions ``key`` (:func:`_installed_key`) names."""
+    """:func:`plugin_sources` for the installed distributions ``key`` (:func:`_installed_key`) names.
+
+    Only git is asked on every call (:func:`_git_many`); what the metadata says of each
+    distribution is read once per process and set of installed distributions (:func:`_source_rows`).
+    """
     registry.load()
-    names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
+    names = frozenset({"quadriga"} | {s.distribution for s in registry.plugins.values()})
+    rows = _source_rows(names, key)
+    # one git status per work tree, all at once
+    trees: dict[str, GitState] = _git_many([row[4] for row in rows if row[4] is not None])
     out = {}
-    known = _installed_now(key)
-    tops = []
-    for name in sorted(names):
-        local = _installed(name, known)[2]
-        top = _work_tree(local)[0] if local is not None else None
+    for name, version, editable, path, top, prefix in rows:
+        entry: dict[str, Any] = {
+            "version": version,
+            "editable": editable,
+            "path": path,
+            "commit": None,
+            "dirty": None,
+        }
         if top is not None:
-            tops.append(top)
-    trees: dict[str, Any] = _git_many(tops)  # one git status per work tree, all at once
-    for name in sorted(names):
-        version = _installed(name, known)[0]
-        if version is None:  # a plugin object registered from Python (a notebook)
-            continue
-        out[name] = {"version": version, **distribution_source(name, trees, known)}
+            root, commit, changed = trees[top]
+            if root is not None:
+                entry["commit"] = commit
+                entry["dirty"] = any(c.startswith(prefix) for c in changed)
+        out[name] = entry
     return out
+
+
+#: the last :func:`_source_rows`: ``{(installed-distributions key, names): rows}``
+_ROWS: dict[tuple[Any, ...], list[tuple[str, str, bool, str | None, str | None, str]]] = {}
+
+
+def _source_rows(
+    names: frozenset[str], key: tuple[Any, ...]
+) -> list[tuple[str, str, bool, str | None, str | None, str]]:
+    """``(name, version, editable, path, work tree, prefix)`` of each installed distribution in ``names``.
+
+    Sorted by name; ``path`` is the local directory of an editable or local-directory install,
+    ``work tree`` the root of the git work tree holding it and ``prefix`` its path in there
+    (:func:`_work_tree`), both ``None``/``""`` outside one. A distribution that is not installed
+    (a plugin registered from Python) is left out. Kept while ``key`` (:func:`_installed_key`)
+    and ``names`` are unchanged, as :func:`_installed` keeps its answers.
+    """
+    found = _ROWS.get((key, names))
+    if found is None:
+        known = _installed_now(key)
+        found = []
+        for name in sorted(names):
+            version, editable, local = _installed(name, known)
+            if version is None:
+                continue
+            top, prefix = _work_tree(local) if local is not None else (None, "")
+            path = _normal_path(local) if local is not None else None
+            found.append((name, version, editable, path, top, prefix))
+        _ROWS.clear()
+        _ROWS[(key, names)] = found
+    return found
 
 
 def _nested_uses(config: Any) -> Iterator[tuple[str, str]]:
