@@ -105,7 +105,33 @@ def _installed_key() -> tuple[Any, ...]:
     where :func:`quadriga.registry.cache.fingerprint`, which also covers entry points edited in
     place, stats every distribution twice (about 10 ms a call on a loaded machine, twice per run
     before). An entry that is not a directory (a zip file) is keyed by its modification time.
+    When no entry's modification time (nor ``sys.path`` itself) changed since the last call, that
+    call's key is returned as it was.
     """
+    paths = tuple(sys.path)
+    cwd = os.getcwd() if "" in paths else ""
+    marks = (paths, cwd, tuple(map(_mtime, [entry or cwd for entry in paths])))
+    if _LAST_KEY and _LAST_KEY[0][0] == marks:  # nothing on the path changed: the same answer
+        return _LAST_KEY[0][1]
+    key = _read_installed_key()
+    _LAST_KEY[:] = [(marks, key)]
+    return key
+
+
+#: the last :func:`_installed_key`: ``[((sys.path, cwd, modification times), key)]``
+_LAST_KEY: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
+
+
+def _mtime(path: str) -> int | None:
+    """The modification time (ns) of ``path``; ``None`` when it cannot be read."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _read_installed_key() -> tuple[Any, ...]:
+    """:func:`_installed_key` as read from the directories (those unchanged from :data:`_LISTED`)."""
     from quadriga.registry.cache import _META_SUFFIXES
 
     key: list[Any] = []
