@@ -110,10 +110,11 @@ def _installed_key() -> tuple[Any, ...]:
     """
     paths = tuple(sys.path)
     cwd = os.getcwd() if "" in paths else ""
-    marks = (paths, cwd, tuple(map(_mtime, [entry or cwd for entry in paths])))
+    stats = [_stat(entry or cwd) for entry in paths]
+    marks = (paths, cwd, tuple([None if st is None else st.st_mtime_ns for st in stats]))
     if _LAST_KEY and _LAST_KEY[0][0] == marks:  # nothing on the path changed: the same answer
         return _LAST_KEY[0][1]
-    key = _read_installed_key()
+    key = _read_installed_key(paths, cwd, stats)
     _LAST_KEY[:] = [(marks, key)]
     return key
 
@@ -122,29 +123,32 @@ def _installed_key() -> tuple[Any, ...]:
 _LAST_KEY: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
 
 
-def _mtime(path: str) -> int | None:
-    """The modification time (ns) of ``path``; ``None`` when it cannot be read."""
+def _stat(path: str) -> os.stat_result | None:
+    """``os.stat(path)``; ``None`` when it cannot be read."""
     try:
-        return os.stat(path).st_mtime_ns
+        return os.stat(path)
     except OSError:
         return None
 
 
-def _read_installed_key() -> tuple[Any, ...]:
-    """:func:`_installed_key` as read from the directories (those unchanged from :data:`_LISTED`)."""
+def _read_installed_key(
+    paths: tuple[str, ...], cwd: str, stats: list[os.stat_result | None]
+) -> tuple[Any, ...]:
+    """:func:`_installed_key` of ``sys.path`` entries ``paths`` with their ``stats``.
+
+    Directories whose modification time is the one in :data:`_LISTED` are not listed again.
+    """
     from quadriga.registry.cache import _META_SUFFIXES
 
     key: list[Any] = []
-    for entry in sys.path:
-        where = entry or os.getcwd()
-        try:
-            info = os.stat(where)
-        except OSError:
+    for entry, info in zip(paths, stats, strict=True):
+        if info is None:
             key.append((entry, None))
             continue
         if not stat.S_ISDIR(info.st_mode):
             key.append((entry, info.st_mtime_ns))
             continue
+        where = entry or cwd
         known = _LISTED.get(where)
         if known is None or known[0] != info.st_mtime_ns:
             try:

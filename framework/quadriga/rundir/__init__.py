@@ -120,6 +120,9 @@ class RunDir:
             return cls._new(new_run_dir(runs_root, pipeline_name))
         path = Path(out)
         refuse_symlinks(path)
+        if not os.path.lexists(path):  # nothing there to refuse
+            make_dir(path, "--out")
+            return cls._new(path)
         if (path / "status.json").exists() or (path / "results.json").exists():
             raise ConfigError(
                 f"'{path}' already holds a run. Continue it with --resume {path}, or choose another "
