@@ -81,11 +81,17 @@ def _environment(key: tuple[Any, ...]) -> dict[str, str]:
     """:func:`environment` for the installed distributions ``key`` (:func:`_installed_key`) names."""
     found = _ENVIRONMENT.get(key)
     if found is None:
+        from quadriga.versions import header_fields
+
         found = {}
         for dist in md.distributions():
-            name = dist.metadata["Name"] if dist.metadata is not None else None
+            headers = header_fields(dist, ("Name", "Version"))
+            if headers is None:  # the whole metadata file, parsed once
+                meta = dist.metadata
+                headers = {"Name": meta["Name"], "Version": meta["Version"]} if meta is not None else {}
+            name = headers.get("Name")
             if name and name not in found:
-                found[name] = dist.version
+                found[name] = headers["Version"]
         found = dict(sorted(found.items(), key=lambda kv: kv[0].lower()))
         _ENVIRONMENT.clear()
         _ENVIRONMENT[key] = found
