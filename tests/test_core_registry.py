@@ -208,3 +208,16 @@ def test_component_of_skips_a_name_two_distributions_claim(plugin_path):
     assert ("sampler", "toy-iid") in reg.conflicts
     assert reg.component_of("quadriga_toy.components:ToyIID") is None
     assert reg.component_of("quadriga_toy.components:ToyNormal").name == "toy-normal"
+
+
+def test_component_of_sees_specs_added_and_dropped_after_a_lookup(registry):
+    from quadriga.registry.specs import PluginRegistrar
+
+    target = "quadriga_toy.components:NotYetRegistered"
+    assert registry.component_of(target) is None  # builds the index
+    PluginRegistrar(registry, "later", "quadriga-later").add("sampler", "later-sampler", target)
+    assert registry.component_of(target).name == "later-sampler"
+    PluginRegistrar(registry, "later", "quadriga-later").add("estimator", "later-estimator", target)
+    assert registry.component_of(target).name == "later-sampler"  # samplers are listed first
+    registry._drop_plugin("later")
+    assert registry.component_of(target) is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import re
@@ -387,12 +388,14 @@ def safe_name(name: str) -> str:
     return cleaned[:80]
 
 
+@functools.lru_cache(maxsize=4096)
 def stage_dir_name(name: str) -> str:
     """A directory name for a stage, distinct for distinct names (``mala`` and ``mala_`` differ).
 
     Letters, digits, ``.``, ``_``, ``-`` and ``~`` are kept; every other character becomes ``%XX``
     (its UTF-8 bytes), so ``dqn[0]`` is ``dqn%5B0%5D``. A name longer than 100 characters is
-    cut and suffixed with 16 hex digits of its SHA-256.
+    cut and suffixed with 16 hex digits of its SHA-256. A plain function of the name, kept for the
+    process (a run asks for each stage's several times).
     """
     import hashlib
     from urllib.parse import quote

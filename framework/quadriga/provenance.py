@@ -81,11 +81,17 @@ def _environment(key: tuple[Any, ...]) -> dict[str, str]:
     """:func:`environment` for the installed distributions ``key`` (:func:`_installed_key`) names."""
     found = _ENVIRONMENT.get(key)
     if found is None:
+        from quadriga.versions import header_fields
+
         found = {}
         for dist in md.distributions():
-            name = dist.metadata["Name"] if dist.metadata is not None else None
+            headers = header_fields(dist, ("Name", "Version"))
+            if headers is None:  # the whole metadata file, parsed once
+                meta = dist.metadata
+                headers = {"Name": meta["Name"], "Version": meta["Version"]} if meta is not None else {}
+            name = headers.get("Name")
             if name and name not in found:
-                found[name] = dist.version
+                found[name] = headers["Version"]
         found = dict(sorted(found.items(), key=lambda kv: kv[0].lower()))
         _ENVIRONMENT.clear()
         _ENVIRONMENT[key] = found
@@ -105,20 +111,50 @@ def _installed_key() -> tuple[Any, ...]:
     where :func:`quadriga.registry.cache.fingerprint`, which also covers entry points edited in
     place, stats every distribution twice (about 10 ms a call on a loaded machine, twice per run
     before). An entry that is not a directory (a zip file) is keyed by its modification time.
+    When no entry's modification time (nor ``sys.path`` itself) changed since the last call, that
+    call's key is returned as it was.
+    """
+    paths = tuple(sys.path)
+    cwd = os.getcwd() if "" in paths else ""
+    stats = [_stat(entry or cwd) for entry in paths]
+    marks = (paths, cwd, tuple([None if st is None else st.st_mtime_ns for st in stats]))
+    if _LAST_KEY and _LAST_KEY[0][0] == marks:  # nothing on the path changed: the same answer
+        return _LAST_KEY[0][1]
+    key = _read_installed_key(paths, cwd, stats)
+    _LAST_KEY[:] = [(marks, key)]
+    return key
+
+
+#: the last :func:`_installed_key`: ``[((sys.path, cwd, modification times), key)]``
+_LAST_KEY: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []
+
+
+def _stat(path: str) -> os.stat_result | None:
+    """``os.stat(path)``; ``None`` when it cannot be read."""
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _read_installed_key(
+    paths: tuple[str, ...], cwd: str, stats: list[os.stat_result | None]
+) -> tuple[Any, ...]:
+    """:func:`_installed_key` of ``sys.path`` entries ``paths`` with their ``stats``.
+
+    Directories whose modification time is the one in :data:`_LISTED` are not listed again.
     """
     from quadriga.registry.cache import _META_SUFFIXES
 
     key: list[Any] = []
-    for entry in sys.path:
-        where = entry or os.getcwd()
-        try:
-            info = os.stat(where)
-        except OSError:
+    for entry, info in zip(paths, stats, strict=True):
+        if info is None:
             key.append((entry, None))
             continue
         if not stat.S_ISDIR(info.st_mode):
             key.append((entry, info.st_mtime_ns))
             continue
+        where = entry or cwd
         known = _LISTED.get(where)
         if known is None or known[0] != info.st_mtime_ns:
             try:
@@ -387,24 +423,63 @@ def plugin_sources(registry: Registry) -> dict[str, dict[str, Any]]:
 
 
 def _plugin_sources(registry: Registry, key: tuple[Any, ...]) -> dict[str, dict[str, Any]]:
-    """:func:`plugin_sources` for the installed distributions ``key`` (:func:`_installed_key`) names."""
+    """:func:`plugin_sources` for the installed distributions ``key`` (:func:`_installed_key`) names.
+
+    Only git is asked on every call (:func:`_git_many`); what the metadata says of each
+    distribution is read once per process and set of installed distributions (:func:`_source_rows`).
+    """
     registry.load()
-    names = {"quadriga"} | {s.distribution for s in registry.plugins.values()}
+    names = frozenset({"quadriga"} | {s.distribution for s in registry.plugins.values()})
+    rows = _source_rows(names, key)
+    # one git status per work tree, all at once
+    trees: dict[str, GitState] = _git_many([row[4] for row in rows if row[4] is not None])
     out = {}
-    known = _installed_now(key)
-    tops = []
-    for name in sorted(names):
-        local = _installed(name, known)[2]
-        top = _work_tree(local)[0] if local is not None else None
+    for name, version, editable, path, top, prefix in rows:
+        entry: dict[str, Any] = {
+            "version": version,
+            "editable": editable,
+            "path": path,
+            "commit": None,
+            "dirty": None,
+        }
         if top is not None:
-            tops.append(top)
-    trees: dict[str, Any] = _git_many(tops)  # one git status per work tree, all at once
-    for name in sorted(names):
-        version = _installed(name, known)[0]
-        if version is None:  # a plugin object registered from Python (a notebook)
-            continue
-        out[name] = {"version": version, **distribution_source(name, trees, known)}
+            root, commit, changed = trees[top]
+            if root is not None:
+                entry["commit"] = commit
+                entry["dirty"] = any(c.startswith(prefix) for c in changed)
+        out[name] = entry
     return out
+
+
+#: the last :func:`_source_rows`: ``{(installed-distributions key, names): rows}``
+_ROWS: dict[tuple[Any, ...], list[tuple[str, str, bool, str | None, str | None, str]]] = {}
+
+
+def _source_rows(
+    names: frozenset[str], key: tuple[Any, ...]
+) -> list[tuple[str, str, bool, str | None, str | None, str]]:
+    """``(name, version, editable, path, work tree, prefix)`` of each installed distribution in ``names``.
+
+    Sorted by name; ``path`` is the local directory of an editable or local-directory install,
+    ``work tree`` the root of the git work tree holding it and ``prefix`` its path in there
+    (:func:`_work_tree`), both ``None``/``""`` outside one. A distribution that is not installed
+    (a plugin registered from Python) is left out. Kept while ``key`` (:func:`_installed_key`)
+    and ``names`` are unchanged, as :func:`_installed` keeps its answers.
+    """
+    found = _ROWS.get((key, names))
+    if found is None:
+        known = _installed_now(key)
+        found = []
+        for name in sorted(names):
+            version, editable, local = _installed(name, known)
+            if version is None:
+                continue
+            top, prefix = _work_tree(local) if local is not None else (None, "")
+            path = _normal_path(local) if local is not None else None
+            found.append((name, version, editable, path, top, prefix))
+        _ROWS.clear()
+        _ROWS[(key, names)] = found
+    return found
 
 
 def _nested_uses(config: Any) -> Iterator[tuple[str, str]]:

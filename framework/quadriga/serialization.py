@@ -39,6 +39,13 @@ def is_timing(key: str) -> bool:
     return name in TIMING_KEYS or name.endswith(_TIMING_SUFFIXES)
 
 
+#: the exact types :func:`indented_json` writes as JSON scalars
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: the exact types :func:`jsonable` returns unchanged (a float may be NaN or inf)
+_PLAIN = frozenset({str, int, bool, type(None)})
+_STR = frozenset({str})
+
+
 def jsonable(value: Any) -> Any:
     """A JSON-ready copy of ``value`` for ``results.json``.
 
@@ -51,8 +58,12 @@ def jsonable(value: Any) -> Any:
     if kind is float:
         return value if math.isfinite(value) else str(value)
     if kind is dict:
+        if _STR.issuperset(map(type, value)) and _PLAIN.issuperset(map(type, value.values())):
+            return dict(value)  # flat and already JSON-ready (a manifest's environment): one C-level copy
         return {str(k): jsonable(v) for k, v in value.items()}
     if kind is list:
+        if _PLAIN.issuperset(map(type, value)):
+            return list(value)
         return [jsonable(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
@@ -74,9 +85,6 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-#: the exact types :func:`indented_json` writes as JSON scalars
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-_STR = frozenset({str})
 _DICT = frozenset({dict})
 #: ``{nesting level: C encoder writing a flat container's items one a line at that level}``
 _FLAT: dict[int, Any] = {}

@@ -46,14 +46,7 @@ def source_hash(package: Path) -> str:
     recomputed only when a file changes: ``quadriga list`` marks stale records without hashing
     (nor importing ``hashlib``) on a warm cache.
     """
-    files = sorted(
-        p for pattern in ("*.py", "*.toml") for p in package.rglob(pattern) if "__pycache__" not in p.parts
-    )
-    stamp = []
-    for p in files:
-        st = p.stat()
-        stamp.append((p.relative_to(package).as_posix(), st.st_mtime_ns, st.st_size))
-    key = tuple(stamp)
+    key = tuple((rel, st.st_mtime_ns, st.st_size) for rel, st in _source_files(str(package)))
     cached = _HASHES.get(package)
     if cached is not None and cached[0] == key:
         return cached[1]
@@ -64,12 +57,31 @@ def source_hash(package: Path) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for p, (rel, _, _) in zip(files, stamp, strict=True):
-        digest.update(rel.encode() + b"\0" + p.read_bytes() + b"\0")
+    for rel, _, _ in key:
+        digest.update(rel.encode() + b"\0" + (package / rel).read_bytes() + b"\0")
     value = digest.hexdigest()[:16]
     _HASHES[package] = (key, value)
     _store(package, key, value)
     return value
+
+
+def _source_files(root: str) -> list[tuple[str, os.stat_result]]:
+    """``(path relative to root, its stat)`` of every ``*.py`` and ``*.toml`` file under ``root``.
+
+    In the order ``sorted(Path.rglob(...))`` gives (by path parts), ``__pycache__`` skipped,
+    symbolic links to directories not followed: one walk of the tree (two ``rglob`` walks and a
+    ``Path`` per file cost most of ``quadriga list``'s staleness check).
+    """
+    out = []
+    for here, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(here, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for name in names:
+            if name.endswith((".py", ".toml")):
+                out.append((prefix + name, os.stat(os.path.join(here, name))))
+    out.sort(key=lambda item: item[0].split("/"))
+    return out
 
 
 def _hash_file() -> Path | None:
@@ -79,14 +91,33 @@ def _hash_file() -> Path | None:
     return cache.cache_path().with_name("source-hashes.json") if cache.enabled() else None
 
 
+#: the last :func:`_stored`: ``[((path, inode, mtime_ns, size), contents)]``
+_STORED: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+
 def _stored() -> dict[str, Any]:
-    """The stored hashes ``{package path: {stamp, hash}}`` (empty when missing or unreadable)."""
+    """The stored hashes ``{package path: {stamp, hash}}`` (empty when missing or unreadable).
+
+    Parsed once while the file is unchanged (same inode, modification time and size): ``quadriga
+    list`` asks once per package, and the file holds every package's stamp.
+    """
     path = _hash_file()
+    if path is None:
+        return {}
     try:
-        data = json.loads(path.read_text()) if path is not None else {}
+        st = os.stat(path)
+    except OSError:
+        return {}
+    mark = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    if _STORED and _STORED[0][0] == mark:
+        return dict(_STORED[0][1])
+    try:
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    data = data if isinstance(data, dict) else {}
+    _STORED[:] = [(mark, data)]
+    return dict(data)
 
 
 def _store(package: Path, key: tuple[tuple[str, int, int], ...], value: str) -> None:

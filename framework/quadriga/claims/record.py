@@ -16,13 +16,52 @@ __all__ = ["RECORD_FILE", "last_verdict", "record_pilots", "record_verdicts"]
 RECORD_FILE = "claims_record.json"
 
 
-def _version(distribution: str) -> str:
-    import importlib.metadata as md
+#: ``{distribution: version}`` as :func:`_version` read it, once per process
+_VERSIONS: dict[str, str] = {}
 
-    try:
-        return md.version(distribution)
-    except (md.PackageNotFoundError, ValueError):
-        return "unknown"
+
+def _version(distribution: str) -> str:
+    """The installed version of ``distribution``, ``"unknown"`` when absent or not a valid name.
+
+    Read once per process (as :func:`quadriga.versions.version_of` reads the manifest's):
+    ``quadriga list`` asks for the same few distributions once per claim, and each metadata
+    lookup walks every ``sys.path`` entry. Only the ``Version`` header is read
+    (:func:`_header_version`), not the whole metadata file.
+    """
+    found = _VERSIONS.get(distribution)
+    if found is None:
+        import importlib.metadata as md
+
+        try:
+            dist = md.distribution(distribution)
+            found = _header_version(dist) or dist.version or "unknown"
+        except (md.PackageNotFoundError, ValueError):
+            found = "unknown"
+        _VERSIONS[distribution] = found
+    return found
+
+
+def _header_version(dist: Any) -> str | None:
+    """The ``Version`` header of a distribution's ``METADATA`` (or ``PKG-INFO``), the rest unparsed.
+
+    ``Distribution.version`` parses the whole file as an e-mail message (a long description
+    included: milliseconds for some libraries); the header block comes first, and a version is one
+    line. ``None`` (the caller then asks ``dist.version``) when there is no such line, or it
+    continues on the next (a folded header).
+    """
+    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
+    if not text:
+        return None
+    lines = text.split("\n", 64)[:64]  # the header block is a few dozen lines
+    for i, line in enumerate(lines):
+        if not line.strip():
+            return None  # the end of the headers
+        if line[:8].lower() == "version:":
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            if following[:1] in (" ", "\t"):
+                return None
+            return line[8:].lstrip(" \t").rstrip("\r\n") or None
+    return None
 
 
 #: (package, sys.path) -> its record file: ``quadriga list`` asks once per claim, several per plugin

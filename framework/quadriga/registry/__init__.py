@@ -111,6 +111,8 @@ class Registry:
         self._pm = pluggy.PluginManager("quadriga")
         self._pm.add_hookspecs(hookspecs)
         self._table: dict[tuple[str, str], list[Spec]] = {}
+        # {target: component} of the table object it was built from (None: not built); see component_of
+        self._targets: tuple[dict[tuple[str, str], list[Spec]], dict[str, Spec]] | None = None
         self.plugins: dict[str, PluginStatus] = {}
         self._loaded = False
         self._use_cache, self._restored = use_cache, False
@@ -292,12 +294,14 @@ class Registry:
 
     def _drop_plugin(self, name: str) -> None:
         """Remove what a plugin registered before its hook raised."""
+        self._targets = None
         for key in list(self._table):
             self._table[key] = [s for s in self._table[key] if s.plugin != name]
             if not self._table[key]:
                 del self._table[key]
 
     def _add(self, spec: Spec) -> None:
+        self._targets = None
         self._table.setdefault((spec.kind, spec.name), []).append(spec)
 
     # ----------------------------------------------------------------- queries
@@ -324,9 +328,28 @@ class Registry:
         found without sorting them all.
         """
         self.load()
-        found = [v[0] for v in self._table.values() if len(v) == 1 and v[0].target == target]
-        found = [s for s in found if s.kind in KINDS]
-        return min(found, key=lambda s: (SPEC_KINDS.index(s.kind), s.name)) if found else None
+        if self._targets is None or self._targets[0] is not self._table:
+            self._targets = (self._table, self._by_target())
+        return self._targets[1].get(target)
+
+    def _by_target(self) -> dict[str, Spec]:
+        """``{target: the component registered for it}`` over the whole table, for :meth:`component_of`.
+
+        Built once per table (a new table, or one changed by :meth:`_add` or :meth:`_drop_plugin`,
+        builds it again) instead of scanning every spec at each call.
+        """
+        out: dict[str, Spec] = {}
+        for same in self._table.values():
+            spec = same[0]
+            if len(same) != 1 or spec.kind not in KINDS:
+                continue
+            known = out.get(spec.target)
+            if known is None or (SPEC_KINDS.index(spec.kind), spec.name) < (
+                SPEC_KINDS.index(known.kind),
+                known.name,
+            ):
+                out[spec.target] = spec
+        return out
 
     @property
     def conflicts(self) -> dict[tuple[str, str], list[Spec]]:

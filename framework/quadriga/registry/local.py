@@ -103,6 +103,7 @@ def register(
         )
     setattr(registered, attr, cls)
     if key in table:
+        reg._targets = None  # its index of targets is built again (Registry.component_of)
         table[key] = [s for s in table[key] if s.plugin != NOTEBOOK_PLUGIN]
         if not table[key]:
             del table[key]

@@ -104,6 +104,9 @@ class RunDir:
         self.path = Path(path)
         self._synced_at: float | None = None
         self._sync_cost = 0.0
+        # whether .resume/ may exist: False only for a directory this object created (empty then),
+        # until a copy is saved there; spares each saved stage a look for a copy to drop
+        self._resume_store = True
 
     @classmethod
     def create(cls, out: Path | None, runs_root: Path, pipeline_name: str) -> RunDir:
@@ -114,9 +117,12 @@ class RunDir:
                 the source pipeline itself), or is (or lies under) a symbolic link.
         """
         if out is None:
-            return cls(new_run_dir(runs_root, pipeline_name))
+            return cls._new(new_run_dir(runs_root, pipeline_name))
         path = Path(out)
         refuse_symlinks(path)
+        if not os.path.lexists(path):  # nothing there to refuse
+            make_dir(path, "--out")
+            return cls._new(path)
         if (path / "status.json").exists() or (path / "results.json").exists():
             raise ConfigError(
                 f"'{path}' already holds a run. Continue it with --resume {path}, or choose another "
@@ -136,7 +142,14 @@ class RunDir:
             path, "a run to continue", "a run", ", or continue a run of yours with --resume DIR"
         )
         make_dir(path, "--out")
-        return cls(path)
+        return cls._new(path)
+
+    @classmethod
+    def _new(cls, path: Path) -> RunDir:
+        """A :class:`RunDir` of a directory just made (or found empty): it has no ``.resume/`` yet."""
+        rd = cls(path)
+        rd._resume_store = False
+        return rd
 
     @classmethod
     def open(cls, path: Path, pipeline_name: str | None = None) -> RunDir:
@@ -319,9 +332,10 @@ class RunDir:
         return True
 
     def write_stage_record(self, stage: str, status: StageStatus, summary: dict[str, Any]) -> None:
-        """Atomically write ``stages/<stage>/record.json``: the finished stage's status and summary."""
-        directory = self.stage_dir(stage)
-        directory.mkdir(parents=True, exist_ok=True)
+        """Atomically write ``stages/<stage>/record.json``: the finished stage's status and summary.
+
+        The stage's directory is made when it is missing (a stage saved with ``save = false``).
+        """
         atomic_write_json(
             self._file(f"stages/{stage_dir_name(stage)}/{RECORD}"),
             {"stage": stage, "status": status.to_json(), "summary": summary},
@@ -329,8 +343,7 @@ class RunDir:
 
     def clear_stage_record(self, stage: str) -> None:
         """Remove a stage's ``record.json`` before it runs again (a rerun that fails leaves none)."""
-        path = self.stage_dir(stage) / RECORD
-        refuse_symlinks(path, self.path)
+        path = self._file(f"stages/{stage_dir_name(stage)}/{RECORD}")  # no link from the run down
         path.unlink(missing_ok=True)
 
     def read_manifest(self) -> dict[str, Any]:
@@ -429,6 +442,7 @@ class RunDir:
             OSError: the disk is full or the folder cannot be written.
         """
         directory = self.resume_copy_dir(stage)
+        self._resume_store = True
         directory.mkdir(parents=True, exist_ok=True)
         if artifact.save(directory):
             return True
@@ -441,6 +455,8 @@ class RunDir:
 
     def drop_resume_copy(self, stage: str) -> None:
         """Remove a stage's full copy from ``.resume/`` (its artifact is now saved in full in ``stages/``)."""
+        if not self._resume_store:  # a new run that has kept no copy
+            return
         directory = self.resume_copy_dir(stage)
         if directory.is_dir():
             shutil.rmtree(directory)
@@ -454,6 +470,8 @@ class RunDir:
             OSError: a file in it cannot be removed.
             ConfigError: ``.resume`` is a symbolic link (it is left alone).
         """
+        if not self._resume_store:  # a new run that has kept no copy
+            return
         path = self.path / RESUME_STORE
         refuse_symlinks(path, self.path)
         if path.is_dir():

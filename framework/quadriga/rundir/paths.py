@@ -22,13 +22,13 @@ def make_dir(path: Path, flag: str | None = None) -> None:
             (permissions, read-only file system); ``flag`` (``"--out"``) names the option at fault.
     """
     path = Path(path)
-    for p in [path, *path.parents]:
-        if p.exists() and not p.is_dir():
-            what = "is a file" if p == path else f"lies below '{p}', which is a file"
-            raise ConfigError(f"'{path}' {what}; give a directory.", key=flag)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        for p in [path, *path.parents]:  # the file in the way, named (looked for only on failure)
+            if p.exists() and not p.is_dir():
+                what = "is a file" if p == path else f"lies below '{p}', which is a file"
+                raise ConfigError(f"'{path}' {what}; give a directory.", key=flag) from None
         raise ConfigError(
             f"cannot create the directory '{path}': {exc.strerror or exc}. Choose a writable place.",
             key=flag,
