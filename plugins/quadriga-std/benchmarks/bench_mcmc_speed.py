@@ -15,8 +15,22 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import torch
+
+
+def _gaussian(
+    precision: torch.Tensor, mean: torch.Tensor
+) -> Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+    """``x -> (log density up to a constant Tensor[c], score Tensor[c, d])`` of N(mean, precision^-1),
+    from one precision product, as a hand-written loop has it."""
+
+    def log_prob_and_score(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        r = (x - mean) @ precision
+        return -0.5 * ((x - mean) * r).sum(-1), -r
+
+    return log_prob_and_score
 
 
 def bare_mala(
@@ -26,10 +40,7 @@ def bare_mala(
     gen = torch.Generator().manual_seed(seed)
     dtype, d = precision.dtype, precision.shape[0]
 
-    def log_prob_and_score(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        r = (x - mean) @ precision
-        return -0.5 * ((x - mean) * r).sum(-1), -r
-
+    log_prob_and_score = _gaussian(precision, mean)
     t0 = time.process_time()
     x = torch.randn(chains, d, generator=gen, dtype=dtype)
     lp, s = log_prob_and_score(x)
@@ -57,9 +68,7 @@ def bare_hmc(
     gen = torch.Generator().manual_seed(seed)
     dtype, d = precision.dtype, precision.shape[0]
 
-    def log_prob_and_score(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        r = (x - mean) @ precision
-        return -0.5 * ((x - mean) * r).sum(-1), -r
+    log_prob_and_score = _gaussian(precision, mean)
 
     def score(x: torch.Tensor) -> torch.Tensor:
         return -((x - mean) @ precision)
