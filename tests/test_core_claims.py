@@ -366,6 +366,103 @@ def test_claim_names_a_repeat_stage_that_is_not_in_the_pipeline(registry, tmp_pa
         claim.observations("smoke", tmp_path, registry)
 
 
+_THREE_ARMS = (
+    _TWO_ARMS.replace('name = "toy-two-arms"', 'name = "toy-three-arms"').replace(
+        'subject = ["draw", "draw2"]', 'subject = ["draw", "draw3", "draw2"]'
+    )
+    + """
+[task.wide]
+use = "toy-normal"
+dimension = 5
+
+[stage.draw3]
+use = "toy-iid"
+inputs = { target = "wide" }
+num_samples = 50
+
+[stage.check3]
+use = "toy-mean"
+kind = "evaluator"
+inputs = { subject = "draw3", reference = "wide" }
+"""
+)
+
+
+def test_a_claim_with_stages_runs_only_those_and_narrows_their_inputs(registry, tmp_path):
+    """``stages`` keeps the named stages, the arms and the metric stage; a list input loses the rest."""
+    from quadriga.claims.run import keep_stages
+    from quadriga.pipeline import read_source
+
+    three, two = tmp_path / "three.toml", tmp_path / "two.toml"
+    three.write_text(_THREE_ARMS)
+    two.write_text(_TWO_ARMS)
+    diff = Effect(
+        quantity="error difference", statistic="difference", relation="less", value=0.0, why_sign=WHY
+    )
+    common = dict(arms=("draw2", "draw"), metric=("check", "mean_error"), effect=diff, scales=SCALES)
+    kept = Claim(pipeline=str(three), stages=("check",), **common)
+    obs = kept.observations("smoke", tmp_path / "kept", registry)
+    ran = json.loads((tmp_path / "kept" / "run" / "results.json").read_text())["stages"]
+    assert sorted(ran) == sorted(["check", *(f"{a}[{i}]" for a in ("draw", "draw2") for i in range(3))])
+    assert not any(k.startswith("draw3") for k in ran["check"]["values"])  # its subject list was narrowed
+    # the same stages of the two-arm pipeline give the same values: seeds follow stage names
+    whole = Claim(pipeline=str(two), **common).observations("smoke", tmp_path / "two", registry)
+    assert obs.values == whole.values and len(obs.values["draw"]) == 3
+
+    data, _ = read_source(str(three), registry)
+    keep_stages(data, ("draw", "draw2", "check"))
+    assert list(data["stage"]) == ["draw", "draw2", "check"] and list(data["task"]) == ["normal"]
+    assert data["stage"]["check"]["inputs"] == {"subject": ["draw", "draw2"], "reference": "normal"}
+    # a single input naming a stage left out cannot be narrowed
+    lone = Claim(pipeline=str(three), stages=("check3",), **common)
+    with pytest.raises(ConfigError, match="leaves out draw3, which stage 'check3' reads") as err:
+        lone.observations("smoke", tmp_path / "lone", registry)
+    assert err.value.key == "stages"
+    # a name that is not a stage of the pipeline, with the closest one
+    bad = Claim(pipeline=str(three), stages=("chek",), **common)
+    with pytest.raises(ConfigError, match=r"stages names 'chek'.*check") as err:
+        bad.observations("smoke", tmp_path / "bad", registry)
+    assert err.value.key == "stages"
+    with pytest.raises(ConfigError, match="experiment callable runs its own") as err:
+        Claim(arms=("a", "b"), effect=diff, scales=SCALES, experiment=lambda s, d: {}, stages=("check",))
+    assert err.value.key == "stages"
+
+
+def test_claims_keeping_the_same_stages_share_one_run(registry, tmp_path, monkeypatch):
+    """Claims on one subset (and its repeats) share a run; observe's arms may be labels, not stages."""
+    import quadriga.api
+    from quadriga.claims import Observations, read_replicates, shared_runs
+
+    path = tmp_path / "three.toml"
+    path.write_text(_THREE_ARMS)
+    mean = Effect(quantity="|mean error|", statistic="mean", relation="less", value=0.5)
+    diff = Effect(quantity="error gap", statistic="mean", relation="less", value=0.0, why_sign=WHY)
+
+    def gap(result):
+        err = read_replicates(result, "check", ("draw", "draw2"), "mean_error")
+        return Observations(values={"gap": [a - b for a, b in zip(err["draw"], err["draw2"], strict=True)]})
+
+    common = dict(pipeline=str(path), stages=("check",), scales=SCALES)
+    first = Claim(
+        arms=("draw",), repeat_stages=("draw2",), metric=("check", "mean_error"), effect=mean, **common
+    )
+    second = Claim(arms=("gap",), repeat_stages=("draw", "draw2"), observe=gap, effect=diff, **common)
+    calls = []
+    real_run = quadriga.api.run
+    monkeypatch.setattr(quadriga.api, "run", lambda *a, **k: calls.append(k["out"]) or real_run(*a, **k))
+    with shared_runs() as cache:
+        one = first.observations("smoke", tmp_path / "first", registry)
+        two = second.observations("smoke", tmp_path / "second", registry)
+        assert len(cache) == 1
+    assert calls == [tmp_path / "first" / "run"]
+    assert (tmp_path / "second" / "shared-run.txt").exists() and not (tmp_path / "second" / "run").exists()
+    ran = json.loads((tmp_path / "first" / "run" / "results.json").read_text())["stages"]
+    assert "draw3[0]" not in ran and "check3" not in ran and len(ran) == 7
+    assert len(two.values["gap"]) == 3 and two.values["gap"][0] == pytest.approx(
+        one.values["draw"][0] - ran["check"]["values"]["draw2[0]/mean_error"]
+    )
+
+
 def test_shared_computes_once_per_key_inside_the_block_only():
     from quadriga.claims import shared, shared_runs
 

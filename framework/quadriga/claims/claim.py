@@ -15,6 +15,7 @@ from quadriga.claims.run import (
     _read_repeat,
     arm_table,
     check_names,
+    keep_stages,
     run_pipeline,
 )
 from quadriga.errors import ConfigError
@@ -53,7 +54,9 @@ class Claim:
             ``metric`` stage may name its group as ``{group}`` (``("energy-{group}", "energy_distance")``).
         observe: instead of ``metric``, ``observe(result) -> {arm: [values]}`` (or
             :class:`Observations`) from the :class:`~quadriga.runs.RunResult`, values aligned
-            by replicate index.
+            by replicate index. Its arms may be labels that name no stage (a per-replicate
+            difference of two stages, ``"gap-wide"``) when none of them names a stage and
+            ``repeat_stages`` names the stages repeated.
         experiment: instead of ``pipeline``, ``experiment(scale: Scale, out_dir: Path) ->
             {arm: [values]}`` (or :class:`Observations`) for claims whose experiment is not a
             registered pipeline (yet); replicate ``i`` of every arm must share its seeds.
@@ -61,6 +64,11 @@ class Claim:
             that claims reading different arms of one pipeline make the same pipeline and, inside
             one ``verify``, share one run (:func:`~quadriga.claims.run.run_pipeline`).
         repeat_tasks: tasks also repeated (fresh data per replicate, bound replicate-wise).
+        stages: when given, the claim's run keeps only these stages of the pipeline, the arms'
+            tables, the ``metric`` stage(s) and ``repeat_stages``, and the tasks they read
+            (:func:`~quadriga.claims.run.keep_stages`): a kept stage's list inputs lose the
+            stages left out; a single input naming one is a ConfigError (key ``stages``). Claims
+            that keep the same stages (and repeat the same ones) still share one run.
         also: further metrics of the ``metric`` stage reported for every arm (mean with a BCa
             interval) and, for each baseline, as the ratio of means arm 0 / baseline with a paired
             interval: numbers for the report, never part of the verdict.
@@ -76,9 +84,9 @@ class Claim:
             their versions go into the record's fingerprint, so a new version marks it stale.
 
     Raises:
-        ConfigError: neither or both of metric/observe, no pipeline without experiment, too few
-            arms for the statistic, scales missing smoke or paper, an empty fragility setting,
-            a paper scale smaller than the plan's pilot.
+        ConfigError: neither or both of metric/observe, no pipeline without experiment, stages
+            with an experiment, too few arms for the statistic, scales missing smoke or paper, an
+            empty fragility setting, a paper scale smaller than the plan's pilot.
     """
 
     arms: tuple[str, ...]
@@ -93,6 +101,7 @@ class Claim:
     experiment: Callable[[Scale, Path], Any] | None = None
     repeat_stages: tuple[str, ...] = ()
     repeat_tasks: tuple[str, ...] = ()
+    stages: tuple[str, ...] = ()
     also: tuple[str, ...] = ()
     tuning: Mapping[str, Tuning] = attrs.field(factory=dict)
     plan: Plan | None = None
@@ -119,6 +128,11 @@ class Claim:
                 raise ConfigError(
                     "give exactly one of metric=(stage, metric) and observe=callable.", key="metric"
                 )
+        if self.stages and self.experiment is not None:
+            raise ConfigError(
+                "stages chooses the stages of the claim's pipeline run; an experiment callable runs its own.",
+                key="stages",
+            )
         missing = [s for s in SCALES if s not in self.scales]
         if missing:
             raise ConfigError(f"scales lack {', '.join(missing)}; give Scale objects for both.", key="scales")
@@ -255,13 +269,26 @@ class Claim:
             }
         return obs
 
+    def _metric_stages(self) -> tuple[str, ...]:
+        """The stage tables ``metric`` reads (every group's, for ``groups``); none for ``observe``."""
+        if self.metric is None:
+            return ()
+        pairs = self.metric.values() if isinstance(self.metric, Mapping) else [self.metric]
+        names = [stage for stage, _ in pairs]
+        if self.groups:
+            names = [n.format(group=g) for n in names for g in self.groups]
+        return tuple(dict.fromkeys(arm_table(n) for n in names))
+
     def _repeated(self, replicates: int, registry: Any) -> dict[str, Any]:
         """The pipeline with ``repeat = replicates`` on the arms, ``repeat_stages`` and ``repeat_tasks``.
 
-        The rest of the pipeline follows them (:func:`~quadriga.claims.run._propagate_repeat`).
+        With ``stages``, first reduced to them, the arms, the ``metric`` stages and
+        ``repeat_stages`` (:func:`~quadriga.claims.run.keep_stages`). The rest of the pipeline
+        follows the repeated ones (:func:`~quadriga.claims.run._propagate_repeat`).
 
         Raises:
-            ConfigError: no pipeline, an arm or repeated name that is not in it.
+            ConfigError: no pipeline, an arm, kept or repeated name that is not in it, a kept stage
+                whose single input is left out.
         """
         from quadriga.pipeline import read_source
 
@@ -269,15 +296,21 @@ class Claim:
             raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
         data, file = read_source(self.pipeline, registry)
         arms = self._arm_tables()
+        if self.observe is not None and self.repeat_stages and not set(arms) & set(data.get("stage", {})):
+            arms = ()  # labels of the observe callable's observations, not stages
         tables = tuple(dict.fromkeys((*arms, *(arm_table(s) for s in self.repeat_stages))))
         check_names(
             data,
             self.pipeline,
             file,
             arms=arms,
+            stages=self.stages,
             repeat_stages=self.repeat_stages,
             repeat_tasks=self.repeat_tasks,
         )
+        if self.stages:
+            kept = (*self.stages, *tables, *self._metric_stages())
+            keep_stages(data, kept, tasks=self.repeat_tasks, file=file)
         for table in tables:
             data["stage"][table]["repeat"] = replicates
         for task in self.repeat_tasks:

@@ -26,6 +26,7 @@ from quadriga.errors import ConfigError, suggest
 __all__ = [
     "arm_table",
     "check_names",
+    "keep_stages",
     "markdown_table",
     "mean_intervals",
     "read_replicates",
@@ -151,6 +152,64 @@ def check_names(data: Mapping[str, Any], pipeline: str, file: Any = None, **name
                     file=file,
                     key=key,
                 )
+
+
+def keep_stages(
+    data: dict[str, Any], stages: Sequence[str], *, tasks: Sequence[str] = (), file: Any = None
+) -> None:
+    """Reduce a pipeline (TOML structure, changed in place) to ``stages`` and the tasks they read.
+
+    The kept stage tables stay in file order; a task stays when a kept stage's inputs name it, or
+    when it is in ``tasks``. Inputs naming a stage that is left out are narrowed: a list loses
+    those names (``subject = ["a[*]", "b[*]"]`` keeping ``a`` becomes ``["a[*]"]``). Names are
+    read as :func:`~quadriga.stage_names.parse_stage_name` does, so ``x``, ``x[*]``, ``x[2]`` and
+    ``x[k=v]`` all name the table ``x``.
+
+    Args:
+        data: the pipeline, as :func:`quadriga.pipeline.read_source` gives it.
+        stages: the stage tables to keep (names of ``data["stage"]``; check them first with
+            :func:`check_names`).
+        tasks: tasks kept even when no kept stage names them.
+        file: the pipeline's file, for the error.
+
+    Raises:
+        ConfigError: (key ``stages``) a kept stage whose single input names a stage left out, or
+            whose list input would name none.
+    """
+    kept = set(stages)
+    tables = {n: t for n, t in data.get("stage", {}).items() if n in kept}
+    dropped = set(data.get("stage", {})) - kept
+    read: set[str] = set(tasks)
+    for name, table in tables.items():
+        inputs = table.get("inputs")
+        if not isinstance(inputs, dict):
+            continue
+        narrowed: dict[str, Any] = {}
+        for arg, ref in inputs.items():
+            refs = [ref] if isinstance(ref, str) else list(ref)
+            left = [r for r in refs if _table_of(r) not in dropped]
+            if len(left) < len(refs) and (isinstance(ref, str) or not left):
+                gone = ", ".join(_table_of(r) for r in refs if r not in left)
+                raise ConfigError(
+                    f"stages leaves out {gone}, which stage '{name}' reads as input '{arg}'; "
+                    f"keep {'it' if len(refs) == 1 else 'one of them'} or leave '{name}' out too.",
+                    file=file,
+                    key="stages",
+                )
+            read.update(_table_of(r) for r in left)
+            narrowed[arg] = ref if isinstance(ref, str) else left
+        tables[name] = {**table, "inputs": narrowed}
+    data["stage"] = tables
+    if "task" in data:
+        data["task"] = {n: t for n, t in data["task"].items() if n in read}
+
+
+def _table_of(ref: str) -> str:
+    """The table an input names: ``"x"``, ``"x[*]"``, ``"x[2]"``, ``"x[k=v][*]"`` -> ``"x"``."""
+    try:
+        return arm_table(ref.removesuffix("[*]"))
+    except ConfigError:
+        return ref
 
 
 def run_repeated(
