@@ -9,7 +9,7 @@ from quadriga_value_classification.claims import (
     ARMS,
     NOISY_ARMS,
     PIPELINE,
-    claim_run_source,
+    STAGES,
     noise_interaction_claim,
     noisy_auc_claim,
     width_gap_claim,
@@ -28,11 +28,21 @@ def test_ready_pipelines_check(name):
 
 
 def test_claim_run_keeps_the_mse_and_hlgauss_arms_of_the_pipeline():
-    data = claim_run_source()
-    assert PIPELINE == "cartpole-value-classification"
+    from quadriga.registry import get_registry
+
+    claims = (noisy_auc_claim, width_gap_claim, noise_interaction_claim)
+    data = noisy_auc_claim._repeated(2, get_registry())
+    # the three claims make one pipeline: inside verify they share its run
+    assert all(c._repeated(2, get_registry()) == data for c in claims[1:])
+    assert PIPELINE == "cartpole-value-classification" and all(c.stages == STAGES for c in claims)
     learners = {k for k, v in data["stage"].items() if v["use"] in ("dqn", "dqn-hlgauss")}
+    assert learners == set(data["stage"]) - {"return-curve", "episode-return"}
     assert learners == set(ARMS) and len(ARMS) == 6
+    assert all(data["stage"][a]["repeat"] == 2 for a in ARMS)
     assert "dqn-twohot" not in data["stage"] and "dqn-twohot-noisy" not in data["stage"]
+    # the evaluators read the six learners only (the two-hot ones are dropped from their subjects)
+    for evaluator in ("return-curve", "episode-return"):
+        assert sorted(data["stage"][evaluator]["inputs"]["subject"]) == sorted(f"{a}[*]" for a in ARMS)
     assert all(data["stage"][a]["inputs"]["task"] == "env-noisy" for a in NOISY_ARMS)
     # the interaction's contrast: the same two losses, same width, on the clean task
     assert {data["stage"][a]["inputs"]["task"] for a in ("dqn-mse", "dqn-hlgauss")} == {"env"}

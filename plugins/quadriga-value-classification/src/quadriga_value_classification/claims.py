@@ -2,11 +2,13 @@
 
 Test bed: the registered ``cartpole-value-classification`` pipeline on the noisy-reward task
 (CartPole-v1 with zero-mean Gaussian reward noise of std 1 on every step) and its clean twin. The
-three claims read one run (:func:`shared_run`, the core's :func:`quadriga.claims.run_pipeline`:
-inside ``verify`` later claims get the first one's run) of six learners: ``dqn-mse-noisy`` and
-``dqn-hlgauss-noisy`` (dqn's 128-128 trunk), their 512-512 versions ``dqn-mse-noisy-wide`` and
-``dqn-hlgauss-noisy-wide``, and the clean-reward ``dqn-mse`` and ``dqn-hlgauss`` (128-128); the two-hot
-stages of the pipeline are left out of the claim run (they are in the pipeline for ``quadriga run``).
+three claims keep the same stages of it (``stages=STAGES``) and repeat the same ones, so they make one
+pipeline and, inside ``verify``, read one run (the core's :func:`quadriga.claims.run_pipeline`: later
+claims get the first one's run) of six learners: ``dqn-mse-noisy`` and ``dqn-hlgauss-noisy`` (dqn's
+128-128 trunk), their 512-512 versions ``dqn-mse-noisy-wide`` and ``dqn-hlgauss-noisy-wide``, and the
+clean-reward ``dqn-mse`` and ``dqn-hlgauss`` (128-128), with the two evaluators; the two-hot stages of
+the pipeline are left out of the claim run (they are in the pipeline for ``quadriga run``), and the
+evaluators' ``subject`` lists lose them.
 Replicate i of the six learners shares its seed (environment, initialisation, exploration, replay
 sampling): every comparison is paired. The observation is the normalised area under the training
 return curve (``return-curve`` stage, metric ``auc``: the average return level over training, return
@@ -23,9 +25,10 @@ units; the noisy arms' training returns include the zero-mean noise).
   the 512-512 trunk than with the 128-128 one (mean of the paired difference of gaps; the paper
   claims classification scales better with width, without a size).
 
-All keep ``experiment=``: the declarative form runs the registered pipeline whole, and cannot leave
-out the stages the claims do not read (the two-hot learners); the interaction and width claims'
-observations are differences of arms, which no ``metric`` names.
+All read their observations with ``observe=`` callables: the noisy-AUC claim for its numbers (AUC
+IQMs, gaps, the HL-Gauss clipping its precondition reads), the interaction and width claims because
+their arms are per-replicate differences of two learners' AUCs (labels, not stages), which no
+``metric`` names.
 
 Precondition (all): the HL-Gauss support covers the TD targets (at most 5% of them clipped into
 ``[v_min, v_max]``); otherwise the cross-entropy arm trains on a distorted target.
@@ -41,7 +44,6 @@ Scalable Deep RL" (ICML, arXiv 2403.03950): abstract and the noisy-target and ne
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 from quadriga.claims import (
@@ -54,9 +56,7 @@ from quadriga.claims import (
     Tuning,
     read_replicates,
     replicate_values,
-    run_pipeline,
 )
-from quadriga.errors import ConfigError
 
 __all__ = [
     "ARMS",
@@ -67,12 +67,11 @@ __all__ = [
     "PAPER_REPLICATES",
     "PAPER_STARTS",
     "PIPELINE",
+    "STAGES",
     "SUPPORT_COVERS",
-    "claim_run_source",
     "noise_interaction_claim",
     "noisy_auc_claim",
     "read_auc",
-    "shared_run",
     "width_gap_claim",
 ]
 
@@ -84,6 +83,8 @@ METHOD_CLEAN, BASELINE_CLEAN = "dqn-hlgauss", "dqn-mse"
 NOISY_ARMS = (METHOD, BASELINE, METHOD_WIDE, BASELINE_WIDE)
 ARMS = (*NOISY_ARMS, METHOD_CLEAN, BASELINE_CLEAN)
 EVALUATORS = ("return-curve", "episode-return")
+#: the stages of the claim run (the two-hot learners are left out)
+STAGES = (*ARMS, *EVALUATORS)
 PAPER_FRAMES = 3_000
 PAPER_STARTS = 500
 PAPER_ANNEAL = 1_500
@@ -124,38 +125,6 @@ _TUNING_GAPS = {"gap-wide": Tuning(len(LR_GRID), _RULE), "gap-base": Tuning(len(
 _TUNING_NOISE = {"gap-noisy": Tuning(len(LR_GRID), _RULE), "gap-clean": Tuning(len(LR_GRID), _RULE)}
 
 
-def claim_run_source(registry: Any = None) -> dict[str, Any]:
-    """The pipeline of the claim run: ``PIPELINE`` with the six MSE and HL-Gauss arms and the evaluators.
-
-    The four noisy-task arms (both widths) and the two clean-reward arms at dqn's width; the two-hot
-    learners are left out.
-
-    Returns:
-        The pipeline as a dict (TOML structure) with the learner stages ``ARMS`` and the evaluator
-        stages ``EVALUATORS``, whose ``subject`` inputs are narrowed to those arms.
-
-    Raises:
-        ConfigError: the pipeline lacks one of ``ARMS``.
-    """
-    from quadriga.pipeline import read_source
-    from quadriga.registry import get_registry
-
-    data, file = read_source(PIPELINE, registry or get_registry())
-    stages = data.get("stage", {})
-    missing = [a for a in ARMS if a not in stages]
-    if missing:
-        raise ConfigError(
-            f"pipeline '{PIPELINE}' lacks the stages {', '.join(missing)}.", file=file, key="arms"
-        )
-    kept = {name: stages[name] for name in (*ARMS, *EVALUATORS)}
-    for name in EVALUATORS:
-        inputs = dict(kept[name].get("inputs", {}))
-        inputs["subject"] = [f"{a}[*]" for a in ARMS]
-        kept[name] = {**kept[name], "inputs": inputs}
-    data["stage"] = kept
-    return data
-
-
 def read_auc(result: Any, stage: str = "return-curve", metric: str = "auc") -> dict[str, list[float]]:
     """Per-replicate ``metric`` of ``stage`` for every arm: ``{arm: [value of replicate 0, 1, ...]}``.
 
@@ -163,26 +132,6 @@ def read_auc(result: Any, stage: str = "return-curve", metric: str = "auc") -> d
         ConfigError: an arm of ``ARMS`` without values.
     """
     return read_replicates(result, stage, ARMS, metric)
-
-
-def shared_run(scale: Scale, out_dir: Path) -> Any:
-    """The run of :func:`claim_run_source` at ``scale`` (``repeat = replicates`` on every arm).
-
-    Inside :func:`quadriga.claims.shared_runs` (which ``verify`` opens) the pipeline runs once per
-    scale and later claims get the same :class:`~quadriga.runs.RunResult`
-    (:func:`quadriga.claims.run_pipeline`), so both claims are tested on the same learners.
-
-    Args:
-        scale: one of this module's scales.
-        out_dir: the run directory is made under ``out_dir/run`` when it is first run.
-
-    Returns:
-        The :class:`~quadriga.runs.RunResult`.
-    """
-    data = claim_run_source()
-    for arm in ARMS:
-        data["stage"][arm]["repeat"] = scale.replicates
-    return run_pipeline(data, overrides=scale.overrides, seed=scale.seed, out=Path(out_dir) / "run")
 
 
 def _clipping(result: Any, arm: str, replicates: int) -> float:
@@ -224,8 +173,7 @@ def _numbers(result: Any, auc: dict[str, list[float]]) -> dict[str, Any]:
     return numbers
 
 
-def _noisy_auc(scale: Scale, out_dir: Path) -> Observations:
-    result = shared_run(scale, out_dir)
+def _noisy_auc(result: Any) -> Observations:
     auc = read_auc(result)
     numbers = _numbers(result, auc)
     return Observations(values={METHOD: auc[METHOD], BASELINE: auc[BASELINE]}, numbers=numbers)
@@ -236,8 +184,7 @@ def _gaps(auc: dict[str, list[float]], method: str, baseline: str) -> list[float
     return [h - m for h, m in zip(auc[method], auc[baseline], strict=True)]
 
 
-def _noise_interaction(scale: Scale, out_dir: Path) -> Observations:
-    result = shared_run(scale, out_dir)
+def _noise_interaction(result: Any) -> Observations:
     auc = read_auc(result)
     numbers = _numbers(result, auc)
     noisy, clean = _gaps(auc, METHOD, BASELINE), _gaps(auc, METHOD_CLEAN, BASELINE_CLEAN)
@@ -246,8 +193,7 @@ def _noise_interaction(scale: Scale, out_dir: Path) -> Observations:
     return Observations(values={"gap-noisy": noisy, "gap-clean": clean}, numbers=numbers)
 
 
-def _width_gap(scale: Scale, out_dir: Path) -> Observations:
-    result = shared_run(scale, out_dir)
+def _width_gap(result: Any) -> Observations:
     auc = read_auc(result)
     wide, base = _gaps(auc, METHOD_WIDE, BASELINE_WIDE), _gaps(auc, METHOD, BASELINE)
     numbers = _numbers(result, auc)
@@ -264,10 +210,12 @@ SUPPORT_COVERS = Precondition.number(
 _LIBRARIES = ("torch", "torchrl", "tensordict", "gymnasium")
 
 noisy_auc_claim = Claim(
+    pipeline=PIPELINE,
+    stages=STAGES,
     arms=(METHOD, BASELINE),
-    # experiment=: the declarative form runs the whole registered pipeline; it cannot leave out the
-    # stages this claim does not read (clean-reward and two-hot learners, half the compute)
-    experiment=_noisy_auc,
+    # the other four learners too: the three claims make one pipeline and share its run
+    repeat_stages=tuple(a for a in ARMS if a not in (METHOD, BASELINE)),
+    observe=_noisy_auc,
     effect=Effect(
         quantity="area under the training return curve on CartPole-v1 with Gaussian reward noise (std 1), "
         "return units: IQM(HL-Gauss cross-entropy DQN) - IQM(squared-error DQN) over replicates, 128-128 "
@@ -294,10 +242,12 @@ noisy_auc_claim = Claim(
 """Under noisy rewards, cross-entropy (HL-Gauss) value training gives a higher return AUC than MSE."""
 
 width_gap_claim = Claim(
+    pipeline=PIPELINE,
+    stages=STAGES,
+    # labels, not stages: differences of two learners' AUCs (HL-Gauss - MSE per width)
     arms=("gap-wide", "gap-base"),
-    # experiment=: its arms are differences of two learners' AUCs (HL-Gauss - MSE per width), which no
-    # (stage, metric) names; and, as above, the claim run leaves out stages the pipeline has
-    experiment=_width_gap,
+    repeat_stages=ARMS,
+    observe=_width_gap,
     effect=Effect(
         quantity="per-replicate AUC gap HL-Gauss - MSE on noisy-reward CartPole-v1 (return units), 512-512 "
         "trunk minus 128-128 trunk (mean of the paired difference; replicate i of all four arms shares "
@@ -323,9 +273,12 @@ width_gap_claim = Claim(
 """The HL-Gauss - MSE gap grows with network width (512-512 against 128-128)."""
 
 noise_interaction_claim = Claim(
+    pipeline=PIPELINE,
+    stages=STAGES,
+    # labels, not stages: differences of two learners' AUCs (HL-Gauss - MSE, noisy and clean)
     arms=("gap-noisy", "gap-clean"),
-    # experiment=: its arms are differences of two learners' AUCs, which no (stage, metric) names
-    experiment=_noise_interaction,
+    repeat_stages=ARMS,
+    observe=_noise_interaction,
     effect=Effect(
         quantity="interaction of loss and reward noise on CartPole-v1's training-return AUC (return units): "
         "[AUC(HL-Gauss) - AUC(MSE)] with Gaussian reward noise (std 1) minus the same gap with clean "

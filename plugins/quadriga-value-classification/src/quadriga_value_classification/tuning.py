@@ -24,7 +24,7 @@ from quadriga_value_classification.claims import (
     PAPER_ANNEAL,
     PAPER_FRAMES,
     PAPER_STARTS,
-    claim_run_source,
+    PIPELINE,
 )
 
 __all__ = ["tune"]
@@ -42,11 +42,15 @@ def tune(
     """Run the search for ``arms``; returns ``{arm: {"auc": {lr: [per-seed AUC]}, "best_lr": lr}}``.
 
     Raises:
-        ConfigError: the pipeline lacks the arms (see :func:`claim_run_source`).
+        ConfigError: the pipeline lacks one of the arms.
     """
     from quadriga import api
+    from quadriga.claims.run import check_names
+    from quadriga.pipeline import read_source
+    from quadriga.registry import get_registry
 
-    data = claim_run_source()
+    data, file = read_source(PIPELINE, get_registry())
+    check_names(data, PIPELINE, file, arms=arms)
     keep = tuple(arms)
     stages = {name: dict(data["stage"][name]) for name in keep}
     for name in keep:
