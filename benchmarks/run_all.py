@@ -229,12 +229,13 @@ def benches(quick: bool, notes: list[str] | None = None) -> list[Bench]:
         )
     )
 
-    # --- SR-MALA (shifted drift) against MALA, per transition
+    # --- SR-MALA (shifted drift) against its floor: MALA plus SR-MALA's extra target calls
     if importlib.util.find_spec("quadriga_srmc") is not None:
         from quadriga_srmc.sampler import SRMC
         from quadriga_std.samplers.mcmc import MALA
         from quadriga_std.targets.gaussian import Gaussian
 
+        sc = _script("plugins/quadriga-srmc/benchmarks/bench_srmc_cost.py")
         steps = 100 if quick else 400
         for d in (20, 1000):
             target = Gaussian(dim=d, equicorrelation=0.9)
@@ -248,19 +249,21 @@ def benches(quick: bool, notes: list[str] | None = None) -> list[Bench]:
                 num_steps=steps,
                 burn_in=0,
             )
-
-            def arm(s: Any, t: Any = target) -> Callable[[], float]:
-                return lambda: _cpu(lambda: s.sample(t, generator=torch.Generator().manual_seed(0)))
-
             out.append(
                 Bench(
-                    f"SR-MALA (shifted drift) / MALA per iteration, d = {d}",
-                    arm(sr),
-                    arm(mala),
-                    "<= 1.25",
-                    lambda r, rs: r <= 1.25,
+                    f"SR-MALA (shifted drift) / its floor (MALA + its extra target calls), d = {d}",
+                    lambda s=sr, t=target, n=steps: sc._cpu_per_step(s, t, n, 0),
+                    lambda m=mala, t=target, n=steps: sc.floor_per_step(m, t, n, 0, 16),
+                    "<= 1.15",
+                    lambda r, rs: r <= 1.15,
                     repeats=(5, 2),
-                    setup=lambda s=sr, m=mala: (arm(s)(), arm(m)()) and None,
+                    setup=lambda s=sr, m=mala, t=target: (
+                        (
+                            sc._cpu_per_step(s, t, 5, 0),
+                            sc.floor_per_step(m, t, 5, 0, 16),
+                        )
+                        and None
+                    ),
                 )
             )
 
