@@ -83,6 +83,34 @@ def test_a_reported_row_has_no_verdict_and_an_interval():
     assert line.endswith("| reported | — |") and "2.100 [" in line
 
 
+def test_a_row_with_an_absolute_target_is_judged_on_the_arms_medians():
+    run_all = _load("run_all")
+    # method 7, 6, 5 ms against baseline 1, 1, 1 ms: medians 6 and 1, a fixed cost of 5 ms
+    costs = iter([7e-3, 1e-3, 1e-3, 6e-3, 5e-3, 1e-3])
+    row = run_all.measure(
+        run_all.Bench(
+            "x / y",
+            lambda: next(costs),
+            lambda: next(costs),
+            "fixed cost <= 5 ms",
+            None,
+            repeats=(3, 2),
+            absolute=lambda m, b: m - b <= 5e-3 + 1e-12,
+        ),
+        quick=False,
+    )
+    assert row["method"] == pytest.approx(6e-3) and row["baseline"] == pytest.approx(1e-3)
+    assert row["met"] is True and row["ratio"] == pytest.approx(6.0)
+    costs = iter([9e-3, 1e-3, 1e-3, 8e-3, 7e-3, 1e-3])  # a 7 ms fixed cost
+    row = run_all.measure(
+        run_all.Bench(
+            "x / y", lambda: next(costs), lambda: next(costs), "t", None, absolute=lambda m, b: m - b <= 5e-3
+        ),
+        quick=False,
+    )
+    assert row["met"] is False and run_all.table([row]).endswith("| t | NO |")
+
+
 def test_the_blackjax_arm_uses_the_precision_of_quadrigas_gaussian(peers):
     from quadriga_std.targets.gaussian import Gaussian
 

@@ -6,8 +6,10 @@ seconds of this process (``time.process_time``, torch on one thread), ``repeats`
 arms' order rotated each repeat (SR MALA, MALA SR, ...), and prints the median ratio SR / MALA per
 iteration with its range over the repeats and n. It also times the target calls alone that one
 transition of each arm makes (SR-MALA shifted: ``score`` on c rows at x - alpha theta, then
-``log_prob_and_score`` on the 2c stacked rows [y; y - alpha theta]; MALA: ``log_prob`` and
-``score`` on c rows): their ratio is the floor that the loop around them cannot go below.
+``log_prob_and_score`` on the 2c stacked rows [y; y - alpha theta]; MALA: ``log_prob_and_score``
+on c rows). SR-MALA's floor is MALA's time per transition plus the difference of the two: what
+SR-MALA would cost if its loop added nothing to MALA's but its extra target calls
+(:func:`floor_per_step`).
 Then runs SR-MALA with ``store = "running-mean"`` for 1e3, 1e4 and 4e4 transitions in fresh
 processes and prints the peak resident memory of each (it should not grow with the number of steps).
 
@@ -33,8 +35,13 @@ def _cpu_per_step(sampler, target, steps: int, seed: int) -> float:
 
 
 def _calls_per_step(target, chains: int, reps: int) -> tuple[float, float]:
-    """CPU seconds of the target calls of one transition: (SR-MALA shifted, MALA)."""
+    """CPU seconds of the target calls of one transition: (SR-MALA shifted, MALA).
+
+    SR-MALA (shifted drift): ``score`` on c rows, then ``log_prob_and_score`` on the 2c stacked
+    rows; MALA: ``log_prob_and_score`` on c rows (quadriga-std's fused call, as its kernel makes).
+    """
     import torch
+    from quadriga_std.samplers.mcmc import log_prob_and_score
 
     gen = torch.Generator().manual_seed(0)
     x = target.sample(chains, generator=gen)
@@ -42,11 +49,10 @@ def _calls_per_step(target, chains: int, reps: int) -> tuple[float, float]:
 
     def sr():
         target.score(x)
-        target.log_prob_and_score(y)
+        log_prob_and_score(target, y)
 
     def mala():
-        target.log_prob(x)
-        target.score(x)
+        log_prob_and_score(target, x)
 
     out = {}
     for name, fn in (("sr", sr), ("mala", mala)):
@@ -56,6 +62,19 @@ def _calls_per_step(target, chains: int, reps: int) -> tuple[float, float]:
             fn()
         out[name] = (time.process_time() - t0) / reps
     return out["sr"], out["mala"]
+
+
+def floor_per_step(mala, target, steps: int, seed: int, chains: int) -> float:
+    """SR-MALA's floor in CPU seconds per transition: MALA's time plus SR-MALA's extra target calls.
+
+    ``mala``'s own time per transition (its loop and its one fused target call on c rows) plus
+    (SR-MALA's target calls of one transition - MALA's), each timed alone in a loop of ``steps``
+    calls. SR-MALA / floor is then the cost of SR-MALA's loop over MALA's, which is 1 for a loop
+    that adds nothing around its extra score evaluations.
+    """
+    per_step = _cpu_per_step(mala, target, steps, seed)
+    sr_calls, mala_calls = _calls_per_step(target, chains, steps)
+    return per_step + sr_calls - mala_calls
 
 
 def _summary(ratios: list[float]) -> str:
