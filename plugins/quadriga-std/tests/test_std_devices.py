@@ -112,3 +112,21 @@ def test_dqn_trains_on_the_device_and_its_policy_is_evaluated(device, tmp_path):
     assert 8.0 <= ret <= 500.0  # CartPole-v1: an episode lasts at least 8 steps and at most 500
     state = torch.load(result.dir / "stages" / "dqn" / "model.pt", map_location="cpu")
     assert all(torch.equal(v.cpu(), fitted.model.state_dict()[k].cpu()) for k, v in state.items())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dqn_update_diagnostics_on_the_device_are_averaged(device):
+    # a td_target rule's info (e.g. MinTo's min_binds_fraction) is a 0-d tensor on the training
+    # device; the record averages it on the host
+    from quadriga_std.learners._dqn_loop import TrainingRecord
+
+    from quadriga.progress import StageProgress
+
+    record = TrainingRecord(2, StageProgress(), lambda frames: 0.1)
+    for i, value in enumerate([0.25, 0.75, 0.5, 1.0, 0.0]):
+        loss = torch.tensor(float(i), device=device)
+        info = {"binds": torch.tensor(value, device=device)}
+        record.update(10 * (i + 1), loss, loss.reshape(1), info)
+    means = record.averages()
+    assert means == {"binds": 0.5}
+    assert record.history["binds"] == [0.5, 0.75]
