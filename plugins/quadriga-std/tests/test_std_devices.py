@@ -130,3 +130,18 @@ def test_dqn_update_diagnostics_on_the_device_are_averaged(device):
     means = record.averages()
     assert means == {"binds": 0.5}
     assert record.history["binds"] == [0.5, 0.75]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_q_table_of_a_network_on_the_device(device):
+    import numpy as np
+    from quadriga_std.rl.evaluators import q_table
+    from quadriga_std.rl.vector_env import VectorRewardChain
+
+    mdp = VectorRewardChain().tabular()
+    torch.manual_seed(0)
+    net = torch.nn.Linear(mdp.observations.shape[1], 3)
+    expected = net.weight.detach().numpy().T + net.bias.detach().numpy()
+    got = q_table(net.to(device), mdp)
+    assert isinstance(got, np.ndarray) and got.shape == (mdp.num_states, 3)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
