@@ -145,3 +145,31 @@ def test_q_table_of_a_network_on_the_device(device):
     got = q_table(net.to(device), mdp)
     assert isinstance(got, np.ndarray) and got.shape == (mdp.num_states, 3)
     np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_mixture_target_samples_and_scores_on_the_device(device, tmp_path):
+    data = {
+        "pipeline": {"name": "std-devices-gmm", "seed": 1, "device": device},
+        "task": {"gmm": {"use": "gaussian-mixture", "preset": "random", "dim": 3, "num_components": 2}},
+        "stage": {
+            "mala": {
+                "use": "mala",
+                "inputs": {"target": "gmm"},
+                "num_chains": 8,
+                "num_samples": 100,
+                "burn_in": 20,
+                "step_size": 0.2,
+                "init": "target",
+            },
+            "modes": {"use": "mode-coverage", "inputs": {"subject": ["mala"], "reference": "gmm"}},
+        },
+    }
+    result = run(data, out=tmp_path / "r")
+    assert result.status == "finished"
+    assert result.artifacts["mala"].x.device.type == device
+    # two modes 12 apart (radius 6): 8 chains started from exact draws cover both modes, each chain
+    # staying in its own; the fractions per mode sum to one
+    values = result.results["stages"]["modes"]["values"]
+    assert values["mala/modes_visited"] == 2.0 and values["mala/chain_modes_visited"] == 1.0
+    assert abs(values["mala/fraction_0"] + values["mala/fraction_1"] - 1.0) < 1e-9
