@@ -46,6 +46,9 @@ def test_a_header_block_read_alone_stops_at_the_blank_line(tmp_path):
         "Metadata-Version: 2.1\nName: demo\n\nVersion: 1.0\n",  # Version only after the headers
         "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n  .post1\n",  # a folded header
         "Metadata-Version: 2.1\nName: demo\nVersion:\n",  # empty
+        # not a header line: the e-mail parser ends the header block there (Version: None)
+        "Metadata-Version: 2.1\nName: demo\nnot a header\nVersion: 1.0\n",
+        "Metadata-Version: 2.1\nName: demo\nSome Thing: x\nVersion: 1.0\n",
     ],
 )
 def test_headers_it_cannot_read_alone_are_left_to_the_full_parse(tmp_path, text):
@@ -64,3 +67,14 @@ def test_source_files_are_listed_in_the_order_sorted_rglob_gives(tmp_path):
     got = [rel for rel, _ in _source_files(str(tmp_path))]
     assert got == [p.relative_to(tmp_path).as_posix() for p in want]
     assert got == ["A/z.py", "a/x.py", "a-b/x.py", "b.toml"]
+
+
+def test_continuation_lines_of_other_headers_are_skipped(tmp_path):
+    dist = _dist(
+        tmp_path,
+        "Metadata-Version: 2.1\nLicense: MIT\n        and more\n  \nName: demo\nVersion: 2.0\n"
+        "bogus line after the fields\n\nbody\n",
+    )
+    assert dist.metadata["Name"] == "demo" and dist.version == "2.0"
+    assert header_fields(dist, ("Name", "Version")) == {"Name": "demo", "Version": "2.0"}
+    assert _header_version(dist) == "2.0"

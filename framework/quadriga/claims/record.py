@@ -49,19 +49,10 @@ def _header_version(dist: Any) -> str | None:
     line. ``None`` (the caller then asks ``dist.version``) when there is no such line, or it
     continues on the next (a folded header).
     """
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO")
-    if not text:
-        return None
-    lines = text.split("\n", 64)[:64]  # the header block is a few dozen lines
-    for i, line in enumerate(lines):
-        if not line.strip():
-            return None  # the end of the headers
-        if line[:8].lower() == "version:":
-            following = lines[i + 1] if i + 1 < len(lines) else ""
-            if following[:1] in (" ", "\t"):
-                return None
-            return line[8:].lstrip(" \t").rstrip("\r\n") or None
-    return None
+    from quadriga.versions import header_fields
+
+    found = header_fields(dist, ("Version",))
+    return None if found is None else found["Version"]
 
 
 #: (package, sys.path) -> its record file: ``quadriga list`` asks once per claim, several per plugin

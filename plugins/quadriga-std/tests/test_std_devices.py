@@ -112,3 +112,64 @@ def test_dqn_trains_on_the_device_and_its_policy_is_evaluated(device, tmp_path):
     assert 8.0 <= ret <= 500.0  # CartPole-v1: an episode lasts at least 8 steps and at most 500
     state = torch.load(result.dir / "stages" / "dqn" / "model.pt", map_location="cpu")
     assert all(torch.equal(v.cpu(), fitted.model.state_dict()[k].cpu()) for k, v in state.items())
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dqn_update_diagnostics_on_the_device_are_averaged(device):
+    # a td_target rule's info (e.g. MinTo's min_binds_fraction) is a 0-d tensor on the training
+    # device; the record averages it on the host
+    from quadriga_std.learners._dqn_loop import TrainingRecord
+
+    from quadriga.progress import StageProgress
+
+    record = TrainingRecord(2, StageProgress(), lambda frames: 0.1)
+    for i, value in enumerate([0.25, 0.75, 0.5, 1.0, 0.0]):
+        loss = torch.tensor(float(i), device=device)
+        info = {"binds": torch.tensor(value, device=device)}
+        record.update(10 * (i + 1), loss, loss.reshape(1), info)
+    means = record.averages()
+    assert means == {"binds": 0.5}
+    assert record.history["binds"] == [0.5, 0.75]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_q_table_of_a_network_on_the_device(device):
+    import numpy as np
+    from quadriga_std.rl.evaluators import q_table
+    from quadriga_std.rl.vector_env import VectorRewardChain
+
+    mdp = VectorRewardChain().tabular()
+    torch.manual_seed(0)
+    net = torch.nn.Linear(mdp.observations.shape[1], 3)
+    expected = net.weight.detach().numpy().T + net.bias.detach().numpy()
+    got = q_table(net.to(device), mdp)
+    assert isinstance(got, np.ndarray) and got.shape == (mdp.num_states, 3)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_mixture_target_samples_and_scores_on_the_device(device, tmp_path):
+    data = {
+        "pipeline": {"name": "std-devices-gmm", "seed": 1, "device": device},
+        "task": {"gmm": {"use": "gaussian-mixture", "preset": "random", "dim": 3, "num_components": 2}},
+        "stage": {
+            "mala": {
+                "use": "mala",
+                "inputs": {"target": "gmm"},
+                "num_chains": 8,
+                "num_samples": 100,
+                "burn_in": 20,
+                "step_size": 0.2,
+                "init": "target",
+            },
+            "modes": {"use": "mode-coverage", "inputs": {"subject": ["mala"], "reference": "gmm"}},
+        },
+    }
+    result = run(data, out=tmp_path / "r")
+    assert result.status == "finished"
+    assert result.artifacts["mala"].x.device.type == device
+    # two modes 12 apart (radius 6): 8 chains started from exact draws cover both modes, each chain
+    # staying in its own; the fractions per mode sum to one
+    values = result.results["stages"]["modes"]["values"]
+    assert values["mala/modes_visited"] == 2.0 and values["mala/chain_modes_visited"] == 1.0
+    assert abs(values["mala/fraction_0"] + values["mala/fraction_1"] - 1.0) < 1e-9

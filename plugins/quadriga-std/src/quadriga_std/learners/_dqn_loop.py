@@ -242,7 +242,7 @@ class TrainingRecord:
         for key, values in self._info.items():
             if key in self.history:
                 raise RuntimeError(f"update info key '{key}' collides with the history key of that name")
-            per_update = torch.stack(values).double().numpy()
+            per_update = torch.stack(values).double().cpu().numpy()  # kept on the training device
             self.history[key] = [float(per_update[k * every : (k + 1) * every].mean()) for k in range(blocks)]
             means[key] = float(per_update.mean())
         return means

@@ -212,7 +212,7 @@ class QError(Evaluator):
 
 
 def q_table(model: Any, mdp: Any) -> np.ndarray:
-    """``ndarray[S, A]`` Q-values of a network (on ``mdp.observations``) or a table.
+    """``ndarray[S, A]`` Q-values of a network (on ``mdp.observations``, on the network's device) or a table.
 
     Raises:
         ConfigError: neither, or a network on an MDP without observations.
@@ -222,8 +222,11 @@ def q_table(model: Any, mdp: Any) -> np.ndarray:
     import torch
 
     if isinstance(model, torch.nn.Module) and mdp.observations is not None:
+        # a network trained on a GPU is evaluated there; its Q-values come back to the host
+        device = next(model.parameters(), torch.empty(0)).device
+        obs = torch.as_tensor(mdp.observations, dtype=torch.float32).to(device)
         with torch.no_grad():
-            return model(torch.as_tensor(mdp.observations, dtype=torch.float32)).double().numpy()
+            return model(obs).double().cpu().numpy()
     raise ConfigError(
         f"q-error needs a Q-network or an ndarray[S, A] table, got {type(model).__name__}.", key="subject"
     )

@@ -810,24 +810,55 @@ def _evaluator(target: Any) -> Any:
     return lambda x: (target.log_prob(x), target.score(x))
 
 
+def _declared_with(target: Any, attr: str, methods: tuple[str, ...]) -> bool:
+    """Whether ``target``'s ``attr`` was declared by a class at least as derived as its ``methods``.
+
+    An optional shortcut a target class offers (``evaluators``, ``fused_is_exact``) speaks for the
+    methods of that class; a subclass that overrides one of ``methods`` without declaring ``attr``
+    again inherits a shortcut that no longer matches them (it would skip the override). True also
+    where ``attr`` or a method lives on the instance rather than its class (nothing to compare).
+    """
+    cls = type(target)
+    owner = _defined_in(cls, attr)
+    if owner is None:
+        return True
+    return all(
+        definer is None or issubclass(owner, definer) for definer in (_defined_in(cls, m) for m in methods)
+    )
+
+
 def _evaluators(target: Any, like: torch.Tensor | None) -> tuple[Any, Any]:
     """``(log_prob_and_score, score)`` callables of ``target`` for tensors like ``like``.
 
-    The target's own ``evaluators(like)`` where it has one (std's Gaussian: its factors looked up
-    and ``x`` checked once, the same operations per call), else :func:`_evaluator` and ``score``.
+    The target's own ``evaluators(like)`` where it has one declared with its ``log_prob_and_score``
+    and ``score`` (std's Gaussian: its factors looked up and ``x`` checked once, the same
+    operations per call; not a subclass that overrides those methods only), else
+    :func:`_evaluator` and ``score`` (None for a target without one: MALA needs only the first).
     """
     bound = getattr(target, "evaluators", None) if like is not None else None
-    if bound is not None:
+    if bound is not None and _declared_with(
+        target, "evaluators", ("log_prob_and_score", "score", "log_prob")
+    ):
         return bound(like)
-    return _evaluator(target), target.score
+    return _evaluator(target), getattr(target, "score", None)
 
 
 def _hmc_functions(target: Any, like: torch.Tensor | None) -> tuple[Any, Any, Any]:
     """``(score, fused, log_prob)`` for :func:`_hmc_core`: ``fused`` (``log_prob_and_score``) only
-    where the target declares it equal to its two calls (``fused_is_exact``), else None."""
+    where the target declares it equal to its two calls (``fused_is_exact``, declared by a class at
+    least as derived as the ones defining ``log_prob``, ``score``, ``log_prob_and_score`` and
+    ``evaluators``), else None.
+
+    Raises:
+        AttributeError: a target without ``score``.
+    """
     both, score = _evaluators(target, like)
-    fused = both if getattr(target, "fused_is_exact", False) else None
-    return score, fused, target.log_prob
+    if score is None:
+        score = target.score
+    exact = getattr(target, "fused_is_exact", False) and _declared_with(
+        target, "fused_is_exact", ("log_prob", "score", "log_prob_and_score", "evaluators")
+    )
+    return score, both if exact else None, target.log_prob
 
 
 def _mala_core(

@@ -468,7 +468,8 @@ class GaussianMixture(Target):
             return
         d, k = int(self.dim), 8 if self.num_components is None else int(self.num_components)
         r = 6.0 if self.radius is None else float(self.radius)
-        z = torch.randn(k, d, generator=generator, dtype=torch.float64)
+        # drawn on the generator's device, kept on the CPU like the other presets' parameters
+        z = torch.randn(k, d, generator=generator, dtype=torch.float64, device=generator.device).cpu()
         means = r * z / z.norm(dim=-1, keepdim=True)
         self._set(None, means, None, 1.0 if self.scale is None else self.scale)
 
@@ -514,12 +515,12 @@ class GaussianMixture(Target):
         """Per-component log w_k + log N_k(x) ``[n, K]`` and gradients ``[n, K, d]`` of log N_k."""
         self._ready()
         _check_x(x, self.dim)
-        dt = x.dtype
-        evecs, evals, mu = self._evecs.to(dt), self._evals.to(dt), self._mu.to(dt)
+        like = {"dtype": x.dtype, "device": x.device}
+        evecs, evals, mu = self._evecs.to(**like), self._evals.to(**like), self._mu.to(**like)
         if alpha_bar is None:
-            a = torch.ones((), dtype=dt)
+            a = torch.ones((), **like)
         else:
-            a = torch.as_tensor(alpha_bar, dtype=dt)
+            a = torch.as_tensor(alpha_bar, **like)
             if a.ndim == 1:
                 if a.shape[0] != x.shape[0]:
                     raise ValueError(f"alpha_bar has {a.shape[0]} entries for {x.shape[0]} rows")
@@ -533,7 +534,7 @@ class GaussianMixture(Target):
         c = a * evals + (1 - a)  # [n|1, K, d]
         c = c.expand(x.shape[0], *evals.shape)
         log_n = -0.5 * (y * y / c).sum(-1) - 0.5 * c.log().sum(-1) - 0.5 * self.dim * _LOG_2PI
-        joint = self._w.to(dt).log() + log_n
+        joint = self._w.to(**like).log() + log_n
         grad = -torch.einsum("nke,kde->nkd", y / c, evecs) if need_grad else None
         return joint, grad
 
@@ -589,10 +590,11 @@ class GaussianMixture(Target):
         return (resp.unsqueeze(-1) * grad).sum(1)
 
     def sample(self, num_samples: int, *, generator: torch.Generator) -> torch.Tensor:
-        """Exact samples ``Tensor[num_samples, d]`` float64 (component by multinomial, then Gaussian)."""
+        """Exact samples ``Tensor[num_samples, d]`` float64 on ``generator``'s device (component by
+        multinomial, then Gaussian)."""
         self._ready()
-        n = int(num_samples)
-        comp = torch.multinomial(self._w, n, replacement=True, generator=generator)
-        z = torch.randn(n, self.dim, generator=generator, dtype=torch.float64)
-        z = z * self._evals[comp].sqrt()
-        return self._mu[comp] + torch.einsum("nde,ne->nd", self._evecs[comp], z)
+        n, on = int(num_samples), generator.device
+        comp = torch.multinomial(self._w.to(on), n, replacement=True, generator=generator)
+        z = torch.randn(n, self.dim, generator=generator, dtype=torch.float64, device=on)
+        z = z * self._evals.to(on)[comp].sqrt()
+        return self._mu.to(on)[comp] + torch.einsum("nde,ne->nd", self._evecs.to(on)[comp], z)
