@@ -21,15 +21,17 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/quadriga run cartpole-minto
 	@echo
-	@echo "What ran: DQN, DQN without a target network and MINTO on CartPole-v1, 2 seeds each"
-	@echo "(paired), 6000 environment steps per run. The tables above give each arm's mean over its"
-	@echo "seeds; with n = 2 these are numbers, not a verdict. The paper's claim is about Acrobot-v1,"
-	@echo "not this CartPole demo: 'quadriga verify minto-auc --scale paper' tests it there (10 seeds"
-	@echo "per learner; about 7 minutes on an idle 2-core machine, 23 on a loaded one; its last verdict"
-	@echo "is in plugins/quadriga-minto/README.md). Figures, results.json and manifest.json are in"
-	@echo "the run directory printed above; 'quadriga report RUN_DIR' writes them into one HTML page."
-	@echo "The warnings that dqn-online's loss grew about 1000-fold are expected: without a target"
-	@echo "network its TD loss diverges, the instability MINTO's min(target, online) bootstrap addresses."
+	@echo "What ran: DQN, DQN without a target network and MINTO on CartPole-v1, 2 seeds"
+	@echo "each (paired), 6000 environment steps per run. The tables above give each"
+	@echo "arm's mean over its seeds; with n = 2 these are numbers, not a verdict. The"
+	@echo "paper's claim is about Acrobot-v1, not this CartPole demo: 'quadriga verify"
+	@echo "minto-auc --scale paper' tests it there (10 seeds per learner; about 7 minutes"
+	@echo "on an idle 2-core machine, 23 on a loaded one; its last verdict is in"
+	@echo "plugins/quadriga-minto/README.md). Figures, results.json and manifest.json are"
+	@echo "in the run directory printed above; 'quadriga report RUN_DIR' writes them into"
+	@echo "one HTML page. The warnings that dqn-online's loss grew about 1000-fold are"
+	@echo "expected: without a target network its TD loss diverges, the instability"
+	@echo "MINTO's min(target, online) bootstrap addresses."
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
