@@ -153,6 +153,8 @@ LIST = (
 
 
 #: not needed to list from a warm cache (rich: off a terminal)
+#: quadriga.versions may be imported (importlib.metadata, re and functools only): staleness marks
+#: read each plugin's version from its metadata's Version header through it
 NOT_FOR_LISTING = {
     "torch",
     "numpy",
@@ -168,7 +170,6 @@ NOT_FOR_LISTING = {
     "quadriga.claims.run",
     "quadriga.claims.verdict",
     "quadriga.claims.report",
-    "quadriga.versions",
     "quadriga.cli.run",
     "quadriga.cli.info",
     "quadriga.cli.sweep",
