@@ -6,8 +6,8 @@ and Metropolis-Hastings test of Roberts & Tweedie 1996 (MALA), or a full momentu
 leapfrog steps (the last position's log density and score from one matmul) and the
 Metropolis-Hastings test of Neal 2011 (HMC); no counters, no checks, no stored draws. The kernels
 pay for what they add (non-finite proposals rejected and counted, the draws kept, chain
-bookkeeping, progress) and for their Gaussian's eigenbasis (two d x d products per score instead
-of one, which the chains' bit-for-bit reproducibility ties them to). Used by
+bookkeeping, progress); std's Gaussian evaluates a dense covariance through its precision too (one
+d x d product per call, formed once when the target is built). Used by
 ``benchmarks/run_all.py``; ``python bench_mcmc_speed.py`` prints the ratios.
 """
 

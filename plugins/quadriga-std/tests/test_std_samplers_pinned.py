@@ -1,7 +1,10 @@
 """The MCMC kernels' chains, pinned: exact draws on fixed seeds, and the eager loop against the general one.
 
 Other plugins' recorded results depend on these chains being reproduced bit for bit; a change to
-the kernels' arithmetic, the order of their random draws or the Gaussian's evaluation shows here.
+the kernels' arithmetic or the order of their random draws shows here. The pinned chains are drawn
+on the eigenbasis evaluation of a dense Gaussian (conftest.EigenbasisGaussian), the one std's
+Gaussian used before it evaluated dense covariances through the precision; the precision path is
+checked against it to rounding (test_precision_gaussian_chains_follow_the_eigenbasis_chains).
 """
 
 from __future__ import annotations
@@ -126,10 +129,10 @@ def _target():
 
 
 @pytest.mark.parametrize(("name", "dtype"), sorted(PINNED))
-def test_chains_are_pinned_bit_for_bit(name, dtype):
+def test_chains_are_pinned_bit_for_bit(name, dtype, eigenbasis):
     cls, params = KERNELS[name]
     sampler = cls(num_chains=2, num_samples=6, burn_in=3, thin=2, dtype=dtype, **params)
-    out = sampler.sample(_target(), generator=torch.Generator().manual_seed(7))
+    out = sampler.sample(eigenbasis(_target()), generator=torch.Generator().manual_seed(7))
     last, total, rate = PINNED[(name, dtype)]
     assert [float(v).hex() for v in out.chains[:, -1].reshape(-1)] == last
     assert float(out.x.double().sum()).hex() == total
@@ -256,3 +259,24 @@ def test_mala_runs_on_a_target_without_score():
     b = _general(MALA)(**kw).sample(_FusedOnly(), generator=torch.Generator().manual_seed(1))
     assert torch.equal(a.chains, b.chains)
     assert a.info["acceptance_rate"] == b.info["acceptance_rate"] > 0.5
+
+
+@pytest.mark.parametrize("name", ["MALA", "HMC"])
+@pytest.mark.parametrize("mean", [None, [0.3] * 9])
+def test_precision_gaussian_chains_follow_the_eigenbasis_chains(name, mean, eigenbasis):
+    # a dense Gaussian is evaluated through its precision (one d x d product per call); the chains
+    # are those of the eigenbasis evaluation up to rounding: the same accept decisions, and draws
+    # within 1e-12 after 200 transitions (5 chains, d = 9, float64)
+    g = (
+        Gaussian(dim=9, equicorrelation=0.3)
+        if mean is None
+        else Gaussian(mean=mean, covariance=(0.7 * torch.eye(9) + 0.3 * torch.ones(9, 9)).tolist())
+    )
+    assert g._axes is None
+    cls = KERNELS[name][0]
+    kw = dict(num_chains=5, num_samples=200, burn_in=0, step_size=0.3, init_scale=0.5)
+    a = cls(**kw).sample(g, generator=torch.Generator().manual_seed(4))
+    b = cls(**kw).sample(eigenbasis(g), generator=torch.Generator().manual_seed(4))
+    assert not torch.equal(a.chains, b.chains)  # the rounding differs ...
+    assert float((a.chains - b.chains).abs().max()) < 1e-12  # ... and nothing else
+    assert a.info["acceptance_rate"] == b.info["acceptance_rate"]

@@ -124,8 +124,8 @@ class Gaussian(Target):
     A diagonal covariance (isotropic included; ``equicorrelation = 0`` gives I) is evaluated in
     O(d) per point: its eigenbasis is the coordinate axes, so the rotation is a reordering of the
     coordinates instead of a d x d product, with bit for bit the values of the product (each
-    entry of it is one coordinate times 1 plus zeros). Other covariances rotate with the d x d
-    eigenvector matrix.
+    entry of it is one coordinate times 1 plus zeros). Other covariances are evaluated with the
+    precision Sigma^{-1}, formed once: one d x d product gives both the score and the log density.
 
     Source: the multivariate normal density (e.g. Bishop 2006, "Pattern Recognition and Machine
     Learning", sec. 2.3); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
@@ -151,6 +151,8 @@ class Gaussian(Target):
     #: ``(index, inverse, sign)`` of an eigenvector matrix that is a signed permutation (diagonal
     #: covariance), or None; all three are None when it is the identity (no reordering needed)
     _axes: Any = attrs.field(init=False, default=None, repr=False, eq=False)
+    #: ``-Sigma^{-1}`` in float64 (``Tensor[d, d]``, symmetric) when the covariance is dense, else None
+    _neg_precision: Any = attrs.field(init=False, default=None, repr=False, eq=False)
     #: ``{(dtype, device): (mean, evecs, evals, (half log det, half d log 2 pi))}``: cast once per dtype
     _cast: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
 
@@ -187,6 +189,9 @@ class Gaussian(Target):
         if axes is not None and bool((axes[0] == torch.arange(d)).all()) and bool((axes[2] == 1).all()):
             axes = (None, None, None)  # the identity: y = x - mean
         self._axes = axes
+        if axes is None:
+            p = (self._evecs / self._evals) @ self._evecs.T
+            self._neg_precision = -0.5 * (p + p.T)
         self.mean = torch.zeros(d, dtype=torch.float64) if mu is None else mu
         self.covariance, self.dim = cov, d
 
@@ -196,15 +201,18 @@ class Gaussian(Target):
         return cls(mean=torch.as_tensor(mean).tolist(), covariance=torch.as_tensor(covariance).tolist())
 
     def _factors(self, x: torch.Tensor) -> tuple[Any, ...]:
-        """``(mean, rotation, evals, neg_evals, (half log det, half d log 2 pi), back)`` for ``x``.
+        """``(mean, neg_precision, axes, evals, neg_evals, (half log det, half d log 2 pi))`` for ``x``.
 
         In ``x``'s dtype and device. ``mean`` is None when it is all +0.0 (``x - mean`` would be
-        ``x`` bit for bit, signed zeros included). ``rotation`` is the d x d eigenvector matrix
-        (``back`` its transpose, a view), or, for a diagonal covariance, the tuple
-        ``(index, inverse, sign)`` of its signed permutation (each None where it does nothing;
-        ``back`` is then None). ``neg_evals = -evals``: ``y / neg_evals`` is ``-(y / evals)`` bit
-        for bit (division rounds the magnitude alone). Cast once and kept: a float32 chain would
-        otherwise copy the d x d eigenvector matrix on every call.
+        ``x`` bit for bit, signed zeros included). For a dense covariance ``neg_precision`` is
+        ``-Sigma^{-1}`` (``Tensor[d, d]``, symmetric, built once in float64 from the eigenpairs as
+        ``-(V / lambda) V^T`` when the target is built, and cast here) and ``axes`` is None; for a
+        diagonal covariance ``neg_precision`` is None and ``axes`` is the tuple
+        ``(index, inverse, sign)`` of the eigenvector matrix as a signed permutation (each None
+        where it does nothing).
+        ``neg_evals = -evals``: ``y / neg_evals`` is ``-(y / evals)`` bit for bit (division rounds
+        the magnitude alone). Cast once and kept: a float32 chain would otherwise copy a d x d
+        matrix on every call.
         """
         key = (x.dtype, x.device)
         found = self._cast.get(key)
@@ -212,39 +220,34 @@ class Gaussian(Target):
             like = {"dtype": x.dtype, "device": x.device}
             evals = self._evals.to(**like)
             consts = (0.5 * evals.log().sum(), 0.5 * self.dim * _LOG_2PI)
-            back = None
+            neg_precision = axes = None
             if self._axes is None:
-                rotation: Any = self._evecs.to(**like)
-                back = rotation.T
+                neg_precision = self._neg_precision.to(**like)
             else:
                 index, inverse, sign = self._axes
-                rotation = (
+                axes = (
                     None if index is None else index.to(x.device),
                     None if inverse is None else inverse.to(x.device),
                     None if sign is None or bool((sign == 1).all()) else sign.to(**like),
                 )
             mean = self.mean.to(**like)
             plus_zero = bool((mean == 0).all()) and not bool(torch.signbit(mean).any())
-            found = (None if plus_zero else mean, rotation, evals, -evals, consts, back)
+            found = (None if plus_zero else mean, neg_precision, axes, evals, -evals, consts)
             self._cast[key] = found
         return found
 
     @staticmethod
-    def _rotate(z: torch.Tensor, rotation: Any) -> torch.Tensor:
-        """``z @ evecs`` (into the eigenbasis); a reordering when the covariance is diagonal."""
-        if isinstance(rotation, torch.Tensor):
-            return z @ rotation
-        index, _, sign = rotation
+    def _rotate(z: torch.Tensor, axes: Any) -> torch.Tensor:
+        """``z @ evecs`` (into the eigenbasis) of a diagonal covariance: a reordering and signs."""
+        index, _, sign = axes
         if index is not None:
             z = z.index_select(-1, index)
         return z if sign is None else z * sign
 
     @staticmethod
-    def _unrotate(w: torch.Tensor, rotation: Any) -> torch.Tensor:
-        """``w @ evecs.T`` (back from the eigenbasis); a reordering when the covariance is diagonal."""
-        if isinstance(rotation, torch.Tensor):
-            return w @ rotation.T
-        _, inverse, sign = rotation
+    def _unrotate(w: torch.Tensor, axes: Any) -> torch.Tensor:
+        """``w @ evecs.T`` (back from the eigenbasis) of a diagonal covariance."""
+        _, inverse, sign = axes
         if sign is not None:
             w = w * sign
         return w if inverse is None else w.index_select(-1, inverse)
@@ -252,41 +255,45 @@ class Gaussian(Target):
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density: ``Tensor[n, d] -> Tensor[n]`` (nats)."""
         _check_x(x, self.dim)
-        mean, rotation, evals, _, (half_logdet, half_const), back = self._factors(x)
+        mean, neg_precision, axes, evals, _, (half_logdet, half_const) = self._factors(x)
         z = x if mean is None else x - mean
-        y = z @ rotation if back is not None else self._rotate(z, rotation)
+        if neg_precision is not None:
+            return 0.5 * (z * (z @ neg_precision)).sum(-1) - half_logdet - half_const
+        y = self._rotate(z, axes)
         return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const
 
     def score(self, x: torch.Tensor) -> torch.Tensor:
         """Score -Sigma^{-1}(x - mean): ``Tensor[n, d] -> Tensor[n, d]``."""
         _check_x(x, self.dim)
-        mean, rotation, _, neg_evals, _, back = self._factors(x)
+        mean, neg_precision, axes, _, neg_evals, _ = self._factors(x)
         z = x if mean is None else x - mean
-        if back is not None:
-            return ((z @ rotation) / neg_evals) @ back
-        return self._unrotate(self._rotate(z, rotation) / neg_evals, rotation)
+        if neg_precision is not None:
+            return z @ neg_precision
+        return self._unrotate(self._rotate(z, axes) / neg_evals, axes)
 
     def log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(log_prob(x) Tensor[n], score(x) Tensor[n, d])`` from one whitening of x.
+        """``(log_prob(x) Tensor[n], score(x) Tensor[n, d])`` from one product with the precision.
 
-        Bit for bit the values of :meth:`log_prob` and :meth:`score` (the same operations in the
-        same order), with the rotation into the eigenbasis done once: two d x d products per call
-        instead of three. MCMC kernels and the score-tilted surrogates call it when they need both
-        at the same points.
+        Dense covariance: ``r = (x - mean) (-Sigma^{-1})`` is the score and
+        ``log p(x) = (x - mean) . r / 2 - log det(Sigma) / 2 - d log(2 pi) / 2``: one d x d product
+        per call (the quadratic form as a dot product of two vectors; in float64 its rounding is
+        about the machine epsilon times the covariance's condition number). Diagonal covariance:
+        O(d), in the eigenbasis (a reordering of the coordinates). :meth:`log_prob` and
+        :meth:`score` are bit for bit these values (the same operations in the same order).
 
         Raises:
             ValueError: ``x`` not of shape ``[n, d]``.
         """
         _check_x(x, self.dim)
-        mean, rotation, evals, neg_evals, (half_logdet, half_const), back = self._factors(x)
+        mean, neg_precision, axes, evals, neg_evals, (half_logdet, half_const) = self._factors(x)
         z = x if mean is None else x - mean
-        if back is not None:
-            y = z @ rotation
-            return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const, (y / neg_evals) @ back
-        y = self._rotate(z, rotation)
+        if neg_precision is not None:
+            r = z @ neg_precision
+            return 0.5 * (z * r).sum(-1) - half_logdet - half_const, r
+        y = self._rotate(z, axes)
         return (
             -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const,
-            self._unrotate(y / neg_evals, rotation),
+            self._unrotate(y / neg_evals, axes),
         )
 
     def evaluators(self, like: torch.Tensor) -> tuple[Any, Any]:
@@ -301,26 +308,27 @@ class Gaussian(Target):
             ValueError: ``like`` not of shape ``[n, d]`` (the callables do not check again).
         """
         _check_x(like, self.dim)
-        mean, rotation, evals, neg_evals, (half_logdet, half_const), back = self._factors(like)
-        if back is None:
+        mean, neg_precision, _, _, _, (half_logdet, half_const) = self._factors(like)
+        if neg_precision is None:
             return self.log_prob_and_score, self.score
         if mean is None:
 
             def both(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-                y = x @ rotation
-                return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const, (y / neg_evals) @ back
+                r = x @ neg_precision
+                return 0.5 * (x * r).sum(-1) - half_logdet - half_const, r
 
             def score(x: torch.Tensor) -> torch.Tensor:
-                return ((x @ rotation) / neg_evals) @ back
+                return x @ neg_precision
 
             return both, score
 
         def both_centred(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            y = (x - mean) @ rotation
-            return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const, (y / neg_evals) @ back
+            z = x - mean
+            r = z @ neg_precision
+            return 0.5 * (z * r).sum(-1) - half_logdet - half_const, r
 
         def score_centred(x: torch.Tensor) -> torch.Tensor:
-            return (((x - mean) @ rotation) / neg_evals) @ back
+            return (x - mean) @ neg_precision
 
         return both_centred, score_centred
 
