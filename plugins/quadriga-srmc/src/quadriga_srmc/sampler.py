@@ -346,36 +346,38 @@ class SRMC(Sampler):
         Source: Hu et al. 2026, arXiv 2604.22948, Algorithm 1 with the MALA kernel on the surrogate
         (Sec. 3) and the official code's shifted drift; MALA as in quadriga-std (Roberts & Tweedie 1996).
         """
+        from quadriga_std.samplers.mcmc import ChainState, target_evaluators
+
         c, d = x.shape
         dtype = x.dtype
-        both = getattr(target, "log_prob_and_score", None)
-        score, log_prob, dot = target.score, target.log_prob, torch.linalg.vecdot
+        if getattr(target, "log_prob_and_score", None) is not None:
+            # the target's bound evaluators where it offers them (bit for bit its methods)
+            both, score = target_evaluators(target, x)
+            score = score or target.score
+        else:
+            both, score = None, target.score
+        log_prob, dot, log = target.log_prob, torch.linalg.vecdot, torch.log
+        randn, rand = torch.randn, torch.rand
         sq = math.sqrt(2 * h)
         inv4h = 1.0 / (4 * h)
         theta = torch.zeros(c, d, dtype=dtype)
         total = self.burn_in + self.num_steps
         keep_draws = self.store == "draws"
-        thin = self.thin
-        m = self.num_steps // thin if keep_draws else 1
-        kept = torch.empty(c, m, d, dtype=dtype)
+        m = self.num_steps // self.thin if keep_draws else 1
+        kept = torch.empty(c, m if keep_draws else 0, d, dtype=dtype)
         running = torch.zeros(c, d, dtype=torch.float64)
-        finite = torch.zeros(c, dtype=torch.int64)  # transitions with a finite log ratio, per chain
-        accepted_n = torch.zeros(c, dtype=torch.int64)  # accepted after burn-in, per chain
         fixed = self.alpha_schedule == "fixed"
-        a = float(self.alpha)
         kw = dict(
             alpha=self.alpha, schedule=self.alpha_schedule, warmup=self.alpha_warmup, scale=self.alpha_scale
         )
         theta_step, rho, burn_in = self.theta_step, self.rho, self.burn_in
-        progress = quadriga.current_progress()
-        progress.start(total, "SR-MALA")
-        every = max(1, total // 100)
-        k = 0
-        for n in range(1, total + 1):
-            if not fixed:
-                a = alpha_at(n, **kw)
+        now = {"n": 0, "alpha": float(self.alpha)}
+
+        def advance(x: torch.Tensor, lp: torch.Tensor, s: torch.Tensor, generator: torch.Generator) -> Any:
+            n = now["n"] = now["n"] + 1
+            a = now["alpha"] if fixed else alpha_at(n, **kw)
             gx = score(torch.add(x, theta, alpha=-a))
-            xi = torch.randn(x.shape, generator=generator, dtype=dtype)
+            xi = randn(x.shape, generator=generator, dtype=dtype)
             step = torch.mul(gx, h).add_(xi, alpha=sq)  # y - x
             y = x + step
             stacked = torch.cat([y, torch.add(y, theta, alpha=-a)])
@@ -388,35 +390,41 @@ class SRMC(Sampler):
             back = torch.add(step, gy, alpha=h)  # -(x - y - h g_y)
             log_ratio = (lp_y - lp).sub_(dot(theta, s_y - s), alpha=a)
             log_ratio.add_(dot(xi, xi), alpha=0.5).sub_(dot(back, back), alpha=inv4h)
-            ok = torch.isfinite(log_ratio)
-            u = torch.rand(log_ratio.shape, generator=generator, dtype=dtype)
-            accepted = (torch.log(u) < log_ratio).logical_and_(ok)
-            finite.add_(ok)
+            u = rand(log_ratio.shape, generator=generator, dtype=dtype)
+            # log u < ratio < inf: never accepted where the ratio is not finite (NaN fails both)
+            accepted = (log(u) < log_ratio) & (log_ratio < math.inf)
             col = accepted[:, None]
             x = torch.where(col, y, x)
             lp = torch.where(accepted, lp_y, lp)
             s = torch.where(col, s_y, s)
             theta.lerp_(s, theta_gain(n, theta_step=theta_step, rho=rho))
-            if n > burn_in:
-                accepted_n.add_(accepted)
-                if not keep_draws:
-                    running += x
-                elif (n - burn_in) % thin == 0:
-                    kept[:, k] = x
-                    k += 1
-            if n % every == 0:
-                progress.advance(every)
+            if not keep_draws and n > burn_in:
+                running.add_(x)
+            return x, lp, s, accepted, log_ratio
+
+        # quadriga-std's eager runner: the counts and the kept draws gathered a block of steps at a
+        # time (no host synchronisation per step); with store = "running-mean" nothing is kept
+        # (burn_in = total) and advance sums the draws itself
+        runner = attrs.evolve(self.base_kernel, burn_in=burn_in if keep_draws else total, thin=self.thin)
+        progress = quadriga.current_progress()
+        progress.start(total, "SR-MALA")
+        state, _, finite_burn, k = runner.run_eager(
+            advance, ChainState(x, lp, s), generator, 0, burn_in, kept, 0, progress
+        )
+        state, accepted_n, finite_kept, k = runner.run_eager(
+            advance, state, generator, burn_in, total, kept, k, progress
+        )
         if not keep_draws:
-            kept[:, 0] = (running / self.num_steps).to(dtype)
+            kept = (running / self.num_steps).to(dtype)[:, None]
         counters["score_evals"] += 3 * c * total
         counters["log_prob_evals"] += c * total
-        counters["rejected_nonfinite"] += c * total - int(finite.sum())
+        counters["rejected_nonfinite"] += c * total - int(finite_burn + finite_kept)
         return SRRun(
             theta=theta,
-            x=x,
+            x=state.x,
             kept=kept,
             counters=counters,
-            accepted=int(accepted_n.sum()),
+            accepted=int(accepted_n),
             proposals=c * self.num_steps,
         )
 

@@ -46,6 +46,7 @@ __all__ = [
     "log_prob_and_score",
     "mh_accept",
     "mh_accept_with",
+    "target_evaluators",
 ]
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -415,7 +416,7 @@ class MCMCKernel(Sampler):
         """``{"score_evals", "log_prob_evals"}`` of one transition of ``num_chains`` chains (counts)."""
         return {"score_evals": num_chains, "log_prob_evals": num_chains}
 
-    def _run_eager(
+    def run_eager(
         self,
         advance: Any,
         state: ChainState,
@@ -427,6 +428,12 @@ class MCMCKernel(Sampler):
         progress: Any,
     ) -> tuple[ChainState, torch.Tensor, torch.Tensor, int]:
         """Transitions ``first .. last - 1`` through ``advance``; kept draws go to ``kept[:, k:]``.
+
+        ``advance(x, log_prob, score, generator) -> (x, log_prob, score, accepted, log_ratio)`` is
+        one transition (see :meth:`eager_advance`); the kernel's ``burn_in`` and ``thin`` decide
+        which draws are kept (step ``j`` is kept when ``j >= burn_in`` and ``(j - burn_in + 1)`` is a
+        multiple of ``thin``). :meth:`sample` calls it with the kernel's own transition; a loop built
+        around a kernel (quadriga-srmc's SR-MALA) calls it with its own ``advance``.
 
         Returns ``(state, accepted Tensor[] int64, finite Tensor[] int64, k)``: the last state,
         the accepted chain transitions and those with a finite log acceptance ratio (summed on
@@ -509,7 +516,7 @@ class MCMCKernel(Sampler):
                 progress.advance(block)
         advance = self.eager_advance(target, state.x) if done < total else None
         if advance is not None:  # eager, the kernel's own loop: the same chains, less bookkeeping
-            state, accepted_sum, finite_sum, k = self._run_eager(
+            state, accepted_sum, finite_sum, k = self.run_eager(
                 advance, state, generator, done, total, kept, k, progress
             )
             accepted_total = accepted_total + accepted_sum
@@ -705,7 +712,7 @@ class MALA(MCMCKernel):
         if not _own(type(self), MALA):
             return None
         h = self.step_size
-        root, lps = math.sqrt(2 * h), _evaluators(target, like)[0]
+        root, lps = math.sqrt(2 * h), target_evaluators(target, like)[0]
         randn, rand = torch.randn, torch.rand
 
         def advance(x, lp, s, generator):
@@ -827,7 +834,7 @@ def _declared_with(target: Any, attr: str, methods: tuple[str, ...]) -> bool:
     )
 
 
-def _evaluators(target: Any, like: torch.Tensor | None) -> tuple[Any, Any]:
+def target_evaluators(target: Any, like: torch.Tensor | None) -> tuple[Any, Any]:
     """``(log_prob_and_score, score)`` callables of ``target`` for tensors like ``like``.
 
     The target's own ``evaluators(like)`` where it has one declared with its ``log_prob_and_score``
@@ -852,7 +859,7 @@ def _hmc_functions(target: Any, like: torch.Tensor | None) -> tuple[Any, Any, An
     Raises:
         AttributeError: a target without ``score``.
     """
-    both, score = _evaluators(target, like)
+    both, score = target_evaluators(target, like)
     if score is None:
         score = target.score
     exact = getattr(target, "fused_is_exact", False) and _declared_with(
