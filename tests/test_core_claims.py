@@ -847,6 +847,7 @@ def test_rows_declaration_errors_name_the_key(tmp_path):
         (dict(column="valeu"), ("a", "b"), "no column 'valeu' .* Did you mean 'value'"),
         (dict(key="iten"), ("a", "b"), "no column 'iten' .* Did you mean 'item'"),
         (dict(), ("a", "bb"), "no row whose 'subject' is 'bb' .* Did you mean 'b'"),
+        (dict(key="subject"), ("a", "b"), "repeats a 'subject' among the rows of 'a'"),
         (dict(count="stage.a.num_samples"), ("a", "b"), "has 6 row\\(s\\) of 'a', not replicates = 4"),
     ],
 )
