@@ -750,6 +750,9 @@ def test_rows_claim_reads_one_row_per_item_paired_by_key(registry, tmp_path):
     # Scale.replicates = 4 set num_items (the pipeline says 6); b's rows were written in reverse
     # order and are read back in item order, so row i of a and of b is item i
     assert obs.values == {"a": _A, "b": _B}
+    # a plan's pilot asks for other replicates: as many rows
+    pilot = claim.observations("paper", tmp_path / "pilot", registry, replicates=3)
+    assert pilot.values == {"a": _A[:3], "b": _B[:3]}
     (comp,) = evaluate_claim(claim, obs, "paper")["comparisons"]
     diff = np.subtract(_A, _B)  # -(v + 1): -2, -5, -3, -9
     low, high = stats.t.interval(0.95, 3, loc=diff.mean(), scale=stats.sem(diff))
@@ -835,6 +838,9 @@ def test_rows_declaration_errors_name_the_key(tmp_path):
     scales = {"smoke": smoke, "paper": Scale(replicates=4)}
     with pytest.raises(ConfigError, match=r"scale 'smoke' sets stage\.check\.num_items") as err:
         attrs.evolve(_rows_claim(path), scales=scales)
+    assert err.value.key == "rows"
+    with pytest.raises(ConfigError, match=r"fragility varies stage\.check\.num_items") as err:
+        attrs.evolve(_rows_claim(path), fragility={"stage.check.num_items": [2, 3]})
     assert err.value.key == "rows"
 
 

@@ -97,7 +97,8 @@ class Claim:
             experiment, stages with an experiment, too few arms for the statistic, scales missing
             smoke or paper, an empty fragility setting, a paper scale smaller than the plan's
             pilot; (key ``rows``) rows with experiment, metric, also, group_by, across, groups,
-            repeat_stages or repeat_tasks, or a scale whose overrides set ``rows.count`` itself.
+            repeat_stages or repeat_tasks, or a scale whose overrides (or a fragility setting) set
+            ``rows.count`` itself.
             When its pipeline is read, before it runs: (key ``rows``) ``rows.stage`` or the table
             ``rows.count`` names is not in the pipeline; after the run, the errors of
             :func:`~quadriga.claims.run.read_rows` (all with the closest names suggested).
@@ -191,6 +192,12 @@ class Claim:
             raise ConfigError(
                 f"rows reads the replicates from the rows of one run of the pipeline; it does not combine "
                 f"with {', '.join(clashes)} (give observe= for extra numbers).",
+                key="rows",
+            )
+        if rows.count in self.fragility:
+            raise ConfigError(
+                f"fragility varies {rows.count}, which Scale.replicates sets with rows; vary another "
+                "setting.",
                 key="rows",
             )
         for name, sc in self.scales.items():
