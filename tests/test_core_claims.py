@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import numpy as np
 import pytest
 
@@ -696,3 +697,181 @@ def test_every_lazy_name_of_the_claims_package_is_exported_by_its_module():
         sub = importlib.import_module(f"quadriga.claims.{module}")
         assert name in sub.__all__, f"quadriga.claims.{module} does not export {name}"
         assert getattr(package, name) is getattr(sub, name)
+
+
+_ROWS = """
+[pipeline]
+name = "toy-rows"
+seed = 0
+
+[task.normal]
+use = "toy-normal"
+
+[stage.a]
+use = "toy-iid"
+inputs = { target = "normal" }
+num_samples = 10
+
+[stage.b]
+use = "toy-iid"
+inputs = { target = "normal" }
+num_samples = 10
+
+[stage.check]
+use = "toy-rows"
+inputs = { subject = ["a", "b"], reference = "normal" }
+values = [1.0, 4.0, 2.0, 8.0, 5.0, 7.0]
+num_items = 6
+"""
+
+#: the rows of toy-rows at replicates = 4: subject a gets values[i], subject b 2 * values[i] + 1
+_A, _B = [1.0, 4.0, 2.0, 8.0], [3.0, 9.0, 5.0, 17.0]
+_ROW_SCALES = {"smoke": Scale(replicates=4), "paper": Scale(replicates=4)}
+
+
+def _rows_claim(path, arms=("a", "b"), effect=None, **rows):
+    from quadriga.claims import Rows
+
+    spec = dict(stage="check", table="per_item", column="value", key="item", count="stage.check.num_items")
+    spec.update(rows)
+    effect = effect or Effect(
+        quantity="value a - value b", statistic="difference", relation="less", value=0.0, why_sign=WHY
+    )
+    return Claim(pipeline=str(path), arms=arms, rows=Rows(**spec), effect=effect, scales=_ROW_SCALES)
+
+
+def test_rows_claim_reads_one_row_per_item_paired_by_key(registry, tmp_path):
+    from scipy import stats
+
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS)
+    claim = _rows_claim(path)
+    obs = claim.observations("paper", tmp_path / "c", registry)
+    # Scale.replicates = 4 set num_items (the pipeline says 6); b's rows were written in reverse
+    # order and are read back in item order, so row i of a and of b is item i
+    assert obs.values == {"a": _A, "b": _B}
+    # a plan's pilot asks for other replicates: as many rows
+    pilot = claim.observations("paper", tmp_path / "pilot", registry, replicates=3)
+    assert pilot.values == {"a": _A[:3], "b": _B[:3]}
+    (comp,) = evaluate_claim(claim, obs, "paper")["comparisons"]
+    diff = np.subtract(_A, _B)  # -(v + 1): -2, -5, -3, -9
+    low, high = stats.t.interval(0.95, 3, loc=diff.mean(), scale=stats.sem(diff))
+    assert comp["n"] == 4 and comp["estimate"] == pytest.approx(-4.75)
+    assert (comp["low"], comp["high"]) == (pytest.approx(low), pytest.approx(high))
+    assert "paired differences, df 3" in comp["method"]
+    # one arm, statistic mean: the t interval of a's rows
+    mean = Effect(quantity="value a", statistic="mean", relation="greater", value=0.0, why_sign=WHY)
+    one = _rows_claim(path, arms=("a",), effect=mean)
+    (comp,) = evaluate_claim(one, one.observations("paper", tmp_path / "m", registry), "paper")["comparisons"]
+    low, high = stats.t.interval(0.95, 3, loc=np.mean(_A), scale=stats.sem(_A))
+    assert comp["estimate"] == pytest.approx(3.75) and comp["n"] == 4
+    assert (comp["low"], comp["high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_rows_claims_pair_only_when_the_effect_is_paired(registry, tmp_path):
+    from scipy import stats
+
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS.replace("num_items = 6", "num_items = 6\nkey_offset = 10"))
+    with pytest.raises(ConfigError, match="the effect is paired") as err:
+        _rows_claim(path).observations("paper", tmp_path / "p", registry)
+    assert err.value.key == "rows"
+    welch = Effect(
+        quantity="value a - value b",
+        statistic="difference",
+        relation="less",
+        value=0.0,
+        paired=False,
+        why_sign=WHY,
+    )
+    claim = _rows_claim(path, effect=welch)
+    obs = claim.observations("paper", tmp_path / "u", registry)
+    assert obs.values == {"a": _A, "b": _B}
+    (comp,) = evaluate_claim(claim, obs, "paper")["comparisons"]
+    t = stats.ttest_ind(_A, _B, equal_var=False)
+    low, high = t.confidence_interval(0.95)
+    assert comp["estimate"] == pytest.approx(-4.75) and "Welch" in comp["method"]
+    assert (comp["low"], comp["high"]) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_rows_claims_share_one_run_and_take_numbers_from_observe(registry, tmp_path):
+    from quadriga.claims import shared_runs
+
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS)
+    mean = Effect(quantity="value b", statistic="mean", relation="greater", value=0.0, why_sign=WHY)
+    first = _rows_claim(path)
+    second = attrs.evolve(
+        _rows_claim(path, arms=("b",), effect=mean),
+        observe=lambda result: Observations(numbers={"rows": result.artifacts["check"].values["rows"]}),
+    )
+    with shared_runs():
+        first.observations("paper", tmp_path / "1", registry)
+        obs = second.observations("paper", tmp_path / "2", registry)
+    assert (tmp_path / "2" / "shared-run.txt").exists() and not (tmp_path / "2" / "run").exists()
+    assert obs.values == {"b": _B} and obs.numbers == {"rows": 8.0}
+    talks = attrs.evolve(second, observe=lambda result: {"b": [1.0, 2.0]})
+    with pytest.raises(ConfigError, match="numbers, table and figures only") as err:
+        talks.observations("paper", tmp_path / "3", registry)
+    assert err.value.key == "observe"
+
+
+def test_rows_declaration_errors_name_the_key(tmp_path):
+    from quadriga.claims import Rows
+
+    path = tmp_path / "rows.toml"
+    with pytest.raises(ConfigError, match=r"task\.NAME\.PARAM") as err:
+        Rows(stage="check", table="per_item", column="value", key="item", count="num_items")
+    assert err.value.key == "rows"
+    with pytest.raises(ConfigError, match="non-empty") as err:
+        Rows(stage="check", table="", column="value", key="item", count="stage.check.num_items")
+    assert err.value.key == "rows"
+    for extra, word in (
+        (dict(metric=("check", "rows")), "metric"),
+        (dict(repeat_stages=("a",)), "repeat_stages"),
+        (dict(group_by="k"), "group_by"),
+    ):
+        with pytest.raises(ConfigError, match=f"does not combine with {word}") as err:
+            attrs.evolve(_rows_claim(path), **extra)
+        assert err.value.key == "rows"
+    smoke = Scale(replicates=4, overrides=("stage.check.num_items = 3",))
+    scales = {"smoke": smoke, "paper": Scale(replicates=4)}
+    with pytest.raises(ConfigError, match=r"scale 'smoke' sets stage\.check\.num_items") as err:
+        attrs.evolve(_rows_claim(path), scales=scales)
+    assert err.value.key == "rows"
+    with pytest.raises(ConfigError, match=r"fragility varies stage\.check\.num_items") as err:
+        attrs.evolve(_rows_claim(path), fragility={"stage.check.num_items": [2, 3]})
+    assert err.value.key == "rows"
+
+
+@pytest.mark.parametrize(
+    ("change", "arms", "message"),
+    [
+        (dict(stage="chek"), ("a", "b"), "not a stage of pipeline .* Did you mean 'check'"),
+        (dict(count="stage.chek.num_items"), ("a", "b"), "names stage 'chek'.* Did you mean 'check'"),
+        (dict(table="per_iterm"), ("a", "b"), "no table 'per_iterm' .* Did you mean 'per_item'"),
+        (dict(column="valeu"), ("a", "b"), "no column 'valeu' .* Did you mean 'value'"),
+        (dict(key="iten"), ("a", "b"), "no column 'iten' .* Did you mean 'item'"),
+        (dict(), ("a", "bb"), "no row whose 'subject' is 'bb' .* Did you mean 'b'"),
+        (dict(key="subject"), ("a", "b"), "repeats a 'subject' among the rows of 'a'"),
+        (dict(count="stage.a.num_samples"), ("a", "b"), "has 6 row\\(s\\) of 'a', not replicates = 4"),
+    ],
+)
+def test_rows_names_what_is_missing_with_the_closest_match(registry, tmp_path, change, arms, message):
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS)
+    with pytest.raises(ConfigError, match=message) as err:
+        _rows_claim(path, arms=arms, **change).observations("paper", tmp_path / "c", registry)
+    assert err.value.key == "rows"
+
+
+def test_info_says_where_a_rows_claim_reads_its_replicates(registry, monkeypatch, tmp_path):
+    from quadriga.claims.info import claim_facts, claim_lines
+
+    spec = next(c for c in registry.claims() if c.name == "toy-claim")
+    monkeypatch.setattr(type(registry), "load_claim", lambda self, s: _rows_claim(tmp_path / "rows.toml"))
+    text = " ".join(" ".join(claim_lines(claim_facts(registry, spec))).split())
+    assert (
+        "replicates are the rows of table 'per_item' of stage 'check' (column 'value', one per 'item'; "
+        "stage.check.num_items = replicates)" in text
+    )

@@ -16,7 +16,8 @@ A plugin declares each headline claim of its paper as a :class:`Claim`::
 :func:`verify` runs the registered pipeline through :func:`quadriga.api.run` with
 ``repeat = replicates`` on every arm stage (and on ``repeat_tasks``), so replicate ``i`` of
 every arm shares its seed (common random numbers); reads the per-replicate observations
-``values[f"{arm}[{i}]/{metric}"]`` of the evaluator stage (or calls ``observe(result)``);
+``values[f"{arm}[{i}]/{metric}"]`` of the evaluator stage (or calls ``observe(result)``, or,
+with ``rows=Rows(...)``, reads one row per item of a stage's table from a single run);
 computes the effect with a bootstrap interval (:mod:`quadriga.stats`) and applies one verdict
 policy (:func:`decide`):
 
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
         Observations,
         Plan,
         Precondition,
+        Rows,
         Scale,
         Tuning,
     )
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
         markdown_table,
         mean_intervals,
         read_replicates,
+        read_rows,
         replicate_values,
         run_pipeline,
         run_repeated,
@@ -91,6 +94,7 @@ _LAZY = {
             "Observations",
             "Plan",
             "Precondition",
+            "Rows",
             "Scale",
             "Tuning",
         ],
@@ -104,6 +108,7 @@ _LAZY = {
             "markdown_table",
             "mean_intervals",
             "read_replicates",
+            "read_rows",
             "replicate_values",
             "run_pipeline",
             "run_repeated",
@@ -124,6 +129,7 @@ __all__ = [
     "Observations",
     "Plan",
     "Precondition",
+    "Rows",
     "Scale",
     "Tuning",
     "decide",
@@ -133,6 +139,7 @@ __all__ = [
     "markdown_table",
     "mean_intervals",
     "read_replicates",
+    "read_rows",
     "record_verdicts",
     "replicate_values",
     "run_pipeline",

@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from quadriga.claims.model import SCALES, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims.model import SCALES, Effect, Observations, Plan, Precondition, Rows, Scale, Tuning
 from quadriga.claims.run import (
     _as_observations,
     _propagate_repeat,
@@ -16,9 +16,10 @@ from quadriga.claims.run import (
     arm_table,
     check_names,
     keep_stages,
+    read_rows,
     run_pipeline,
 )
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, suggest
 
 __all__ = ["Claim"]
 
@@ -56,7 +57,15 @@ class Claim:
             :class:`Observations`) from the :class:`~quadriga.runs.RunResult`, values aligned
             by replicate index. Its arms may be labels that name no stage (a per-replicate
             difference of two stages, ``"gap-wide"``) when none of them names a stage and
-            ``repeat_stages`` names the stages repeated.
+            ``repeat_stages`` names the stages repeated. With ``rows``, ``observe`` gives only
+            the report's numbers, table and figures (it must return no values).
+        rows: instead of ``metric``, a :class:`Rows`: the replicates are the rows of one stage's
+            per-item table within a single run (one row per target example, per chain), not
+            repeated seeded stages. The pipeline runs once with ``rows.count =
+            Scale.replicates`` (before the scale's overrides) and nothing repeated; arm ``A``'s
+            replicates are ``rows.column`` of the rows whose ``rows.arm`` column is ``A``,
+            ordered by ``rows.key`` and, for a paired effect, paired by it across arms
+            (:func:`~quadriga.claims.run.read_rows`). The arms are labels of that column.
         experiment: instead of ``pipeline``, ``experiment(scale: Scale, out_dir: Path) ->
             {arm: [values]}`` (or :class:`Observations`) for claims whose experiment is not a
             registered pipeline (yet); replicate ``i`` of every arm must share its seeds.
@@ -84,9 +93,15 @@ class Claim:
             their versions go into the record's fingerprint, so a new version marks it stale.
 
     Raises:
-        ConfigError: neither or both of metric/observe, no pipeline without experiment, stages
-            with an experiment, too few arms for the statistic, scales missing smoke or paper, an
-            empty fragility setting, a paper scale smaller than the plan's pilot.
+        ConfigError: neither or both of metric/observe (without rows), no pipeline without
+            experiment, stages with an experiment, too few arms for the statistic, scales missing
+            smoke or paper, an empty fragility setting, a paper scale smaller than the plan's
+            pilot; (key ``rows``) rows with experiment, metric, also, group_by, across, groups,
+            repeat_stages or repeat_tasks, or a scale whose overrides (or a fragility setting) set
+            ``rows.count`` itself.
+            When its pipeline is read, before it runs: (key ``rows``) ``rows.stage`` or the table
+            ``rows.count`` names is not in the pipeline; after the run, the errors of
+            :func:`~quadriga.claims.run.read_rows` (all with the closest names suggested).
     """
 
     arms: tuple[str, ...]
@@ -95,6 +110,7 @@ class Claim:
     pipeline: str | None = None
     metric: tuple[str, str] | Mapping[str, tuple[str, str]] | None = None
     observe: Callable[[Any], Any] | None = None
+    rows: Rows | None = None
     group_by: tuple[str, ...] = attrs.field(default=(), converter=_as_keys)
     across: str | None = None
     groups: Mapping[str, Mapping[str, str]] = attrs.field(factory=dict)
@@ -124,7 +140,7 @@ class Claim:
         if self.experiment is None:
             if self.pipeline is None:
                 raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
-            if (self.metric is None) == (self.observe is None):
+            if self.rows is None and (self.metric is None) == (self.observe is None):
                 raise ConfigError(
                     "give exactly one of metric=(stage, metric) and observe=callable.", key="metric"
                 )
@@ -142,6 +158,8 @@ class Claim:
                 "experiment callable groups its own observations.",
                 key="group_by",
             )
+        if self.rows is not None:
+            self._check_rows(self.rows)
         if self.groups:
             self._check_groups()
         if self.across is not None and self.across in self.group_by:
@@ -151,6 +169,45 @@ class Claim:
                 raise ConfigError(
                     f"fragility['{key}'] must be a non-empty list of values, got {values!r}.", key="fragility"
                 )
+
+    def _check_rows(self, rows: Rows) -> None:
+        """Refuse ``rows`` with another source of values or repetition, or a scale that sets its count."""
+        if not isinstance(rows, Rows):
+            raise ConfigError(f"rows must be a quadriga.claims.Rows, got {type(rows).__name__}.", key="rows")
+        clashes = [
+            name
+            for name, given in (
+                ("experiment", self.experiment is not None),
+                ("metric", self.metric is not None),
+                ("also", bool(self.also)),
+                ("group_by", bool(self.group_by)),
+                ("across", self.across is not None),
+                ("groups", bool(self.groups)),
+                ("repeat_stages", bool(self.repeat_stages)),
+                ("repeat_tasks", bool(self.repeat_tasks)),
+            )
+            if given
+        ]
+        if clashes:
+            raise ConfigError(
+                f"rows reads the replicates from the rows of one run of the pipeline; it does not combine "
+                f"with {', '.join(clashes)} (give observe= for extra numbers).",
+                key="rows",
+            )
+        if rows.count in self.fragility:
+            raise ConfigError(
+                f"fragility varies {rows.count}, which Scale.replicates sets with rows; vary another "
+                "setting.",
+                key="rows",
+            )
+        for name, sc in self.scales.items():
+            for override in sc.overrides:
+                if override.split("=", 1)[0].strip() == rows.count:
+                    raise ConfigError(
+                        f"scale '{name}' sets {rows.count} in its overrides ({override!r}); with rows, "
+                        f"Scale.replicates sets it (replicates = {sc.replicates}): drop the override.",
+                        key="rows",
+                    )
 
     def _check_groups(self) -> None:
         """Refuse ``groups`` with a callable or matrix grouping, or a group that misses an arm."""
@@ -251,9 +308,12 @@ class Claim:
 
         registry = registry or get_registry()
         data = self._repeated(sc.replicates, registry)
-        result = run_pipeline(
-            data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
-        )
+        overrides = sc.overrides
+        if self.rows is not None:  # the number of rows is the number of replicates
+            overrides = (f"{self.rows.count}={sc.replicates}", *sc.overrides)
+        result = run_pipeline(data, overrides=overrides, seed=sc.seed, out=out_dir / "run", registry=registry)
+        if self.rows is not None:
+            return self._row_observations(result, sc.replicates)
         if self.observe is not None:
             return _as_observations(self.observe(result))
         if self.group_by or self.across:
@@ -267,6 +327,29 @@ class Claim:
             obs.numbers[name] = {
                 a: _read_repeat(result, a, (self._metric(a)[0], name), sc.replicates) for a in self.arms
             }
+        return obs
+
+    def _row_observations(self, result: Any, replicates: int) -> Observations:
+        """``{arm: [row values]}`` read through ``rows``, with ``observe``'s numbers, table and figures.
+
+        Raises:
+            ConfigError: as :func:`~quadriga.claims.run.read_rows`; (key ``observe``) an
+                ``observe`` that returned values.
+        """
+        if self.rows is None:  # only called with rows
+            raise ConfigError("this claim reads no rows.", key="rows")
+        values = read_rows(result, self.rows, self.arms, replicates, paired=self.effect.paired)
+        obs = Observations(values=dict(values))
+        if self.observe is not None:
+            extra = _as_observations(self.observe(result))
+            if extra.values:
+                raise ConfigError(
+                    "with rows, observe gives the report's numbers, table and figures only; it returned "
+                    f"values for {', '.join(map(str, extra.values))}.",
+                    key="observe",
+                )
+            obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
+            obs.intervals = extra.intervals
         return obs
 
     def _metric_stages(self) -> tuple[str, ...]:
@@ -295,7 +378,11 @@ class Claim:
         if self.pipeline is None:  # refused by __attrs_post_init__ unless experiment is given
             raise ConfigError("give a registered pipeline (or an experiment callable).", key="pipeline")
         data, file = read_source(self.pipeline, registry)
-        arms = self._arm_tables()
+        if self.rows is not None:
+            arms: tuple[str, ...] = ()  # labels of the rows' arm column; nothing is repeated
+            self._check_row_names(data, file)
+        else:
+            arms = self._arm_tables()
         if self.observe is not None and self.repeat_stages and not set(arms) & set(data.get("stage", {})):
             arms = ()  # labels of the observe callable's observations, not stages
         tables = tuple(dict.fromkeys((*arms, *(arm_table(s) for s in self.repeat_stages))))
@@ -310,6 +397,8 @@ class Claim:
         )
         if self.stages:
             kept = (*self.stages, *tables, *self._metric_stages())
+            if self.rows is not None:
+                kept = (*kept, arm_table(self.rows.stage))
             keep_stages(data, kept, tasks=self.repeat_tasks, file=file)
         for table in tables:
             data["stage"][table]["repeat"] = replicates
@@ -317,6 +406,24 @@ class Claim:
             data["task"][task]["repeat"] = replicates
         _propagate_repeat(data, set(tables) | set(self.repeat_tasks), replicates)
         return data
+
+    def _check_row_names(self, data: Mapping[str, Any], file: Any) -> None:
+        """Refuse a ``rows.stage`` that is not a stage of the pipeline, a ``rows.count`` naming no table.
+
+        Raises:
+            ConfigError: (key ``rows``) naming the pipeline, the missing name and the closest match.
+        """
+        if self.rows is None or self.pipeline is None:
+            return
+        check_names(data, self.pipeline, file, rows=(arm_table(self.rows.stage),))
+        kind, name = self.rows.count.split(".")[:2]
+        if name not in data.get(kind, {}):
+            raise ConfigError(
+                f"rows.count {self.rows.count} names {kind} '{name}', which is not a {kind} of pipeline "
+                f"'{self.pipeline}'.{suggest(name, data.get(kind, {}))}",
+                file=file,
+                key="rows",
+            )
 
     def _group_observations(self, result: Any, replicates: int) -> Observations:
         """``{group: {arm: [values]}}`` read from each group's stage tables (see ``groups``)."""

@@ -24,7 +24,8 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
     Returns:
         ``{name, distribution, summary, paper, effect: {quantity, statistic, relation, value,
         tolerance, claimed, level, method, resamples, computed_by_experiment} | None, arms,
-        pipeline, replicates: {scale: n}, last_verdict: {status, estimate, low, high, n, method,
+        pipeline, replicates: {scale: n}, rows (where a ``rows`` claim reads its replicates, else
+        ""), last_verdict: {status, estimate, low, high, n, method,
         comparisons, date, version} | None,
         problem}``; ``effect`` is ``None`` and ``problem`` the error when the claim could not be
         loaded (or is not a :class:`Claim`).
@@ -65,6 +66,7 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
     facts["arms"] = list(target.arms)
     facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
     facts["replicates"] = {name: sc.replicates for name, sc in target.scales.items()}
+    facts["rows"] = target.rows.describe() if target.rows is not None else ""
     facts["effect"]["why_sign"] = e.why_sign
     facts["plan"] = None if target.plan is None else attrs.asdict(target.plan)
     facts["preconditions"] = [p.description for p in target.preconditions]
@@ -114,6 +116,8 @@ def _effect_lines(facts: dict[str, Any]) -> list[str]:
         + ", ".join(f"{k} {v}" for k, v in reps.items())
         + " (smoke: numbers only; paper: a verdict)"
     )
+    if facts.get("rows"):
+        lines.append(f"  replicates are {facts['rows']}")
     plan = facts.get("plan")
     if plan:
         lines.append(

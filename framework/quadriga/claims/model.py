@@ -1,7 +1,7 @@
 """The vocabulary of a claim: effect, scale, tuning, plan, precondition, observations.
 
 :class:`Effect`, :class:`Scale`, :class:`Tuning`, :class:`Plan`, :class:`Precondition`,
-:class:`Observations`.
+:class:`Rows`, :class:`Observations`.
 Also the constants :data:`SCALES`, :data:`STATUSES`, :data:`RECORD_FILE`.
 """
 
@@ -24,6 +24,7 @@ __all__ = [
     "Observations",
     "Plan",
     "Precondition",
+    "Rows",
     "Scale",
     "Tuning",
 ]
@@ -316,6 +317,73 @@ class Scale:
             raise ConfigError(
                 f"Scale.replicates must be an integer >= 2, got {self.replicates!r}.", key="replicates"
             )
+
+
+def _name(instance: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"Rows.{attribute.name} must be a non-empty string, got {value!r}.", key="rows")
+
+
+def _count_key(instance: Any, attribute: Any, value: Any) -> None:
+    _name(instance, attribute, value)
+    parts = value.split(".")
+    if len(parts) < 3 or parts[0] not in ("task", "stage") or not all(parts) or "=" in value:
+        raise ConfigError(
+            f"Rows.count must be an override key 'task.NAME.PARAM' or 'stage.NAME.PARAM' (the parameter "
+            f"that sets the number of rows, 'task.bed.num_targets'), got {value!r}.",
+            key="rows",
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Rows:
+    """Where a claim's replicates are the rows of one stage's per-item table within a single run.
+
+    Some experiments give one observation per item of one run (one row per target example, per
+    chain, per test point) rather than one per repeated, seeded run of the arms. ``Claim(rows=...)``
+    reads them declaratively: the claim runs its pipeline once, with the override ``count =
+    Scale.replicates`` placed before the scale's own overrides (so ``Scale.replicates`` is the
+    number of rows), repeats no stage, and takes the replicates of arm ``A`` from the rows of
+    ``tables[table]`` of stage ``stage``'s result whose ``arm`` column is ``A``: ``[row[column]
+    ...]`` ordered by ``row[key]``. With a paired effect (``Effect.paired``, the default) every
+    arm must have the same keys, so replicate ``i`` of every arm is the same item. The claim's
+    arms are values of the ``arm`` column (labels such as ``"random"`` that name no stage are
+    fine).
+
+    Example: ``Rows(stage="lds", table="per_target", column="lds", key="target",
+    count="task.bed.num_targets")`` reads, for arm ``"datamodels"``, ``[r["lds"] for r in
+    sorted(rows with r["subject"] == "datamodels", key=target)]``, 5 values at a scale with
+    ``replicates=5``.
+
+    Attributes:
+        stage: the stage whose result (a :class:`~quadriga.artifacts.Metrics`) holds the table: a
+            stage table name or one point of its ``matrix`` (``"removal[k=10]"``).
+        table: the name of the table in the result's ``tables`` (a list of row dicts).
+        column: the column holding each row's observation (converted with ``float``; NaN kept).
+        key: the column identifying the item of each row (ordering and pairing across arms).
+        count: the override key that sets the number of rows (``"task.bed.num_targets"``); the
+            claim sets it to ``Scale.replicates`` and checks that each arm has that many rows.
+        arm: the column whose value names the arm of each row (default ``"subject"``, the column
+            an evaluator writes for each of its subjects).
+
+    Raises:
+        ConfigError: (key ``rows``) an empty name, a ``count`` that is not ``task.NAME.PARAM`` or
+            ``stage.NAME.PARAM``.
+    """
+
+    stage: str = attrs.field(validator=_name)
+    table: str = attrs.field(validator=_name)
+    column: str = attrs.field(validator=_name)
+    key: str = attrs.field(validator=_name)
+    count: str = attrs.field(validator=_count_key)
+    arm: str = attrs.field(default="subject", validator=_name)
+
+    def describe(self) -> str:
+        """``"the rows of table 'per_target' of stage 'lds' (column 'lds', one per 'target')"``."""
+        return (
+            f"the rows of table '{self.table}' of stage '{self.stage}' (column '{self.column}', one per "
+            f"'{self.key}'; {self.count} = replicates)"
+        )
 
 
 @attrs.frozen

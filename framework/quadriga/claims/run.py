@@ -30,6 +30,7 @@ __all__ = [
     "markdown_table",
     "mean_intervals",
     "read_replicates",
+    "read_rows",
     "replicate_values",
     "run_pipeline",
     "run_repeated",
@@ -312,6 +313,89 @@ def read_replicates(
     else:
         values = _stage_values(result, stage)
     return {arm: replicate_values(values, arm, metric, replicates, stage=stage) for arm in arms}
+
+
+def read_rows(
+    result: Any, rows: Any, arms: Sequence[str], replicates: int | None = None, *, paired: bool = True
+) -> dict[str, list[float]]:
+    """Per-row observations ``{arm: [row values ordered by key]}`` of one stage's table (see :class:`Rows`).
+
+    Args:
+        result: the :class:`~quadriga.runs.RunResult` (its ``artifacts[rows.stage].tables``).
+        rows: the claim's :class:`~quadriga.claims.Rows`.
+        arms: the arms, values of the ``rows.arm`` column.
+        replicates: the number of rows each arm must have (``None``: any number).
+        paired: every arm must have the same keys (replicate ``i`` of every arm is the same item).
+
+    Returns:
+        ``{arm: [float(row[rows.column]) for its rows sorted by row[rows.key]]}``, in ``arms`` order.
+
+    Raises:
+        ConfigError: (key ``rows``) the stage has no result or no such table (closest names
+            suggested), a row lacks the arm, key or value column (closest column suggested), an
+            arm has no rows, a key repeated within an arm, a number of rows other than
+            ``replicates``, or, when ``paired``, arms whose keys differ.
+    """
+    where = f"table '{rows.table}' of stage '{rows.stage}'"
+    artifact = result.artifacts.get(rows.stage)
+    if artifact is None:
+        raise ConfigError(
+            f"stage '{rows.stage}' has no result in this run.{suggest(rows.stage, result.artifacts)}",
+            key="rows",
+        )
+    tables = getattr(artifact, "tables", None) or {}
+    if rows.table not in tables:
+        raise ConfigError(
+            f"stage '{rows.stage}' has no table '{rows.table}' (has {', '.join(tables) or 'none'})."
+            f"{suggest(rows.table, tables)}",
+            key="rows",
+        )
+    table = list(tables[rows.table])
+    for column in (rows.arm, rows.key, rows.column):
+        lacking = next((r for r in table if column not in r), None)
+        if lacking is not None:
+            raise ConfigError(
+                f"a row of {where} has no column '{column}' (its columns: {', '.join(lacking)})."
+                f"{suggest(column, lacking)}",
+                key="rows",
+            )
+    out: dict[str, list[float]] = {}
+    keys: dict[str, list[Any]] = {}
+    for arm in arms:
+        mine = sorted((r for r in table if r[rows.arm] == arm), key=lambda r: r[rows.key])
+        if not mine:
+            have = sorted({str(r[rows.arm]) for r in table})
+            raise ConfigError(
+                f"{where} has no row whose '{rows.arm}' is '{arm}' (has {', '.join(have) or 'no rows'})."
+                f"{suggest(arm, have)}",
+                key="rows",
+            )
+        keys[arm] = [r[rows.key] for r in mine]
+        if len(set(map(str, keys[arm]))) < len(mine):
+            raise ConfigError(
+                f"{where} repeats a '{rows.key}' among the rows of '{arm}'; the key must name one item "
+                "per row.",
+                key="rows",
+            )
+        if replicates is not None and len(mine) != replicates:
+            raise ConfigError(
+                f"{where} has {len(mine)} row(s) of '{arm}', not replicates = {replicates}; the stage must "
+                f"write one row per item, and {rows.count} (set to replicates) the number of items.",
+                key="rows",
+            )
+        out[arm] = [float(r[rows.column]) for r in mine]
+    if paired:
+        first = arms[0]
+        for arm in arms[1:]:
+            if keys[arm] != keys[first]:
+                only = sorted(set(map(str, keys[first])) ^ set(map(str, keys[arm])))[:5]
+                raise ConfigError(
+                    f"the effect is paired, but the '{rows.key}' of the rows of '{arm}' and '{first}' in "
+                    f"{where} differ ({', '.join(only) or 'order'}); give both arms the same items or "
+                    "declare Effect(paired=False).",
+                    key="rows",
+                )
+    return out
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -159,6 +159,38 @@ class ToyMeanError(Evaluator):
 
 
 @attrs.define(kw_only=True)
+class ToyRows(Evaluator):
+    """A per-item table with known values: row ``i`` of the ``k``-th subject is ``(k + 1) * values[i] + k``.
+
+    ``tables["per_item"]`` holds ``num_items`` rows per subject ``{"subject", "item", "value"}``;
+    the rows of every second subject are written in reverse order and their items shifted by
+    ``key_offset`` (so a reader must pair by ``item``, not by position).
+    """
+
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
+    values: list[float] = param(factory=lambda: [1.0, 4.0, 2.0, 8.0], doc="the per-item base values (cycled)")
+    num_items: int = param(4, doc="rows per subject", validator=positive_int)
+    key_offset: int = param(0, doc="added to the items of every second subject")
+
+    metrics_doc: ClassVar[dict[str, str]] = {"rows": "number of rows written (count)"}
+
+    def evaluate(self, subject, reference=None, *, generator):
+        """``tables["per_item"]`` as described above, and ``values["rows"]``."""
+        rows = []
+        for k, name in enumerate(named(subject)):
+            mine = [
+                {
+                    "subject": name,
+                    "item": i + (self.key_offset if k % 2 else 0),
+                    "value": (k + 1) * self.values[i % len(self.values)] + k,
+                }
+                for i in range(self.num_items)
+            ]
+            rows += mine[::-1] if k % 2 else mine
+        return Metrics(values={"rows": float(len(rows))}, tables={"per_item": rows})
+
+
+@attrs.define(kw_only=True)
 class ToyCounter(Learner):
     """Logs ``loss = 1/(step+1)`` for ``num_steps`` steps; ``nan_at`` logs NaN at that step."""
 

@@ -17,6 +17,7 @@ def quadriga_register(registry):
         "estimator", "toy-mean", "quadriga_toy.components:ToyMean", summary="sample mean of coordinate 0"
     )
     registry.add("evaluator", "toy-mean", "quadriga_toy.components:ToyMeanError", summary="error of the mean")
+    registry.add("evaluator", "toy-rows", "quadriga_toy.components:ToyRows", summary="a known per-item table")
     registry.add(
         "learner", "toy-counter", "quadriga_toy.components:ToyCounter", summary="counts to num_steps"
     )

@@ -1,9 +1,10 @@
 """Datamodels' headline claims as statistical tests (``quadriga verify quadriga-datamodels``).
 
-All three claims run the registered pipeline ``datamodels-breast-cancer`` (the subset zoos are
-cached by the task, so the three share their training) and read per-target numbers: the
-replicates are the target examples (``Scale.replicates`` sets ``num_targets``), paired across arms
-because every arm is scored on the same held-out subsets and removal sets.
+All three claims run the registered pipeline ``datamodels-breast-cancer`` once (inside ``verify``
+the three share that run) and read per-target numbers: the replicates are the target examples,
+the rows of a stage's ``per_target`` table (``Rows``; ``Scale.replicates`` sets ``num_targets``),
+paired across arms by target because every arm is scored on the same held-out subsets and removal
+sets.
 
 - ``datamodels-lds``: the mean LDS of datamodels over targets is above 0.8 with a 0.05 margin
   (the paper's "linear datamodels predict outputs on held-out subsets with high correlation",
@@ -28,9 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning, run_pipeline
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Rows, Scale, Tuning, run_pipeline
 
-__all__ = ["ARMS", "lds_claim", "per_target", "removal_claim", "run_observations", "vs_influence_claim"]
+__all__ = [
+    "ARMS",
+    "lds_claim",
+    "observe_numbers",
+    "per_target",
+    "removal_claim",
+    "run_observations",
+    "vs_influence_claim",
+]
 
 PIPELINE = "datamodels-breast-cancer"
 ARMS = ("datamodels", "influence", "tracin")
@@ -46,6 +55,9 @@ def per_target(result: Any, stage: str, subject: str, column: str) -> list[float
 def run_observations(scale: Scale, out_dir: Path, *, removal_k: int = 10) -> Observations:
     """Run ``datamodels-breast-cancer`` with ``num_targets = scale.replicates``; per-target observations.
 
+    The same run the claims make (their ``Rows`` read ``values["lds"]`` and ``values["removal"]``
+    from the same tables), for reading every arm at once.
+
     Returns ``Observations`` with ``values``: ``{"lds": {arm: [LDS per target]}, "removal":
     {"datamodels", "influence", "random": [margin drop per target]}}`` (not a claim's values
     directly: each claim picks its group) and ``numbers``: each arm's mean LDS with its interval,
@@ -53,8 +65,21 @@ def run_observations(scale: Scale, out_dir: Path, *, removal_k: int = 10) -> Obs
     targets whose held-out margins vary.
     """
     overrides = [f"task.bed.num_targets={scale.replicates}", *scale.overrides]
-    # inside ``verify`` the three claims read one run (the core's run sharing)
     result = run_pipeline(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run")
+    return _observations(result, removal_k=removal_k)
+
+
+def observe_numbers(result: Any) -> Observations:
+    """The claims' report numbers (no values: ``Rows`` reads those) from a run of the pipeline.
+
+    Returns ``Observations`` with ``numbers`` as :func:`run_observations` gives them (removal at
+    k = 10).
+    """
+    return Observations(numbers=_observations(result).numbers)
+
+
+def _observations(result: Any, *, removal_k: int = 10) -> Observations:
+    """Per-target values and the report numbers of a run (see :func:`run_observations`)."""
     lds_m = result.artifacts["lds"]
     removal = f"removal[k={removal_k}]"
     rem_m = result.artifacts[removal]
@@ -73,13 +98,9 @@ def run_observations(scale: Scale, out_dir: Path, *, removal_k: int = 10) -> Obs
     return Observations(values=values, numbers=numbers)
 
 
-def _group(name: str, arms: tuple[str, ...]):
-    def experiment(scale: Scale, out_dir: Path) -> Observations:
-        obs = run_observations(scale, out_dir)
-        obs.values = {a: obs.values[name][a] for a in arms}
-        return obs
-
-    return experiment
+def _rows(stage: str, column: str) -> Rows:
+    """``column`` of ``stage``'s per-target table, one row per target, ``num_targets = replicates``."""
+    return Rows(stage=stage, table="per_target", column=column, key="target", count="task.bed.num_targets")
 
 
 _VARYING = Precondition.number(
@@ -118,9 +139,9 @@ _TUNING = {
 
 lds_claim = Claim(
     arms=("datamodels",),
-    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
-    # a per-target table of one run, not repeated stages; the declarative form repeats stages
-    experiment=_group("lds", ("datamodels",)),
+    pipeline=PIPELINE,
+    rows=_rows("lds", "lds"),
+    observe=observe_numbers,
     effect=Effect(
         quantity="mean LDS of datamodels over target examples (Spearman, 200 fresh half subsets)",
         statistic="mean",
@@ -143,9 +164,9 @@ lds_claim = Claim(
 
 vs_influence_claim = Claim(
     arms=("datamodels", "influence"),
-    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
-    # a per-target table of one run, not repeated stages; the declarative form repeats stages
-    experiment=_group("lds", ("datamodels", "influence")),
+    pipeline=PIPELINE,
+    rows=_rows("lds", "lds"),
+    observe=observe_numbers,
     effect=Effect(
         quantity="LDS datamodels - LDS influence functions (paired by target)",
         statistic="difference",
@@ -166,9 +187,9 @@ vs_influence_claim = Claim(
 
 removal_claim = Claim(
     arms=("datamodels", "random"),
-    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
-    # a per-target table of one run, not repeated stages; the declarative form repeats stages
-    experiment=_group("removal", ("datamodels", "random")),
+    pipeline=PIPELINE,
+    rows=_rows("removal[k=10]", "drop"),
+    observe=observe_numbers,
     effect=Effect(
         quantity="margin drop after removing the top-10 datamodel points - after removing 10 random points "
         "(margin units, paired by target)",

@@ -1,11 +1,11 @@
 """MAGIC's headline claims as statistical tests (``quadriga verify quadriga-magic``).
 
 Both claims run the registered pipeline ``magic-digits`` (a GELU MLP on digits trained by 150
-full-batch GD steps in float64; one run per ``verify``, shared by the two claims through the core's
-:func:`quadriga.claims.run_pipeline`) and read the
-per-target LDS on 100 random 1 % removals (``lds[alpha=0.99]``); the replicates are the target
-examples (``Scale.replicates`` sets ``num_targets``), paired across arms because every arm is
-scored on the same retrained removals.
+full-batch GD steps in float64; one run per ``verify``, shared by the two claims) and read the
+per-target LDS on 100 random 1 % removals (``lds[alpha=0.99]``): the replicates are the target
+examples, the rows of that stage's ``per_target`` table (``Rows``; ``Scale.replicates`` sets
+``num_targets``), paired across arms by target because every arm is scored on the same retrained
+removals.
 
 - ``magic-lds``: MAGIC's mean LDS over targets is near the paper's "close to optimal" value: above
   0.9 with a 0.05 margin (the project's notes expect >= 0.9 at 1 % removal for a smooth MLP).
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning, run_pipeline
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Rows, Scale, Tuning, run_pipeline
 
-__all__ = ["ARMS", "lds_claim", "run_observations", "vs_baselines_claim"]
+__all__ = ["ARMS", "lds_claim", "observe_numbers", "run_observations", "vs_baselines_claim"]
 
 PIPELINE = "magic-digits"
 ARMS = ("magic", "influence", "datamodels", "tracin")
@@ -57,6 +57,20 @@ def run_observations(scale: Scale, out_dir: Path) -> Observations:
     overrides = [f"task.bed.num_targets={scale.replicates}", *scale.overrides]
     result = run_pipeline(PIPELINE, overrides=overrides, seed=scale.seed, out=Path(out_dir) / "run")
     values = {a: per_target(result, LDS_STAGE, a) for a in ARMS}
+    return Observations(values=values, numbers=_numbers(result, values["magic"]))
+
+
+def observe_numbers(result: Any) -> Observations:
+    """The claims' report numbers (no values: their ``Rows`` read those) from a run of the pipeline.
+
+    ``numbers`` as :func:`run_observations` gives them.
+    """
+    return Observations(numbers=_numbers(result, per_target(result, LDS_STAGE, "magic")))
+
+
+def _numbers(result: Any, magic_lds: list[float]) -> dict[str, Any]:
+    """Every LDS stage's values, metasmoothness, the arms' costs and the share of targets whose
+    ground truth varies (``magic_lds``: MAGIC's per-target LDS, NaN where it does not)."""
     numbers: dict[str, Any] = {}
     for stage, art in result.artifacts.items():
         if stage.startswith("lds["):
@@ -67,17 +81,12 @@ def run_observations(scale: Scale, out_dir: Path) -> Observations:
     numbers["magic/training_runs"] = float(magic["seconds"] / magic["training_run_seconds"])
     for arm in ("influence", "datamodels", "tracin"):
         numbers[f"{arm}/training_runs"] = float(result.artifacts[arm].info["training_runs"])
-    numbers["targets_with_varying_ground_truth"] = float(np.mean(np.isfinite(values["magic"])))
-    return Observations(values=values, numbers=numbers)
+    numbers["targets_with_varying_ground_truth"] = float(np.mean(np.isfinite(magic_lds)))
+    return numbers
 
 
-def _arms(*arms: str):
-    def experiment(scale: Scale, out_dir: Path) -> Observations:
-        obs = run_observations(scale, out_dir)
-        obs.values = {a: obs.values[a] for a in arms}
-        return obs
-
-    return experiment
+#: the replicates of every claim: the per-target LDS rows of the 1 % removal stage
+_ROWS = Rows(stage=LDS_STAGE, table="per_target", column="lds", key="target", count="task.bed.num_targets")
 
 
 _SMOOTH = Precondition.number(
@@ -124,9 +133,9 @@ _TUNING = {
 
 lds_claim = Claim(
     arms=("magic",),
-    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
-    # a per-target table of one run, not repeated stages; the declarative form repeats stages
-    experiment=_arms("magic"),
+    pipeline=PIPELINE,
+    rows=_ROWS,
+    observe=observe_numbers,
     effect=Effect(
         quantity="mean LDS of MAGIC over target examples (Spearman, 100 random 1 % removals)",
         statistic="mean",
@@ -149,9 +158,9 @@ lds_claim = Claim(
 
 vs_baselines_claim = Claim(
     arms=("magic", "influence", "datamodels"),
-    # experiment=: the replicates are the task's target examples (num_targets = replicates) read from
-    # a per-target table of one run, not repeated stages; the declarative form repeats stages
-    experiment=_arms("magic", "influence", "datamodels"),
+    pipeline=PIPELINE,
+    rows=_ROWS,
+    observe=observe_numbers,
     effect=Effect(
         quantity="LDS MAGIC - LDS baseline at 1 % removal (paired by target)",
         statistic="difference",
