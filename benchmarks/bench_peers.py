@@ -364,4 +364,17 @@ def peer_benches(
                 ),
             )
         )
+        # what a hand-written loop reaches against stable-baselines3: the ceiling of the row above
+        # for a library that adds nothing to that loop
+        rows.append(
+            make(
+                name="CleanRL-style PyTorch loop env steps/s / stable-baselines3 DQN (CartPole-v1)",
+                method=lambda: rl.cpu_seconds_per_step(rl.cleanrl_loop, frames, next(seed)),
+                baseline=lambda: rl.cpu_seconds_per_step(sb3_dqn, frames, next(seed)),
+                target_text="reported (the DQN / stable-baselines3 row's ceiling)",
+                target=None,
+                inverse=True,
+                repeats=(5, 2),
+            )
+        )
     return rows, notes
