@@ -549,8 +549,29 @@ class MCMCKernel(Sampler):
         return Samples(x=kept.reshape(-1, kept.shape[-1]), chains=kept, info=info)
 
 
+class _NormalAndUniformDraws:
+    """``draw`` and ``draw_block`` of a kernel whose step uses one N(0, I) tensor and one U(0, 1) per chain.
+
+    RWM's proposal noise, MALA's Langevin noise and HMC's momentum are the normal tensor; the
+    uniform is the accept step's ``u``. Placed before :class:`MCMCKernel` in the bases, so both
+    methods come from this one class (the compiled path then uses the in-place ``draw_block``).
+    """
+
+    __slots__ = ()
+
+    def draw(self, state, generator):
+        """The N(0, I) noise ``Tensor[c, d]`` then the accept step's ``u: Tensor[c]``, from ``generator``."""
+        x = state.x
+        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+
+    def draw_block(self, state, generator, steps):
+        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
+        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
+
+
 @attrs.define(kw_only=True)
-class RWM(MCMCKernel):
+class RWM(_NormalAndUniformDraws, MCMCKernel):
     """Random-walk Metropolis: propose y = x + step_size * N(0, I), accept with min(1, pi(y)/pi(x)).
 
     The proposal is symmetric, so the Hastings correction cancels; uses ``log_prob`` only
@@ -568,16 +589,6 @@ class RWM(MCMCKernel):
     #: Roberts, Gelman & Gilks 1997, Ann. Appl. Probab. 7(1): 0.234 as the dimension grows
     optimal_acceptance: ClassVar[float | None] = 0.234
     step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=positive)
-
-    def draw(self, state, generator):
-        """The proposal's N(0, I) noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
-        x = state.x
-        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-
-    def draw_block(self, state, generator, steps):
-        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
-        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -661,7 +672,7 @@ class ULA(MCMCKernel):
 
 
 @attrs.define(kw_only=True)
-class MALA(MCMCKernel):
+class MALA(_NormalAndUniformDraws, MCMCKernel):
     """Metropolis-adjusted Langevin: the ULA proposal corrected by a Metropolis-Hastings step.
 
     log ratio = log pi(y) - log pi(x) + log q(x | y) - log q(y | x),
@@ -682,16 +693,6 @@ class MALA(MCMCKernel):
     selects_proposal: ClassVar[bool] = True
 
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=positive)
-
-    def draw(self, state, generator):
-        """The Langevin noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
-        x = state.x
-        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-
-    def draw_block(self, state, generator, steps):
-        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
-        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -724,7 +725,7 @@ class MALA(MCMCKernel):
 
 
 @attrs.define(kw_only=True)
-class HMC(MCMCKernel):
+class HMC(_NormalAndUniformDraws, MCMCKernel):
     """Hamiltonian Monte Carlo with identity mass and leapfrog integration, then a Metropolis step.
 
     Momentum p ~ N(0, I), ``num_leapfrog_steps`` L leapfrog steps of size epsilon, accept with
@@ -751,16 +752,6 @@ class HMC(MCMCKernel):
         "calls, and compilation time grows with the steps unrolled",
         validator=positive_int,
     )
-
-    def draw(self, state, generator):
-        """The momentum ``p0: Tensor[c, d]`` (N(0, I)) and the accept step's ``u: Tensor[c]``."""
-        x = state.x
-        p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        return p0, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-
-    def draw_block(self, state, generator, steps):
-        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
-        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
