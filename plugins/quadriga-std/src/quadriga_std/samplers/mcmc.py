@@ -713,15 +713,7 @@ class MALA(_NormalAndUniformDraws, MCMCKernel):
         if not _own(type(self), MALA):
             return None
         h = self.step_size
-        root, lps = math.sqrt(2 * h), target_evaluators(target, like)[0]
-        randn, rand = torch.randn, torch.rand
-
-        def advance(x, lp, s, generator):
-            noise = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-            u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-            return _mala_core(h, root, lps, x, lp, s, noise, u)
-
-        return advance
+        return _normal_uniform_advance(_mala_core, h, math.sqrt(2 * h), target_evaluators(target, like)[0])
 
 
 @attrs.define(kw_only=True)
@@ -783,16 +775,24 @@ class HMC(_NormalAndUniformDraws, MCMCKernel):
         """:meth:`draw` then :meth:`step` as one callable (see :meth:`MCMCKernel.eager_advance`)."""
         if not _own(type(self), HMC):
             return None
-        eps, steps = self.step_size, self.num_leapfrog_steps
         functions = _hmc_functions(target, like)
-        randn, rand = torch.randn, torch.rand
+        return _normal_uniform_advance(_hmc_core, self.step_size, self.num_leapfrog_steps, functions)
 
-        def advance(x, lp, s, generator):
-            p0 = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-            u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-            return _hmc_core(eps, steps, functions, x, lp, s, p0, u)
 
-        return advance
+def _normal_uniform_advance(core: Any, *consts: Any) -> Any:
+    """``advance(x, lp, s, generator)``: :meth:`_NormalAndUniformDraws.draw`'s two draws, then ``core``.
+
+    Draws ``noise: Tensor[c, d]`` (N(0, I)) then ``u: Tensor[c]`` (U(0, 1)) from ``generator`` in
+    that order, and returns ``core(*consts, x, lp, s, noise, u)`` (MALA's and HMC's step cores).
+    """
+    randn, rand = torch.randn, torch.rand
+
+    def advance(x, lp, s, generator):
+        noise = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+        return core(*consts, x, lp, s, noise, u)
+
+    return advance
 
 
 def _own(cls: Any, owner: Any) -> bool:
