@@ -18,19 +18,9 @@ import torch
 from quadriga_feasible_learning.learners import ERM, FeasibleLearning
 from quadriga_std.tasks.datasets import SklearnDataset
 
+from quadriga.progress import StageProgress
 from quadriga.seeding import make_generator
 from quadriga.threads import single_thread
-
-
-class _Quiet:
-    def start(self, total):
-        pass
-
-    def advance(self, n):
-        pass
-
-    def log(self, step, **metrics):
-        pass
 
 
 def main() -> None:
@@ -47,7 +37,7 @@ def main() -> None:
         for rep in range(args.repeats + 1):  # the first round warms up and is dropped
             for name, learner in arms.items():
                 t0 = time.perf_counter()
-                learner.fit(data, generator=make_generator(rep), progress=_Quiet())
+                learner.fit(data, generator=make_generator(rep), progress=StageProgress())
                 if rep:
                     times[name].append((time.perf_counter() - t0) / args.epochs)
     for name, ts in times.items():

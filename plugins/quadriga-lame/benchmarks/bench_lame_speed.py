@@ -19,6 +19,8 @@ import argparse
 import statistics
 import time
 
+from quadriga.progress import StageProgress
+
 
 def main() -> None:
     """Run the benchmark and print one line per repeat and the median ratio."""
@@ -32,14 +34,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    class _Progress:
-        def start(self, total: int) -> None: ...
-        def advance(self, n: int) -> None: ...
-
     torch.set_num_threads(1)
     data = ShiftedDigits(scenarios=["class-sorted"], stream_corruption="noise")
     data.prepare(generator=torch.Generator().manual_seed(0))
-    source = MLPClassifier().fit(data, generator=torch.Generator().manual_seed(1), progress=_Progress())
+    source = MLPClassifier().fit(data, generator=torch.Generator().manual_seed(1), progress=StageProgress())
     arms = {
         "lame": LAME(knn=5).fit(data, source, generator=None, progress=None),
         "tent": Tent(learning_rate=1e-3).fit(data, source, generator=None, progress=None),

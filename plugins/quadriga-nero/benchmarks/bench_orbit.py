@@ -21,6 +21,7 @@ from quadriga_nero.learner import OrbitClassifier
 from quadriga_nero.orbits import group_elements, orbit_predictions, orbit_predictions_loop, to_canvas
 from sklearn.datasets import load_digits
 
+from quadriga.progress import StageProgress
 from quadriga.threads import single_thread
 
 
@@ -35,17 +36,6 @@ class _Digits:
         return self.X[self.idx[name]], self.y[self.idx[name]]
 
 
-class _Quiet:
-    def start(self, total):
-        pass
-
-    def advance(self, n=1):
-        pass
-
-    def log(self, step, **metrics):
-        pass
-
-
 def main() -> None:
     """Time both paths, check they agree, print a JSON line with the ratio."""
     ap = argparse.ArgumentParser()
@@ -54,7 +44,7 @@ def main() -> None:
     args = ap.parse_args()
     data = _Digits()
     fit = OrbitClassifier(architecture="cnn", num_epochs=5).fit(
-        data, generator=torch.Generator().manual_seed(0), progress=_Quiet()
+        data, generator=torch.Generator().manual_seed(0), progress=StageProgress()
     )
     X, _ = data.split("test")
     images = to_canvas(X[: args.n], 8, 12)

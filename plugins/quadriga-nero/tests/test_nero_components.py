@@ -11,18 +11,8 @@ from quadriga_nero.evaluator import NERO, PER_SUBJECT
 from quadriga_nero.learner import OrbitClassifier
 
 from quadriga.errors import ConfigError
+from quadriga.progress import StageProgress
 from quadriga.testing import check_component
-
-
-class _Progress:
-    def start(self, total):
-        pass
-
-    def advance(self, n=1):
-        pass
-
-    def log(self, step, **metrics):
-        pass
 
 
 class _Digits:
@@ -51,10 +41,10 @@ def fitted(digits):
     gen = torch.Generator().manual_seed(0)
     return {
         "mlp": OrbitClassifier(architecture="mlp", num_epochs=8).fit(
-            digits, generator=gen, progress=_Progress()
+            digits, generator=gen, progress=StageProgress()
         ),
         "c4": OrbitClassifier(architecture="mlp", num_epochs=8, average="c4", augment="rotation").fit(
-            digits, generator=torch.Generator().manual_seed(0), progress=_Progress()
+            digits, generator=torch.Generator().manual_seed(0), progress=StageProgress()
         ),
     }
 
@@ -119,7 +109,9 @@ def test_bad_parameters_are_config_errors(digits):
             return X - 8.0, y
 
     with pytest.raises(ConfigError, match="standardize"):
-        OrbitClassifier(num_epochs=1).fit(Standardized(), generator=torch.Generator(), progress=_Progress())
+        OrbitClassifier(num_epochs=1).fit(
+            Standardized(), generator=torch.Generator(), progress=StageProgress()
+        )
 
 
 def test_global_pooling_cnn_is_shift_invariant_and_lenet_is_not():

@@ -11,16 +11,7 @@ from quadriga_pfgmpp.learner import PFGMPPDenoiser
 from quadriga_pfgmpp.sampler import PFGMPP
 from quadriga_std.targets.gaussian import GaussianMixture
 
-
-class _Quiet:
-    def start(self, *a, **k):
-        pass
-
-    def advance(self, *a, **k):
-        pass
-
-    def log(self, *a, **k):
-        pass
+from quadriga.progress import StageProgress
 
 
 def test_learned_denoiser_approaches_the_exact_field_and_samples():
@@ -28,7 +19,7 @@ def test_learned_denoiser_approaches_the_exact_field_and_samples():
     learner = PFGMPPDenoiser(
         aug_dim=8.0, hidden_sizes=[64, 64], num_steps=600, batch_size=256, learning_rate=3e-3
     )
-    fitted = learner.fit(g, generator=torch.Generator().manual_seed(0), progress=_Quiet())
+    fitted = learner.fit(g, generator=torch.Generator().manual_seed(0), progress=StageProgress())
     assert fitted.info["aug_dim"] == 8.0 and fitted.history["loss"][-1] < fitted.history["loss"][0]
     field = MixtureField.from_target(g)
     gen = torch.Generator().manual_seed(1)

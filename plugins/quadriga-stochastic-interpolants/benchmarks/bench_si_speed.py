@@ -16,25 +16,15 @@ Run: ``nice .venv/bin/python plugins/quadriga-stochastic-interpolants/benchmarks
 from __future__ import annotations
 
 import argparse
-import time
+import timeit
 
 import torch
 from quadriga_stochastic_interpolants.datasets import Checkerboard, TwoMoons
 from quadriga_stochastic_interpolants.learner import FlowMatching, StochasticInterpolant
 from quadriga_stochastic_interpolants.sampler import InterpolantSampler
 
+from quadriga.progress import StageProgress
 from quadriga.threads import single_thread
-
-
-class _Quiet:
-    def start(self, *a, **k):
-        pass
-
-    def advance(self, *a):
-        pass
-
-    def log(self, *a, **k):
-        pass
 
 
 def direct_em(model, x, eps, steps, gen, t_clip=0.01):
@@ -63,13 +53,9 @@ def direct_rk4(model, x, steps):
     return x
 
 
-def _best(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+def _best(fn, repeats) -> float:
+    """The shortest of ``repeats`` wall-clock times of ``fn()`` (seconds; garbage collection left on)."""
+    return min(timeit.repeat(fn, setup="gc.enable()", number=1, repeat=repeats))
 
 
 def main() -> None:
@@ -85,18 +71,18 @@ def main() -> None:
     kw = dict(num_steps=args.train_steps, batch_size=1000)
     t_si = _best(
         lambda: StochasticInterpolant(**kw).fit(
-            board, moons, generator=torch.Generator().manual_seed(2), progress=_Quiet()
+            board, moons, generator=torch.Generator().manual_seed(2), progress=StageProgress()
         ),
         1,
     )
     t_fm = _best(
         lambda: FlowMatching(**kw).fit(
-            board, moons, generator=torch.Generator().manual_seed(2), progress=_Quiet()
+            board, moons, generator=torch.Generator().manual_seed(2), progress=StageProgress()
         ),
         1,
     )
     fit = StochasticInterpolant(**kw).fit(
-        board, moons, generator=torch.Generator().manual_seed(2), progress=_Quiet()
+        board, moons, generator=torch.Generator().manual_seed(2), progress=StageProgress()
     )
     x0 = torch.as_tensor(moons.split("test")[0][: args.samples], dtype=torch.float32)
     sde = InterpolantSampler(epsilon=0.5, num_steps=args.steps, num_samples=args.samples)

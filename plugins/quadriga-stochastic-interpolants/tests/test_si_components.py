@@ -11,18 +11,8 @@ from quadriga_stochastic_interpolants.learner import FlowMatching, StochasticInt
 from quadriga_stochastic_interpolants.sampler import DatasetPoints, InterpolantSampler
 
 from quadriga.errors import ConfigError
+from quadriga.progress import StageProgress
 from quadriga.testing import check_component
-
-
-class _Progress:
-    def start(self, *a, **k):
-        pass
-
-    def advance(self, *a):
-        pass
-
-    def log(self, *a, **k):
-        pass
 
 
 @pytest.mark.parametrize(
@@ -88,7 +78,7 @@ def test_learned_velocity_approaches_the_closed_form_for_gaussian_endpoints():
         _GaussianPoints(m1, v1, 20000, 1),
         _GaussianPoints(m0, v0, 20000, 2),
         generator=torch.Generator().manual_seed(3),
-        progress=_Progress(),
+        progress=StageProgress(),
     )
     exact = GaussianFields(
         interpolant=fit.model.interpolant,
@@ -115,9 +105,9 @@ def test_flow_matching_is_the_one_sided_linear_interpolant():
     # and the velocity objective is the same, so the two velocity fields are identical.
     data = _prepared(SwissRoll(num_train=2000, num_test=100))
     kw = dict(num_steps=30, batch_size=64, hidden_sizes=[16])
-    fm = FlowMatching(**kw).fit(data, generator=torch.Generator().manual_seed(5), progress=_Progress())
+    fm = FlowMatching(**kw).fit(data, generator=torch.Generator().manual_seed(5), progress=StageProgress())
     si = StochasticInterpolant(gamma_scale=0.0, **kw).fit(
-        data, generator=torch.Generator().manual_seed(5), progress=_Progress()
+        data, generator=torch.Generator().manual_seed(5), progress=StageProgress()
     )
     for p, q in zip(fm.model.velocity_net.parameters(), si.model.velocity_net.parameters(), strict=True):
         torch.testing.assert_close(p, q, atol=0, rtol=0)
@@ -138,10 +128,10 @@ def test_bad_configurations_name_the_parameter():
     )
     with pytest.raises(ConfigError, match="gamma_scale"):
         StochasticInterpolant(gamma_scale=0.0, num_steps=1).fit(
-            board, moons, generator=torch.Generator(), progress=_Progress()
+            board, moons, generator=torch.Generator(), progress=StageProgress()
         )
     fit = StochasticInterpolant(num_steps=2, batch_size=8, hidden_sizes=[4]).fit(
-        board, moons, generator=torch.Generator(), progress=_Progress()
+        board, moons, generator=torch.Generator(), progress=StageProgress()
     )
     with pytest.raises(ConfigError, match="source"):
         InterpolantSampler(num_samples=5).sample(fit, generator=torch.Generator())

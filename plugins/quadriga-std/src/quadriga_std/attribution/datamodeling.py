@@ -24,7 +24,7 @@ from quadriga.seeding import int_seed
 from quadriga.threads import single_thread
 from quadriga.validators import in_range, int_at_least
 
-from .task import CHECK_TASK, AttributionTask
+from .task import CHECK_SCORED_INPUTS, AttributionTask
 
 __all__ = ["LDS", "attribution_matrix", "lds_interval", "lds_scores", "predicted_margins"]
 
@@ -102,11 +102,7 @@ class LDS(Evaluator):
         "reference": (AttributionTask,),
     }
     check_params: ClassVar[dict[str, Any]] = {"num_subsets": 5}
-    check_inputs: ClassVar[dict[str, Any]] = {
-        "task": {"bed": CHECK_TASK},
-        "stage": {"influence": {"use": "influence-function", "inputs": {"data": "bed"}}},
-        "inputs": {"subject": "influence", "reference": "bed"},
-    }
+    check_inputs: ClassVar[dict[str, Any]] = CHECK_SCORED_INPUTS
 
     alpha: float = param(
         0.5,

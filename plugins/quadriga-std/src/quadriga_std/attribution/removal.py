@@ -23,7 +23,7 @@ from quadriga.threads import single_thread
 from quadriga.validators import positive_int
 
 from .datamodeling import attribution_matrix
-from .task import CHECK_TASK, AttributionTask
+from .task import CHECK_SCORED_INPUTS, AttributionTask
 
 __all__ = ["RemovalEffect", "removal_drops", "top_k_weights"]
 
@@ -67,11 +67,7 @@ class RemovalEffect(Evaluator):
         "reference": (AttributionTask,),
     }
     check_params: ClassVar[dict[str, Any]] = {"k": 3}
-    check_inputs: ClassVar[dict[str, Any]] = {
-        "task": {"bed": CHECK_TASK},
-        "stage": {"influence": {"use": "influence-function", "inputs": {"data": "bed"}}},
-        "inputs": {"subject": "influence", "reference": "bed"},
-    }
+    check_inputs: ClassVar[dict[str, Any]] = CHECK_SCORED_INPUTS
 
     k: int = param(10, doc="training points removed per target", validator=positive_int)
 

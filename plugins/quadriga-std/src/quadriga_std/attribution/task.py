@@ -24,7 +24,7 @@ from quadriga.validators import non_negative, one_of, positive, positive_int
 
 from .zoo import SubsetZoo, default_cache_dir, load_or_build_zoo
 
-__all__ = ["CHECK_TASK", "CLASSIFICATION_SETS", "AttributionTask"]
+__all__ = ["CHECK_SCORED_INPUTS", "CHECK_TASK", "CLASSIFICATION_SETS", "AttributionTask"]
 
 #: scikit-learn's bundled classification sets
 CLASSIFICATION_SETS = {
@@ -42,6 +42,14 @@ CHECK_TASK: dict[str, Any] = {
     "num_targets": 4,
     "steps": 20,
     "cache_dir": "",
+}
+
+#: the conformance-check inputs of an evaluator of attribution scores: influence-function scores
+#: (``subject``) of the check task (``reference``)
+CHECK_SCORED_INPUTS: dict[str, Any] = {
+    "task": {"bed": CHECK_TASK},
+    "stage": {"influence": {"use": "influence-function", "inputs": {"data": "bed"}}},
+    "inputs": {"subject": "influence", "reference": "bed"},
 }
 
 

@@ -24,16 +24,14 @@ from typing import Any
 import attrs
 import numpy as np
 
+from quadriga_std._paths import cache_root
+
 __all__ = ["SubsetZoo", "default_cache_dir", "load_or_build_zoo", "random_masks"]
 
 
 def default_cache_dir() -> Path:
     """``$QUADRIGA_CACHE_DIR/attribution`` (default ``$XDG_CACHE_HOME/quadriga`` or ``~/.cache/quadriga``)."""
-    base = os.environ.get("QUADRIGA_CACHE_DIR")
-    if not base:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(cache, "quadriga")
-    return Path(base) / "attribution"
+    return cache_root() / "attribution"
 
 
 def random_masks(n: int, m: int, alpha: float, rng: np.random.Generator) -> np.ndarray:

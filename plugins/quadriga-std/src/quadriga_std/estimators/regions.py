@@ -115,7 +115,42 @@ def _check_regressor(inst: Any, attribute: Any, value: str) -> None:
 
 
 @attrs.define(kw_only=True)
-class BoxConformal(Estimator):
+class _MeanRegion(Estimator):
+    """The parameters of a split-conformal region around a fitted mean, and the fit itself.
+
+    Subclasses define ``estimate``: a score from the residuals of :meth:`_fit_mean`'s ``mu``.
+    """
+
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
+
+    alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
+    regressor: str = param(
+        "ridge", doc=f"mean regressor: one of {', '.join(REGRESSORS)}", validator=_check_regressor
+    )
+    evaluation_split: str = param("test", doc="split on which the reported mean volume is computed")
+
+    def _fit_mean(
+        self, data: Any, generator: Any
+    ) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], Callable[[np.ndarray], np.ndarray]]:
+        """The splits ``{name: (X[n, p], Y[n, q])}`` and ``mu: X[m, p] -> ndarray[m, q]`` fitted on "train".
+
+        Raises:
+            ConfigError: ``data`` not a Dataset, a missing split, or too few calibration points
+                (checked before fitting).
+        """
+        sp = _splits(data, self.evaluation_split)
+        conformal_rank(len(sp["calibration"][1]), self.alpha)
+        X_tr, Y_tr = sp["train"]
+        model = multioutput_regressor(self.regressor, int_seed(generator)).fit(X_tr, Y_tr)
+
+        def mean(X: np.ndarray) -> np.ndarray:
+            return _as_2d(model.predict(X))
+
+        return sp, mean
+
+
+@attrs.define(kw_only=True)
+class BoxConformal(_MeanRegion):
     """Conformalized box: ``mu(x) +- q s`` with the score ``max_j |y_j - mu_j(x)| / s_j``.
 
     ``mu`` (multi-output regressor) is fitted on ``"train"``; ``s_j`` is the standard deviation of
@@ -138,25 +173,10 @@ class BoxConformal(Estimator):
     al. 2018, JASA, Algorithm 2.
     """
 
-    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
-
-    alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
-    regressor: str = param(
-        "ridge", doc=f"mean regressor: one of {', '.join(REGRESSORS)}", validator=_check_regressor
-    )
-    evaluation_split: str = param("test", doc="split on which the reported mean volume is computed")
-
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
         """Fit, calibrate and return the box region (see the class docstring)."""
-        sp = _splits(data, self.evaluation_split)
-        X_cal, Y_cal = sp["calibration"]
-        conformal_rank(len(Y_cal), self.alpha)
-        X_tr, Y_tr = sp["train"]
-        model = multioutput_regressor(self.regressor, int_seed(generator)).fit(X_tr, Y_tr)
-
-        def mean(X: np.ndarray) -> np.ndarray:
-            return _as_2d(model.predict(X))
-
+        sp, mean = self._fit_mean(data, generator)
+        (X_cal, Y_cal), (X_tr, Y_tr) = sp["calibration"], sp["train"]
         scales = np.maximum((Y_tr - mean(X_tr)).std(axis=0), 1e-12)
 
         def score(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -185,7 +205,7 @@ class BoxConformal(Estimator):
 
 
 @attrs.define(kw_only=True)
-class EllipsoidConformal(Estimator):
+class EllipsoidConformal(_MeanRegion):
     """Conformalized ellipsoid: ``{y : (y - mu(x))' S^-1 (y - mu(x)) <= q}`` (Mahalanobis score).
 
     ``mu`` is fitted on ``"train"``, ``S`` is the covariance of its training residuals, ``q`` the
@@ -206,25 +226,10 @@ class EllipsoidConformal(Estimator):
     Feldman, Bates & Romano 2023, JMLR, sec. 6 (ellipsoid baseline); Lei et al. 2018 (split conformal).
     """
 
-    input_types: ClassVar[dict[str, tuple[type, ...]]] = {"data": (Dataset,)}
-
-    alpha: float = param(0.1, doc="miscoverage level in (0, 1)", validator=check_alpha)
-    regressor: str = param(
-        "ridge", doc=f"mean regressor: one of {', '.join(REGRESSORS)}", validator=_check_regressor
-    )
-    evaluation_split: str = param("test", doc="split on which the reported mean volume is computed")
-
     def estimate(self, data: Any, *, generator: Any) -> Estimate:
         """Fit, calibrate and return the ellipsoid region (see the class docstring)."""
-        sp = _splits(data, self.evaluation_split)
-        X_cal, Y_cal = sp["calibration"]
-        conformal_rank(len(Y_cal), self.alpha)
-        X_tr, Y_tr = sp["train"]
-        model = multioutput_regressor(self.regressor, int_seed(generator)).fit(X_tr, Y_tr)
-
-        def mean(X: np.ndarray) -> np.ndarray:
-            return _as_2d(model.predict(X))
-
+        sp, mean = self._fit_mean(data, generator)
+        (X_cal, Y_cal), (X_tr, Y_tr) = sp["calibration"], sp["train"]
         d = Y_tr.shape[1]
         cov = np.atleast_2d(np.cov(Y_tr - mean(X_tr), rowvar=False)) + 1e-12 * np.eye(d)
         prec = np.linalg.inv(cov)

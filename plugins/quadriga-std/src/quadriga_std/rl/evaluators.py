@@ -24,7 +24,7 @@ from quadriga.stage_names import replicate_groups
 from quadriga.validators import int_at_least, optional, probability
 from quadriga_std.rl.returns import correlation_matrix, monte_carlo_returns
 
-__all__ = ["QError", "ReturnDistributionError", "energy_distance", "joint_return_errors"]
+__all__ = ["QError", "ReturnDistributionError", "energy_distance", "group_means", "joint_return_errors"]
 
 
 def energy_distance(x: np.ndarray, y: np.ndarray) -> float:
@@ -67,7 +67,13 @@ def joint_return_errors(model: np.ndarray, reference: np.ndarray) -> dict[str, f
     return out
 
 
-def _groups(values: dict[str, float], names: list[str], metrics: list[str]) -> None:
+def group_means(values: dict[str, float], names: list[str], metrics: list[str]) -> None:
+    """Add ``"<base>/<metric>_mean"`` to ``values`` for each group of two or more replicate subjects.
+
+    ``names`` are subject names; replicates (``"dqn[0]"``, ``"dqn[1]"``, ...) are grouped by
+    ``quadriga.stage_names.replicate_groups``. The mean is over the members that have
+    ``"<name>/<metric>"`` in ``values`` (a metric none of them has is skipped). Modifies ``values``.
+    """
     for base, members in replicate_groups(dict.fromkeys(names)).items():
         if len(members) < 2:
             continue
@@ -155,7 +161,7 @@ class ReturnDistributionError(Evaluator):
             errs = joint_return_errors(particles, mc)
             rows.append({"subject": name, **errs})
             values.update({f"{name}/{k}": v for k, v in errs.items()})
-        _groups(values, list(subjects), ["w1_mean", "energy_distance", "correlation_error", "mean_error"])
+        group_means(values, list(subjects), ["w1_mean", "energy_distance", "correlation_error", "mean_error"])
         return Metrics(values=values, tables={"return_distribution": rows})
 
 
@@ -207,7 +213,7 @@ class QError(Evaluator):
             gap = q_star.max(-1) - q_star[np.arange(mdp.num_states), q.argmax(-1)]
             values[f"{name}/max_abs_error"] = float(np.max(np.abs(q - q_star)[live]))
             values[f"{name}/greedy_agreement"] = float(np.mean(gap[live] <= 1e-9))
-        _groups(values, list(subjects), ["max_abs_error", "greedy_agreement"])
+        group_means(values, list(subjects), ["max_abs_error", "greedy_agreement"])
         return Metrics(values=values)
 
 

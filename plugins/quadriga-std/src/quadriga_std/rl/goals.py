@@ -28,8 +28,8 @@ from quadriga.artifacts import Fitted
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Environment
 from quadriga.seeding import child_numpy_rng
-from quadriga.stage_names import replicate_groups
 from quadriga.validators import int_at_least, positive_int
+from quadriga_std.rl.evaluators import group_means
 from quadriga_std.rl.graph_env import DeterministicGraph, GraphEnv
 
 __all__ = ["GoalConditioned", "GoalDistanceCorrelation", "GoalSuccess", "rollout_success", "sample_pairs"]
@@ -156,16 +156,6 @@ def _model(art: Any, name: str, method: str, who: str) -> Any:
     return model
 
 
-def _group(values: dict[str, float], names: list[str], metrics: list[str]) -> None:
-    for base, members in replicate_groups(dict.fromkeys(names)).items():
-        if len(members) < 2:
-            continue
-        for m in metrics:
-            vals = [values[f"{n}/{m}"] for n in members if f"{n}/{m}" in values]
-            if vals:
-                values[f"{base}/{m}_mean"] = float(np.mean(vals))
-
-
 _XFAIL = {
     "run": "needs a goal-conditioned learner's Fitted (model.act / model.distance), which quadriga-std "
     "does not register; quadriga-qrl's pipeline and claim tests run it"
@@ -220,7 +210,7 @@ class GoalSuccess(Evaluator):
             if excess.size:  # absent when no pair was reached
                 values[f"{name}/excess_steps"] = float(excess.mean())
             values[f"{name}/mean_bfs_distance"] = float(dist[starts, goals].mean())
-        _group(values, list(subjects), ["success_rate", "excess_steps"])
+        group_means(values, list(subjects), ["success_rate", "excess_steps"])
         return Metrics(values=values)
 
 
@@ -271,5 +261,5 @@ class GoalDistanceCorrelation(Evaluator):
             values[f"{name}/spearman"] = rho if np.isfinite(rho) else 0.0  # a constant d ranks nothing
             values[f"{name}/mean_abs_error"] = float(np.mean(np.abs(d - true)))
             values[f"{name}/relative_error"] = values[f"{name}/mean_abs_error"] / diameter
-        _group(values, list(subjects), ["spearman", "mean_abs_error"])
+        group_means(values, list(subjects), ["spearman", "mean_abs_error"])
         return Metrics(values=values)

@@ -549,8 +549,29 @@ class MCMCKernel(Sampler):
         return Samples(x=kept.reshape(-1, kept.shape[-1]), chains=kept, info=info)
 
 
+class _NormalAndUniformDraws:
+    """``draw`` and ``draw_block`` of a kernel whose step uses one N(0, I) tensor and one U(0, 1) per chain.
+
+    RWM's proposal noise, MALA's Langevin noise and HMC's momentum are the normal tensor; the
+    uniform is the accept step's ``u``. Placed before :class:`MCMCKernel` in the bases, so both
+    methods come from this one class (the compiled path then uses the in-place ``draw_block``).
+    """
+
+    __slots__ = ()
+
+    def draw(self, state, generator):
+        """The N(0, I) noise ``Tensor[c, d]`` then the accept step's ``u: Tensor[c]``, from ``generator``."""
+        x = state.x
+        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+
+    def draw_block(self, state, generator, steps):
+        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
+        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
+
+
 @attrs.define(kw_only=True)
-class RWM(MCMCKernel):
+class RWM(_NormalAndUniformDraws, MCMCKernel):
     """Random-walk Metropolis: propose y = x + step_size * N(0, I), accept with min(1, pi(y)/pi(x)).
 
     The proposal is symmetric, so the Hastings correction cancels; uses ``log_prob`` only
@@ -568,16 +589,6 @@ class RWM(MCMCKernel):
     #: Roberts, Gelman & Gilks 1997, Ann. Appl. Probab. 7(1): 0.234 as the dimension grows
     optimal_acceptance: ClassVar[float | None] = 0.234
     step_size: float = param(0.5, doc="proposal standard deviation (units of x)", validator=positive)
-
-    def draw(self, state, generator):
-        """The proposal's N(0, I) noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
-        x = state.x
-        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-
-    def draw_block(self, state, generator, steps):
-        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
-        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One RWM step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -661,7 +672,7 @@ class ULA(MCMCKernel):
 
 
 @attrs.define(kw_only=True)
-class MALA(MCMCKernel):
+class MALA(_NormalAndUniformDraws, MCMCKernel):
     """Metropolis-adjusted Langevin: the ULA proposal corrected by a Metropolis-Hastings step.
 
     log ratio = log pi(y) - log pi(x) + log q(x | y) - log q(y | x),
@@ -683,16 +694,6 @@ class MALA(MCMCKernel):
 
     step_size: float = param(0.1, doc="Langevin step size h (units of x squared)", validator=positive)
 
-    def draw(self, state, generator):
-        """The Langevin noise ``Tensor[c, d]`` and the accept step's ``u: Tensor[c]``."""
-        x = state.x
-        noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        return noise, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-
-    def draw_block(self, state, generator, steps):
-        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
-        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
-
     def step(self, state, target, draws):
         """One MALA step for all chains (see :meth:`MCMCKernel.transition`)."""
         h = self.step_size
@@ -712,19 +713,11 @@ class MALA(MCMCKernel):
         if not _own(type(self), MALA):
             return None
         h = self.step_size
-        root, lps = math.sqrt(2 * h), target_evaluators(target, like)[0]
-        randn, rand = torch.randn, torch.rand
-
-        def advance(x, lp, s, generator):
-            noise = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-            u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-            return _mala_core(h, root, lps, x, lp, s, noise, u)
-
-        return advance
+        return _normal_uniform_advance(_mala_core, h, math.sqrt(2 * h), target_evaluators(target, like)[0])
 
 
 @attrs.define(kw_only=True)
-class HMC(MCMCKernel):
+class HMC(_NormalAndUniformDraws, MCMCKernel):
     """Hamiltonian Monte Carlo with identity mass and leapfrog integration, then a Metropolis step.
 
     Momentum p ~ N(0, I), ``num_leapfrog_steps`` L leapfrog steps of size epsilon, accept with
@@ -751,16 +744,6 @@ class HMC(MCMCKernel):
         "calls, and compilation time grows with the steps unrolled",
         validator=positive_int,
     )
-
-    def draw(self, state, generator):
-        """The momentum ``p0: Tensor[c, d]`` (N(0, I)) and the accept step's ``u: Tensor[c]``."""
-        x = state.x
-        p0 = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        return p0, torch.rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-
-    def draw_block(self, state, generator, steps):
-        """``steps`` calls of :meth:`draw`, stacked, filled in place (see :meth:`MCMCKernel.draw_block`)."""
-        return _draw_in_place(state, generator, steps, ("normal", "uniform"))
 
     def step(self, state, target, draws):
         """One HMC step for all chains (see :meth:`MCMCKernel.transition`)."""
@@ -792,16 +775,24 @@ class HMC(MCMCKernel):
         """:meth:`draw` then :meth:`step` as one callable (see :meth:`MCMCKernel.eager_advance`)."""
         if not _own(type(self), HMC):
             return None
-        eps, steps = self.step_size, self.num_leapfrog_steps
         functions = _hmc_functions(target, like)
-        randn, rand = torch.randn, torch.rand
+        return _normal_uniform_advance(_hmc_core, self.step_size, self.num_leapfrog_steps, functions)
 
-        def advance(x, lp, s, generator):
-            p0 = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-            u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
-            return _hmc_core(eps, steps, functions, x, lp, s, p0, u)
 
-        return advance
+def _normal_uniform_advance(core: Any, *consts: Any) -> Any:
+    """``advance(x, lp, s, generator)``: :meth:`_NormalAndUniformDraws.draw`'s two draws, then ``core``.
+
+    Draws ``noise: Tensor[c, d]`` (N(0, I)) then ``u: Tensor[c]`` (U(0, 1)) from ``generator`` in
+    that order, and returns ``core(*consts, x, lp, s, noise, u)`` (MALA's and HMC's step cores).
+    """
+    randn, rand = torch.randn, torch.rand
+
+    def advance(x, lp, s, generator):
+        noise = randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
+        u = rand(x.shape[:1], generator=generator, dtype=x.dtype, device=x.device)
+        return core(*consts, x, lp, s, noise, u)
+
+    return advance
 
 
 def _own(cls: Any, owner: Any) -> bool:

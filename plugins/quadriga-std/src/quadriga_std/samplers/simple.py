@@ -79,6 +79,18 @@ def _subset(src: Samples, idx: torch.Tensor, info: dict[str, Any]) -> Samples:
     )
 
 
+def _points_kept(n: int, num_points: int | None) -> int:
+    """``num_points``, or round(sqrt(n)) when it is None: how many of the ``n`` input rows to keep.
+
+    Raises:
+        ConfigError: more points asked for than the ``n`` input rows.
+    """
+    m = round(n**0.5) if num_points is None else num_points
+    if m > n:
+        raise ConfigError(f"num_points = {m} exceeds the {n} input points; lower it.", key="num_points")
+    return m
+
+
 @attrs.define(kw_only=True)
 class RandomSubsample(Sampler):
     """Uniform random subsample without replacement of a ``Samples`` artifact.
@@ -108,9 +120,7 @@ class RandomSubsample(Sampler):
         """Subsample the rows of ``target.x``."""
         src = _as_samples(target, "random-subsample")
         n = src.num_samples
-        m = round(n**0.5) if self.num_points is None else self.num_points
-        if m > n:
-            raise ConfigError(f"num_points = {m} exceeds the {n} input points; lower it.", key="num_points")
+        m = _points_kept(n, self.num_points)
         idx = torch.randperm(n, generator=generator)[:m].sort().values
         return _subset(src, idx, {"indices": idx.tolist(), "input_points": n})
 
@@ -147,9 +157,7 @@ class StandardThinning(Sampler):
         """Thin the rows of ``target.x``."""
         src = _as_samples(target, "standard-thinning")
         n = src.num_samples
-        m = round(n**0.5) if self.num_points is None else self.num_points
-        if m > n:
-            raise ConfigError(f"num_points = {m} exceeds the {n} input points; lower it.", key="num_points")
+        m = _points_kept(n, self.num_points)
         k = self.step if self.step is not None else max(1, n // m)
         idx = torch.arange(k - 1, n, k)[:m]
         return _subset(src, idx, {"step": k, "input_points": n})

@@ -180,35 +180,22 @@ def train(
     Source: Kingma & Ba 2015 (``torch.optim.Adam`` defaults besides the step size).
     """
     with single_thread():  # small matrices: one intra-op thread is faster and shares the machine
-        return _train(params, x, y, num_steps, learning_rate, batch_size, generator, trainable)
-
-
-def _train(
-    params: Params,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    num_steps: int,
-    learning_rate: float,
-    batch_size: int,
-    generator: torch.Generator,
-    trainable: Sequence[int] | None,
-) -> tuple[Params, list[float]]:
-    layers = range(len(params["weights"])) if trainable is None else trainable
-    state = {k: [t.detach().clone() for t in v] for k, v in params.items()}
-    leaves = [state[k][i].requires_grad_() for i in layers for k in ("weights", "biases")]
-    opt = torch.optim.Adam(leaves, lr=learning_rate)
-    n, losses, order, pos = x.shape[0], [], torch.randperm(x.shape[0], generator=generator), 0
-    for _ in range(num_steps):
-        if pos >= n:
-            order, pos = torch.randperm(n, generator=generator), 0
-        idx = order[pos : pos + batch_size]
-        pos += batch_size
-        loss = F.cross_entropy(forward(state, x[idx]), y[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        losses.append(float(loss.detach()))
-    return {k: [t.detach() for t in v] for k, v in state.items()}, losses
+        layers = range(len(params["weights"])) if trainable is None else trainable
+        state = {k: [t.detach().clone() for t in v] for k, v in params.items()}
+        leaves = [state[k][i].requires_grad_() for i in layers for k in ("weights", "biases")]
+        opt = torch.optim.Adam(leaves, lr=learning_rate)
+        n, losses, order, pos = x.shape[0], [], torch.randperm(x.shape[0], generator=generator), 0
+        for _ in range(num_steps):
+            if pos >= n:
+                order, pos = torch.randperm(n, generator=generator), 0
+            idx = order[pos : pos + batch_size]
+            pos += batch_size
+            loss = F.cross_entropy(forward(state, x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()))
+        return {k: [t.detach() for t in v] for k, v in state.items()}, losses
 
 
 def flat(params: Params, layers: Sequence[int] | None = None) -> Any:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,6 +37,7 @@ from quadriga.interfaces import Dataset
 from quadriga.params import param
 from quadriga.seeding import derive_seed, int_seed, make_generator
 from quadriga.validators import in_range, one_of, positive, positive_int, positive_int_list
+from quadriga_std._paths import cache_root
 from quadriga_std.weightspace.mlp import Params, init_params, train
 
 __all__ = ["CHECK_ZOO", "TASKS", "MLPZoo", "Suite", "cache_dir", "digit_task"]
@@ -95,11 +95,7 @@ def digit_task(
 
 def cache_dir() -> Path:
     """``$QUADRIGA_CACHE_DIR/weightspace`` (default ``$XDG_CACHE_HOME/quadriga`` or ``~/.cache/quadriga``)."""
-    base = os.environ.get("QUADRIGA_CACHE_DIR")
-    if not base:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(cache, "quadriga")
-    return Path(base) / "weightspace"
+    return cache_root() / "weightspace"
 
 
 @attrs.frozen
