@@ -19,9 +19,13 @@ from quadriga.errors import ConfigError
 from quadriga.interfaces import Target
 from quadriga.validators import one_of, optional, positive_int
 
-__all__ = ["PRESETS", "Gaussian", "GaussianMixture"]
+__all__ = ["PRECISION_ROUNDING", "PRESETS", "Gaussian", "GaussianMixture"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+#: a dense Gaussian is evaluated through its precision in a dtype whose machine epsilon times the
+#: covariance's condition number is at most this (the quadratic form's relative rounding), else
+#: through its eigenbasis
+PRECISION_ROUNDING = 1e-4
 PRESETS = ("4-mode-2d", "8-ring", "25-grid", "random")
 
 
@@ -125,7 +129,10 @@ class Gaussian(Target):
     O(d) per point: its eigenbasis is the coordinate axes, so the rotation is a reordering of the
     coordinates instead of a d x d product, with bit for bit the values of the product (each
     entry of it is one coordinate times 1 plus zeros). Other covariances are evaluated with the
-    precision Sigma^{-1}, formed once: one d x d product gives both the score and the log density.
+    precision Sigma^{-1}, formed once: one d x d product gives both the score and the log density,
+    where the dtype's machine epsilon times the condition number is at most
+    :data:`PRECISION_ROUNDING` (float32: condition numbers up to about 840), else through the
+    eigenbasis (two d x d products, the quadratic form a sum of positive terms).
 
     Source: the multivariate normal density (e.g. Bishop 2006, "Pattern Recognition and Machine
     Learning", sec. 2.3); the equicorrelated covariance has eigenvalues 1 + (d-1) rho and 1 - rho.
@@ -153,6 +160,8 @@ class Gaussian(Target):
     _axes: Any = attrs.field(init=False, default=None, repr=False, eq=False)
     #: ``-Sigma^{-1}`` in float64 (``Tensor[d, d]``, symmetric) when the covariance is dense, else None
     _neg_precision: Any = attrs.field(init=False, default=None, repr=False, eq=False)
+    #: condition number kappa = largest / smallest eigenvalue of the covariance
+    _condition: float = attrs.field(init=False, default=1.0, repr=False, eq=False)
     #: ``{(dtype, device): (mean, evecs, evals, (half log det, half d log 2 pi))}``: cast once per dtype
     _cast: dict[Any, Any] = attrs.field(init=False, factory=dict, repr=False)
 
@@ -192,6 +201,7 @@ class Gaussian(Target):
         if axes is None:
             p = (self._evecs / self._evals) @ self._evecs.T
             self._neg_precision = -0.5 * (p + p.T)
+        self._condition = float(self._evals.max() / self._evals.min())
         self.mean = torch.zeros(d, dtype=torch.float64) if mu is None else mu
         self.covariance, self.dim = cov, d
 
@@ -201,15 +211,21 @@ class Gaussian(Target):
         return cls(mean=torch.as_tensor(mean).tolist(), covariance=torch.as_tensor(covariance).tolist())
 
     def _factors(self, x: torch.Tensor) -> tuple[Any, ...]:
-        """``(mean, neg_precision, axes, evals, neg_evals, (half log det, half d log 2 pi))`` for ``x``.
+        """``(mean, neg_precision, rotation, evals, neg_evals, (half log det, half d log 2 pi))`` for ``x``.
 
         In ``x``'s dtype and device. ``mean`` is None when it is all +0.0 (``x - mean`` would be
-        ``x`` bit for bit, signed zeros included). For a dense covariance ``neg_precision`` is
-        ``-Sigma^{-1}`` (``Tensor[d, d]``, symmetric, built once in float64 from the eigenpairs as
-        ``-(V / lambda) V^T`` when the target is built, and cast here) and ``axes`` is None; for a
-        diagonal covariance ``neg_precision`` is None and ``axes`` is the tuple
-        ``(index, inverse, sign)`` of the eigenvector matrix as a signed permutation (each None
-        where it does nothing).
+        ``x`` bit for bit, signed zeros included). Exactly one of ``neg_precision`` and
+        ``rotation`` is set:
+
+        - ``neg_precision``, ``-Sigma^{-1}`` (``Tensor[d, d]``, symmetric, formed in float64 when
+          the target is built), for a dense covariance whose condition number ``kappa`` keeps the
+          precision's rounding small in this dtype: ``eps(dtype) * kappa <=``
+          :data:`PRECISION_ROUNDING` (float64: kappa up to about 4.5e11; float32: up to about 840);
+        - else ``rotation``: the d x d eigenvector matrix V (a dense covariance beyond that
+          condition number: the quadratic form as a sum of positive terms in the eigenbasis), or,
+          for a diagonal covariance, the tuple ``(index, inverse, sign)`` of V as a signed
+          permutation (each None where it does nothing; O(d), bit for bit the product).
+
         ``neg_evals = -evals``: ``y / neg_evals`` is ``-(y / evals)`` bit for bit (division rounds
         the magnitude alone). Cast once and kept: a float32 chain would otherwise copy a d x d
         matrix on every call.
@@ -220,34 +236,40 @@ class Gaussian(Target):
             like = {"dtype": x.dtype, "device": x.device}
             evals = self._evals.to(**like)
             consts = (0.5 * evals.log().sum(), 0.5 * self.dim * _LOG_2PI)
-            neg_precision = axes = None
-            if self._axes is None:
-                neg_precision = self._neg_precision.to(**like)
-            else:
+            neg_precision = rotation = None
+            if self._axes is not None:
                 index, inverse, sign = self._axes
-                axes = (
+                rotation = (
                     None if index is None else index.to(x.device),
                     None if inverse is None else inverse.to(x.device),
                     None if sign is None or bool((sign == 1).all()) else sign.to(**like),
                 )
+            elif torch.finfo(x.dtype).eps * self._condition <= PRECISION_ROUNDING:
+                neg_precision = self._neg_precision.to(**like)
+            else:
+                rotation = self._evecs.to(**like)
             mean = self.mean.to(**like)
             plus_zero = bool((mean == 0).all()) and not bool(torch.signbit(mean).any())
-            found = (None if plus_zero else mean, neg_precision, axes, evals, -evals, consts)
+            found = (None if plus_zero else mean, neg_precision, rotation, evals, -evals, consts)
             self._cast[key] = found
         return found
 
     @staticmethod
-    def _rotate(z: torch.Tensor, axes: Any) -> torch.Tensor:
-        """``z @ evecs`` (into the eigenbasis) of a diagonal covariance: a reordering and signs."""
-        index, _, sign = axes
+    def _rotate(z: torch.Tensor, rotation: Any) -> torch.Tensor:
+        """``z @ V`` (into the eigenbasis); a reordering and signs when the covariance is diagonal."""
+        if isinstance(rotation, torch.Tensor):
+            return z @ rotation
+        index, _, sign = rotation
         if index is not None:
             z = z.index_select(-1, index)
         return z if sign is None else z * sign
 
     @staticmethod
-    def _unrotate(w: torch.Tensor, axes: Any) -> torch.Tensor:
-        """``w @ evecs.T`` (back from the eigenbasis) of a diagonal covariance."""
-        _, inverse, sign = axes
+    def _unrotate(w: torch.Tensor, rotation: Any) -> torch.Tensor:
+        """``w @ V^T`` (back from the eigenbasis); a reordering when the covariance is diagonal."""
+        if isinstance(rotation, torch.Tensor):
+            return w @ rotation.T
+        _, inverse, sign = rotation
         if sign is not None:
             w = w * sign
         return w if inverse is None else w.index_select(-1, inverse)
@@ -255,45 +277,47 @@ class Gaussian(Target):
     def log_prob(self, x: torch.Tensor) -> torch.Tensor:
         """Normalised log density: ``Tensor[n, d] -> Tensor[n]`` (nats)."""
         _check_x(x, self.dim)
-        mean, neg_precision, axes, evals, _, (half_logdet, half_const) = self._factors(x)
+        mean, neg_precision, rotation, evals, _, (half_logdet, half_const) = self._factors(x)
         z = x if mean is None else x - mean
         if neg_precision is not None:
             return 0.5 * (z * (z @ neg_precision)).sum(-1) - half_logdet - half_const
-        y = self._rotate(z, axes)
+        y = self._rotate(z, rotation)
         return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const
 
     def score(self, x: torch.Tensor) -> torch.Tensor:
         """Score -Sigma^{-1}(x - mean): ``Tensor[n, d] -> Tensor[n, d]``."""
         _check_x(x, self.dim)
-        mean, neg_precision, axes, _, neg_evals, _ = self._factors(x)
+        mean, neg_precision, rotation, _, neg_evals, _ = self._factors(x)
         z = x if mean is None else x - mean
         if neg_precision is not None:
             return z @ neg_precision
-        return self._unrotate(self._rotate(z, axes) / neg_evals, axes)
+        return self._unrotate(self._rotate(z, rotation) / neg_evals, rotation)
 
     def log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(log_prob(x) Tensor[n], score(x) Tensor[n, d])`` from one product with the precision.
 
-        Dense covariance: ``r = (x - mean) (-Sigma^{-1})`` is the score and
-        ``log p(x) = (x - mean) . r / 2 - log det(Sigma) / 2 - d log(2 pi) / 2``: one d x d product
-        per call (the quadratic form as a dot product of two vectors; in float64 its rounding is
-        about the machine epsilon times the covariance's condition number). Diagonal covariance:
-        O(d), in the eigenbasis (a reordering of the coordinates). :meth:`log_prob` and
-        :meth:`score` are bit for bit these values (the same operations in the same order).
+        Dense covariance (see :meth:`_factors` for the condition-number rule): ``r = (x - mean)
+        (-Sigma^{-1})`` is the score and ``log p(x) = (x - mean) . r / 2 - log det(Sigma) / 2 -
+        d log(2 pi) / 2``, one d x d product per call; the quadratic form, a dot product of two
+        vectors, then rounds by about ``eps(dtype) * kappa`` relative to its terms. Beyond that
+        condition number, and in float32 for kappa above about 840, two products through the
+        eigenbasis (positive terms). Diagonal covariance: O(d), a reordering of the coordinates.
+        :meth:`log_prob` and :meth:`score` are bit for bit these values (the same operations in
+        the same order).
 
         Raises:
             ValueError: ``x`` not of shape ``[n, d]``.
         """
         _check_x(x, self.dim)
-        mean, neg_precision, axes, evals, neg_evals, (half_logdet, half_const) = self._factors(x)
+        mean, neg_precision, rotation, evals, neg_evals, (half_logdet, half_const) = self._factors(x)
         z = x if mean is None else x - mean
         if neg_precision is not None:
             r = z @ neg_precision
             return 0.5 * (z * r).sum(-1) - half_logdet - half_const, r
-        y = self._rotate(z, axes)
+        y = self._rotate(z, rotation)
         return (
             -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const,
-            self._unrotate(y / neg_evals, axes),
+            self._unrotate(y / neg_evals, rotation),
         )
 
     def evaluators(self, like: torch.Tensor) -> tuple[Any, Any]:
@@ -308,9 +332,27 @@ class Gaussian(Target):
             ValueError: ``like`` not of shape ``[n, d]`` (the callables do not check again).
         """
         _check_x(like, self.dim)
-        mean, neg_precision, _, _, _, (half_logdet, half_const) = self._factors(like)
-        if neg_precision is None:
+        mean, neg_precision, rotation, evals, neg_evals, (half_logdet, half_const) = self._factors(like)
+        if neg_precision is not None:
+            return self._precision_evaluators(mean, neg_precision, half_logdet, half_const)
+        if not isinstance(rotation, torch.Tensor):
             return self.log_prob_and_score, self.score
+        back = rotation.T
+
+        def both(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            y = (x if mean is None else x - mean) @ rotation
+            return -0.5 * ((y * y) / evals).sum(-1) - half_logdet - half_const, (y / neg_evals) @ back
+
+        def score(x: torch.Tensor) -> torch.Tensor:
+            return (((x if mean is None else x - mean) @ rotation) / neg_evals) @ back
+
+        return both, score
+
+    @staticmethod
+    def _precision_evaluators(
+        mean: Any, neg_precision: Any, half_logdet: Any, half_const: Any
+    ) -> tuple[Any, Any]:
+        """:meth:`evaluators` through ``-Sigma^{-1}`` (no centring when ``mean`` is None)."""
         if mean is None:
 
             def both(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
