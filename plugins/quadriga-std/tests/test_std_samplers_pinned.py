@@ -280,3 +280,44 @@ def test_precision_gaussian_chains_follow_the_eigenbasis_chains(name, mean, eige
     assert not torch.equal(a.chains, b.chains)  # the rounding differs ...
     assert float((a.chains - b.chains).abs().max()) < 1e-12  # ... and nothing else
     assert a.info["acceptance_rate"] == b.info["acceptance_rate"]
+
+
+@pytest.mark.parametrize("name", ["MALA", "HMC", "RWM"])
+def test_a_gaussian_subclass_overriding_log_prob_only_is_sampled_through_it(name):
+    # the inherited log_prob_and_score (and evaluators) speak for Gaussian's own log_prob: a
+    # subclass that cuts the density through log_prob alone must be sampled through its cut
+    target = _BoxLogProb(dim=3, equicorrelation=0.5)
+    cls = KERNELS[name][0]
+    kw = dict(num_chains=4, num_samples=300, burn_in=20, step_size=0.45, init_scale=0.3)
+    a = cls(**kw).sample(target, generator=torch.Generator().manual_seed(0))
+    b = _general(cls)(**kw).sample(target, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(a.chains, b.chains)
+    assert bool((a.x.abs() < 1.5).all())
+    assert a.info["rejected_nonfinite"] > 0
+
+
+class _Tilted(Gaussian):
+    """N(0, Sigma) tilted by exp(3 x_0), overriding log_prob and score only: N(3 Sigma e_0, Sigma)."""
+
+    def log_prob(self, x):
+        return super().log_prob(x) + 3.0 * x[:, 0]
+
+    def score(self, x):
+        s = super().score(x).clone()
+        s[:, 0] += 3.0
+        return s
+
+
+def test_a_gaussian_subclass_overriding_log_prob_and_score_gets_its_own_law():
+    from quadriga_std.samplers.mcmc import fused_evaluator
+
+    target = _Tilted(dim=3, equicorrelation=0.5)
+    assert fused_evaluator(target) is None
+    assert fused_evaluator(Gaussian(dim=3)) is not None
+    out = MALA(num_chains=16, num_samples=1500, burn_in=300, step_size=0.3).sample(
+        target, generator=torch.Generator().manual_seed(1)
+    )
+    # mean Sigma (3, 0, 0) = (3, 1.5, 1.5); 16 x 1500 draws: the chain mean's error is far below 0.3
+    torch.testing.assert_close(
+        out.x.mean(0), torch.tensor([3.0, 1.5, 1.5], dtype=out.x.dtype), atol=0.3, rtol=0
+    )

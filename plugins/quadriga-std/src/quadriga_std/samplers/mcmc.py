@@ -42,6 +42,7 @@ __all__ = [
     "ULA",
     "ChainState",
     "MCMCKernel",
+    "fused_evaluator",
     "initial_points",
     "log_prob_and_score",
     "mh_accept",
@@ -95,13 +96,28 @@ def mh_accept_with(log_ratio: torch.Tensor, u: torch.Tensor) -> tuple[torch.Tens
     return accepted, ~finite
 
 
+def fused_evaluator(target: Any) -> Any:
+    """The target's ``log_prob_and_score`` where it speaks for its ``log_prob`` and ``score``, else None.
+
+    A class that defines ``log_prob_and_score`` declares it equal to its own ``log_prob`` and
+    ``score``; a subclass that overrides either of those without defining ``log_prob_and_score``
+    again (a Gaussian cut to a box through ``log_prob``) inherits a fused call that skips its
+    override, so it is not used (see :func:`_declared_with`).
+    """
+    fused = getattr(target, "log_prob_and_score", None)
+    if fused is None or not _declared_with(target, "log_prob_and_score", ("log_prob", "score")):
+        return None
+    return fused
+
+
 def log_prob_and_score(target: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(log_prob Tensor[c], score Tensor[c, d])`` of ``target`` at ``x: Tensor[c, d]``.
 
-    One fused call where the target offers ``log_prob_and_score`` (std's Gaussian: one rotation
-    into its eigenbasis for both), else its ``log_prob`` and ``score``.
+    One fused call where the target offers one that speaks for its methods
+    (:func:`fused_evaluator`; std's Gaussian: one product with its precision for both), else its
+    ``log_prob`` and ``score``.
     """
-    fused = getattr(target, "log_prob_and_score", None)
+    fused = fused_evaluator(target)
     if fused is not None:
         return fused(x)
     return target.log_prob(x), target.score(x)
@@ -802,7 +818,7 @@ def _own(cls: Any, owner: Any) -> bool:
 
 def _evaluator(target: Any) -> Any:
     """``x -> (log_prob Tensor[c], score Tensor[c, d])``: :func:`log_prob_and_score`, looked up once."""
-    fused = getattr(target, "log_prob_and_score", None)
+    fused = fused_evaluator(target)
     if fused is not None:
         return fused
     return lambda x: (target.log_prob(x), target.score(x))
