@@ -193,12 +193,16 @@ class GradientTilt(_Tilt):
         return self.target.score(x)
 
     def _log_prob_and_score(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Base ``(log pi(x), s(x))``, through the target's ``log_prob_and_score`` when it has one.
+        """Base ``(log pi(x), s(x))``, through the target's ``log_prob_and_score`` when it has one
+        that speaks for its ``log_prob`` and ``score`` (quadriga-std's ``fused_evaluator``: not one
+        a subclass inherits while overriding either).
 
         With the shifted drift and ``prefetch``, the shifted points x - alpha theta ride in the
         same call (their log densities are a by-product and not counted).
         """
-        both = getattr(self.target, "log_prob_and_score", None)
+        from quadriga_std.samplers.mcmc import fused_evaluator
+
+        both = fused_evaluator(self.target)
         if both is None:
             return self._log_prob(x), self._score(x)
         c = x.shape[0]
