@@ -16,7 +16,7 @@ from quadriga.claims.run import (
     arm_table,
     check_names,
     keep_stages,
-    read_rows,
+    read_rows_dropped,
     run_pipeline,
 )
 from quadriga.errors import ConfigError, suggest
@@ -63,9 +63,11 @@ class Claim:
             per-item table within a single run (one row per target example, per chain), not
             repeated seeded stages. The pipeline runs once with ``rows.count =
             Scale.replicates`` (before the scale's overrides) and nothing repeated; arm ``A``'s
-            replicates are ``rows.column`` of the rows whose ``rows.arm`` column is ``A``,
-            ordered by ``rows.key`` and, for a paired effect, paired by it across arms
-            (:func:`~quadriga.claims.run.read_rows`). The arms are labels of that column.
+            replicates are ``rows.column`` of the rows whose ``rows.arm`` column, as a string,
+            is ``A``, ordered by ``rows.key`` and, for a paired effect, paired by it across arms
+            (:func:`~quadriga.claims.run.read_rows`). The arms are labels of that column. With
+            ``Rows(nonfinite="drop")`` the items whose value is NaN or infinite are left out
+            and counted in ``Observations.numbers["rows_dropped/ARM"]``.
         experiment: instead of ``pipeline``, ``experiment(scale: Scale, out_dir: Path) ->
             {arm: [values]}`` (or :class:`Observations`) for claims whose experiment is not a
             registered pipeline (yet); replicate ``i`` of every arm must share its seeds.
@@ -332,14 +334,20 @@ class Claim:
     def _row_observations(self, result: Any, replicates: int) -> Observations:
         """``{arm: [row values]}`` read through ``rows``, with ``observe``'s numbers, table and figures.
 
+        With ``rows.nonfinite == "drop"``, ``numbers["rows_dropped/ARM"]`` is the number of rows
+        of each arm left out for a NaN or infinite value (0 when none), before ``observe``'s.
+
         Raises:
             ConfigError: as :func:`~quadriga.claims.run.read_rows`; (key ``observe``) an
-                ``observe`` that returned values.
+                ``observe`` that returned values, or a number named ``rows_dropped/ARM``.
         """
         if self.rows is None:  # only called with rows
             raise ConfigError("this claim reads no rows.", key="rows")
-        values = read_rows(result, self.rows, self.arms, replicates, paired=self.effect.paired)
+        paired = self.effect.paired
+        values, dropped = read_rows_dropped(result, self.rows, self.arms, replicates, paired=paired)
         obs = Observations(values=dict(values))
+        if self.rows.nonfinite == "drop":
+            obs.numbers = {f"rows_dropped/{arm}": n for arm, n in dropped.items()}
         if self.observe is not None:
             extra = _as_observations(self.observe(result))
             if extra.values:
@@ -348,7 +356,15 @@ class Claim:
                     f"values for {', '.join(map(str, extra.values))}.",
                     key="observe",
                 )
-            obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
+            clash = sorted(set(obs.numbers) & set(extra.numbers))
+            if clash:
+                raise ConfigError(
+                    f'observe returned {", ".join(clash)}, which Rows(nonfinite="drop") reports (the rows '
+                    "left out); name the number otherwise.",
+                    key="observe",
+                )
+            obs.numbers = {**obs.numbers, **extra.numbers}
+            obs.table, obs.figures = extra.table, extra.figures
             obs.intervals = extra.intervals
         return obs
 
