@@ -1062,6 +1062,35 @@ def test_rows_claim_drops_nonfinite_items_and_reports_how_many(registry, tmp_pat
     assert err.value.key == "observe"
 
 
+def test_rows_count_errors_say_they_come_from_rows_count(registry, tmp_path):
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS)
+    with pytest.raises(ConfigError) as err:
+        _rows_claim(path, count="stage.check.num_itemz").observations("paper", tmp_path / "c", registry)
+    assert err.value.key == "rows" and "overrides=[...]" not in str(err.value)
+    assert str(err.value).startswith(
+        "key 'rows': rows.count 'stage.check.num_itemz': unknown parameter 'num_itemz' for ToyRows. "
+        "Did you mean 'num_items'?"
+    )
+    assert str(err.value).endswith("(Rows sets it to Scale.replicates = 4.)")
+    with pytest.raises(ConfigError) as err:
+        _rows_claim(path).observations(
+            "paper", tmp_path / "d", registry, overrides=("stage.check.num_items = 3",)
+        )
+    assert err.value.key == "rows"
+    assert err.value.reason == (
+        "the overrides set stage.check.num_items ('stage.check.num_items = 3'), which Rows sets from "
+        "Scale.replicates (here 4, the number of rows): give the number of rows as replicates, and drop the "
+        "override."
+    )
+    # an error in another override is the pipeline's, as before
+    with pytest.raises(ConfigError, match="unknown parameter 'num_itemz'") as err:
+        _rows_claim(path).observations(
+            "paper", tmp_path / "e", registry, overrides=("stage.check.num_itemz=3",)
+        )
+    assert str(err.value).startswith("overrides=[...], [stage.check], key 'num_itemz'")
+
+
 def test_info_says_where_a_rows_claim_reads_its_replicates(registry, monkeypatch, tmp_path):
     from quadriga.claims.info import claim_facts, claim_lines
 

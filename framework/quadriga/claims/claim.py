@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -102,8 +102,11 @@ class Claim:
             repeat_stages or repeat_tasks, or a scale whose overrides (or a fragility setting) set
             ``rows.count`` itself.
             When its pipeline is read, before it runs: (key ``rows``) ``rows.stage`` or the table
-            ``rows.count`` names is not in the pipeline; after the run, the errors of
-            :func:`~quadriga.claims.run.read_rows` (all with the closest names suggested).
+            ``rows.count`` names is not in the pipeline; when it runs, overrides given to
+            :meth:`observations` that set ``rows.count``, or a parameter ``rows.count`` that the
+            component lacks or a value it refuses (said to come from ``rows.count``); after the
+            run, the errors of :func:`~quadriga.claims.run.read_rows` (all with the closest names
+            suggested).
     """
 
     arms: tuple[str, ...]
@@ -300,7 +303,10 @@ class Claim:
             replicates: replicates instead of the scale's (a plan's pilot).
 
         Raises:
-            ConfigError: unknown scale, an arm that is not a stage of the pipeline, a missing metric.
+            ConfigError: unknown scale, an arm that is not a stage of the pipeline, a missing metric;
+                with ``rows``, (key ``rows``) ``overrides`` that set ``rows.count``, a
+                ``rows.count`` the pipeline refuses (see :meth:`_run_rows`) and the errors of
+                :func:`~quadriga.claims.run.read_rows`.
         """
         sc = self.scale(scale, overrides=overrides, replicates=replicates)
         out_dir = Path(out_dir)
@@ -310,12 +316,11 @@ class Claim:
 
         registry = registry or get_registry()
         data = self._repeated(sc.replicates, registry)
-        overrides = sc.overrides
         if self.rows is not None:  # the number of rows is the number of replicates
-            overrides = (f"{self.rows.count}={sc.replicates}", *sc.overrides)
-        result = run_pipeline(data, overrides=overrides, seed=sc.seed, out=out_dir / "run", registry=registry)
-        if self.rows is not None:
-            return self._row_observations(result, sc.replicates)
+            return self._row_observations(self._run_rows(data, sc, out_dir, registry), sc.replicates)
+        result = run_pipeline(
+            data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
+        )
         if self.observe is not None:
             return _as_observations(self.observe(result))
         if self.group_by or self.across:
@@ -330,6 +335,40 @@ class Claim:
                 a: _read_repeat(result, a, (self._metric(a)[0], name), sc.replicates) for a in self.arms
             }
         return obs
+
+    def _run_rows(self, data: dict[str, Any], sc: Scale, out_dir: Path, registry: Any) -> Any:
+        """Run the pipeline once with ``rows.count = sc.replicates`` before the scale's overrides.
+
+        Raises:
+            ConfigError: (key ``rows``) ``sc.overrides`` setting ``rows.count`` themselves (which
+                Rows sets from ``Scale.replicates``); an error of the pipeline about the parameter
+                ``rows.count`` names (no such parameter, a value it refuses), said to come from
+                ``rows.count``; otherwise as :func:`~quadriga.claims.run.run_pipeline`.
+        """
+        from quadriga.api import API_ORIGIN
+
+        rows = cast(Rows, self.rows)
+        for override in sc.overrides:
+            if ".".join(part.strip() for part in override.partition("=")[0].split(".")) == rows.count:
+                raise ConfigError(
+                    f"the overrides set {rows.count} ({override!r}), which Rows sets from Scale.replicates "
+                    f"(here {sc.replicates}, the number of rows): give the number of rows as replicates, "
+                    "and drop the override.",
+                    key="rows",
+                )
+        count = f"{rows.count}={sc.replicates}"
+        try:
+            return run_pipeline(
+                data, overrides=(count, *sc.overrides), seed=sc.seed, out=out_dir / "run", registry=registry
+            )
+        except ConfigError as exc:
+            if exc.file != API_ORIGIN or f"{exc.table}.{exc.key}" != rows.count:
+                raise
+            raise ConfigError(
+                f"rows.count '{rows.count}': {exc.reason} (Rows sets it to Scale.replicates = "
+                f"{sc.replicates}.)",
+                key="rows",
+            ) from None
 
     def _row_observations(self, result: Any, replicates: int) -> Observations:
         """``{arm: [row values]}`` read through ``rows``, with ``observe``'s numbers, table and figures.
