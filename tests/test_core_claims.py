@@ -1101,3 +1101,33 @@ def test_info_says_where_a_rows_claim_reads_its_replicates(registry, monkeypatch
         "replicates are the rows of table 'per_item' of stage 'check' (column 'value', one per 'item'; "
         "stage.check.num_items = replicates)" in text
     )
+
+
+def test_info_indents_the_continuation_of_a_wrapped_claim_line(registry, monkeypatch, capsys, tmp_path):
+    from quadriga.cli import main
+    from quadriga.cli.info import hanging_lines
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # the width a terminal without COLUMNS gets: 80
+    monkeypatch.setattr(type(registry), "load_claim", lambda self, s: _rows_claim(tmp_path / "rows.toml"))
+    monkeypatch.setattr("quadriga.cli.info.registry_for", lambda args: registry)
+    assert main(["info", "toy-claim", "--kind", "claim"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 80
+    i = lines.index("  replicates are the rows of table 'per_item' of stage 'check' (column 'value',")
+    assert lines[i + 1] == "      one per 'item'; stage.check.num_items = replicates)"
+    # before: "one per 'item'; ..." at column 0, read as a field of its own; now only fields start there
+    starts = [line.split(":")[0] for line in lines if not line.startswith(" ")]
+    assert starts == [
+        "claim toy-claim from quadriga-toy",
+        "source",
+        "effect",
+        "arms",
+        "replicates per arm",
+        "plan",
+        "last verdict",
+        "run it",
+    ]
+    assert "      tolerance 0); 95% interval, method chosen from the statistic and n" in lines
+    assert hanging_lines("short line") == ["short line"]
+    assert hanging_lines("  a b c d", width=5) == ["  a b", "      c", "      d"]
+    assert hanging_lines("x" * 12 + " y", width=5) == ["x" * 12, "    y"]  # a long word is kept whole
