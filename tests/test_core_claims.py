@@ -853,7 +853,7 @@ def test_rows_declaration_errors_name_the_key(tmp_path):
         (dict(column="valeu"), ("a", "b"), "no column 'valeu' .* Did you mean 'value'"),
         (dict(key="iten"), ("a", "b"), "no column 'iten' .* Did you mean 'item'"),
         (dict(), ("a", "bb"), "no row whose 'subject' is 'bb' .* Did you mean 'b'"),
-        (dict(key="subject"), ("a", "b"), "repeats a 'subject' among the rows of 'a'"),
+        (dict(key="subject"), ("a", "b"), "repeats the 'subject' 'a' among the rows of 'a' \\(4 rows\\)"),
         (dict(count="stage.a.num_samples"), ("a", "b"), "has 6 row\\(s\\) of 'a', not replicates = 4"),
     ],
 )
@@ -863,6 +863,232 @@ def test_rows_names_what_is_missing_with_the_closest_match(registry, tmp_path, c
     with pytest.raises(ConfigError, match=message) as err:
         _rows_claim(path, arms=arms, **change).observations("paper", tmp_path / "c", registry)
     assert err.value.key == "rows"
+
+
+def _table_result(rows):
+    """A run result whose stage 'check' holds ``tables["per_item"] = rows``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(artifacts={"check": SimpleNamespace(tables={"per_item": rows})})
+
+
+def _read(rows, arms=("a",), replicates=None, paired=True, **change):
+    from quadriga.claims import Rows, read_rows
+
+    spec = dict(stage="check", table="per_item", column="value", key="item", count="stage.check.num_items")
+    spec.update(change)
+    return read_rows(_table_result(rows), Rows(**spec), arms, replicates, paired=paired)
+
+
+def _arm(keys, values=None, subject="a"):
+    values = values if values is not None else [float(i) for i in range(len(keys))]
+    return [{"subject": subject, "item": k, "value": v} for k, v in zip(keys, values, strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("keys", "found"),
+    [
+        ([0, "1", 2], "int (0), str ('1')"),
+        ([0, None, 2], "int (0), NoneType (None)"),
+        ([{"x": 1}, {"x": 2}], "dict ({'x': 1})"),
+        ([1, 1.0], "int (1), float (1.0)"),
+        ([True, 1], "bool (True), int (1)"),
+    ],
+)
+def test_rows_keys_of_one_arm_are_of_one_type(keys, found):
+    with pytest.raises(ConfigError) as err:
+        _read(_arm(keys))
+    assert err.value.key == "rows"
+    assert err.value.reason == (
+        "the 'item' of the rows of 'a' in table 'per_item' of stage 'check' must all be of one type, "
+        f"int, float or str; found {found}."
+    )
+    # NumPy integers are ints
+    assert _read(_arm([np.int64(3), 1, 2], [5.0, 6.0, 7.0])) == {"a": [6.0, 7.0, 5.0]}
+
+
+def test_rows_name_the_repeated_key():
+    with pytest.raises(ConfigError) as err:
+        _read(_arm([3, 1, 3, 2]))
+    assert err.value.reason == (
+        "table 'per_item' of stage 'check' repeats the 'item' 3 among the rows of 'a' (2 rows); "
+        "the key must name one item per row."
+    )
+    with pytest.raises(ConfigError, match="repeats the 'item' 'x' among the rows of 'a'"):
+        _read(_arm(["x", "y", "x"]))
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(None, "None (NoneType)"), ("abc", "'abc' (str)"), ([4.0], "[4.0] (list)")]
+)
+def test_rows_refuse_a_value_that_is_not_a_number(value, shown):
+    with pytest.raises(ConfigError) as err:
+        _read(_arm([0, 1, 2], [1.0, value, 2.0]))
+    assert err.value.key == "rows"
+    assert err.value.reason == (
+        f"the 'value' of the row of 'a' whose 'item' is 1 in table 'per_item' of stage 'check' is {shown}, "
+        "not a number."
+    )
+    # ints, bools and NumPy numbers are numbers
+    assert _read(_arm([0, 1, 2], [1, True, np.float32(2.5)])) == {"a": [1.0, 1.0, 2.5]}
+
+
+def test_rows_match_arms_as_strings():
+    table = [{"subject": s, "item": i, "value": float(10 * s + i)} for s in (0, 1) for i in range(3)]
+    assert _read(table, arms=("0", "1"), arm="subject") == {"0": [0.0, 1.0, 2.0], "1": [10.0, 11.0, 12.0]}
+    with pytest.raises(ConfigError) as err:
+        _read(table, arms=("0", "2"))
+    assert err.value.reason == (
+        "table 'per_item' of stage 'check' has no row whose 'subject' is '2' (has 0, 1)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("b_keys", "differ"),
+    [
+        (["0", "1", "2"], "their types differ: int in 'a', str in 'b'"),
+        ([0, 1, 5], "2, 5"),
+    ],
+)
+def test_rows_pairing_says_what_differs(b_keys, differ):
+    table = _arm([0, 1, 2]) + _arm(b_keys, subject="b")
+    with pytest.raises(ConfigError) as err:
+        _read(table, arms=("a", "b"))
+    assert err.value.key == "rows"
+    assert err.value.reason == (
+        f"the effect is paired, but the 'item' of the rows of 'b' and 'a' in table 'per_item' of stage "
+        f"'check' differ ({differ}); give every arm the same items or declare Effect(paired=False)."
+    )
+    assert _read(table, arms=("a", "b"), paired=False) == {"a": [0.0, 1.0, 2.0], "b": [0.0, 1.0, 2.0]}
+
+
+def test_rows_nan_keys_cannot_be_paired():
+    nan = float("nan")
+    table = _arm([0.5, nan, 1.5]) + _arm([0.5, nan, 1.5], subject="b")
+    with pytest.raises(ConfigError) as err:
+        _read(table, arms=("a", "b"))
+    assert err.value.reason == (
+        "the effect is paired, but 1 row(s) of 'a' in table 'per_item' of stage 'check' have a NaN 'item', "
+        "and NaN keys cannot be paired (NaN equals nothing); give every arm the same items or declare "
+        "Effect(paired=False)."
+    )
+    unpaired = _read(table, arms=("a", "b"), paired=False)
+    assert sorted(unpaired["a"]) == [0.0, 1.0, 2.0] and sorted(unpaired["b"]) == [0.0, 1.0, 2.0]
+
+
+def test_rows_refuse_nonfinite_values_by_default_naming_arm_and_keys():
+    nan, inf = float("nan"), float("inf")
+    values = [1.0, nan, 2.0, inf, nan, nan, nan, nan]
+    with pytest.raises(ConfigError) as err:
+        _read(_arm(list(range(8)), values) + _arm(list(range(8)), subject="b"), arms=("b", "a"))
+    assert err.value.key == "rows"
+    assert err.value.reason == (
+        "the 'value' of 6 of the 8 rows of 'a' in table 'per_item' of stage 'check' is not finite "
+        "('item' 1 (nan), 3 (inf), 4 (nan), 5 (nan), 6 (nan), ...); give Rows(nonfinite=\"drop\") to leave "
+        "those items out (counted in the numbers as rows_dropped/a), or fix the stage."
+    )
+    from quadriga.claims import Rows
+
+    with pytest.raises(ConfigError) as err:
+        Rows(
+            stage="check",
+            table="per_item",
+            column="value",
+            key="item",
+            count="stage.check.num_items",
+            nonfinite="dorp",
+        )
+    assert err.value.key == "rows"
+    assert err.value.reason == "Rows.nonfinite must be 'error' or 'drop', got 'dorp'. Did you mean 'drop'?"
+
+
+def test_rows_drop_counts_rows_before_dropping():
+    nan = float("nan")
+    table = _arm([0, 1, 2, 3], [1.0, nan, 2.0, 3.0]) + _arm([0, 1, 2, 3], [5.0, 6.0, 7.0, 8.0], subject="b")
+    # paired: item 1 leaves both arms; unpaired: only a's row
+    assert _read(table, ("a", "b"), 4, nonfinite="drop") == {"a": [1.0, 2.0, 3.0], "b": [5.0, 7.0, 8.0]}
+    assert _read(table, ("a", "b"), 4, paired=False, nonfinite="drop") == {
+        "a": [1.0, 2.0, 3.0],
+        "b": [5.0, 6.0, 7.0, 8.0],
+    }
+    # the number of rows is checked before any is dropped: 4 rows, not 3
+    with pytest.raises(ConfigError, match="has 4 row\\(s\\) of 'a', not replicates = 3"):
+        _read(table, ("a", "b"), 3, nonfinite="drop")
+    with pytest.raises(ConfigError) as err:
+        _read(_arm([0, 1, 2], [nan, 1.0, nan]), ("a",), 3, nonfinite="drop")
+    assert err.value.reason == (
+        "1 of the 3 rows of 'a' in table 'per_item' of stage 'check' are left once the rows whose 'value' "
+        "is not finite (in any arm: the effect is paired) are dropped; an interval needs at least 2."
+    )
+
+
+def test_rows_claim_drops_nonfinite_items_and_reports_how_many(registry, tmp_path):
+    from quadriga.claims import Precondition
+
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS.replace("num_items = 6", 'num_items = 6\nnonfinite = ["a:1", "b:3:inf"]'))
+    with pytest.raises(ConfigError) as err:
+        _rows_claim(path).observations("paper", tmp_path / "e", registry)
+    assert err.value.key == "rows"
+    assert "the 'value' of 1 of the 4 rows of 'a' in table 'per_item' of stage 'check' is not finite " in str(
+        err.value
+    )
+    assert "('item' 1 (nan)); give Rows(nonfinite=\"drop\")" in str(err.value)
+    claim = _rows_claim(path, nonfinite="drop")
+    obs = claim.observations("paper", tmp_path / "d", registry)
+    # items 1 (NaN in a) and 3 (inf in b) leave both arms: pairs stay aligned, n = 2 kept rows
+    assert obs.values == {"a": [_A[0], _A[2]], "b": [_B[0], _B[2]]}
+    assert obs.numbers == {"rows_dropped/a": 2, "rows_dropped/b": 2}
+    (comp,) = evaluate_claim(claim, obs, "paper")["comparisons"]
+    assert comp["n"] == 2 and comp["estimate"] == pytest.approx(np.mean(np.subtract(_A, _B)[[0, 2]]))
+    # a precondition bounds the rows dropped
+    strict = attrs.evolve(claim, preconditions=(Precondition.number("rows_dropped/a", "<=", 1, "few NaN"),))
+    record = evaluate_claim(strict, obs, "paper")
+    assert record["status"] == "inconclusive" and record["precondition_failed"] == "few NaN"
+    assert "the rows of table 'per_item' of stage 'check' (column 'value', one per 'item'; " in (
+        claim.rows.describe()
+    )
+    assert claim.rows.describe().endswith("stage.check.num_items = replicates; non-finite values dropped)")
+    # observe's numbers come after, and may not take the name of a count
+    numbers = attrs.evolve(claim, observe=lambda result: Observations(numbers={"rows": 8.0}))
+    assert numbers.observations("paper", tmp_path / "n", registry).numbers == {
+        "rows_dropped/a": 2,
+        "rows_dropped/b": 2,
+        "rows": 8.0,
+    }
+    clash = attrs.evolve(claim, observe=lambda result: Observations(numbers={"rows_dropped/a": 0}))
+    with pytest.raises(ConfigError, match="observe returned rows_dropped/a, which Rows") as err:
+        clash.observations("paper", tmp_path / "x", registry)
+    assert err.value.key == "observe"
+
+
+def test_rows_count_errors_say_they_come_from_rows_count(registry, tmp_path):
+    path = tmp_path / "rows.toml"
+    path.write_text(_ROWS)
+    with pytest.raises(ConfigError) as err:
+        _rows_claim(path, count="stage.check.num_itemz").observations("paper", tmp_path / "c", registry)
+    assert err.value.key == "rows" and "overrides=[...]" not in str(err.value)
+    assert str(err.value).startswith(
+        "key 'rows': rows.count 'stage.check.num_itemz': unknown parameter 'num_itemz' for ToyRows. "
+        "Did you mean 'num_items'?"
+    )
+    assert str(err.value).endswith("(Rows sets it to Scale.replicates = 4.)")
+    with pytest.raises(ConfigError) as err:
+        _rows_claim(path).observations(
+            "paper", tmp_path / "d", registry, overrides=("stage.check.num_items = 3",)
+        )
+    assert err.value.key == "rows"
+    assert err.value.reason == (
+        "the overrides set stage.check.num_items ('stage.check.num_items = 3'), which Rows sets from "
+        "Scale.replicates (here 4, the number of rows): give the number of rows as replicates, and drop the "
+        "override."
+    )
+    # an error in another override is the pipeline's, as before
+    with pytest.raises(ConfigError, match="unknown parameter 'num_itemz'") as err:
+        _rows_claim(path).observations(
+            "paper", tmp_path / "e", registry, overrides=("stage.check.num_itemz=3",)
+        )
+    assert str(err.value).startswith("overrides=[...], [stage.check], key 'num_itemz'")
 
 
 def test_info_says_where_a_rows_claim_reads_its_replicates(registry, monkeypatch, tmp_path):
@@ -875,3 +1101,33 @@ def test_info_says_where_a_rows_claim_reads_its_replicates(registry, monkeypatch
         "replicates are the rows of table 'per_item' of stage 'check' (column 'value', one per 'item'; "
         "stage.check.num_items = replicates)" in text
     )
+
+
+def test_info_indents_the_continuation_of_a_wrapped_claim_line(registry, monkeypatch, capsys, tmp_path):
+    from quadriga.cli import main
+    from quadriga.cli.info import hanging_lines
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # the width a terminal without COLUMNS gets: 80
+    monkeypatch.setattr(type(registry), "load_claim", lambda self, s: _rows_claim(tmp_path / "rows.toml"))
+    monkeypatch.setattr("quadriga.cli.info.registry_for", lambda args: registry)
+    assert main(["info", "toy-claim", "--kind", "claim"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 80
+    i = lines.index("  replicates are the rows of table 'per_item' of stage 'check' (column 'value',")
+    assert lines[i + 1] == "      one per 'item'; stage.check.num_items = replicates)"
+    # before: "one per 'item'; ..." at column 0, read as a field of its own; now only fields start there
+    starts = [line.split(":")[0] for line in lines if not line.startswith(" ")]
+    assert starts == [
+        "claim toy-claim from quadriga-toy",
+        "source",
+        "effect",
+        "arms",
+        "replicates per arm",
+        "plan",
+        "last verdict",
+        "run it",
+    ]
+    assert "      tolerance 0); 95% interval, method chosen from the statistic and n" in lines
+    assert hanging_lines("short line") == ["short line"]
+    assert hanging_lines("  a b c d", width=5) == ["  a b", "      c", "      d"]
+    assert hanging_lines("x" * 12 + " y", width=5) == ["x" * 12, "    y"]  # a long word is kept whole

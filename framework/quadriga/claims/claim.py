@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -16,7 +16,7 @@ from quadriga.claims.run import (
     arm_table,
     check_names,
     keep_stages,
-    read_rows,
+    read_rows_dropped,
     run_pipeline,
 )
 from quadriga.errors import ConfigError, suggest
@@ -63,9 +63,11 @@ class Claim:
             per-item table within a single run (one row per target example, per chain), not
             repeated seeded stages. The pipeline runs once with ``rows.count =
             Scale.replicates`` (before the scale's overrides) and nothing repeated; arm ``A``'s
-            replicates are ``rows.column`` of the rows whose ``rows.arm`` column is ``A``,
-            ordered by ``rows.key`` and, for a paired effect, paired by it across arms
-            (:func:`~quadriga.claims.run.read_rows`). The arms are labels of that column.
+            replicates are ``rows.column`` of the rows whose ``rows.arm`` column, as a string,
+            is ``A``, ordered by ``rows.key`` and, for a paired effect, paired by it across arms
+            (:func:`~quadriga.claims.run.read_rows`). The arms are labels of that column. With
+            ``Rows(nonfinite="drop")`` the items whose value is NaN or infinite are left out
+            and counted in ``Observations.numbers["rows_dropped/ARM"]``.
         experiment: instead of ``pipeline``, ``experiment(scale: Scale, out_dir: Path) ->
             {arm: [values]}`` (or :class:`Observations`) for claims whose experiment is not a
             registered pipeline (yet); replicate ``i`` of every arm must share its seeds.
@@ -100,8 +102,11 @@ class Claim:
             repeat_stages or repeat_tasks, or a scale whose overrides (or a fragility setting) set
             ``rows.count`` itself.
             When its pipeline is read, before it runs: (key ``rows``) ``rows.stage`` or the table
-            ``rows.count`` names is not in the pipeline; after the run, the errors of
-            :func:`~quadriga.claims.run.read_rows` (all with the closest names suggested).
+            ``rows.count`` names is not in the pipeline; when it runs, overrides given to
+            :meth:`observations` that set ``rows.count``, or a parameter ``rows.count`` that the
+            component lacks or a value it refuses (said to come from ``rows.count``); after the
+            run, the errors of :func:`~quadriga.claims.run.read_rows` (all with the closest names
+            suggested).
     """
 
     arms: tuple[str, ...]
@@ -298,7 +303,10 @@ class Claim:
             replicates: replicates instead of the scale's (a plan's pilot).
 
         Raises:
-            ConfigError: unknown scale, an arm that is not a stage of the pipeline, a missing metric.
+            ConfigError: unknown scale, an arm that is not a stage of the pipeline, a missing metric;
+                with ``rows``, (key ``rows``) ``overrides`` that set ``rows.count``, a
+                ``rows.count`` the pipeline refuses (see :meth:`_run_rows`) and the errors of
+                :func:`~quadriga.claims.run.read_rows`.
         """
         sc = self.scale(scale, overrides=overrides, replicates=replicates)
         out_dir = Path(out_dir)
@@ -308,12 +316,11 @@ class Claim:
 
         registry = registry or get_registry()
         data = self._repeated(sc.replicates, registry)
-        overrides = sc.overrides
         if self.rows is not None:  # the number of rows is the number of replicates
-            overrides = (f"{self.rows.count}={sc.replicates}", *sc.overrides)
-        result = run_pipeline(data, overrides=overrides, seed=sc.seed, out=out_dir / "run", registry=registry)
-        if self.rows is not None:
-            return self._row_observations(result, sc.replicates)
+            return self._row_observations(self._run_rows(data, sc, out_dir, registry), sc.replicates)
+        result = run_pipeline(
+            data, overrides=sc.overrides, seed=sc.seed, out=out_dir / "run", registry=registry
+        )
         if self.observe is not None:
             return _as_observations(self.observe(result))
         if self.group_by or self.across:
@@ -329,17 +336,57 @@ class Claim:
             }
         return obs
 
+    def _run_rows(self, data: dict[str, Any], sc: Scale, out_dir: Path, registry: Any) -> Any:
+        """Run the pipeline once with ``rows.count = sc.replicates`` before the scale's overrides.
+
+        Raises:
+            ConfigError: (key ``rows``) ``sc.overrides`` setting ``rows.count`` themselves (which
+                Rows sets from ``Scale.replicates``); an error of the pipeline about the parameter
+                ``rows.count`` names (no such parameter, a value it refuses), said to come from
+                ``rows.count``; otherwise as :func:`~quadriga.claims.run.run_pipeline`.
+        """
+        from quadriga.api import API_ORIGIN
+
+        rows = cast(Rows, self.rows)
+        for override in sc.overrides:
+            if ".".join(part.strip() for part in override.partition("=")[0].split(".")) == rows.count:
+                raise ConfigError(
+                    f"the overrides set {rows.count} ({override!r}), which Rows sets from Scale.replicates "
+                    f"(here {sc.replicates}, the number of rows): give the number of rows as replicates, "
+                    "and drop the override.",
+                    key="rows",
+                )
+        count = f"{rows.count}={sc.replicates}"
+        try:
+            return run_pipeline(
+                data, overrides=(count, *sc.overrides), seed=sc.seed, out=out_dir / "run", registry=registry
+            )
+        except ConfigError as exc:
+            if exc.file != API_ORIGIN or f"{exc.table}.{exc.key}" != rows.count:
+                raise
+            raise ConfigError(
+                f"rows.count '{rows.count}': {exc.reason} (Rows sets it to Scale.replicates = "
+                f"{sc.replicates}.)",
+                key="rows",
+            ) from None
+
     def _row_observations(self, result: Any, replicates: int) -> Observations:
         """``{arm: [row values]}`` read through ``rows``, with ``observe``'s numbers, table and figures.
 
+        With ``rows.nonfinite == "drop"``, ``numbers["rows_dropped/ARM"]`` is the number of rows
+        of each arm left out for a NaN or infinite value (0 when none), before ``observe``'s.
+
         Raises:
             ConfigError: as :func:`~quadriga.claims.run.read_rows`; (key ``observe``) an
-                ``observe`` that returned values.
+                ``observe`` that returned values, or a number named ``rows_dropped/ARM``.
         """
         if self.rows is None:  # only called with rows
             raise ConfigError("this claim reads no rows.", key="rows")
-        values = read_rows(result, self.rows, self.arms, replicates, paired=self.effect.paired)
+        paired = self.effect.paired
+        values, dropped = read_rows_dropped(result, self.rows, self.arms, replicates, paired=paired)
         obs = Observations(values=dict(values))
+        if self.rows.nonfinite == "drop":
+            obs.numbers = {f"rows_dropped/{arm}": n for arm, n in dropped.items()}
         if self.observe is not None:
             extra = _as_observations(self.observe(result))
             if extra.values:
@@ -348,7 +395,15 @@ class Claim:
                     f"values for {', '.join(map(str, extra.values))}.",
                     key="observe",
                 )
-            obs.numbers, obs.table, obs.figures = extra.numbers, extra.table, extra.figures
+            clash = sorted(set(obs.numbers) & set(extra.numbers))
+            if clash:
+                raise ConfigError(
+                    f'observe returned {", ".join(clash)}, which Rows(nonfinite="drop") reports (the rows '
+                    "left out); name the number otherwise.",
+                    key="observe",
+                )
+            obs.numbers = {**obs.numbers, **extra.numbers}
+            obs.table, obs.figures = extra.table, extra.figures
             obs.intervals = extra.intervals
         return obs
 

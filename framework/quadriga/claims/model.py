@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from quadriga.claims.record import RECORD_FILE
-from quadriga.errors import ConfigError
+from quadriga.errors import ConfigError, suggest
 
 __all__ = [
     "RECORD_FILE",
@@ -335,6 +335,12 @@ def _count_key(instance: Any, attribute: Any, value: Any) -> None:
         )
 
 
+def _nonfinite(instance: Any, attribute: Any, value: Any) -> None:
+    if value not in ("error", "drop"):
+        close = suggest(value, ("error", "drop")) if isinstance(value, str) else ""
+        raise ConfigError(f"Rows.nonfinite must be 'error' or 'drop', got {value!r}.{close}", key="rows")
+
+
 @attrs.frozen(kw_only=True)
 class Rows:
     """Where a claim's replicates are the rows of one stage's per-item table within a single run.
@@ -344,11 +350,12 @@ class Rows:
     reads them declaratively: the claim runs its pipeline once, with the override ``count =
     Scale.replicates`` placed before the scale's own overrides (so ``Scale.replicates`` is the
     number of rows), repeats no stage, and takes the replicates of arm ``A`` from the rows of
-    ``tables[table]`` of stage ``stage``'s result whose ``arm`` column is ``A``: ``[row[column]
-    ...]`` ordered by ``row[key]``. With a paired effect (``Effect.paired``, the default) every
-    arm must have the same keys, so replicate ``i`` of every arm is the same item. The claim's
-    arms are values of the ``arm`` column (labels such as ``"random"`` that name no stage are
-    fine).
+    ``tables[table]`` of stage ``stage``'s result whose ``arm`` column, as a string, is ``A``
+    (``str(row[arm]) == A``: a column of integers 0/1 matches arms ``"0"`` and ``"1"``):
+    ``[float(row[column]) ...]`` ordered by ``row[key]``. With a paired effect
+    (``Effect.paired``, the default) every arm must have the same keys, so replicate ``i`` of
+    every arm is the same item. The claim's arms are values of the ``arm`` column (labels such as
+    ``"random"`` that name no stage are fine).
 
     Example: ``Rows(stage="lds", table="per_target", column="lds", key="target",
     count="task.bed.num_targets")`` reads, for arm ``"datamodels"``, ``[r["lds"] for r in
@@ -359,16 +366,25 @@ class Rows:
         stage: the stage whose result (a :class:`~quadriga.artifacts.Metrics`) holds the table: a
             stage table name or one point of its ``matrix`` (``"removal[k=10]"``).
         table: the name of the table in the result's ``tables`` (a list of row dicts).
-        column: the column holding each row's observation (converted with ``float``; NaN kept).
-        key: the column identifying the item of each row (ordering and pairing across arms).
+        column: the column holding each row's observation, a number (an int, float or NumPy
+            number, converted with ``float``; a string, None or a list is refused).
+        key: the column identifying the item of each row (ordering and pairing across arms); the
+            keys of one arm must all be of one type, ``int``, ``float`` or ``str`` (``bool`` is
+            none of them), and name one row each.
         count: the override key that sets the number of rows (``"task.bed.num_targets"``); the
-            claim sets it to ``Scale.replicates`` and checks that each arm has that many rows.
+            claim sets it to ``Scale.replicates`` and checks that each arm has that many rows
+            (before any are dropped).
         arm: the column whose value names the arm of each row (default ``"subject"``, the column
-            an evaluator writes for each of its subjects).
+            an evaluator writes for each of its subjects), compared as a string.
+        nonfinite: what a NaN or infinite value does: ``"error"`` (the default) refuses the rows,
+            naming the arm and the first keys; ``"drop"`` leaves those items out (for a paired
+            effect, the key is left out of every arm, so pairs stay aligned) and reports how many
+            rows of each arm were left out as ``Observations.numbers["rows_dropped/ARM"]`` (for a
+            :class:`Precondition` to bound); ``n`` is then the number of rows kept.
 
     Raises:
         ConfigError: (key ``rows``) an empty name, a ``count`` that is not ``task.NAME.PARAM`` or
-            ``stage.NAME.PARAM``.
+            ``stage.NAME.PARAM``, a ``nonfinite`` other than ``"error"`` or ``"drop"``.
     """
 
     stage: str = attrs.field(validator=_name)
@@ -377,12 +393,19 @@ class Rows:
     key: str = attrs.field(validator=_name)
     count: str = attrs.field(validator=_count_key)
     arm: str = attrs.field(default="subject", validator=_name)
+    nonfinite: str = attrs.field(default="error", validator=_nonfinite)
 
     def describe(self) -> str:
-        """``"the rows of table 'per_target' of stage 'lds' (column 'lds', one per 'target')"``."""
+        """Where the replicates are, in words (``quadriga info``).
+
+        ``"the rows of table 'per_target' of stage 'lds' (column 'lds', one per 'target';
+        task.bed.num_targets = replicates)"``, with ``"; non-finite values dropped"`` before the
+        closing parenthesis when ``nonfinite="drop"``.
+        """
+        drop = "; non-finite values dropped" if self.nonfinite == "drop" else ""
         return (
             f"the rows of table '{self.table}' of stage '{self.stage}' (column '{self.column}', one per "
-            f"'{self.key}'; {self.count} = replicates)"
+            f"'{self.key}'; {self.count} = replicates{drop})"
         )
 
 

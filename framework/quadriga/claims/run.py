@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import numbers
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +33,7 @@ __all__ = [
     "mean_intervals",
     "read_replicates",
     "read_rows",
+    "read_rows_dropped",
     "replicate_values",
     "run_pipeline",
     "run_repeated",
@@ -320,23 +323,89 @@ def read_rows(
 ) -> dict[str, list[float]]:
     """Per-row observations ``{arm: [row values ordered by key]}`` of one stage's table (see :class:`Rows`).
 
+    Arm ``A``'s rows are those whose ``rows.arm`` column, as a string, is ``A`` (a column of
+    integers 0/1 matches arms ``"0"``/``"1"``). Their keys must all be of one type (``int``,
+    ``float`` or ``str``; ``bool`` is none of them), each naming one row; their values numbers
+    (``float`` of an int, float or NumPy number; a string is refused). A NaN or infinite value is
+    refused, or with ``rows.nonfinite == "drop"`` its row is left out (for a paired effect, its
+    key is left out of every arm); :func:`read_rows_dropped` also says how many were.
+
     Args:
         result: the :class:`~quadriga.runs.RunResult` (its ``artifacts[rows.stage].tables``).
         rows: the claim's :class:`~quadriga.claims.Rows`.
         arms: the arms, values of the ``rows.arm`` column.
-        replicates: the number of rows each arm must have (``None``: any number).
+        replicates: the number of rows each arm must have, counted before rows with non-finite
+            values are dropped (``None``: any number).
         paired: every arm must have the same keys (replicate ``i`` of every arm is the same item).
 
     Returns:
-        ``{arm: [float(row[rows.column]) for its rows sorted by row[rows.key]]}``, in ``arms`` order.
+        ``{arm: [float(row[rows.column]) for its kept rows sorted by row[rows.key]]}``, in ``arms``
+        order.
 
     Raises:
         ConfigError: (key ``rows``) the stage has no result or no such table (closest names
             suggested), a row lacks the arm, key or value column (closest column suggested), an
-            arm has no rows, a key repeated within an arm, a number of rows other than
-            ``replicates``, or, when ``paired``, arms whose keys differ.
+            arm has no rows, keys of several types or of a type other than int, float or str (the
+            types named), a key repeated within an arm (the key named), a number of rows other
+            than ``replicates``, a value that is not a number (the arm and the row's key named);
+            with ``nonfinite="error"`` a NaN or infinite value (the arm and the first keys
+            named), with ``"drop"`` fewer than 2 rows of an arm left; when ``paired``, arms whose
+            keys differ (the keys, or their types, named) or NaN keys (which cannot be paired).
+    """
+    return read_rows_dropped(result, rows, arms, replicates, paired=paired)[0]
+
+
+def read_rows_dropped(
+    result: Any, rows: Any, arms: Sequence[str], replicates: int | None = None, *, paired: bool = True
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """:func:`read_rows`, with the number of rows of each arm left out for a non-finite value.
+
+    Returns:
+        ``(values, dropped)``: ``values`` as :func:`read_rows` returns them, ``dropped`` ``{arm:
+        rows left out}`` (all 0 unless ``rows.nonfinite == "drop"``), in ``arms`` order.
+
+    Raises:
+        ConfigError: as :func:`read_rows`.
     """
     where = f"table '{rows.table}' of stage '{rows.stage}'"
+    table = _row_table(result, rows, where)
+    keys: dict[str, list[Any]] = {}
+    values: dict[str, list[float]] = {}
+    for arm in arms:
+        keys[arm], values[arm] = _arm_rows(table, rows, arm, replicates, where)
+    if paired:
+        _check_pairs(keys, rows, arms, where)
+    bad = {
+        arm: [k for k, v in zip(keys[arm], values[arm], strict=True) if not math.isfinite(v)] for arm in arms
+    }
+    if getattr(rows, "nonfinite", "error") != "drop":
+        for arm in arms:
+            if bad[arm]:
+                _refuse_nonfinite(rows, arm, keys[arm], values[arm], where)
+        return values, dict.fromkeys(arms, 0)
+    out: dict[str, list[float]] = {}
+    dropped: dict[str, int] = {}
+    anywhere = {k for arm in arms for k in bad[arm]}  # paired: a key leaves every arm, pairs stay aligned
+    for arm in arms:
+        gone = anywhere if paired else set(bad[arm])
+        out[arm] = [v for k, v in zip(keys[arm], values[arm], strict=True) if k not in gone]
+        dropped[arm] = len(values[arm]) - len(out[arm])
+        if len(out[arm]) < 2:
+            why = " (in any arm: the effect is paired)" if paired else ""
+            raise ConfigError(
+                f"{len(out[arm])} of the {len(values[arm])} rows of '{arm}' in {where} are left once the "
+                f"rows whose '{rows.column}' is not finite{why} are dropped; an interval needs at least 2.",
+                key="rows",
+            )
+    return out, dropped
+
+
+def _row_table(result: Any, rows: Any, where: str) -> list[Any]:
+    """The rows of ``tables[rows.table]`` of ``rows.stage``, each with the arm, key and value columns.
+
+    Raises:
+        ConfigError: (key ``rows``) no result for the stage, no such table, a row lacking a column.
+    """
     artifact = result.artifacts.get(rows.stage)
     if artifact is None:
         raise ConfigError(
@@ -359,43 +428,135 @@ def read_rows(
                 f"{suggest(column, lacking)}",
                 key="rows",
             )
-    out: dict[str, list[float]] = {}
-    keys: dict[str, list[Any]] = {}
+    return table
+
+
+def _key_type(key: Any) -> str:
+    """``"int"``, ``"float"`` or ``"str"`` for a usable row key (NumPy numbers too); else its type's name."""
+    if isinstance(key, bool):  # True == 1: a flag is no item key
+        return "bool"
+    if isinstance(key, str):
+        return "str"
+    if isinstance(key, numbers.Integral):
+        return "int"
+    if isinstance(key, numbers.Real):
+        return "float"
+    return type(key).__name__
+
+
+def _number(value: Any) -> float | None:
+    """``float(value)`` for a number (bool and NumPy numbers included), None for anything else (a string)."""
+    if isinstance(value, (str, bytes)) or value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _arm_rows(
+    table: list[Any], rows: Any, arm: str, replicates: int | None, where: str
+) -> tuple[list[Any], list[float]]:
+    """``(keys, values)`` of the rows of ``arm`` (``str(row[rows.arm]) == arm``), sorted by key.
+
+    Raises:
+        ConfigError: (key ``rows``) no row of the arm, keys of several or unusable types, a
+            repeated key, a number of rows other than ``replicates``, a value that is no number.
+    """
+    mine = [r for r in table if str(r[rows.arm]) == arm]
+    if not mine:
+        have = sorted({str(r[rows.arm]) for r in table})
+        raise ConfigError(
+            f"{where} has no row whose '{rows.arm}' is '{arm}' (has {', '.join(have) or 'no rows'})."
+            f"{suggest(arm, have)}",
+            key="rows",
+        )
+    found: dict[str, Any] = {}
+    for r in mine:
+        found.setdefault(_key_type(r[rows.key]), r[rows.key])
+    if len(found) > 1 or not set(found) <= {"int", "float", "str"}:
+        what = ", ".join(f"{t} ({k!r})" for t, k in found.items())
+        raise ConfigError(
+            f"the '{rows.key}' of the rows of '{arm}' in {where} must all be of one type, int, float or "
+            f"str; found {what}.",
+            key="rows",
+        )
+    mine.sort(key=lambda r: r[rows.key])
+    keys = [r[rows.key] for r in mine]
+    seen: set[Any] = set()
+    for k in keys:
+        if k in seen:
+            raise ConfigError(
+                f"{where} repeats the '{rows.key}' {k!r} among the rows of '{arm}' "
+                f"({keys.count(k)} rows); the key must name one item per row.",
+                key="rows",
+            )
+        seen.add(k)
+    if replicates is not None and len(mine) != replicates:
+        raise ConfigError(
+            f"{where} has {len(mine)} row(s) of '{arm}', not replicates = {replicates}; the stage must "
+            f"write one row per item, and {rows.count} (set to replicates) the number of items.",
+            key="rows",
+        )
+    values = []
+    for r in mine:
+        value = _number(r[rows.column])
+        if value is None:
+            raise ConfigError(
+                f"the '{rows.column}' of the row of '{arm}' whose '{rows.key}' is {r[rows.key]!r} in "
+                f"{where} is {r[rows.column]!r} ({type(r[rows.column]).__name__}), not a number.",
+                key="rows",
+            )
+        values.append(value)
+    return keys, values
+
+
+def _check_pairs(keys: Mapping[str, list[Any]], rows: Any, arms: Sequence[str], where: str) -> None:
+    """Refuse arms whose keys differ, naming the keys, their types, or the NaN keys that cannot be paired.
+
+    Raises:
+        ConfigError: (key ``rows``) as above.
+    """
+    fix = "give every arm the same items or declare Effect(paired=False)."
     for arm in arms:
-        mine = sorted((r for r in table if r[rows.arm] == arm), key=lambda r: r[rows.key])
-        if not mine:
-            have = sorted({str(r[rows.arm]) for r in table})
+        nan = [k for k in keys[arm] if _key_type(k) == "float" and math.isnan(k)]
+        if nan:
             raise ConfigError(
-                f"{where} has no row whose '{rows.arm}' is '{arm}' (has {', '.join(have) or 'no rows'})."
-                f"{suggest(arm, have)}",
+                f"the effect is paired, but {len(nan)} row(s) of '{arm}' in {where} have a NaN "
+                f"'{rows.key}', and NaN keys cannot be paired (NaN equals nothing); {fix}",
                 key="rows",
             )
-        keys[arm] = [r[rows.key] for r in mine]
-        if len(set(map(str, keys[arm]))) < len(mine):
-            raise ConfigError(
-                f"{where} repeats a '{rows.key}' among the rows of '{arm}'; the key must name one item "
-                "per row.",
-                key="rows",
-            )
-        if replicates is not None and len(mine) != replicates:
-            raise ConfigError(
-                f"{where} has {len(mine)} row(s) of '{arm}', not replicates = {replicates}; the stage must "
-                f"write one row per item, and {rows.count} (set to replicates) the number of items.",
-                key="rows",
-            )
-        out[arm] = [float(r[rows.column]) for r in mine]
-    if paired:
-        first = arms[0]
-        for arm in arms[1:]:
-            if keys[arm] != keys[first]:
-                only = sorted(set(map(str, keys[first])) ^ set(map(str, keys[arm])))[:5]
-                raise ConfigError(
-                    f"the effect is paired, but the '{rows.key}' of the rows of '{arm}' and '{first}' in "
-                    f"{where} differ ({', '.join(only) or 'order'}); give both arms the same items or "
-                    "declare Effect(paired=False).",
-                    key="rows",
-                )
-    return out
+    first = arms[0]
+    for arm in arms[1:]:
+        if keys[arm] == keys[first]:
+            continue
+        types = {a: _key_type(keys[a][0]) for a in (first, arm)}
+        if types[arm] != types[first]:
+            differ = f"their types differ: {types[first]} in '{first}', {types[arm]} in '{arm}'"
+        else:
+            only = sorted(set(keys[first]) ^ set(keys[arm]))
+            differ = ", ".join(map(repr, only[:5])) + (", ..." if len(only) > 5 else "") or "order"
+        raise ConfigError(
+            f"the effect is paired, but the '{rows.key}' of the rows of '{arm}' and '{first}' in {where} "
+            f"differ ({differ}); {fix}",
+            key="rows",
+        )
+
+
+def _refuse_nonfinite(rows: Any, arm: str, keys: list[Any], values: list[float], where: str) -> None:
+    """Refuse the rows of ``arm`` whose value is NaN or infinite, naming the first keys.
+
+    Raises:
+        ConfigError: (key ``rows``) always.
+    """
+    bad = [(k, v) for k, v in zip(keys, values, strict=True) if not math.isfinite(v)]
+    named = ", ".join(f"{k!r} ({v})" for k, v in bad[:5]) + (", ..." if len(bad) > 5 else "")
+    raise ConfigError(
+        f"the '{rows.column}' of {len(bad)} of the {len(keys)} rows of '{arm}' in {where} is not finite "
+        f"('{rows.key}' {named}); give Rows(nonfinite=\"drop\") to leave those items out (counted in "
+        f"the numbers as rows_dropped/{arm}), or fix the stage.",
+        key="rows",
+    )
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -24,7 +24,16 @@ from quadriga.cli.output import print_json
 from quadriga.markup import escape
 from quadriga.registry import SPEC_KINDS
 
-__all__ = ["add_parser", "cmd_info", "doc_paragraphs", "parameters", "render_doc", "toml_value", "type_text"]
+__all__ = [
+    "add_parser",
+    "cmd_info",
+    "doc_paragraphs",
+    "hanging_lines",
+    "parameters",
+    "render_doc",
+    "toml_value",
+    "type_text",
+]
 
 
 def add_parser(sub: Subparsers) -> None:
@@ -246,6 +255,28 @@ def parameters(cls: type, registry: Any = None) -> list[dict[str, Any]]:
     return rows
 
 
+def hanging_lines(line: str, width: int = 80) -> list[str]:
+    """``line`` folded at word boundaries into lines of at most ``width`` characters, continuations indented.
+
+    A continuation is indented 4 spaces beyond ``line``'s own indentation, so a wrapped field
+    (``"  replicates are the rows of ..."``) stays visibly one field under the line it belongs to.
+    A word longer than the width is kept whole on its own line (a path or a name is not cut).
+
+    Returns:
+        The lines, without trailing newlines; ``[line]`` when it fits or is blank.
+    """
+    import textwrap
+
+    lead = line[: len(line) - len(line.lstrip(" "))]
+    return textwrap.wrap(
+        line,
+        width=width,
+        subsequent_indent=lead + "    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [line]
+
+
 def wrap_comments(text: str, width: int = 80) -> str:
     """TOML text with every whole-line comment longer than ``width`` folded into several comment lines.
 
@@ -296,10 +327,10 @@ def cmd_info(args: argparse.Namespace) -> int:
             facts = claim_facts(reg, c)
             found.append(dict(kind="claim", **facts))
             if not args.json:
-                head, *rest = claim_lines(facts)
-                con.print(f"[bold]{escape(head)}[/]")
-                for line in rest:
-                    con.print(escape(line))
+                width = min(80, con.width)
+                for i, line in enumerate(claim_lines(facts)):
+                    for part in hanging_lines(line, width):
+                        con.print(f"[bold]{escape(part)}[/]" if i == 0 else escape(part), soft_wrap=True)
     colliding = [s for (k, n), v in reg.conflicts.items() if n == name and kind in (None, k) for s in v]
     for spec in [s for s in reg.components() if s.name == name and kind in (None, s.kind)] + colliding:
         if spec in colliding and not args.json:

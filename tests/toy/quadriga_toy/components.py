@@ -164,13 +164,17 @@ class ToyRows(Evaluator):
 
     ``tables["per_item"]`` holds ``num_items`` rows per subject ``{"subject", "item", "value"}``;
     the rows of every second subject are written in reverse order and their items shifted by
-    ``key_offset`` (so a reader must pair by ``item``, not by position).
+    ``key_offset`` (so a reader must pair by ``item``, not by position). The cells named in
+    ``nonfinite`` (``"SUBJECT:ITEM"``, or ``"SUBJECT:ITEM:inf"``) hold NaN (or inf) instead.
     """
 
     input_types: ClassVar[dict[str, tuple[type, ...]]] = {"subject": (Samples,), "reference": (Target,)}
     values: list[float] = param(factory=lambda: [1.0, 4.0, 2.0, 8.0], doc="the per-item base values (cycled)")
     num_items: int = param(4, doc="rows per subject", validator=positive_int)
     key_offset: int = param(0, doc="added to the items of every second subject")
+    nonfinite: list[str] = param(
+        factory=list, doc='cells holding NaN: "SUBJECT:ITEM" ("SUBJECT:ITEM:inf": inf)'
+    )
 
     metrics_doc: ClassVar[dict[str, str]] = {"rows": "number of rows written (count)"}
 
@@ -187,6 +191,11 @@ class ToyRows(Evaluator):
                 for i in range(self.num_items)
             ]
             rows += mine[::-1] if k % 2 else mine
+        for cell in self.nonfinite:
+            subject_name, item, *inf = cell.split(":")
+            for row in rows:
+                if row["subject"] == subject_name and row["item"] == int(item):
+                    row["value"] = float("inf") if inf else float("nan")
         return Metrics(values={"rows": float(len(rows))}, tables={"per_item": rows})
 
 
