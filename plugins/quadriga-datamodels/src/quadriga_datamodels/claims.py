@@ -99,8 +99,19 @@ def _observations(result: Any, *, removal_k: int = 10) -> Observations:
 
 
 def _rows(stage: str, column: str) -> Rows:
-    """``column`` of ``stage``'s per-target table, one row per target, ``num_targets = replicates``."""
-    return Rows(stage=stage, table="per_target", column=column, key="target", count="task.bed.num_targets")
+    """``column`` of ``stage``'s per-target table, one row per target, ``num_targets = replicates``.
+
+    A target whose held-out margins do not vary has no LDS (NaN): it is dropped from every arm,
+    and the precondition on ``targets_with_varying_ground_truth`` says whether too many were.
+    """
+    return Rows(
+        stage=stage,
+        table="per_target",
+        column=column,
+        key="target",
+        count="task.bed.num_targets",
+        nonfinite="drop",
+    )
 
 
 _VARYING = Precondition.number(
