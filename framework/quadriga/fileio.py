@@ -166,6 +166,7 @@ __all__ = [
     "DirectoryLocked",
     "append_jsonl",
     "atomic_path",
+    "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
     "held_elsewhere",
@@ -341,11 +342,24 @@ def atomic_write_text(path: Path, text: str) -> None:
 
     Raises:
         ConfigError: ``path`` or its directory is a symbolic link.
+        OSError: the file cannot be written (``ENOSPC`` on a full disk; the temporary file is removed).
+    """
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes | memoryview) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``).
+
+    One file opened and written once, with the permissions a plain ``open`` would give; on error
+    the temporary file is emptied and removed and ``path`` is left as it was.
+
+    Raises:
+        ConfigError: ``path`` or its directory is a symbolic link.
+        OSError: the file cannot be written (``ENOSPC`` on a full disk).
     """
     path = Path(path)
     refuse_symlinks(path.parent)
     refuse_symlinks(path)
-    data = text.encode("utf-8")
     fd, tmp = _create_temporary(path, ".tmp")
     try:
         try:
