@@ -93,6 +93,27 @@ def test_run_results_are_one_table_per_evaluator_not_one_row_per_metric():
     assert "0.2649" in text and "coverage-samples.png" in text
 
 
+@pytest.mark.parametrize("n", [40, 45])
+def test_results_table_of_many_stages_prints_a_screenful_and_summarises_the_rest(n):
+    """At most RESULT_ROWS (40) lines of stages: beyond that 39 stages and one summary line."""
+    stages = {
+        f"draw[{i}]": {"type": "Samples", "num_samples": 10 + i, "dim": 2, "component": "toy-iid"}
+        for i in range(n)
+    }
+    text = console_text(lambda con: print_results(con, {"stages": stages}))
+    rows = [line.split() for line in text.splitlines()]
+    printed = [r[0] for r in rows if r and r[0].startswith("draw[")]
+    if n == 40:
+        assert printed == list(stages) and "more stage" not in text
+    else:
+        assert printed == list(stages)[:39]
+        assert ["draw[38]", "toy-iid", "48", "x", "2", "samples"] in rows
+        assert (
+            "... and 6 more stages (repeat) of draw (every stage's result is in the run directory's"
+            in " ".join(text.split())
+        )
+
+
 def test_list_fits_80_columns_without_folding_distribution_names(capsys):
     code, out, _ = cli(capsys, "list")
     assert code == 0
