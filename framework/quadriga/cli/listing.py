@@ -144,8 +144,11 @@ def _print_list_json(
 ) -> int:
     """``quadriga list --json``: the listing as one JSON object (returns the exit code 0)."""
     from quadriga.claims import last_verdict, stale_reason
+    from quadriga.claims.fingerprint import one_look
     from quadriga.cli.output import print_json
 
+    with one_look():  # each plugin's files walked once for all its claims
+        verdicts = [(last_verdict(c), stale_reason(c)) for c in claims]
     data: dict[str, Any] = {
         "components": [
             dict(
@@ -164,10 +167,10 @@ def _print_list_json(
                 name=c.name,
                 summary=c.summary,
                 distribution=c.distribution,
-                last_verdict=last_verdict(c),
-                stale=stale_reason(c),
+                last_verdict=last,
+                stale=stale,
             )
-            for c in claims
+            for c, (last, stale) in zip(claims, verdicts, strict=True)
         ],
         "broken": [
             dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
@@ -198,6 +201,7 @@ def _rows_by_distribution(
 ) -> tuple[dict[str, list[list[str]]], bool]:
     """``({distribution: [[kind, name, verdict, summary]]}, whether a verdict is stale)``."""
     from quadriga.claims import last_verdict, stale_reason
+    from quadriga.claims.fingerprint import one_look
 
     by_dist: dict[str, list[list[str]]] = {}
     for c in comps:
@@ -205,15 +209,16 @@ def _rows_by_distribution(
     for p in pipes:
         by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
     any_stale = False
-    for c in claims:
-        last = last_verdict(c)
-        verdict = "-"
-        if last and last.get("status"):  # the status, * when stale; with --full its date too
-            stale = "*" if stale_reason(c) else ""
-            any_stale = any_stale or bool(stale)
-            verdict = f"{last.get('status')}{stale}"
-            verdict += f" {last.get('date')}" if full else ""
-        by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
+    with one_look():  # each plugin's files walked once for all its claims
+        for c in claims:
+            last = last_verdict(c, copied=False)  # read only
+            verdict = "-"
+            if last and last.get("status"):  # the status, * when stale; with --full its date too
+                stale = "*" if stale_reason(c) else ""
+                any_stale = any_stale or bool(stale)
+                verdict = f"{last.get('status')}{stale}"
+                verdict += f" {last.get('date')}" if full else ""
+            by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
     return by_dist, any_stale
 
 
