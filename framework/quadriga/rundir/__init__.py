@@ -107,6 +107,9 @@ class RunDir:
         # whether .resume/ may exist: False only for a directory this object created (empty then),
         # until a copy is saved there; spares each saved stage a look for a copy to drop
         self._resume_store = True
+        # the stages whose record.json this object wrote; None when the directory may hold records
+        # it did not write (one opened for resume), so that clearing a record must look on disk
+        self._written: set[str] | None = None
 
     @classmethod
     def create(cls, out: Path | None, runs_root: Path, pipeline_name: str) -> RunDir:
@@ -149,6 +152,7 @@ class RunDir:
         """A :class:`RunDir` of a directory just made (or found empty): it has no ``.resume/`` yet."""
         rd = cls(path)
         rd._resume_store = False
+        rd._written = set()
         return rd
 
     @classmethod
@@ -336,13 +340,21 @@ class RunDir:
 
         The stage's directory is made when it is missing (a stage saved with ``save = false``).
         """
+        if self._written is not None:
+            self._written.add(stage)
         atomic_write_json(
             self._file(f"stages/{stage_dir_name(stage)}/{RECORD}"),
             {"stage": stage, "status": status.to_json(), "summary": summary},
         )
 
     def clear_stage_record(self, stage: str) -> None:
-        """Remove a stage's ``record.json`` before it runs again (a rerun that fails leaves none)."""
+        """Remove a stage's ``record.json`` before it runs again (a rerun that fails leaves none).
+
+        In a directory this object created, only the records it wrote can exist: for any other
+        stage there is nothing to remove and nothing is looked up.
+        """
+        if self._written is not None and stage not in self._written:
+            return
         path = self._file(f"stages/{stage_dir_name(stage)}/{RECORD}")  # no link from the run down
         path.unlink(missing_ok=True)
 
