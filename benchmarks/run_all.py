@@ -399,8 +399,19 @@ def benches(quick: bool, notes: list[str] | None = None) -> list[Bench]:
     def sweep_setup() -> None:
         state["tmp"] = _toy_site()
         from quadriga.api import run
+        from quadriga.sweep import run_sweep
 
         run("toy-pipeline", overrides=[f"stage.draw.sleep={seconds}"], out=state["tmp"] / "warm")
+        # both arms warm: the sequential arm's imports are done by the run above, the sweep arm's
+        # (its fork server, which imports torch and the core once per process) by a small sweep;
+        # otherwise only the first repeat of the sweep arm pays that start-up
+        run_sweep(
+            "toy-pipeline",
+            seeds=range(2),
+            fixed=["stage.draw.sleep=0"],
+            workers=2,
+            out=state["tmp"] / "warm-sweep",
+        )
 
     def sequential() -> float:
         from quadriga.api import run
