@@ -55,10 +55,17 @@ def test_one_look_walks_each_package_once_and_later_calls_see_edits(tmp_path, mo
     assert after != first and len(walks) == 2
 
 
-def test_last_verdict_copies_unless_asked_not_to(tmp_path, monkeypatch):
-    entry = {"status": "passed", "date": "2026-01-01", "rows": [{"a": 1}]}
+def test_last_verdict_is_a_deep_copy_of_the_cached_entry(monkeypatch):
+    import copy
+
+    entry = {"status": "passed", "date": "2026-01-01", "rows": [{"a": 1, "b": [2.5, None, True]}]}
     monkeypatch.setattr(record, "_last", lambda spec: entry)
     spec = SimpleNamespace(name="c", target="m:c")
     copied = record.last_verdict(spec)
-    assert copied == entry and copied is not entry and copied["rows"][0] is not entry["rows"][0]
-    assert record.last_verdict(spec, copied=False) is entry
+    assert copied == entry == copy.deepcopy(entry)
+    assert copied is not entry and copied["rows"] is not entry["rows"]
+    assert copied["rows"][0]["b"] is not entry["rows"][0]["b"]
+    copied["rows"][0]["a"] = 5
+    assert entry["rows"][0]["a"] == 1
+    monkeypatch.setattr(record, "_last", lambda spec: None)
+    assert record.last_verdict(spec) is None

@@ -211,7 +211,7 @@ def _rows_by_distribution(
     any_stale = False
     with one_look():  # each plugin's files walked once for all its claims
         for c in claims:
-            last = last_verdict(c, copied=False)  # read only
+            last = last_verdict(c)
             verdict = "-"
             if last and last.get("status"):  # the status, * when stale; with --full its date too
                 stale = "*" if stale_reason(c) else ""
