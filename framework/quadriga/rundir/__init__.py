@@ -293,7 +293,7 @@ class RunDir:
 
     def write_status(self, status: RunStatus) -> None:
         """Atomically rewrite ``status.json``."""
-        atomic_write_json(self._file("status.json"), status.to_json())
+        atomic_write_json(self._file("status.json"), status.to_json(), checked=True)
 
     def read_results(self) -> dict[str, Any]:
         """``results.json`` as a dict (empty when there is none).
@@ -314,7 +314,7 @@ class RunDir:
 
     def write_results(self, results: dict[str, Any]) -> None:
         """Atomically rewrite ``results.json``."""
-        atomic_write_json(self._file("results.json"), results)
+        atomic_write_json(self._file("results.json"), results, checked=True)
 
     def sync(self, status: RunStatus, results: dict[str, Any], *, force: bool = False) -> bool:
         """Rewrite ``status.json`` and ``results.json`` when due; return whether they were written.
@@ -345,6 +345,7 @@ class RunDir:
         atomic_write_json(
             self._file(f"stages/{stage_dir_name(stage)}/{RECORD}"),
             {"stage": stage, "status": status.to_json(), "summary": summary},
+            checked=True,  # _file refused links from the run directory down to the file
         )
 
     def clear_stage_record(self, stage: str) -> None:
@@ -365,7 +366,7 @@ class RunDir:
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomically write ``manifest.json``."""
-        atomic_write_json(self._file("manifest.json"), manifest)
+        atomic_write_json(self._file("manifest.json"), manifest, checked=True)
 
     def saved_pipeline(self) -> Path | None:
         """The path of the run's resolved ``pipeline.toml`` (for ``--resume``), or ``None`` when absent."""
@@ -411,11 +412,11 @@ class RunDir:
         """Write the resolved, expanded configuration to ``pipeline.toml``."""
         import tomli_w
 
-        atomic_write_text(self._file("pipeline.toml"), tomli_w.dumps(resolved))
+        atomic_write_text(self._file("pipeline.toml"), tomli_w.dumps(resolved), checked=True)
 
     def write_error(self, text: str) -> None:
         """Write the traceback of a failure to ``error.txt``."""
-        atomic_write_text(self._file("error.txt"), text)
+        atomic_write_text(self._file("error.txt"), text, checked=True)
 
     def append_metrics(self, record: dict[str, Any]) -> None:
         """Append one record to ``metrics.jsonl``."""
