@@ -707,3 +707,24 @@ def test_the_summary_keeps_a_metric_name_holding_a_slash_whole():
     text = console_text(lambda con: print_pivot(con, values, title="check", stages={"fit", "check"}))
     assert any(line.split() == ["fit", "0.25", "0.5"] for line in text.splitlines()), text
     assert "flowrl/mean_reward" in text
+
+
+def test_plain_list_table_asks_the_console_its_width_once():
+    """Off a terminal each look at the width asks the stream whether it is one: once per table."""
+    from quadriga.cli.listing import _write_plain_table
+
+    class Counting:
+        def __init__(self):
+            self.file, self.looks = io.StringIO(), 0
+
+        @property
+        def width(self):
+            self.looks += 1
+            return 60
+
+    con = Counting()
+    rows = [["sampler", f"s{i}", "a summary " * 8] for i in range(30)]
+    assert _write_plain_table(con, "quadriga-x", rows)
+    lines = con.file.getvalue().splitlines()
+    assert con.looks == 1 and len(lines) == 35 and max(map(len, lines)) == 59  # no trailing space
+    assert lines[4].startswith(" sampler   s0     a summary") and lines[4].endswith("…")
