@@ -123,6 +123,38 @@ def test_plain_console_hands_everything_else_to_rich(capsys):
     assert "inside" not in out
 
 
+def test_after_a_table_plain_strings_bypass_rich_only_while_it_holds_nothing_back(capsys, monkeypatch):
+    """Once rich's console exists, a plain string is still written directly (as rich writes it,
+    at rich's width) unless a capture, a live display or recording holds rich's output back."""
+    monkeypatch.setenv("COLUMNS", "30")
+    con = console()
+    table = Table("kind", "name")
+    table.add_row("sampler", "mala")
+    con.print(table)
+    capsys.readouterr()
+    real = con._q_real
+    assert isinstance(real, Console)
+    real.width = 24  # a width set on the console is the one plain lines wrap at
+    calls = []
+    monkeypatch.setattr(
+        type(real), "print", lambda self, *a, **k: calls.append(a) or Console.print(self, *a, **k)
+    )
+    text = "[bold]stage[/] draw\\[0] done in 0.0 s and more words"
+    con.print(text)
+    assert calls == []  # written directly
+    direct = capsys.readouterr().out
+    buffer = io.StringIO()
+    _rich_console(False, file=buffer, width=24).print(text)
+    assert direct == buffer.getvalue() and direct.count("\n") == 2
+    with con.capture() as captured:
+        con.print(text)
+    assert len(calls) == 1 and captured.get() == direct  # rich's, so capture sees it
+    real.record = True
+    con.print("recorded")
+    assert len(calls) == 2 and "recorded" in real.export_text()
+    capsys.readouterr()
+
+
 def test_formatter_prints_richs_help():
     """The lazy formatter gives the help text rich-argparse's formatter gives (markup off)."""
 

@@ -221,3 +221,28 @@ def test_indented_json_matches_json_dumps_on_tables_of_flat_dicts(seed):
     }
     assert indented_json(table) == json.dumps(table, indent=2)
     assert indented_json({"nested": table, "after": 1}) == json.dumps({"nested": table, "after": 1}, indent=2)
+
+
+def test_a_run_directory_file_is_checked_for_links_once(tmp_path, monkeypatch):
+    """RunDir refuses links from the run directory down to the file; the write does not look again."""
+    import quadriga.fileio as fileio
+    from quadriga.errors import ConfigError
+    from quadriga.rundir import RunDir
+    from quadriga.rundir.records import RunStatus
+
+    rd = RunDir.create(tmp_path / "run", tmp_path, "p")
+    looked: list[str] = []
+    real = fileio.refuse_symlinks
+    monkeypatch.setattr(
+        fileio, "refuse_symlinks", lambda p, root=None: looked.append(str(p)) or real(p, root)
+    )
+    rd.write_status(RunStatus())
+    assert looked == []  # rundir's own check (its module's refuse_symlinks) is the only one
+    fileio.atomic_write_text(tmp_path / "run" / "other.txt", "x")
+    assert looked == [str(tmp_path / "run"), str(tmp_path / "run" / "other.txt")]  # unchecked: both
+    (tmp_path / "elsewhere.json").write_text("{}")
+    (tmp_path / "run" / "status.json").unlink()
+    (tmp_path / "run" / "status.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(ConfigError, match="symbolic link"):
+        rd.write_status(RunStatus())
+    assert (tmp_path / "elsewhere.json").read_text() == "{}"

@@ -81,3 +81,22 @@ def test_a_rerun_stage_that_fails_does_not_keep_its_earlier_record(registry, tmp
     rd.clear_stage_record("boom")
     assert not (rd.stage_dir("boom") / "record.json").exists()
     rd.clear_stage_record("boom")  # a missing record is fine
+
+
+def test_a_new_run_directory_clears_the_records_it_wrote_and_looks_up_no_other(tmp_path, monkeypatch):
+    from quadriga.rundir.records import StageStatus
+
+    rd = RunDir.create(tmp_path / "new", tmp_path, "p")
+    looked: list[str] = []
+    real = RunDir._file
+    monkeypatch.setattr(RunDir, "_file", lambda self, name: looked.append(name) or real(self, name))
+    rd.clear_stage_record("never-written")  # nothing there in a directory this object made
+    assert looked == []
+    rd.write_stage_record("a", StageStatus("finished", "toy-iid", "sampler"), {"type": "Samples"})
+    assert (rd.stage_dir("a") / "record.json").is_file()
+    rd.clear_stage_record("a")
+    assert not (rd.stage_dir("a") / "record.json").exists()
+    reopened = RunDir(rd.path)  # not made by this object: records are looked for on disk
+    rd.write_stage_record("b", StageStatus("finished", "toy-iid", "sampler"), {"type": "Samples"})
+    reopened.clear_stage_record("b")
+    assert not (rd.stage_dir("b") / "record.json").exists()

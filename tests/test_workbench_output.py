@@ -93,6 +93,27 @@ def test_run_results_are_one_table_per_evaluator_not_one_row_per_metric():
     assert "0.2649" in text and "coverage-samples.png" in text
 
 
+@pytest.mark.parametrize("n", [40, 45])
+def test_results_table_of_many_stages_prints_a_screenful_and_summarises_the_rest(n):
+    """At most RESULT_ROWS (40) lines of stages: beyond that 39 stages and one summary line."""
+    stages = {
+        f"draw[{i}]": {"type": "Samples", "num_samples": 10 + i, "dim": 2, "component": "toy-iid"}
+        for i in range(n)
+    }
+    text = console_text(lambda con: print_results(con, {"stages": stages}))
+    rows = [line.split() for line in text.splitlines()]
+    printed = [r[0] for r in rows if r and r[0].startswith("draw[")]
+    if n == 40:
+        assert printed == list(stages) and "more stage" not in text
+    else:
+        assert printed == list(stages)[:39]
+        assert ["draw[38]", "toy-iid", "48", "x", "2", "samples"] in rows
+        assert (
+            "... and 6 more stages (repeat) of draw (every stage's result is in the run directory's"
+            in " ".join(text.split())
+        )
+
+
 def test_list_fits_80_columns_without_folding_distribution_names(capsys):
     code, out, _ = cli(capsys, "list")
     assert code == 0
@@ -686,3 +707,24 @@ def test_the_summary_keeps_a_metric_name_holding_a_slash_whole():
     text = console_text(lambda con: print_pivot(con, values, title="check", stages={"fit", "check"}))
     assert any(line.split() == ["fit", "0.25", "0.5"] for line in text.splitlines()), text
     assert "flowrl/mean_reward" in text
+
+
+def test_plain_list_table_asks_the_console_its_width_once():
+    """Off a terminal each look at the width asks the stream whether it is one: once per table."""
+    from quadriga.cli.listing import _write_plain_table
+
+    class Counting:
+        def __init__(self):
+            self.file, self.looks = io.StringIO(), 0
+
+        @property
+        def width(self):
+            self.looks += 1
+            return 60
+
+    con = Counting()
+    rows = [["sampler", f"s{i}", "a summary " * 8] for i in range(30)]
+    assert _write_plain_table(con, "quadriga-x", rows)
+    lines = con.file.getvalue().splitlines()
+    assert con.looks == 1 and len(lines) == 35 and max(map(len, lines)) == 59  # no trailing space
+    assert lines[4].startswith(" sampler   s0     a summary") and lines[4].endswith("…")

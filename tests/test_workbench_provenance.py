@@ -131,6 +131,20 @@ def test_one_git_status_gives_the_commit_and_every_kind_of_change(tmp_path):
     assert _toplevel("/") is None
 
 
+@pytest.mark.skipif(GIT is None, reason="git is not installed")
+def test_git_status_runs_with_the_environment_as_it_is_now(tmp_path, monkeypatch):
+    """git gets os.environ as changed since start-up (it is passed as os.environ's own mapping)."""
+    from quadriga.provenance import _git
+
+    subprocess.run([GIT, "-C", str(tmp_path), "init", "-q"], check=True, capture_output=True)
+    (tmp_path / "a.py").write_text("a\n")
+    assert _git(str(tmp_path)) == (str(tmp_path), None, frozenset({"a.py"}))
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "no-such-repository"))
+    assert _git(str(tmp_path)) == (None, None, frozenset())  # git fails there: no work tree known
+    monkeypatch.delenv("GIT_DIR")
+    assert _git(str(tmp_path))[2] == frozenset({"a.py"})
+
+
 def test_the_manifest_records_the_thread_counts(registry, tmp_path):
     """Reductions can differ in their last digits between thread counts: the manifest says which."""
     import torch

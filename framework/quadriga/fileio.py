@@ -166,6 +166,7 @@ __all__ = [
     "DirectoryLocked",
     "append_jsonl",
     "atomic_path",
+    "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
     "held_elsewhere",
@@ -333,7 +334,7 @@ def _disk_full(directory: Path) -> bool:
         return False
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str, *, checked: bool = False) -> None:
     """Write ``text`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``).
 
     As :func:`atomic_path` and ``open(tmp, "w", encoding="utf-8")`` would, with one file opened
@@ -341,11 +342,28 @@ def atomic_write_text(path: Path, text: str) -> None:
 
     Raises:
         ConfigError: ``path`` or its directory is a symbolic link.
+        OSError: the file cannot be written (``ENOSPC`` on a full disk; the temporary file is removed).
+    """
+    atomic_write_bytes(path, text.encode("utf-8"), checked=checked)
+
+
+def atomic_write_bytes(path: Path, data: bytes | memoryview, *, checked: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file in the same directory, then ``os.replace``).
+
+    One file opened and written once, with the permissions a plain ``open`` would give; on error
+    the temporary file is emptied and removed and ``path`` is left as it was. ``checked``: the
+    caller has just refused symbolic links on ``path`` and its directory (:func:`refuse_symlinks`
+    from its run directory down, as :class:`quadriga.rundir.RunDir` does for its files), so they
+    are not looked at again.
+
+    Raises:
+        ConfigError: ``path`` or its directory is a symbolic link.
+        OSError: the file cannot be written (``ENOSPC`` on a full disk).
     """
     path = Path(path)
-    refuse_symlinks(path.parent)
-    refuse_symlinks(path)
-    data = text.encode("utf-8")
+    if not checked:
+        refuse_symlinks(path.parent)
+        refuse_symlinks(path)
     fd, tmp = _create_temporary(path, ".tmp")
     try:
         try:
@@ -360,9 +378,12 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
-def atomic_write_json(path: Path, data: Any) -> None:
-    """Atomically write ``data`` as indented JSON (small tensors as lists, NaN/inf as strings)."""
-    atomic_write_text(path, indented_json(jsonable(data)) + "\n")
+def atomic_write_json(path: Path, data: Any, *, checked: bool = False) -> None:
+    """Atomically write ``data`` as indented JSON (small tensors as lists, NaN/inf as strings).
+
+    ``checked`` as for :func:`atomic_write_bytes`.
+    """
+    atomic_write_text(path, indented_json(jsonable(data)) + "\n", checked=checked)
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:

@@ -94,7 +94,29 @@ def rich_progress(
 
     @contextlib.contextmanager
     def display(stage: str) -> Iterator[OnUpdate]:
+        if not enabled:  # no bars: no task to keep, one line when the stage ends
+            with _lines_only(stage) as on_line:
+                yield on_line
+            return
         task = progress.add_task(stage, total=None)
+
+        def on_update(completed: float, total: float | None, description: str | None) -> None:
+            label = stage if not description or description == stage else f"{stage}: {description}"
+            progress.update(task, completed=completed, total=total, description=label)
+
+        try:
+            yield on_update
+        except BaseException:
+            progress.update(task, description=f"{stage} (stopped)")
+            raise
+        t = progress.tasks[task] if task < len(progress.tasks) else None
+        if t is not None and t.total is None:
+            progress.update(task, total=1, completed=1)
+        elif t is not None:
+            progress.update(task, completed=t.total)
+
+    @contextlib.contextmanager
+    def _lines_only(stage: str) -> Iterator[OnUpdate]:
         start = clock()
         plain = (
             ProgressLines(
@@ -105,30 +127,20 @@ def rich_progress(
                 clock=clock,
                 width=max(40, min(con.width, 100)),
             )
-            if lines and not enabled
+            if lines
             else None
         )
 
         def on_update(completed: float, total: float | None, description: str | None) -> None:
-            label = stage if not description or description == stage else f"{stage}: {description}"
-            progress.update(task, completed=completed, total=total, description=label)
             if plain is not None:
                 plain(completed, total, description)
 
         try:
             yield on_update
         except BaseException:
-            progress.update(task, description=f"{stage} (stopped)")
-            if not enabled:
-                con.print(f"  stage [bold]{escape(stage)}[/] stopped")
+            con.print(f"  stage [bold]{escape(stage)}[/] stopped")
             raise
-        t = progress.tasks[task] if task < len(progress.tasks) else None
-        if t is not None and t.total is None:
-            progress.update(task, total=1, completed=1)
-        elif t is not None:
-            progress.update(task, completed=t.total)
-        if not enabled:
-            con.print(f"  stage [bold]{escape(stage)}[/] done in {clock() - start:.1f} s")
+        con.print(f"  stage [bold]{escape(stage)}[/] done in {clock() - start:.1f} s")
 
     with progress:
         yield display

@@ -227,8 +227,13 @@ def _spawn_git(git: str, root: str) -> tuple[int, int] | None:
         (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
     ]
     defaults = [getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n)]
+    # os.environ's own bytes mapping, the same variables: os.environ itself makes posix_spawn
+    # decode every name and value in Python (about a third of the spawn's CPU time)
+    env = getattr(os.environ, "_data", None)
+    if not isinstance(env, dict) or not all(type(k) is bytes for k in env):
+        env = os.environ
     try:
-        pid = os.posix_spawn(git, argv, os.environ, file_actions=actions, setsigdef=defaults)
+        pid = os.posix_spawn(git, argv, env, file_actions=actions, setsigdef=defaults)
     except OSError:
         os.close(read)
         return None

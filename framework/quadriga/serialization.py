@@ -123,7 +123,10 @@ def _indented(value: Any, level: int) -> str:
                 table = _table(value, level)
                 if table is not None:
                     return table
-            items = [f"{_encode_str(k)}: {_indented(v, level + 1)}" for k, v in value.items()]
+            items = [
+                f"{_encode_str(k)}: {_scalar(v) if type(v) in _SCALARS else _indented(v, level + 1)}"
+                for k, v in value.items()
+            ]
             return "{" + inner + ("," + inner).join(items) + "\n" + "  " * level + "}"
     elif kind is list:
         if not value:
@@ -161,6 +164,24 @@ def _table(value: dict[str, dict[Any, Any]], level: int) -> str | None:
     open_, close = ": {" + separator[1:], outer + "}"
     items = [_encode_str(k) + open_ + body + close for k, body in zip(value, bodies, strict=True)]
     return "{" + outer + ("," + outer).join(items) + "\n" + "  " * level + "}"
+
+
+def _scalar(value: Any) -> str:
+    """A value of an exact type in :data:`_SCALARS` as ``json.dumps`` writes it (NaN as ``NaN``)."""
+    kind = type(value)
+    if kind is str:
+        return _encode_str(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def _encode_str(text: str) -> str:

@@ -516,6 +516,7 @@ def test_a_library_writer_that_hides_a_full_disk_is_named_a_full_disk(cli, tmp_p
 
     import torch
 
+    import quadriga.artifacts as artifacts
     import quadriga.fileio as fileio
 
     real_save = torch.save
@@ -527,10 +528,35 @@ def test_a_library_writer_that_hides_a_full_disk_is_named_a_full_disk(cli, tmp_p
 
     usage = collections.namedtuple("usage", "total used free")
     monkeypatch.setattr(torch, "save", save)
+    monkeypatch.setattr(artifacts, "IN_MEMORY_BYTES", -1)  # every artifact through torch's file writer
     monkeypatch.setattr(fileio.shutil, "disk_usage", lambda p: usage(10**9, 10**9, 0))
     o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
     assert_clean(o, 1, "No space left on device")
     assert "unexpected pos" not in o.text.split("No space left")[0]
+    assert states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
+
+
+def test_disk_full_writing_a_small_artifact_written_in_one_call(cli, tmp_path, monkeypatch):
+    """A small artifact is serialized in memory and written by one ``os.write``: ENOSPC there fails
+    the stage with the disk-full reason, leaves no temporary file, and the earlier stage is kept."""
+    import quadriga.fileio as fileio
+
+    real_write = os.write
+    failed = []
+
+    def write(fd, data):
+        name = os.readlink(f"/proc/self/fd/{fd}") if os.path.exists(f"/proc/self/fd/{fd}") else ""
+        if "/slow/.artifact.pt." in name:
+            failed.append(name)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(fileio.os, "write", write)
+    o = cli("run", pipeline(tmp_path), "--out", "r", "--quiet")
+    assert_clean(o, 1, "No space left on device")
+    assert len(failed) == 1, failed
+    assert not [p for p in (tmp_path / "r").rglob(".*tmp")], "temporary files left behind"
+    assert not (tmp_path / "r" / "stages" / "slow" / "artifact.pt").exists()
     assert states(tmp_path / "r") == {"draw": "finished", "slow": "failed"}
 
 
@@ -563,6 +589,7 @@ def test_disk_full_frees_the_partial_artifact_before_recording_the_failure(cli, 
     error.txt and status.json (failed, the disk-full reason) are written."""
     import torch
 
+    import quadriga.artifacts as artifacts
     from quadriga.rundir import RunDir
 
     real_save, held, seen = torch.save, [], []
@@ -590,6 +617,7 @@ def test_disk_full_frees_the_partial_artifact_before_recording_the_failure(cli, 
         return real_error(self, text)
 
     monkeypatch.setattr(torch, "save", save)
+    monkeypatch.setattr(artifacts, "IN_MEMORY_BYTES", -1)  # every artifact through torch's file writer
     monkeypatch.setattr(RunDir, "write_status", write_status)
     monkeypatch.setattr(RunDir, "write_error", write_error)
     try:

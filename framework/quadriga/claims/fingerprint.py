@@ -20,15 +20,24 @@ fingerprint:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from quadriga.claims import record as _record
 
-__all__ = ["PROTOCOL", "fingerprint", "source_hash", "stale_reason", "staleness", "verdict_text"]
+__all__ = [
+    "PROTOCOL",
+    "fingerprint",
+    "one_look",
+    "source_hash",
+    "stale_reason",
+    "staleness",
+    "verdict_text",
+]
 
 #: version of the claims protocol; a record made under another one is stale
 PROTOCOL = 3
@@ -46,6 +55,35 @@ def source_hash(package: Path) -> str:
     recomputed only when a file changes: ``quadriga list`` marks stale records without hashing
     (nor importing ``hashlib``) on a warm cache.
     """
+    if _BATCH and package in _BATCH[-1]:
+        return _BATCH[-1][package]
+    value = _source_hash(package)
+    if _BATCH:
+        _BATCH[-1][package] = value
+    return value
+
+
+#: the open :func:`one_look` scopes, innermost last: ``{package directory: its source hash}``
+_BATCH: list[dict[Path, str]] = []
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within this block, each package's files are walked (and hashed) at most once.
+
+    ``quadriga list`` checks the staleness of every claim at once, several claims per package;
+    outside such a block every :func:`source_hash` walks the package again, so that a process that
+    lives on (a notebook) sees a file edited between two calls.
+    """
+    _BATCH.append({})
+    try:
+        yield
+    finally:
+        _BATCH.pop()
+
+
+def _source_hash(package: Path) -> str:
+    """:func:`source_hash`, checking the package's files again."""
     key = tuple((rel, st.st_mtime_ns, st.st_size) for rel, st in _source_files(str(package)))
     cached = _HASHES.get(package)
     if cached is not None and cached[0] == key:

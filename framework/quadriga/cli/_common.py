@@ -256,8 +256,9 @@ class _PlainConsole:
     ``print`` of one string (console markup, printable ASCII, no emoji code) writes the same
     characters rich would, without importing rich; anything else (a table, other options, a
     terminal, Jupyter, Windows, ``TTY_COMPATIBLE``/``FORCE_COLOR``) and every other attribute go to
-    a real rich ``Console`` made on first need, which then serves all later calls (so that
-    ``capture()``, ``Live`` and the like see every print).
+    a real rich ``Console`` made on first need, which then serves all later calls that need rich,
+    and every print while it holds its output back (``capture()``, ``Live`` and the like see
+    every print then: :meth:`_q_idle`).
     """
 
     def __init__(self, stderr: bool) -> None:
@@ -309,7 +310,7 @@ class _PlainConsole:
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """``Console.print``: one markup string written as plain lines, anything else by rich."""
         if (
-            self._q_real is None
+            self._q_idle()
             and len(objects) == 1
             and isinstance(objects[0], str)
             and set(kwargs) <= {"markup", "emoji", "highlight", "soft_wrap"}
@@ -321,6 +322,21 @@ class _PlainConsole:
                 self.file.write("".join(line + "\n" for line in lines))
                 return
         self._q_console().print(*objects, **kwargs)
+
+    def _q_idle(self) -> bool:
+        """Whether a print may bypass rich: no rich console yet, or one that would write at once.
+
+        A rich console made earlier (for a table) writes a plain string straight to its file when
+        nothing holds its output back: no live display, no ``capture()`` or pager buffer, not
+        recording, not quiet. A rich version without these attributes always gets the print.
+        """
+        real = self._q_real
+        if real is None:
+            return True
+        try:
+            return not (real.record or real.quiet or real._live_stack or real._buffer_index)
+        except AttributeError:
+            return False
 
     def _q_plain_lines(
         self, text: str, markup: bool | None, emoji: bool | None, soft_wrap: bool = False
@@ -340,7 +356,8 @@ class _PlainConsole:
             return None
         if emoji is not False and _RE_EMOJI.search(text):
             return None  # an emoji code rich may replace
-        wrapped = lines if soft_wrap else _wrap(plain, self._q_width())
+        width = self._q_width() if self._q_real is None else int(self._q_real.width)
+        wrapped = lines if soft_wrap else _wrap(plain, width)
         return None if wrapped is None else [line.rstrip(" \t") for line in wrapped]
 
 

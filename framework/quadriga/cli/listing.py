@@ -144,8 +144,11 @@ def _print_list_json(
 ) -> int:
     """``quadriga list --json``: the listing as one JSON object (returns the exit code 0)."""
     from quadriga.claims import last_verdict, stale_reason
+    from quadriga.claims.fingerprint import one_look
     from quadriga.cli.output import print_json
 
+    with one_look():  # each plugin's files walked once for all its claims
+        verdicts = [(last_verdict(c), stale_reason(c)) for c in claims]
     data: dict[str, Any] = {
         "components": [
             dict(
@@ -164,10 +167,10 @@ def _print_list_json(
                 name=c.name,
                 summary=c.summary,
                 distribution=c.distribution,
-                last_verdict=last_verdict(c),
-                stale=stale_reason(c),
+                last_verdict=last,
+                stale=stale,
             )
-            for c in claims
+            for c, (last, stale) in zip(claims, verdicts, strict=True)
         ],
         "broken": [
             dict(plugin=b.plugin, distribution=b.distribution, stage=b.stage, error=b.error)
@@ -198,6 +201,7 @@ def _rows_by_distribution(
 ) -> tuple[dict[str, list[list[str]]], bool]:
     """``({distribution: [[kind, name, verdict, summary]]}, whether a verdict is stale)``."""
     from quadriga.claims import last_verdict, stale_reason
+    from quadriga.claims.fingerprint import one_look
 
     by_dist: dict[str, list[list[str]]] = {}
     for c in comps:
@@ -205,15 +209,16 @@ def _rows_by_distribution(
     for p in pipes:
         by_dist.setdefault(p.distribution, []).append(["pipeline", p.name, "", p.summary])
     any_stale = False
-    for c in claims:
-        last = last_verdict(c)
-        verdict = "-"
-        if last and last.get("status"):  # the status, * when stale; with --full its date too
-            stale = "*" if stale_reason(c) else ""
-            any_stale = any_stale or bool(stale)
-            verdict = f"{last.get('status')}{stale}"
-            verdict += f" {last.get('date')}" if full else ""
-        by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
+    with one_look():  # each plugin's files walked once for all its claims
+        for c in claims:
+            last = last_verdict(c)
+            verdict = "-"
+            if last and last.get("status"):  # the status, * when stale; with --full its date too
+                stale = "*" if stale_reason(c) else ""
+                any_stale = any_stale or bool(stale)
+                verdict = f"{last.get('status')}{stale}"
+                verdict += f" {last.get('date')}" if full else ""
+            by_dist.setdefault(c.distribution, []).append(["claim", c.name, verdict, c.summary])
     return by_dist, any_stale
 
 
@@ -413,18 +418,19 @@ def _write_plain_table(
         columns: the headers (default ``kind``, ``name``, ``summary``).
     """
     columns = columns or ["kind", "name", "summary"]
+    width = con.width  # looked up once (off a terminal, each look asks the stream whether it is one)
     text = [title, *columns, *(c for row in rows for c in row)]
     if not all((t.isascii() and t.isprintable()) or _one_cell_each(t) for t in text):
         return False
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
     # as print_table sizes the free-text column: the room left (a line is sum(widths) +
     # 3 * columns - 1 characters), at least its header, so that it is cut with "…", not cropped
-    room = con.width + 1 - sum(w + 3 for w in widths[:-1]) - 3
+    room = width + 1 - sum(w + 3 for w in widths[:-1]) - 3
     widths[-1] = max(len(columns[-1]), min(widths[-1], room))
     # wider than the console (a narrow one), rich's Table takes the excess evenly from the
     # columns (round() as rich.Table rounds), the key columns keep their minimum width, and
     # lines are cropped
-    excess = sum(widths) + 3 * len(widths) - 1 - con.width
+    excess = sum(widths) + 3 * len(widths) - 1 - width
     if excess > 0:
         remaining, ratio = excess, len(columns)
         for _ in range(len(columns) - 1):
@@ -432,7 +438,7 @@ def _write_plain_table(
             ratio -= 1
         widths[-1] -= min(widths[-1] + 1, remaining)
     total = sum(widths) + 3 * len(widths) - 1
-    if len(title) > con.width or widths[-1] < len(columns[-1]):
+    if len(title) > width or widths[-1] < len(columns[-1]):
         return False
 
     def cut(cell: str, width: int) -> str:
@@ -442,7 +448,7 @@ def _write_plain_table(
         return " " + "   ".join(cut(c, w).ljust(w) for c, w in zip(cells, widths, strict=True))
 
     out = [title, "", line(columns), " " + "─" * (total - 2), *(line(row) for row in rows), ""]
-    con.file.write("".join(ln[: con.width].rstrip() + "\n" for ln in out))
+    con.file.write("".join(ln[:width].rstrip() + "\n" for ln in out))
     return True
 
 

@@ -525,13 +525,19 @@ def results_payload(
     return out
 
 
-def print_results(con: Console, results: Mapping[str, Any]) -> None:
+#: rows of the stages table ``quadriga run`` prints after a run (a screenful; the rest summarised)
+RESULT_ROWS = 40
+
+
+def print_results(con: Console, results: Mapping[str, Any], *, limit: int = RESULT_ROWS) -> None:
     """Print a run's ``results.json`` dict: one table of stages, one pivot per evaluator.
 
     Each stage's line is its artifact's :meth:`~quadriga.artifacts.Artifact.headline` (samples
     give ``n x d`` and the acceptance rate, estimates their value and standard error, fitted
     models their last logged values); every metric of every evaluator is printed as a pivot of
-    its :meth:`~quadriga.artifacts.Artifact.scalars` (subject x metric).
+    its :meth:`~quadriga.artifacts.Artifact.scalars` (subject x metric). The stages table has at
+    most ``limit`` lines: beyond that its first ``limit - 1`` stages are printed and one line
+    summarises the rest (as :func:`plan_rows` does), whose results are in ``results.json``.
     """
     from quadriga.artifacts import artifact_class
 
@@ -539,24 +545,30 @@ def print_results(con: Console, results: Mapping[str, Any]) -> None:
     overview: list[list[Any]] = []
     figures: list[list[Any]] = []
     pivots: list[tuple[str, Any, Mapping[str, float], Any]] = []
+    headline: dict[str, Any] = {}  # made only for the rows printed
     for stage, res in stages.items():
         cls = artifact_class(res)
         if cls.keyed_by_subject:
             pivots.append((stage, res.get("component", "evaluator"), cls.scalars(res), res.get("intervals")))
         else:
-            overview.append([stage, res.get("component", ""), cls.headline(res)])
+            headline[stage] = lambda cls=cls, res=res: cls.headline(res)
+            overview.append([f"stage.{stage}", res.get("component", "")])
         for fig in res.get("figures", []):
             figures.append([stage, fig])
     if overview:
+        shown, rest = plan_rows(overview, limit)
+        names = [str(r[0])[len("stage.") :] for r in shown]
         print_table(
             con,
             ["stage", "component", "result"],
-            overview,
+            [[n, r[1], headline[n]()] for n, r in zip(names, shown, strict=True)],
             title="stages",
             key_columns=2,
             wrap="result",
             wrap_at=", ",
         )
+        if rest is not None:
+            con.print(escape(f"{rest} (every stage's result is in the run directory's results.json)"))
     for stage, component, values, intervals in pivots:
         if values:
             title = stage if component == stage else f"{stage} ({component})"

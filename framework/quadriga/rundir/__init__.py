@@ -107,6 +107,9 @@ class RunDir:
         # whether .resume/ may exist: False only for a directory this object created (empty then),
         # until a copy is saved there; spares each saved stage a look for a copy to drop
         self._resume_store = True
+        # the stages whose record.json this object wrote; None when the directory may hold records
+        # it did not write (one opened for resume), so that clearing a record must look on disk
+        self._written: set[str] | None = None
 
     @classmethod
     def create(cls, out: Path | None, runs_root: Path, pipeline_name: str) -> RunDir:
@@ -149,6 +152,7 @@ class RunDir:
         """A :class:`RunDir` of a directory just made (or found empty): it has no ``.resume/`` yet."""
         rd = cls(path)
         rd._resume_store = False
+        rd._written = set()
         return rd
 
     @classmethod
@@ -289,7 +293,7 @@ class RunDir:
 
     def write_status(self, status: RunStatus) -> None:
         """Atomically rewrite ``status.json``."""
-        atomic_write_json(self._file("status.json"), status.to_json())
+        atomic_write_json(self._file("status.json"), status.to_json(), checked=True)
 
     def read_results(self) -> dict[str, Any]:
         """``results.json`` as a dict (empty when there is none).
@@ -310,7 +314,7 @@ class RunDir:
 
     def write_results(self, results: dict[str, Any]) -> None:
         """Atomically rewrite ``results.json``."""
-        atomic_write_json(self._file("results.json"), results)
+        atomic_write_json(self._file("results.json"), results, checked=True)
 
     def sync(self, status: RunStatus, results: dict[str, Any], *, force: bool = False) -> bool:
         """Rewrite ``status.json`` and ``results.json`` when due; return whether they were written.
@@ -336,13 +340,22 @@ class RunDir:
 
         The stage's directory is made when it is missing (a stage saved with ``save = false``).
         """
+        if self._written is not None:
+            self._written.add(stage)
         atomic_write_json(
             self._file(f"stages/{stage_dir_name(stage)}/{RECORD}"),
             {"stage": stage, "status": status.to_json(), "summary": summary},
+            checked=True,  # _file refused links from the run directory down to the file
         )
 
     def clear_stage_record(self, stage: str) -> None:
-        """Remove a stage's ``record.json`` before it runs again (a rerun that fails leaves none)."""
+        """Remove a stage's ``record.json`` before it runs again (a rerun that fails leaves none).
+
+        In a directory this object created, only the records it wrote can exist: for any other
+        stage there is nothing to remove and nothing is looked up.
+        """
+        if self._written is not None and stage not in self._written:
+            return
         path = self._file(f"stages/{stage_dir_name(stage)}/{RECORD}")  # no link from the run down
         path.unlink(missing_ok=True)
 
@@ -353,7 +366,7 @@ class RunDir:
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Atomically write ``manifest.json``."""
-        atomic_write_json(self._file("manifest.json"), manifest)
+        atomic_write_json(self._file("manifest.json"), manifest, checked=True)
 
     def saved_pipeline(self) -> Path | None:
         """The path of the run's resolved ``pipeline.toml`` (for ``--resume``), or ``None`` when absent."""
@@ -399,11 +412,11 @@ class RunDir:
         """Write the resolved, expanded configuration to ``pipeline.toml``."""
         import tomli_w
 
-        atomic_write_text(self._file("pipeline.toml"), tomli_w.dumps(resolved))
+        atomic_write_text(self._file("pipeline.toml"), tomli_w.dumps(resolved), checked=True)
 
     def write_error(self, text: str) -> None:
         """Write the traceback of a failure to ``error.txt``."""
-        atomic_write_text(self._file("error.txt"), text)
+        atomic_write_text(self._file("error.txt"), text, checked=True)
 
     def append_metrics(self, record: dict[str, Any]) -> None:
         """Append one record to ``metrics.jsonl``."""
