@@ -50,8 +50,23 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
     if not isinstance(target, Claim):
         facts["problem"] = f"{spec.target} is a {type(target).__name__}, not a quadriga.claims.Claim"
         return facts
-    e = target.effect
-    facts["effect"] = {
+    facts["effect"] = _effect_facts(target.effect)
+    facts["arms"] = list(target.arms)
+    facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
+    facts["replicates"] = {name: sc.replicates for name, sc in target.scales.items()}
+    facts["rows"] = target.rows.describe() if target.rows is not None else ""
+    facts["plan"] = None if target.plan is None else attrs.asdict(target.plan)
+    facts["preconditions"] = [p.description for p in target.preconditions]
+    facts["fragility"] = {k: list(v) for k, v in target.fragility.items()}
+    facts["group_by"], facts["across"] = list(target.group_by), target.across
+    facts["groups"] = {g: dict(stages) for g, stages in target.groups.items()}
+    facts["stale"] = stale_reason(spec)
+    return facts
+
+
+def _effect_facts(e: Any) -> dict[str, Any]:
+    """The ``effect`` entry of :func:`claim_facts` for an :class:`~quadriga.claims.Effect`."""
+    return {
         "quantity": e.quantity,
         "statistic": e.statistic_name,
         "relation": e.relation,
@@ -62,19 +77,8 @@ def claim_facts(registry: Any, spec: Any) -> dict[str, Any]:
         "method": e.method,
         "resamples": e.resamples,
         "computed_by_experiment": e.statistic == "interval",
+        "why_sign": e.why_sign,
     }
-    facts["arms"] = list(target.arms)
-    facts["pipeline"] = target.pipeline or "an experiment function (no registered pipeline)"
-    facts["replicates"] = {name: sc.replicates for name, sc in target.scales.items()}
-    facts["rows"] = target.rows.describe() if target.rows is not None else ""
-    facts["effect"]["why_sign"] = e.why_sign
-    facts["plan"] = None if target.plan is None else attrs.asdict(target.plan)
-    facts["preconditions"] = [p.description for p in target.preconditions]
-    facts["fragility"] = {k: list(v) for k, v in target.fragility.items()}
-    facts["group_by"], facts["across"] = list(target.group_by), target.across
-    facts["groups"] = {g: dict(stages) for g, stages in target.groups.items()}
-    facts["stale"] = stale_reason(spec)
-    return facts
 
 
 def claim_lines(facts: dict[str, Any]) -> list[str]:

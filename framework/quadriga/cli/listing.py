@@ -183,17 +183,19 @@ def _print_list_json(
     }
     if all_:
         data["disabled"] = [e.distribution for e in disabled]
-        data["not_installed"] = [
-            dict(
-                distribution=e.distribution,
-                summary=e.summary,
-                install=e.install,
-                provides={k: list(v) for k, v in e.names.items()},
-            )
-            for e in absent
-        ]
+        data["not_installed"] = [_absent_json(e) for e in absent]
     print_json(data)
     return 0
+
+
+def _absent_json(entry: Any) -> dict[str, Any]:
+    """One ``not_installed`` entry of ``quadriga list --json --all``: a catalogue plugin not installed."""
+    return dict(
+        distribution=entry.distribution,
+        summary=entry.summary,
+        install=entry.install,
+        provides={k: list(v) for k, v in entry.names.items()},
+    )
 
 
 def _rows_by_distribution(
