@@ -1131,3 +1131,45 @@ def test_info_indents_the_continuation_of_a_wrapped_claim_line(registry, monkeyp
     assert hanging_lines("short line") == ["short line"]
     assert hanging_lines("  a b c d", width=5) == ["  a b", "      c", "      d"]
     assert hanging_lines("x" * 12 + " y", width=5) == ["x" * 12, "    y"]  # a long word is kept whole
+
+
+def test_grouped_rows_make_one_comparison_per_group(tmp_path):
+    from scipy import stats
+
+    from quadriga.claims import Observations, Rows, read_row_groups, read_rows
+
+    spec = dict(stage="check", table="per_item", column="value", key="item", count="stage.check.num_items")
+    # two shifts, 3 items each, arms a and b; b - a is +1 at shift 0 and -2 at shift 1 (plus item noise)
+    a0, b0 = [1.0, 2.0, 4.0], [2.5, 2.9, 5.2]
+    a1, b1 = [3.0, 1.0, 0.0], [1.2, -1.1, -1.9]
+    table = [
+        {"shift": 0, **r} for r in _arm([2, 0, 1], [a0[2], a0[0], a0[1]]) + _arm([0, 1, 2], b0, subject="b")
+    ] + [{"shift": 1, **r} for r in _arm([0, 1, 2], a1) + _arm([0, 1, 2], b1, subject="b")]
+    rows = Rows(**spec, group="shift")
+    values, dropped = read_row_groups(_table_result(table), rows, ("a", "b"), 3)
+    assert values == {"shift=0": {"a": a0, "b": b0}, "shift=1": {"a": a1, "b": b1}}
+    assert dropped == {"shift=0": {"a": 0, "b": 0}, "shift=1": {"a": 0, "b": 0}}
+    # each group is one comparison of the claim's Holm family: paired t intervals within the group
+    effect = Effect(quantity="b - a", statistic="difference", relation="greater", value=0.0, why_sign=WHY)
+    claim = Claim(pipeline="unused", arms=("b", "a"), rows=rows, effect=effect, scales=_ROW_SCALES)
+    comps = evaluate_claim(claim, Observations(values=values), "paper")["comparisons"]
+    assert [c["group"] for c in comps] == ["shift=0", "shift=1"]
+    for comp, (a, b) in zip(comps, [(a0, b0), (a1, b1)], strict=True):
+        d = np.subtract(b, a)
+        low, high = stats.t.interval(0.95, 2, loc=d.mean(), scale=stats.sem(d))
+        assert comp["n"] == 3 and comp["estimate"] == pytest.approx(d.mean())
+        assert (comp["low"], comp["high"]) == (pytest.approx(low), pytest.approx(high))
+    # a group short of rows is named; ungrouped readers refuse grouped rows
+    with pytest.raises(ConfigError, match=r"\(group shift=1\) has 2 row\(s\) of 'a'") as err:
+        read_row_groups(_table_result(table[:-4] + table[-3:]), rows, ("a", "b"), 3)
+    assert err.value.key == "rows"
+    with pytest.raises(ConfigError, match="read them with read_row_groups"):
+        read_rows(_table_result(table), rows, ("a", "b"), 3)
+    # one group is the plain {arm: values}; a row lacking the column is named
+    assert read_row_groups(_table_result(table[:6]), rows, ("a", "b"), 3)[0] == {"a": a0, "b": b0}
+    with pytest.raises(ConfigError, match="has no group column 'shift'"):
+        read_row_groups(_table_result([{k: v for k, v in table[0].items() if k != "shift"}]), rows, ("a",))
+    # the group cannot be the key, arm or value column
+    with pytest.raises(ConfigError, match=r"Rows\.group names item") as err:
+        Rows(**spec, group=("item",))
+    assert err.value.key == "rows" and "per 'shift'" in rows.describe()

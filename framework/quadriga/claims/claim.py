@@ -16,12 +16,23 @@ from quadriga.claims.run import (
     arm_table,
     check_names,
     keep_stages,
-    read_rows_dropped,
+    read_row_groups,
     run_pipeline,
 )
 from quadriga.errors import ConfigError, suggest
 
 __all__ = ["Claim"]
+
+
+def _flat(counts: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"label/arm": n}`` from ``{label: {arm: n}}``; ``{arm: n}`` unchanged."""
+    out: dict[str, Any] = {}
+    for name, n in counts.items():
+        if isinstance(n, Mapping):
+            out.update({f"{name}/{arm}": m for arm, m in n.items()})
+        else:
+            out[name] = n
+    return out
 
 
 def _as_keys(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -383,10 +394,10 @@ class Claim:
         if self.rows is None:  # only called with rows
             raise ConfigError("this claim reads no rows.", key="rows")
         paired = self.effect.paired
-        values, dropped = read_rows_dropped(result, self.rows, self.arms, replicates, paired=paired)
+        values, dropped = read_row_groups(result, self.rows, self.arms, replicates, paired=paired)
         obs = Observations(values=dict(values))
         if self.rows.nonfinite == "drop":
-            obs.numbers = {f"rows_dropped/{arm}": n for arm, n in dropped.items()}
+            obs.numbers = {f"rows_dropped/{arm}": n for arm, n in _flat(dropped).items()}
         if self.observe is not None:
             extra = _as_observations(self.observe(result))
             if extra.values:

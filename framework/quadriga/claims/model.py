@@ -341,6 +341,24 @@ def _nonfinite(instance: Any, attribute: Any, value: Any) -> None:
         raise ConfigError(f"Rows.nonfinite must be 'error' or 'drop', got {value!r}.{close}", key="rows")
 
 
+def _group(instance: Any, attribute: Any, value: Any) -> None:
+    for name in value:
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"Rows.group must name columns (non-empty strings), got {value!r}.", key="rows")
+    taken = {instance.arm, instance.key, instance.column} & set(value)
+    if taken:
+        raise ConfigError(
+            f"Rows.group names {', '.join(sorted(taken))}, already the arm, key or value column; group by "
+            "another column of the table.",
+            key="rows",
+        )
+
+
+def _as_columns(value: Any) -> tuple[Any, ...]:
+    """One column name or several, as a tuple."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 @attrs.frozen(kw_only=True)
 class Rows:
     """Where a claim's replicates are the rows of one stage's per-item table within a single run.
@@ -381,10 +399,17 @@ class Rows:
             effect, the key is left out of every arm, so pairs stay aligned) and reports how many
             rows of each arm were left out as ``Observations.numbers["rows_dropped/ARM"]`` (for a
             :class:`Precondition` to bound); ``n`` is then the number of rows kept.
+        group: columns whose values split the table into groups (a setting the stage loops over
+            in one run: a shift, an exponent, a depth): each group, labelled ``"col=value,..."``
+            in order of first appearance, is its own comparison in the claim's Holm family, with
+            ``count`` rows per arm (the items are the same in every group), read, paired and
+            dropped as above within the group; ``rows_dropped/LABEL/ARM`` then counts each
+            group's dropped rows. One group only gives the ungrouped ``{arm: [values]}``.
 
     Raises:
         ConfigError: (key ``rows``) an empty name, a ``count`` that is not ``task.NAME.PARAM`` or
-            ``stage.NAME.PARAM``, a ``nonfinite`` other than ``"error"`` or ``"drop"``.
+            ``stage.NAME.PARAM``, a ``nonfinite`` other than ``"error"`` or ``"drop"``, a ``group``
+            column that is empty or is the arm, key or value column.
     """
 
     stage: str = attrs.field(validator=_name)
@@ -394,18 +419,21 @@ class Rows:
     count: str = attrs.field(validator=_count_key)
     arm: str = attrs.field(default="subject", validator=_name)
     nonfinite: str = attrs.field(default="error", validator=_nonfinite)
+    group: tuple[str, ...] = attrs.field(default=(), converter=_as_columns, validator=_group)
 
     def describe(self) -> str:
         """Where the replicates are, in words (``quadriga info``).
 
         ``"the rows of table 'per_target' of stage 'lds' (column 'lds', one per 'target';
         task.bed.num_targets = replicates)"``, with ``"; non-finite values dropped"`` before the
-        closing parenthesis when ``nonfinite="drop"``.
+        closing parenthesis when ``nonfinite="drop"``, and ``", per 'shift'"`` after the key with
+        ``group``.
         """
         drop = "; non-finite values dropped" if self.nonfinite == "drop" else ""
+        by = f", per {', '.join(repr(c) for c in self.group)}" if self.group else ""
         return (
             f"the rows of table '{self.table}' of stage '{self.stage}' (column '{self.column}', one per "
-            f"'{self.key}'; {self.count} = replicates{drop})"
+            f"'{self.key}'{by}; {self.count} = replicates{drop})"
         )
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "markdown_table",
     "mean_intervals",
     "read_replicates",
+    "read_row_groups",
     "read_rows",
     "read_rows_dropped",
     "replicate_values",
@@ -365,10 +366,67 @@ def read_rows_dropped(
         rows left out}`` (all 0 unless ``rows.nonfinite == "drop"``), in ``arms`` order.
 
     Raises:
-        ConfigError: as :func:`read_rows`.
+        ConfigError: as :func:`read_rows`; (key ``rows``) grouped rows (``rows.group``), which
+            :func:`read_row_groups` reads.
     """
     where = f"table '{rows.table}' of stage '{rows.stage}'"
     table = _row_table(result, rows, where)
+    if getattr(rows, "group", ()):
+        raise ConfigError(
+            f"rows of {where} are grouped by {', '.join(rows.group)}; read them with read_row_groups.",
+            key="rows",
+        )
+    return _read_table(table, rows, arms, replicates, paired, where)
+
+
+def read_row_groups(
+    result: Any, rows: Any, arms: Sequence[str], replicates: int | None = None, *, paired: bool = True
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`read_rows_dropped` within each group of ``rows.group`` (one comparison per group).
+
+    The rows are split by the values of the ``rows.group`` columns, in order of first appearance;
+    each group is read as :func:`read_rows_dropped` reads a whole table (``replicates`` rows per arm
+    in every group, paired by key within the group). Without ``rows.group``, or with one group,
+    this is :func:`read_rows_dropped`.
+
+    Returns:
+        ``(values, dropped)``: ``{arm: [values]}`` and ``{arm: rows left out}`` with one group,
+        else ``{"col=value,...": {arm: [values]}}`` and ``{"col=value,...": {arm: rows left out}}``.
+
+    Raises:
+        ConfigError: (key ``rows``) a row lacking a group column (the closest column suggested);
+            as :func:`read_rows` within each group, the group named.
+    """
+    from quadriga.expansion import point_label
+
+    where = f"table '{rows.table}' of stage '{rows.stage}'"
+    table = _row_table(result, rows, where)
+    group = tuple(getattr(rows, "group", ()))
+    parts: dict[str, list[Any]] = {}
+    for row in table:
+        lacking = next((c for c in group if c not in row), None)
+        if lacking is not None:
+            raise ConfigError(
+                f"a row of {where} has no group column '{lacking}' (its columns: {', '.join(row)})."
+                f"{suggest(lacking, row)}",
+                key="rows",
+            )
+        parts.setdefault(point_label({c: row[c] for c in group}), []).append(row)
+    if len(parts) <= 1:
+        return _read_table(table, rows, arms, replicates, paired, where)
+    values: dict[str, Any] = {}
+    dropped: dict[str, Any] = {}
+    for label, members in parts.items():
+        values[label], dropped[label] = _read_table(
+            members, rows, arms, replicates, paired, f"{where} (group {label})"
+        )
+    return values, dropped
+
+
+def _read_table(
+    table: list[Any], rows: Any, arms: Sequence[str], replicates: int | None, paired: bool, where: str
+) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """:func:`read_rows_dropped` on the rows ``table`` (a whole table or one group's rows)."""
     keys: dict[str, list[Any]] = {}
     values: dict[str, list[float]] = {}
     for arm in arms:
