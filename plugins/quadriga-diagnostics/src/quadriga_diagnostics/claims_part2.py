@@ -614,7 +614,13 @@ def _mamba_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 mamba_criterion = Claim(
     arms=("diag-mamba-dynamics",),
-    # experiment=: parameter draws and ODE solves in-process (simulate_draws), as the evaluator does
+    # experiment=: parameter draws and ODE solves in-process (simulate_draws), as the evaluator does.
+    # Not Rows (one 0/1 "hit" row per draw, grouped by decay spread), which would change the test:
+    # the tested interval is Clopper-Pearson's exact binomial one, and quadriga.stats.interval has no
+    # binomial method; its Student t interval of the mean of 0/1 rows is the point [1, 1] when every
+    # draw hits (so 4 of 4 would pass, where Clopper-Pearson gives [0.398, 1], inconclusive) and
+    # [0.970, 1.010] for 99 of 100 (passed, where Clopper-Pearson's 0.9455 is inconclusive).
+    # Also the spreads are matrix points of stage ssm (one result each), not a column of one table.
     experiment=_mamba_experiment,
     effect=Effect(
         quantity="share of random parameter draws in which sign(S_C^T S_B) predicts the simulated regime "
