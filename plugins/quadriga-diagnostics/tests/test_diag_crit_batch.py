@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from quadriga_diagnostics.claims import crit_batch_growth
-from quadriga_diagnostics.crit_batch import CriticalBatch, excess_loss_trajectory, steps_to_targets
+from quadriga_diagnostics.crit_batch import SUBJECT, CriticalBatch, excess_loss_trajectory, steps_to_targets
 
 from quadriga.claims import evaluate_claim
 from quadriga.errors import ConfigError
@@ -61,6 +61,34 @@ def test_evaluator_finds_a_growing_critical_batch():
     assert v["slope_low"] <= v["slope"] <= v["slope_high"] and v["slope"] > 0
 
 
+def test_evaluator_tables_per_teacher_and_per_budget():
+    from quadriga import stats
+
+    budgets = [64, 128, 256]
+    m = CriticalBatch(
+        dim=16,
+        budgets=budgets,
+        batch_sizes=[1, 2, 4, 16, 64, 256],
+        learning_rates=np.geomspace(1e-3, 1.9, 12).tolist(),
+        num_teachers=3,
+    ).evaluate(generator=torch.Generator().manual_seed(1))
+    v, teachers = m.values, m.tables["teachers"]
+    assert [r["teacher"] for r in teachers] == [0, 1, 2] and {r["subject"] for r in teachers} == {SUBJECT}
+    slopes = np.array([r["slope"] for r in teachers])
+    assert slopes.mean() == pytest.approx(v["slope"], rel=1e-12)
+    fit = stats.interval(slopes, "mean")  # the claim's Student t interval over the rows
+    assert (fit.low, fit.high) == pytest.approx((v["slope_low"], v["slope_high"]), rel=1e-12)
+    rows = m.tables["budgets"]
+    assert [r["T"] for r in rows] == budgets
+    steps = {(r["T"], r["B"]): r["steps"] for r in m.tables["steps"]}
+    for r in rows:
+        assert r["b_crit"] == pytest.approx(v[f"b_crit/T={r['T']}"], rel=1e-12)
+        # S_min is each teacher's fewest steps over B: its mean is at most the fewest mean steps;
+        # E_min <= 1 * S(1) <= T (B = 1 reaches the budget's target within T steps)
+        assert r["s_min"] <= min(s for (t, _), s in steps.items() if t == r["T"]) + 1e-12
+        assert r["s_min"] <= r["e_min"] <= r["T"]
+
+
 def test_evaluator_refuses_bad_grids():
     with pytest.raises(ConfigError):
         CriticalBatch(batch_sizes=[2, 4, 8])
@@ -87,5 +115,9 @@ def test_pipeline_runs_both_noise_levels(tmp_path):
 def test_crit_batch_claim_smoke(tmp_path):
     obs = crit_batch_growth.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["slope"] > 0
+    # the replicates are the 2 teachers' rows; their mean is the evaluator's slope
+    assert len(obs.values[SUBJECT]) == 2
+    assert np.mean(obs.values[SUBJECT]) == pytest.approx(obs.numbers["slope"], rel=1e-12)
+    assert obs.table.count("\n") >= 5  # header, rule and the 4 budgets
     rec = evaluate_claim(crit_batch_growth, obs, "smoke")
     assert rec["status"] == "ran"

@@ -8,6 +8,7 @@ import pytest
 import torch
 from quadriga_diagnostics.claims import perception_lipschitz_rank
 from quadriga_diagnostics.perception import (
+    SUBJECT,
     PerceptionLipschitz,
     frechet_distance,
     linear_frontier,
@@ -73,6 +74,24 @@ def test_evaluator_lipschitz_rises_as_perception_falls():
     assert v["perception_drop"] < 1.0
 
 
+def test_evaluator_table_per_replicate():
+    m = PerceptionLipschitz(positions=[0.0, 0.4, 0.7, 1.0], num_replicates=3, noise_std=0.05).evaluate(
+        generator=torch.Generator().manual_seed(3)
+    )
+    v, reps = m.values, m.tables["replicates"]
+    assert [r["replicate"] for r in reps] == [0, 1, 2] and {r["subject"] for r in reps} == {SUBJECT}
+    assert np.mean([r["spearman"] for r in reps]) == pytest.approx(v["spearman"], rel=1e-12)
+    mean_a = np.mean([r["spearman_position_lipschitz"] for r in reps])
+    assert mean_a == pytest.approx(v["spearman_position_lipschitz"], rel=1e-12)
+    assert max(r["perception_ratio"] for r in reps) == pytest.approx(v["perception_drop"], rel=1e-12)
+    assert max(r["consistency_ratio"] for r in reps) == pytest.approx(v["consistency_ratio"], rel=1e-12)
+    # each replicate's Spearman is that of its own sweep rows (4 positions)
+    for r in reps:
+        sweep = [s for s in m.tables["sweep"] if s["replicate"] == r["replicate"]]
+        expected = spearman([s["lipschitz"] for s in sweep], [s["perception"] for s in sweep])
+        assert len(sweep) == 4 and r["spearman"] == pytest.approx(expected, abs=1e-12)
+
+
 def test_pipeline_runs_both_noise_levels(tmp_path):
     import quadriga.api
 
@@ -87,5 +106,9 @@ def test_pipeline_runs_both_noise_levels(tmp_path):
 def test_perception_claim_smoke(tmp_path):
     obs = perception_lipschitz_rank.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["perception_drop"] < 1.0
+    # the replicates are the 2 rows of the noisy point; their mean is the evaluator's Spearman
+    assert len(obs.values[SUBJECT]) == 2
+    assert np.mean(obs.values[SUBJECT]) == pytest.approx(obs.numbers["spearman"], rel=1e-12)
+    assert obs.table.count("\n") >= 4  # header, rule and the 3 positions
     rec = evaluate_claim(perception_lipschitz_rank, obs, "smoke")
     assert rec["status"] == "ran"

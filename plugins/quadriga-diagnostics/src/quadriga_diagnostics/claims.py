@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Rows, Scale, Tuning
 
 __all__ = [
     "DET_SAMPLER_MARGIN",
@@ -492,55 +492,64 @@ det_sampler_order = Claim(
 PERCEPTION_RANK = -0.7
 
 
-def _perception_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Per-replicate Spearman(Lipschitz, perception) over the frontier; t interval over replicates."""
-    import numpy as np
+#: the claim's matrix point of diag-perception-lipschitz: noisy 2x super-resolution (noise std 0.05)
+_PERCEPTION_STAGE = "sr[noise_std=0.05]"
 
-    from quadriga import stats
+
+def _perception_scale(replicates: int, positions: list[float], seed: int = 0) -> Scale:
+    """A scale of the perception claim: the noisy matrix point alone, at ``positions``."""
+    return Scale(
+        replicates=replicates,
+        seed=seed,
+        overrides=("stage.sr.matrix.noise_std=[0.05]", f"stage.sr.positions={positions}"),
+    )
+
+
+def _perception_numbers(result: Any) -> Observations:
+    """The perception claim's report numbers and per-position table (no values: ``Rows`` reads them).
+
+    ``numbers``: every value of the noisy stage (``perception_drop``, ``consistency_ratio``,
+    ``spearman_position_lipschitz``, the per-position means); ``table``: per position, the mean
+    perception index, consistency and distortion RMS, and Lipschitz constant over replicates.
+    """
     from quadriga.claims.run import markdown_table
-    from quadriga.seeding import derive_seed
-    from quadriga_diagnostics.perception import frontier_sweep, sweep_summary
 
-    o = scale.options
-    rows = []
-    for k in range(scale.replicates):
-        rng = np.random.default_rng(derive_seed(scale.seed, f"perception/{k}"))
-        for r in frontier_sweep(list(o["positions"]), noise_std=float(o["noise_std"]), rng=rng):
-            rows.append({"replicate": k, **r})
-    summary = sweep_summary(rows)
-    interval = stats.interval(np.asarray(summary["per_replicate"]), "mean")
-    numbers = {
-        "perception_drop": summary["values"]["perception_drop"],
-        "consistency_ratio": summary["values"]["consistency_ratio"],
-        "spearman_position_lipschitz": summary["values"]["spearman_position_lipschitz"],
-        **{k: v for k, v in summary["values"].items() if "/a=" in k},
-    }
-    positions = sorted({r["position"] for r in rows})
+    values = result.artifacts[_PERCEPTION_STAGE].values
+    numbers = {k: float(v) for k, v in values.items()}
+    positions = sorted(float(k.split("=", 1)[1]) for k in values if k.startswith("perception/a="))
     table = markdown_table(
         ["position a", "perception (Frechet)", "consistency RMS", "distortion RMS", "Lipschitz"],
         [
             [
                 a,
-                summary["values"][f"perception/a={a:g}"],
-                summary["values"][f"consistency/a={a:g}"],
-                summary["values"][f"distortion/a={a:g}"],
-                summary["values"][f"lipschitz/a={a:g}"],
+                *(
+                    numbers[f"{key}/a={a:g}"]
+                    for key in ("perception", "consistency", "distortion", "lipschitz")
+                ),
             ]
             for a in positions
         ],
     )
-    group = f"digits 2x SR, noise {o['noise_std']}"
-    return Observations(intervals={group: interval}, numbers=numbers, table=table)
+    return Observations(numbers=numbers, table=table)
 
 
 perception_lipschitz_rank = Claim(
     arms=("diag-perception-lipschitz",),
-    # experiment=: one frontier sweep per replicate (frontier_sweep), as the evaluator does
-    experiment=_perception_experiment,
+    pipeline="diag-perception-lipschitz",
+    # one row per replicate (random split and noise draw) of the noisy point's table: its Spearman
+    rows=Rows(
+        stage=_PERCEPTION_STAGE,
+        table="replicates",
+        column="spearman",
+        key="replicate",
+        count="stage.sr.num_replicates",
+    ),
+    observe=_perception_numbers,
     effect=Effect(
         quantity="Spearman rank correlation between the restorer's Jacobian spectral norm and its Fréchet "
-        "perception index on held-out digits over the frontier positions, mean over replicates",
-        statistic="interval",
+        "perception index on held-out digits (2x SR, noise std 0.05) over the frontier positions, mean "
+        "over replicates",
+        statistic="mean",
         relation="less",
         value=PERCEPTION_RANK,
         label="Spearman",
@@ -569,66 +578,80 @@ perception_lipschitz_rank = Claim(
     ),
     libraries=("numpy", "scipy", "sklearn"),
     scales={
-        "smoke": Scale(replicates=2, options={"positions": [0.0, 0.5, 1.0], "noise_std": 0.05}),
-        "paper": Scale(
-            replicates=20,
-            seed=1,
-            options={"positions": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0], "noise_std": 0.05},
-        ),
+        "smoke": _perception_scale(2, [0.0, 0.5, 1.0]),
+        "paper": _perception_scale(20, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0], seed=1),
     },
     tuning={"diag-perception-lipschitz": Tuning(1, "closed-form restorers, no tuning")},
 )
 """The restorers' Lipschitz constant rises as their perception index falls (Spearman below -0.7)."""
 
 
-def _crit_batch_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Per-teacher slopes of log B_crit on log T; t interval of their mean."""
+#: the claim's matrix point of diag-crit-batch: label noise variance 0.1
+_CRIT_BATCH_STAGE = "cb[noise_var=0.1]"
+
+
+def _crit_batch_scale(
+    replicates: int,
+    *,
+    dim: int,
+    budgets: list[int],
+    batch_sizes: list[int],
+    num_learning_rates: int,
+    seed: int = 0,
+) -> Scale:
+    """A scale of the critical-batch claim: the noise-0.1 matrix point alone, on the given grid
+    (``num_learning_rates`` constant rates from 1e-3 to 1.9, geometric, rounded to 8 digits)."""
     import numpy as np
 
-    from quadriga.claims.run import markdown_table
-    from quadriga.seeding import derive_seed
-    from quadriga_diagnostics.crit_batch import crit_batch_runs, crit_batch_summary, slope_interval
-
-    o = scale.options
-    budgets = [int(t) for t in o["budgets"]]
-    batch_sizes = [int(b) for b in o["batch_sizes"]]
-    runs = crit_batch_runs(
-        dim=int(o["dim"]),
-        spectrum_decay=float(o["spectrum_decay"]),
-        teacher_decay=float(o["teacher_decay"]),
-        noise_var=float(o["noise_var"]),
-        budgets=budgets,
-        batch_sizes=batch_sizes,
-        learning_rates=np.geomspace(1e-3, 1.9, int(o["num_learning_rates"])).tolist(),
-        num_teachers=scale.replicates,
-        rng=np.random.default_rng(derive_seed(scale.seed, "crit-batch")),
+    rates = np.geomspace(1e-3, 1.9, num_learning_rates).round(8).tolist()
+    return Scale(
+        replicates=replicates,
+        seed=seed,
+        overrides=(
+            "stage.cb.matrix.noise_var=[0.1]",
+            f"stage.cb.dim={dim}",
+            "stage.cb.spectrum_decay=1.5",
+            "stage.cb.teacher_decay=0.5",
+            f"stage.cb.budgets={budgets}",
+            f"stage.cb.batch_sizes={batch_sizes}",
+            f"stage.cb.learning_rates={rates}",
+        ),
     )
-    fit = slope_interval(budgets, runs)
-    summary = crit_batch_summary(budgets, batch_sizes, runs)
-    numbers = {**summary["values"], "slope": float(fit.estimate), "predicted_slope": 1.0}
+
+
+def _crit_batch_numbers(result: Any) -> Observations:
+    """The critical-batch claim's report numbers and per-budget table (no values: ``Rows`` reads them).
+
+    ``numbers``: every value of the noise-0.1 stage (``slope`` and its interval, ``predicted_slope``,
+    ``b_crit/T=<T>``, ``min_saturation``, ``min_perfect_scaling``); ``table``: per budget T, the
+    geometric-mean B_crit and the mean S_min and E_min over teachers.
+    """
+    from quadriga.claims.run import markdown_table
+
+    metrics = result.artifacts[_CRIT_BATCH_STAGE]
     table = markdown_table(
         ["T", "B_crit (geometric mean)", "S_min (mean)", "E_min (mean)"],
-        [
-            [
-                t,
-                summary["values"][f"b_crit/T={t}"],
-                float(np.mean([r["s_min"][k] for r in runs])),
-                float(np.mean([r["e_min"][k] for r in runs])),
-            ]
-            for k, t in enumerate(budgets)
-        ],
+        [[r["T"], r["b_crit"], r["s_min"], r["e_min"]] for r in metrics.tables["budgets"]],
     )
-    return Observations(intervals={"noisy quadratic": fit}, numbers=numbers, table=table)
+    return Observations(numbers={k: float(v) for k, v in metrics.values.items()}, table=table)
 
 
 crit_batch_growth = Claim(
     arms=("diag-crit-batch",),
-    # experiment=: one sweep per teacher (crit_batch_runs), as the evaluator does
-    experiment=_crit_batch_experiment,
+    pipeline="diag-crit-batch",
+    # one row per teacher of the noise-0.1 point's table: its slope of log B_crit on log T
+    rows=Rows(
+        stage=_CRIT_BATCH_STAGE,
+        table="teachers",
+        column="slope",
+        key="teacher",
+        count="stage.cb.num_teachers",
+    ),
+    observe=_crit_batch_numbers,
     effect=Effect(
         quantity="log-log slope of the critical batch size E_min / S_min against the data budget T "
-        "(mean over teachers; predicted 1, the claim is its direction)",
-        statistic="interval",
+        "(noisy quadratic, label noise 0.1; mean over teachers; predicted 1, the claim is its direction)",
+        statistic="mean",
         relation="greater",
         value=0.0,
         label="slope",
@@ -658,30 +681,20 @@ crit_batch_growth = Claim(
     ),
     libraries=("numpy", "scipy"),
     scales={
-        "smoke": Scale(
-            replicates=2,
-            options={
-                "dim": 16,
-                "spectrum_decay": 1.5,
-                "teacher_decay": 0.5,
-                "noise_var": 0.1,
-                "budgets": [64, 128, 256, 512],
-                "batch_sizes": [1, 2, 4, 16, 64, 256, 1024],
-                "num_learning_rates": 16,
-            },
+        "smoke": _crit_batch_scale(
+            2,
+            dim=16,
+            budgets=[64, 128, 256, 512],
+            batch_sizes=[1, 2, 4, 16, 64, 256, 1024],
+            num_learning_rates=16,
         ),
-        "paper": Scale(
-            replicates=8,
+        "paper": _crit_batch_scale(
+            8,
+            dim=64,
+            budgets=[256, 512, 1024, 2048, 4096, 8192],
+            batch_sizes=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+            num_learning_rates=28,
             seed=1,
-            options={
-                "dim": 64,
-                "spectrum_decay": 1.5,
-                "teacher_decay": 0.5,
-                "noise_var": 0.1,
-                "budgets": [256, 512, 1024, 2048, 4096, 8192],
-                "batch_sizes": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
-                "num_learning_rates": 28,
-            },
         ),
     },
     tuning={

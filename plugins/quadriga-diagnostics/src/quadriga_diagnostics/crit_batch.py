@@ -40,14 +40,20 @@ from quadriga.validators import int_at_least, positive, positive_int_list
 
 __all__ = [
     "PREDICTED_SLOPE",
+    "SUBJECT",
     "CriticalBatch",
     "critical_batch_sizes",
     "excess_loss_trajectory",
     "steps_to_targets",
+    "teacher_slopes",
 ]
 
 #: Filatov et al. 2024: B_crit ∝ T
 PREDICTED_SLOPE = 1.0
+
+#: the ``subject`` column of the per-teacher table: the evaluator has no subject input and names
+#: itself (its registered name), so a claim's ``Rows`` reads the rows as arm "diag-crit-batch"
+SUBJECT = "diag-crit-batch"
 
 
 def excess_loss_trajectory(
@@ -166,9 +172,17 @@ def slope_interval(budgets: list[int], runs: list[dict[str, np.ndarray]]) -> Any
     """
     from quadriga import stats
 
+    return stats.interval(np.asarray(teacher_slopes(budgets, runs)), "mean")
+
+
+def teacher_slopes(budgets: list[int], runs: list[dict[str, np.ndarray]]) -> list[float]:
+    """Least-squares slope of log B_crit on log T for every teacher (one per run, in order).
+
+    Shapes: ``budgets`` ``(k,)``, one run per teacher; returns one float per teacher.
+    Units: dimensionless. Raises: nothing. Source: the module docstring.
+    """
     lx = np.log(np.asarray(budgets, dtype=float))
-    slopes = [float(np.polyfit(lx, np.log(r["b_crit"]), 1)[0]) for r in runs]
-    return stats.interval(np.asarray(slopes), "mean")
+    return [float(np.polyfit(lx, np.log(r["b_crit"]), 1)[0]) for r in runs]
 
 
 @attrs.define(kw_only=True)
@@ -183,7 +197,11 @@ class CriticalBatch(Evaluator):
     ``b_crit/T=<T>`` (geometric mean over teachers), ``min_saturation`` (smallest, over budgets,
     of ``S_min / S(B_max / 4)``: 1 means the batch grid reaches the step floor),
     ``min_perfect_scaling`` (smallest ``E_min / (2 S(2))``, near 1 when B = 1, 2 scale perfectly);
-    table ``steps`` (T, B, mean steps to target over teachers).
+    table ``steps`` (T, B, mean steps to target over teachers); table ``teachers`` (one row per
+    teacher: ``subject`` = :data:`SUBJECT`, ``teacher`` its index, ``slope`` its least-squares
+    slope of log B_crit on log T, whose mean over the rows is ``slope``); table ``budgets`` (one
+    row per T: ``b_crit`` the geometric mean over teachers, as ``b_crit/T=<T>``, ``s_min`` and
+    ``e_min`` the arithmetic means over teachers).
 
     Shapes:
         ``budgets`` (>= 3 values) and ``batch_sizes`` (>= 3 values, increasing) are lists of
@@ -262,8 +280,10 @@ class CriticalBatch(Evaluator):
             num_teachers=self.num_teachers,
             rng=numpy_rng(generator),
         )
+        slopes = teacher_slopes(budgets, runs)
         fit = slope_interval(budgets, runs)
         summary = crit_batch_summary(budgets, list(self.batch_sizes), runs)
+        teachers = [{"subject": SUBJECT, "teacher": k, "slope": s} for k, s in enumerate(slopes)]
         values: dict[str, float] = {
             "slope": float(fit.estimate),
             "slope_low": float(fit.low),
@@ -272,15 +292,17 @@ class CriticalBatch(Evaluator):
             "predicted_slope": PREDICTED_SLOPE,
             **summary["values"],
         }
-        return Metrics(values=values, tables={"steps": summary["rows"]})
+        tables = {"steps": summary["rows"], "teachers": teachers, "budgets": summary["budget_rows"]}
+        return Metrics(values=values, tables=tables)
 
 
 def crit_batch_summary(
     budgets: list[int], batch_sizes: list[int], runs: list[dict[str, np.ndarray]]
 ) -> dict[str, Any]:
-    """Per-budget geometric-mean B_crit, the saturation checks and the steps table (see the class).
+    """Per-budget geometric-mean B_crit, the saturation checks and the steps and budgets tables.
 
-    Shapes: ``values`` a dict of floats, ``rows`` one dict per (T, B). Units: as in the class.
+    Shapes: ``values`` a dict of floats, ``rows`` one dict per (T, B), ``budget_rows`` one dict per
+    T (``T``, ``b_crit``, ``s_min``, ``e_min``; see the class). Units: as in the class.
     Raises: nothing. Source: the module docstring.
     """
     b_crit = np.exp(np.mean([np.log(r["b_crit"]) for r in runs], axis=0))
@@ -294,4 +316,10 @@ def crit_batch_summary(
         for k, t in enumerate(budgets)
         for i, b in enumerate(batch_sizes)
     ]
-    return {"values": values, "rows": rows}
+    s_min = np.mean([r["s_min"] for r in runs], axis=0)
+    e_min = np.mean([r["e_min"] for r in runs], axis=0)
+    budget_rows = [
+        {"T": t, "b_crit": float(b_crit[k]), "s_min": float(s_min[k]), "e_min": float(e_min[k])}
+        for k, t in enumerate(budgets)
+    ]
+    return {"values": values, "rows": rows, "budget_rows": budget_rows}

@@ -39,6 +39,7 @@ from quadriga.interfaces import Evaluator
 from quadriga.validators import in_range, int_at_least
 
 __all__ = [
+    "SUBJECT",
     "PerceptionLipschitz",
     "frechet_distance",
     "frontier_sweep",
@@ -47,6 +48,11 @@ __all__ = [
     "spearman",
     "sweep_summary",
 ]
+
+
+#: the ``subject`` column of the per-replicate table: the evaluator has no subject input and names
+#: itself (its registered name), so a claim's ``Rows`` reads the rows as arm "diag-perception-lipschitz"
+SUBJECT = "diag-perception-lipschitz"
 
 
 def load_digits_pairs(noise_std: float, rng: Any, test_fraction: float = 0.3) -> dict[str, Any]:
@@ -197,7 +203,10 @@ class PerceptionLipschitz(Evaluator):
     consistency RMS: below 1 when consistency improves too, as it does with noisy measurements),
     ``lipschitz/a=<a>``, ``perception/a=<a>``, ``consistency/a=<a>``, ``distortion/a=<a>`` (means
     over replicates); table ``sweep`` (replicate, position and the
-    measured numbers).
+    measured numbers); table ``replicates`` (one row per replicate: ``subject`` = :data:`SUBJECT`,
+    ``replicate`` its index, ``spearman`` its rank correlation, whose mean over the rows is
+    ``spearman``, ``spearman_position_lipschitz``, ``perception_ratio`` and ``consistency_ratio``,
+    the last position's perception index and consistency RMS over the MMSE restorer's).
 
     Shapes:
         ``positions``: at least 3 increasing numbers in [0, 1]; every value a float.
@@ -266,13 +275,16 @@ class PerceptionLipschitz(Evaluator):
             "spearman_high": float(fit.high),
             **summary["values"],
         }
-        return Metrics(values=values, tables={"sweep": rows})
+        per_replicate = [{"subject": SUBJECT, **r} for r in summary["replicate_rows"]]
+        return Metrics(values=values, tables={"sweep": rows, "replicates": per_replicate})
 
 
 def sweep_summary(rows: list[dict[str, float]]) -> dict[str, Any]:
     """Per-replicate Spearman correlations and the means per position (see :class:`PerceptionLipschitz`).
 
-    Shapes: ``per_replicate`` a list (one per replicate); ``values`` a dict of floats.
+    Shapes: ``per_replicate`` a list (one per replicate); ``values`` a dict of floats;
+    ``replicate_rows`` one dict per replicate (``replicate``, ``spearman``,
+    ``spearman_position_lipschitz``, ``perception_ratio``, ``consistency_ratio``).
     Units: as in the class. Raises: nothing. Source: the module docstring.
     """
     reps = sorted({int(r["replicate"]) for r in rows})
@@ -292,4 +304,14 @@ def sweep_summary(rows: list[dict[str, float]]) -> dict[str, Any]:
         sub = [r for r in rows if r["position"] == a]
         for key in ("lipschitz", "perception", "consistency", "distortion"):
             values[f"{key}/a={a:g}"] = float(np.mean([r[key] for r in sub]))
-    return {"per_replicate": per_rep, "values": values}
+    replicate_rows = [
+        {
+            "replicate": k,
+            "spearman": per_rep[i],
+            "spearman_position_lipschitz": per_rep_a[i],
+            "perception_ratio": float(drops[i]),
+            "consistency_ratio": float(cons[i]),
+        }
+        for i, k in enumerate(reps)
+    ]
+    return {"per_replicate": per_rep, "values": values, "replicate_rows": replicate_rows}
