@@ -128,7 +128,11 @@ def _invariance_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 invariance_linear = Claim(
     arms=("diag-invariance",),
-    # experiment=: the claim crosses two learners with three spectra; the evaluator is called per cell
+    # experiment=: the claim crosses two learners with three spectra; the evaluator is called per cell.
+    # The effect is exact and all-or-nothing: every (learner, spectrum, map family) cell's largest
+    # deviation over all draws must agree with the prediction. Rows lack a worst-case statistic over
+    # exact rows (a mean of per-draw shares would pass a cell that fails in one draw), and the number
+    # of cells is not a parameter Rows.count could set.
     experiment=_invariance_experiment,
     effect=Effect(
         quantity="share of (learner, spectrum, map family) cells where the measured commutation "
@@ -431,7 +435,10 @@ def _kl_bon_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 kl_bon_equivalence = Claim(
     arms=("diag-kl-bon",),
-    # experiment=: the token laws are drawn in-process and every row is computed exactly (kl_bon_row)
+    # experiment=: the token laws are drawn in-process and every row is computed exactly (kl_bon_row).
+    # The effect is a worst case, the largest over the token laws of an exact quantity, with a point
+    # interval; Rows feed sampling statistics (mean, difference, ratio), and a mean over laws would
+    # test the average law, not every law. (The evaluator takes one fixed token law, not random ones.)
     experiment=_kl_bon_experiment,
     effect=Effect(
         quantity="largest, over random token laws, of max(|1 - reward ratio BoN / tilt|, KL(BoN | tilt) / "
