@@ -16,6 +16,7 @@ from quadriga_diagnostics.plrf_phases import (
     phase_exponents,
     simulate_sgd,
 )
+from scipy import stats
 
 import quadriga.api
 from quadriga.claims import evaluate_claim
@@ -89,16 +90,69 @@ def test_evaluator_values():
         PLRFPhases(alpha=0.4)
 
 
+_SMALL = {
+    "d_min": 16,
+    "d_max": 64,
+    "flops_min": 1e2,
+    "flops_max": 1e5,
+    "flop_points": 12,
+    "draws": 3,
+    "sim_steps": 100,
+}
+
+
+def test_per_draw_rows_give_the_reported_eta():
+    m = PLRFPhases(**_SMALL).evaluate()
+    v, draws = m.values, m.tables["per_draw"]
+    assert [r["draw"] for r in draws] == [0, 1, 2] and {r["subject"] for r in draws} == {"plrf"}
+    assert {(r["phase"], r["alpha"], r["beta"]) for r in draws} == {("II", 1.0, 0.7)}
+    # the rows' eta_error is eta - the phase formula, and its mean is the reported eta minus it
+    errors = np.array([r["eta_error"] for r in draws])
+    assert errors == pytest.approx([r["eta"] - 2.4 / 3.4 for r in draws], abs=1e-15)
+    assert errors.mean() == pytest.approx(v["eta"] - v["eta_predicted"], abs=1e-12)
+    # the reported t interval is the rows' one-sample Student t interval, shifted by the formula
+    half = stats.t.ppf(0.975, 2) * errors.std(ddof=1) / np.sqrt(3)
+    assert v["eta_low"] == pytest.approx(v["eta_predicted"] + errors.mean() - half, abs=1e-12)
+    assert v["eta_high"] == pytest.approx(v["eta_predicted"] + errors.mean() + half, abs=1e-12)
+    assert min(r["interior_decades"] for r in draws) == v["interior_decades"]
+    (point,) = m.tables["per_point"]
+    assert point["eta"] == v["eta"] and point["simulation_gap"] == v["simulation_gap"]
+    assert point["d_max"] == 64.0 and len(m.tables["frontier"]) == 12
+
+
+def test_points_in_one_run():
+    one = PLRFPhases(**_SMALL).evaluate()
+    both = PLRFPhases(**_SMALL, points=[[1.0, 0.7], [0.6, 0.3]]).evaluate()
+    # the first point consumes the generator as the single-point run does: same values
+    assert both.values == one.values
+    for got, want in zip(both.tables["per_draw"][:3], one.tables["per_draw"], strict=True):
+        assert got == pytest.approx(want, nan_ok=True)
+    ia = [r for r in both.tables["per_draw"] if r["phase"] == "Ia"]
+    assert [r["draw"] for r in ia] == [0, 1, 2]
+    assert all(r["eta_predicted"] == pytest.approx(0.8 / 2.2) for r in ia)
+    assert [p["phase"] for p in both.tables["per_point"]] == ["II", "Ia"]
+    assert np.mean([r["eta"] for r in ia]) == pytest.approx(both.tables["per_point"][1]["eta"], abs=1e-12)
+    with pytest.raises(ConfigError):
+        PLRFPhases(points=[[1.0]])
+    with pytest.raises(ConfigError):
+        PLRFPhases(points=[[0.4, 0.7]])
+
+
 def test_pipeline_runs(tmp_path):
     small = ["d_min=16", "d_max=64", "flops_min=100.0", "flops_max=100000.0", "flop_points=12"]
     small += ["draws=2", "sim_steps=50"]
-    overrides = [f"stage.{s}.{o}" for s in ("phase-ia", "phase-ii", "phase-iii") for o in small]
-    res = quadriga.api.run("diag-plrf-phases", overrides=overrides, out=tmp_path / "run")
-    assert "phase-iii" in res.artifacts
+    small += ["points=[[0.6, 0.3], [1.0, 0.7]]"]
+    res = quadriga.api.run(
+        "diag-plrf-phases", overrides=[f"stage.phases.{o}" for o in small], out=tmp_path / "run"
+    )
+    rows = res.artifacts["phases"].tables["per_draw"]
+    assert [(r["phase"], r["draw"]) for r in rows] == [(p, k) for p in ("Ia", "II") for k in (0, 1)]
 
 
 def test_plrf_claim_smoke(tmp_path):
     obs = plrf_exponents.observations("smoke", tmp_path, Registry(use_env=False))
-    assert obs.numbers["min_interior_decades"] > 0.5
+    # one point at smoke scale: one group, the rows of the two W draws
+    assert list(obs.values) == ["plrf"] and len(obs.values["plrf"]) == 2
+    assert obs.numbers["d_max"] == 64 and obs.numbers["min_interior_decades"] > 0
     assert obs.numbers["largest_simulation_gap_in_se"] < 6
     assert evaluate_claim(plrf_exponents, obs, "smoke")["status"] == "ran"

@@ -256,22 +256,32 @@ def dim_grid(d_min: int, d_max: int, per_octave: int) -> list[int]:
 @attrs.define(kw_only=True)
 class PLRFPhases(Evaluator):
     """Compute-optimal exponent ``eta`` (``P* ~ f^{-eta}``) of the PLRF model under one-pass SGD
-    at one phase point ``(alpha, beta)``, measured on exact loss curves over ``W`` draws, beside
-    the phase's formula; plus a direct SGD simulation against the loss-curve formula.
+    at one phase point ``(alpha, beta)`` (or at each of ``points``, in one run), measured on exact
+    loss curves over ``W`` draws, beside the phase's formula; plus a direct SGD simulation against
+    the loss-curve formula.
 
     Input: none (``subject`` and ``reference`` are ignored).
 
-    Returns (``Metrics``): ``eta`` (mean over draws), ``eta_low``, ``eta_high`` (95 % t interval),
-    ``eta_predicted``, ``eta_drift`` (``eta`` minus the same fit without the top octave of ``d``;
-    omitted when that fit has no interior optimum), ``xi`` (mean slope of ``log d*``),
-    ``xi_predicted``, ``phase_index``
-    (1 = Ia, 2 = II, 3 = III), ``interior_decades`` (smallest over draws), ``simulation_gap``
-    (largest over the checked steps of ``|mean simulated loss - formula| / formula``, ``d = d_min``),
-    ``simulation_se`` (its standard error in the same units); table ``frontier`` (``f``, mean
-    ``P*``, mean ``d*``).
+    The points are ``points`` when given, else ``[(alpha, beta)]``; each is evaluated in turn on
+    the one generator (its ``draws`` fits, then its simulation check).
+
+    Returns (``Metrics``): of the first point: ``eta`` (mean over draws), ``eta_low``,
+    ``eta_high`` (95 % t interval), ``eta_predicted``, ``eta_drift`` (``eta`` minus the same fit
+    without the top octave of ``d``; omitted when that fit has no interior optimum), ``xi`` (mean
+    slope of ``log d*``), ``xi_predicted``, ``phase_index`` (1 = Ia, 2 = II, 3 = III),
+    ``interior_decades`` (smallest over draws), ``simulation_gap`` (largest over the checked
+    steps of ``|mean simulated loss - formula| / formula``, ``d = d_min``), ``simulation_se``
+    (its standard error in the same units). Tables, every point: ``frontier`` (``phase``,
+    ``alpha``, ``beta``, ``f``, mean ``P*``, mean ``d*``); ``per_draw`` (``subject`` =
+    ``"plrf"``, ``phase``, ``alpha``, ``beta``, ``draw`` 0 ... draws - 1, ``eta``,
+    ``eta_predicted``, ``eta_error`` = ``eta - eta_predicted``, ``eta_half`` (NaN without an
+    interior optimum), ``xi``, ``interior_decades``); ``per_point`` (``phase``, ``alpha``,
+    ``beta``, the scalars above for that point with ``eta_drift`` NaN where undefined, and
+    ``d_max``).
 
     Shapes:
-        scalars; the table has one row per flop budget.
+        scalars; ``frontier`` has one row per (point, flop budget), ``per_draw`` one per (point,
+        draw), ``per_point`` one per point.
 
     Units:
         exponents dimensionless; ``f`` in samples x features (``r d``); losses in squared target units.
@@ -300,39 +310,65 @@ class PLRFPhases(Evaluator):
     draws: int = param(3, doc="independent W draws", validator=int_at_least(1))
     sim_runs: int = param(64, doc="SGD runs of the simulation check", validator=int_at_least(2))
     sim_steps: int = param(2000, doc="SGD steps of the simulation check", validator=int_at_least(10))
+    points: list[list[float]] = param(
+        factory=list,
+        doc="phase points [[alpha, beta], ...] evaluated in one run (empty: the one point alpha, beta)",
+    )
 
     def __attrs_post_init__(self) -> None:
-        """Check the phase point and the grid at build time (ConfigError)."""
-        phase_exponents(self.alpha, self.beta)
+        """Check the phase points and the grid at build time (ConfigError)."""
+        for point in self.points:
+            if not isinstance(point, (list, tuple)) or len(point) != 2:
+                raise ConfigError(f"each of points must be [alpha, beta], got {point!r}.", key="points")
+        for alpha, beta in self.phase_points():
+            phase_exponents(alpha, beta)
         dim_grid(self.d_min, self.d_max, self.per_octave)
         if self.flops_max <= self.flops_min:
             raise ConfigError("flops_max must exceed flops_min.", key="flops_max")
 
+    def phase_points(self) -> list[tuple[float, float]]:
+        """The ``(alpha, beta)`` points evaluated: ``points``, else ``[(alpha, beta)]``."""
+        if self.points:
+            return [(float(a), float(b)) for a, b in self.points]
+        return [(float(self.alpha), float(self.beta))]
+
     def evaluate(self, subject: Any = None, reference: Any = None, *, generator: Any = None) -> Metrics:
-        """Fit every draw, then the simulation check; see the class docstring."""
-        from quadriga import stats
+        """Fit every draw, then the simulation check, at each point; see the class docstring."""
         from quadriga.seeding import numpy_rng
 
         del subject, reference
         rng = numpy_rng(generator) if generator is not None else np.random.default_rng(0)
-        phase, eta_pred, xi_pred = phase_exponents(self.alpha, self.beta)
         dims = dim_grid(self.d_min, self.d_max, self.per_octave)
         flops = np.logspace(np.log10(self.flops_min), np.log10(self.flops_max), self.flop_points)
+        tables: dict[str, list[dict[str, Any]]] = {"frontier": [], "per_draw": [], "per_point": []}
+        first: dict[str, float] = {}
+        for alpha, beta in self.phase_points():
+            values = self._point(alpha, beta, dims, flops, rng, tables)
+            first = first or values
+        return Metrics(values=first, tables=tables)
+
+    def _point(
+        self,
+        alpha: float,
+        beta: float,
+        dims: list[int],
+        flops: np.ndarray,
+        rng: np.random.Generator,
+        tables: dict[str, list[dict[str, Any]]],
+    ) -> dict[str, float]:
+        """One point's draws and simulation check: its scalar values; its rows appended to ``tables``."""
+        from quadriga import stats
+
+        phase, eta_pred, xi_pred = phase_exponents(alpha, beta)
         fits = [
             phase_point(
-                self.alpha,
-                self.beta,
-                dims,
-                flops,
-                dim_ratio=self.dim_ratio,
-                learning_rate=self.learning_rate,
-                rng=rng,
+                alpha, beta, dims, flops, dim_ratio=self.dim_ratio, learning_rate=self.learning_rate, rng=rng
             )
             for _ in range(self.draws)
         ]
         eta = stats.interval([f["eta"] for f in fits], "mean")
         gap, se = simulation_check(
-            self.alpha, self.beta, self.d_min, self.sim_steps, self.sim_runs, self.learning_rate, rng
+            alpha, beta, self.d_min, self.sim_steps, self.sim_runs, self.learning_rate, rng
         )
         values = {
             "eta": eta.estimate,
@@ -349,15 +385,32 @@ class PLRFPhases(Evaluator):
         drift = float(eta.estimate - np.mean([f["eta_half"] for f in fits]))
         if np.isfinite(drift):
             values["eta_drift"] = drift
-        frontier = [
+        where = {"phase": phase, "alpha": alpha, "beta": beta}
+        tables["frontier"] += [
             {
+                **where,
                 "flops": float(f),
                 "loss": float(np.mean([x["best"][i] for x in fits])),
                 "d_star": float(np.mean([x["d_star"][i] for x in fits])),
             }
             for i, f in enumerate(flops)
         ]
-        return Metrics(values=values, tables={"frontier": frontier})
+        tables["per_draw"] += [
+            {
+                "subject": "plrf",
+                **where,
+                "draw": k,
+                "eta": f["eta"],
+                "eta_predicted": eta_pred,
+                "eta_error": f["eta"] - eta_pred,
+                "eta_half": float(f["eta_half"]),
+                "xi": f["xi"],
+                "interior_decades": f["interior_decades"],
+            }
+            for k, f in enumerate(fits)
+        ]
+        tables["per_point"].append({**where, **values, "eta_drift": drift, "d_max": float(self.d_max)})
+        return values
 
 
 def simulation_check(
