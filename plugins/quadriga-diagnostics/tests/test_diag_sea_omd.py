@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 import torch
 from quadriga_diagnostics.claims import sea_omd_sqrt
-from quadriga_diagnostics.sea_omd import OptimisticOMDRegret, ball_projection, optimistic_omd_regret
+from quadriga_diagnostics.sea_omd import (
+    OptimisticOMDRegret,
+    ball_projection,
+    fit_regret_slope,
+    optimistic_omd_regret,
+    sweep_from_tables,
+)
 
 import quadriga.api
 from quadriga.claims import evaluate_claim
@@ -61,6 +67,31 @@ def test_evaluator_slope_is_near_one_half():
     assert v["regret/adversarial/1.6"] > v["regret/adversarial/0.1"] > 0
 
 
+def test_replicates_table_gives_back_the_means_and_the_slope():
+    m = OptimisticOMDRegret(levels=[0.1, 0.4, 1.6], horizon=200, num_replicates=5).evaluate(
+        generator=torch.Generator().manual_seed(2)
+    )
+    reps = m.tables["replicates"]
+    assert [r["replicate"] for r in reps] == list(range(5))
+    for sweep in ("stochastic", "adversarial"):
+        for level in ("0.1", "0.4", "1.6"):
+            col = [r[f"regret/{sweep}/{level}"] for r in reps]
+            assert np.mean(col) == pytest.approx(m.values[f"regret/{sweep}/{level}"], rel=1e-12)
+    # the adversarial sweep has no noise: every replicate's regret is the same
+    assert len({r["regret/adversarial/0.4"] for r in reps}) == 1
+    # each row's slope is the least-squares slope of its log regrets against log V
+    v = {(r["sweep"], f"{r['level']:g}"): r["V"] for r in m.tables["sweep"]}
+    keys = sorted(v)
+    x = np.log([v[k] for k in keys])
+    y = np.log([reps[0][f"regret/{s}/{lv}"] for s, lv in keys])
+    assert reps[0]["slope"] == pytest.approx(np.polyfit(x, y, 1)[0], rel=1e-10)
+    # the tables give back the evaluator's fit exactly
+    fit, r2 = fit_regret_slope(sweep_from_tables(m.tables["sweep"], reps))
+    assert fit.estimate == pytest.approx(m.values["slope"], rel=1e-12)
+    assert (fit.low, fit.high) == pytest.approx((m.values["slope_low"], m.values["slope_high"]), rel=1e-12)
+    assert r2 == pytest.approx(m.values["r_squared"], rel=1e-12)
+
+
 def test_pipeline_runs_every_horizon(tmp_path):
     res = quadriga.api.run(
         "diag-sea-omd",
@@ -72,6 +103,9 @@ def test_pipeline_runs_every_horizon(tmp_path):
 
 def test_sea_claim_smoke(tmp_path):
     obs = sea_omd_sqrt.observations("smoke", tmp_path, Registry(use_env=False))
-    assert obs.numbers["variance_decades"] >= 2.0
+    assert obs.numbers["variance_decades"] >= 2.0 and obs.numbers["horizon"] == 4000
+    assert len(obs.values["diag-sea-omd"]) == 4  # one row per replicate: its own slope
+    ci = obs.intervals["both sweeps"]
+    assert ci.estimate == pytest.approx(obs.numbers["slope"] - 0.5, rel=1e-12) and ci.n == 4
     rec = evaluate_claim(sea_omd_sqrt, obs, "smoke")
     assert rec["status"] == "ran"

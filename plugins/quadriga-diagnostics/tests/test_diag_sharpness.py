@@ -10,6 +10,7 @@ from quadriga_diagnostics.claims import gfs_monotone
 from quadriga_diagnostics.hessian import top_hessian_eigenvalue
 from quadriga_diagnostics.sharpness import (
     GFSSharpness,
+    draw_initial_weights,
     gfs_sharpness_closed_form,
     gradient_flow_limit,
     scalar_net_loss,
@@ -66,6 +67,30 @@ def test_evaluator_measures_a_monotone_gfs_sharpness_while_the_loss_oscillates()
     assert len(m.tables["trajectory"]) == 21
 
 
+def test_draws_table_reproduces_a_run_from_each_drawn_initialisation():
+    gen = torch.Generator().manual_seed(3)
+    kwargs = {"num_steps": 30, "evaluate_every": 3, "stability_ratio": 1.2}
+    m = GFSSharpness(num_draws=2, **kwargs).evaluate(generator=gen)
+    plain = GFSSharpness(**kwargs).evaluate(generator=torch.Generator().manual_seed(3))
+    assert m.values == plain.values  # the draws do not touch the run from initial_weights
+    draws = m.tables["draws"]
+    assert [r["draw"] for r in draws] == [0, 1] and {r["subject"] for r in draws} == {"diag-gfs-sharpness"}
+    for row in draws:
+        w = np.asarray(row["weights"])
+        assert len(w) == 4 and 0.8 - 1e-5 <= np.prod(w) <= 1.25 + 1e-5  # product c ~ U[0.8, 1.25]
+        assert row["stability_ratio"] == 1.2
+        # learning rate 2 * ratio / S_GFS(w_0), closed form; the measured start is at the ratio
+        assert row["learning_rate"] == pytest.approx(2 * 1.2 / gfs_sharpness_closed_form(w), rel=1e-12)
+        assert row["edge_ratio_initial"] == pytest.approx(1.2, rel=1e-8)
+        alone = GFSSharpness(initial_weights=row["weights"], **kwargs).evaluate(generator=gen).values
+        for key in ("monotone_fraction", "loss_increases", "learning_rate", "final_loss"):
+            assert row[key] == alone[key]  # GD itself is deterministic given the weights
+        assert row["gfs_sharpness_final"] == pytest.approx(alone["gfs_sharpness_final"], rel=1e-8)
+    # the drawn weights are the draw_initial_weights stream: unbalanced, so the flow moves them
+    w = draw_initial_weights(np.random.default_rng(0))
+    assert len(w) == 4 and np.ptp(w) > 0.01
+
+
 def test_evaluator_refuses_a_negative_product_and_a_divergent_rate():
     with pytest.raises(ConfigError):
         GFSSharpness(initial_weights=[1.0, -1.0])
@@ -79,6 +104,8 @@ def test_gfs_claim_smoke(tmp_path):
     obs = gfs_monotone.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["runs"] == 2 and obs.numbers["min_edge_ratio_initial"] > 1.0
     assert obs.numbers["min_monotone_fraction"] == 1.0
+    assert obs.values == {"diag-gfs-sharpness": [1.0, 1.0]}  # the rows of the draws table
+    assert obs.intervals["all runs"].estimate == 1.0 and obs.intervals["all runs"].n == 2
     rec = evaluate_claim(gfs_monotone, obs, "smoke")
     assert rec["status"] == "ran"
 

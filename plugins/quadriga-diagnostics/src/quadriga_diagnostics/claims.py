@@ -5,7 +5,10 @@ started beyond the edge of stability, the sharpness of the gradient-flow solutio
 flow integrated numerically, then power iteration on Hessian-vector products) does not increase in
 at least 95 % of the evaluated steps, for every drawn initialisation and stability ratio. The
 trajectories are deterministic given the initialisation, so each fraction is exact: the tested
-number is the smallest fraction over the draws, with a degenerate ("exact") interval.
+number is the smallest fraction over the draws, with a degenerate ("exact") interval. The claim runs
+the pipeline ``diag-gfs-sharpness`` once (the matrix over the stability ratio) with ``num_draws =
+Scale.replicates``: each ratio's evaluator writes one row per random initialisation to its table
+``draws`` (``Rows`` lists those of ratio 1.3; the minimum is over the rows of every ratio).
 Preconditions: every run starts beyond the edge (``learning_rate * S_GFS(w_0) / 2 > 1``) and the
 loss goes up in at least 3 GD steps of every run (the oscillation the theorem is about; the share
 of such steps is reported, 2.5-50 % in the runs tried).
@@ -27,7 +30,6 @@ __all__ = [
     "crit_batch_growth",
     "det_sampler_order",
     "gfs_monotone",
-    "gfs_sharpness_runs",
     "heavy_tail_rates",
     "perception_lipschitz_rank",
     "sea_omd_sqrt",
@@ -37,52 +39,32 @@ __all__ = [
 MONOTONE_SHARE = 0.95
 
 
-def gfs_sharpness_runs(
-    ratios: Any, draws: int, *, num_steps: int, evaluate_every: int, seed: int = 0, depth: int = 4
-) -> list[dict[str, Any]]:
-    """Run ``diag-gfs-sharpness`` for ``draws`` random initialisations at each stability ratio.
+#: the claim's listed rows: the draws at the evaluator's default ratio 1.3 (one point of the
+#: pipeline's matrix; Rows reads one stage); the tested minimum is over the draws of every ratio
+_GFS_ROWS = Rows(
+    stage="gfs[stability_ratio=1.3]",
+    table="draws",
+    column="monotone_fraction",
+    key="draw",
+    count="stage.gfs.num_draws",
+)
 
-    Initial weights are ``exp(z - mean(z)) * c^(1/depth)`` with ``z ~ N(0, 0.4^2 I_depth)`` and
-    ``c ~ U[0.8, 1.25]`` (unbalanced, product ``c`` near the minimum's 1; numpy streams
-    ``derive_seed(seed, "gfs/init/<i>")``); draw ``i`` uses the same weights at every ratio.
 
-    Returns:
-        one row per (ratio, draw): the evaluator's values plus ``ratio``, ``draw`` and ``weights``.
-
-    Raises:
-        ConfigError: from the evaluator (a non-positive ratio, say).
-
-    Source: test design for Kreisler et al. 2023 (ICML), sec. 3 and 5.
+def _gfs_observe(result: Any) -> Observations:
+    """The smallest monotone share over the ``draws`` rows of every stability ratio (an exact
+    interval), the preconditions' numbers and the per-run table, from a run of ``diag-gfs-sharpness``.
     """
-    import numpy as np
-
-    from quadriga.seeding import derive_seed, make_generator
-    from quadriga_diagnostics.sharpness import GFSSharpness
-
-    rows = []
-    for i in range(draws):
-        rng = np.random.default_rng(derive_seed(seed, f"gfs/init/{i}"))
-        z = rng.normal(0.0, 0.4, size=depth)
-        weights = (np.exp(z - z.mean()) * rng.uniform(0.8, 1.25) ** (1.0 / depth)).round(6).tolist()
-        for ratio in ratios:
-            ev = GFSSharpness(
-                initial_weights=weights,
-                stability_ratio=float(ratio),
-                num_steps=num_steps,
-                evaluate_every=evaluate_every,
-            )
-            values = ev.evaluate(generator=make_generator(derive_seed(seed, f"gfs/power/{i}/{ratio}"))).values
-            rows.append({"ratio": float(ratio), "draw": i, "weights": weights, **values})
-    return rows
-
-
-def _gfs_experiment(scale: Scale, out_dir: Path) -> Observations:
     from quadriga import stats
     from quadriga.claims.run import markdown_table
 
-    o = scale.options
-    rows = gfs_sharpness_runs(
-        o["ratios"], scale.replicates, num_steps=int(o["num_steps"]), evaluate_every=int(o["evaluate_every"])
+    rows = sorted(
+        (
+            r
+            for stage, art in result.artifacts.items()
+            if stage.startswith("gfs[")
+            for r in art.tables["draws"]
+        ),
+        key=lambda r: (r["stability_ratio"], r["draw"]),
     )
     worst = min(r["monotone_fraction"] for r in rows)
     numbers = {
@@ -107,7 +89,7 @@ def _gfs_experiment(scale: Scale, out_dir: Path) -> Observations:
         ],
         [
             [
-                r["ratio"],
+                r["stability_ratio"],
                 r["draw"],
                 r["monotone_fraction"],
                 r["loss_increase_fraction"],
@@ -127,9 +109,9 @@ def _gfs_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 gfs_monotone = Claim(
     arms=("diag-gfs-sharpness",),
-    # experiment=: the claim draws initialisations and crosses them with stability ratios; the
-    # evaluator is called directly, one run per (draw, ratio), as the pipeline does per ratio.
-    experiment=_gfs_experiment,
+    pipeline="diag-gfs-sharpness",
+    rows=_GFS_ROWS,
+    observe=_gfs_observe,
     effect=Effect(
         quantity="smallest share, over initialisations and stability ratios, of evaluated GD steps at "
         "which the measured GFS sharpness does not increase",
@@ -154,9 +136,21 @@ gfs_monotone = Claim(
     ),
     libraries=("torch", "scipy"),
     scales={
-        "smoke": Scale(replicates=2, options={"ratios": [1.3], "num_steps": 40, "evaluate_every": 2}),
+        "smoke": Scale(
+            replicates=2,
+            overrides=(
+                "stage.gfs.matrix.stability_ratio=[1.3]",
+                "stage.gfs.num_steps=40",
+                "stage.gfs.evaluate_every=2",
+            ),
+        ),
         "paper": Scale(
-            replicates=10, options={"ratios": [1.1, 1.2, 1.3, 1.4], "num_steps": 200, "evaluate_every": 2}
+            replicates=10,
+            overrides=(
+                "stage.gfs.matrix.stability_ratio=[1.1, 1.2, 1.3, 1.4]",
+                "stage.gfs.num_steps=200",
+                "stage.gfs.evaluate_every=2",
+            ),
         ),
     },
     tuning={"diag-gfs-sharpness": Tuning(1, "no tuning: the learning rate is set by the stability ratio")},
@@ -303,18 +297,24 @@ heavy_tail_rates = Claim(
 SEA_BAND = 0.1
 
 
-def _sea_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Both SEA sweeps at the scale's horizon; the slope against V with its interval."""
+#: the stage point of diag-sea-omd the claim reads (the pipeline's matrix is cut to it)
+_SEA_STAGE = "omd[horizon=4000]"
+
+
+def _sea_observe(result: Any) -> Observations:
+    """The slope of log(mean regret) against log(V) over both sweeps, shifted by the predicted 1/2,
+    with its delta-method t interval, from the ``sweep`` and ``replicates`` tables of one run of
+    ``diag-sea-omd`` (:func:`~quadriga_diagnostics.sea_omd.sweep_from_tables`); R^2, the decades V
+    spans in each sweep and the per-setting table.
+    """
     import numpy as np
 
     from quadriga import stats
     from quadriga.claims.run import markdown_table
-    from quadriga.seeding import derive_seed
-    from quadriga_diagnostics.sea_omd import PREDICTED_SLOPE, fit_regret_slope, sea_sweep
+    from quadriga_diagnostics.sea_omd import PREDICTED_SLOPE, fit_regret_slope, sweep_from_tables
 
-    o = scale.options
-    rng = np.random.default_rng(derive_seed(scale.seed, "sea"))
-    rows = sea_sweep(list(o["levels"]), int(o["horizon"]), int(o["dim"]), scale.replicates, rng)
+    art = result.artifacts[_SEA_STAGE]
+    rows = sweep_from_tables(art.tables["sweep"], art.tables["replicates"])
     fit, r2 = fit_regret_slope(rows)
     interval = stats.Interval(
         fit.estimate - PREDICTED_SLOPE,
@@ -339,7 +339,7 @@ def _sea_experiment(scale: Scale, out_dir: Path) -> Observations:
         "slope": fit.estimate,
         "r_squared": r2,
         "variance_decades": decades,
-        "horizon": int(o["horizon"]),
+        "horizon": int(_SEA_STAGE.split("=")[1].rstrip("]")),
     }
     table = markdown_table(
         ["sweep", "level", "V", "mean regret", "sqrt(V)"],
@@ -350,8 +350,18 @@ def _sea_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 sea_omd_sqrt = Claim(
     arms=("diag-sea-omd",),
-    # experiment=: the sweeps are generated in-process (sea_sweep), as the evaluator does per horizon
-    experiment=_sea_experiment,
+    pipeline="diag-sea-omd",
+    # the listed rows: each replicate's own log-log slope (a sequence per setting); the verdict is the
+    # slope of the log mean regrets that _sea_observe fits to the same rows' regrets
+    rows=Rows(
+        stage=_SEA_STAGE,
+        table="replicates",
+        column="slope",
+        key="replicate",
+        count="stage.omd.num_replicates",
+        nonfinite="drop",
+    ),
+    observe=_sea_observe,
     effect=Effect(
         quantity="slope of log(mean regret) against log(sigma^2_{1:T} + Sigma^2_{1:T}), measured minus "
         "the predicted 1/2",
@@ -377,11 +387,22 @@ sea_omd_sqrt = Claim(
     ),
     libraries=("numpy", "scipy"),
     scales={
-        "smoke": Scale(replicates=4, options={"levels": [0.1, 0.4, 1.6], "horizon": 300, "dim": 2}),
+        "smoke": Scale(
+            replicates=4,
+            overrides=(
+                "stage.omd.matrix.horizon=[4000]",
+                "stage.omd.levels=[0.1, 0.4, 1.6]",
+                "stage.omd.dim=2",
+            ),
+        ),
         "paper": Scale(
             replicates=32,
             seed=1,
-            options={"levels": [0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2], "horizon": 4000, "dim": 2},
+            overrides=(
+                "stage.omd.matrix.horizon=[4000]",
+                "stage.omd.levels=[0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2]",
+                "stage.omd.dim=2",
+            ),
         ),
     },
     tuning={"diag-sea-omd": Tuning(1, "the self-confident step of the convex case, no tuning")},

@@ -35,7 +35,9 @@ __all__ = [
     "ball_projection",
     "fit_regret_slope",
     "optimistic_omd_regret",
+    "replicate_rows",
     "sea_sweep",
+    "sweep_from_tables",
 ]
 
 #: the predicted log-log slope of the convex regret against sigma^2_{1:T} + Sigma^2_{1:T}
@@ -148,6 +150,61 @@ def fit_regret_slope(rows: list[dict[str, Any]]) -> tuple[Any, float]:
     return fit, r2
 
 
+def replicate_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per replicate index ``r`` of a :func:`sea_sweep`: its regret in every setting.
+
+    Row ``r`` holds ``subject`` (``"diag-sea-omd"``), ``replicate`` (r), ``regret/<sweep>/<level>``
+    (the r-th sequence's regret there; the level as ``%g``) and ``slope``: the least-squares slope of
+    ``log(regret)`` against ``log(V)`` over the settings of that row (NaN when a regret is not
+    positive). The sequences of one row are independent draws (each setting draws its own noise),
+    so ``slope`` describes one replicate; the tested slope is that of the log *mean* regrets
+    (:func:`fit_regret_slope`, which these rows reproduce exactly: ``regrets[r]`` of each setting).
+
+    Shapes: ``rows`` as from :func:`sea_sweep`; returns ``num_replicates`` rows.
+    Units: regret in loss units; ``slope`` dimensionless.
+    Raises: nothing.
+    Source: the test design of the module docstring.
+    """
+    log_v = np.log([r["variance"] for r in rows])
+    regrets = np.stack([np.asarray(r["regrets"], dtype=float) for r in rows])  # (settings, replicates)
+    out = []
+    for i in range(regrets.shape[1]):
+        col = regrets[:, i]
+        slope = float(np.polyfit(log_v, np.log(col), 1)[0]) if np.all(col > 0) else float("nan")
+        row: dict[str, Any] = {"subject": "diag-sea-omd", "replicate": i, "slope": slope}
+        row.update({f"regret/{r['sweep']}/{r['level']:g}": float(c) for r, c in zip(rows, col, strict=True)})
+        out.append(row)
+    return out
+
+
+def sweep_from_tables(sweep: list[dict[str, Any]], replicates: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`sea_sweep` again from the evaluator's tables ``sweep`` and ``replicates``.
+
+    Setting ``(sweep, level)`` gets ``variance`` (its ``V``), ``regrets`` (column
+    ``regret/<sweep>/<level>`` of the replicate rows, ordered by ``replicate``) and ``regret``
+    (their mean), so :func:`fit_regret_slope` of the result is the evaluator's fit.
+
+    Shapes: ``sweep`` ``2 * len(levels)`` rows, ``replicates`` ``num_replicates`` rows; returns one
+    row per setting. Units: as :func:`sea_sweep`.
+    Raises: KeyError: a setting without its column in the replicate rows.
+    Source: the evaluator's tables (:class:`OptimisticOMDRegret`).
+    """
+    ordered = sorted(replicates, key=lambda r: r["replicate"])
+    out = []
+    for row in sweep:
+        regrets = np.array([float(r[f"regret/{row['sweep']}/{row['level']:g}"]) for r in ordered])
+        out.append(
+            {
+                "sweep": row["sweep"],
+                "level": float(row["level"]),
+                "variance": float(row["V"]),
+                "regrets": regrets,
+                "regret": float(np.mean(regrets)),
+            }
+        )
+    return out
+
+
 @attrs.define(kw_only=True)
 class OptimisticOMDRegret(Evaluator):
     """Regret of optimistic OMD against ``V = sigma^2_{1:T} + Sigma^2_{1:T}`` (convex SEA model):
@@ -158,10 +215,13 @@ class OptimisticOMDRegret(Evaluator):
     Returns (``Metrics``): ``slope``, ``slope_low``, ``slope_high`` (95 %), ``predicted_slope``
     (0.5), ``slope_error`` (measured - predicted), ``r_squared``, ``slope_stochastic`` and
     ``slope_adversarial`` (least squares within each sweep), ``regret/<sweep>/<level>`` (mean over
-    replicates); table ``sweep`` (sweep, level, V, mean regret, predicted ``sqrt(V)``).
+    replicates); table ``sweep`` (sweep, level, V, mean regret, predicted ``sqrt(V)``); table
+    ``replicates`` (:func:`replicate_rows`: one row per replicate index, its regret in every
+    setting and its own log-log slope), from which :func:`fit_regret_slope` gives ``slope`` again.
 
     Shapes:
-        every value is a scalar float; the table has ``2 * len(levels)`` rows.
+        every value is a scalar float; table ``sweep`` has ``2 * len(levels)`` rows,
+        ``replicates`` ``num_replicates``.
 
     Units:
         regret in loss units, V in squared gradient units, slopes dimensionless.
@@ -234,4 +294,4 @@ class OptimisticOMDRegret(Evaluator):
             }
             for r in rows
         ]
-        return Metrics(values=values, tables={"sweep": table})
+        return Metrics(values=values, tables={"sweep": table, "replicates": replicate_rows(rows)})

@@ -22,10 +22,11 @@ from quadriga import param
 from quadriga.artifacts import Metrics
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Evaluator
-from quadriga.validators import in_range, instance_of, positive_int
+from quadriga.validators import in_range, instance_of, int_at_least, positive_int
 
 __all__ = [
     "GFSSharpness",
+    "draw_initial_weights",
     "gfs_sharpness_closed_form",
     "gradient_descent",
     "gradient_flow_limit",
@@ -161,6 +162,22 @@ def gradient_descent(w: Any, learning_rate: float, num_steps: int) -> np.ndarray
     return np.stack(out)
 
 
+def draw_initial_weights(rng: Any, depth: int = 4) -> list[float]:
+    """One random unbalanced initialisation of the depth-``depth`` scalar network.
+
+    ``exp(z - mean(z)) * c^(1/depth)`` with ``z ~ N(0, 0.4^2 I_depth)`` and ``c ~ U[0.8, 1.25]``
+    (product ``c``, near the minimum's 1; unequal magnitudes, so the flow's invariants
+    ``w_i^2 - w_j^2`` are not zero), rounded to 6 decimals.
+
+    Shapes: returns ``depth`` floats. Units: parameter units.
+    Raises: nothing (``rng`` is a ``numpy.random.Generator``).
+    Source: test design for Kreisler et al. 2023 (ICML), sec. 3 and 5 (random initialisations near
+    the manifold of minima, beyond the edge of stability once the learning rate is set).
+    """
+    z = rng.normal(0.0, 0.4, size=depth)
+    return [float(x) for x in (np.exp(z - z.mean()) * rng.uniform(0.8, 1.25) ** (1.0 / depth)).round(6)]
+
+
 def _torch_loss(w: Any) -> Any:
     return 0.5 * (w.prod() - 1.0) ** 2
 
@@ -189,11 +206,18 @@ class GFSSharpness(Evaluator):
     ``gfs_sharpness_final`` (measured), ``predicted_gfs_sharpness_final``,
     ``edge_ratio_initial`` / ``edge_ratio_final`` (``learning_rate * S_GFS / 2``; theorem: the
     final one tends to a value <= 1), ``final_loss``, ``learning_rate``; table ``trajectory``
-    (step, loss, sharpness at the iterate, measured and predicted GFS sharpness).
+    (step, loss, sharpness at the iterate, measured and predicted GFS sharpness). With
+    ``num_draws = n > 0``, also table ``draws``: n further runs at the same stability ratio, each
+    from its own random initialisation (:func:`draw_initial_weights`, depth
+    ``len(initial_weights)``, drawn from the stream ``"initialisations"`` of the stage's generator;
+    power iteration of draw ``i`` on the stream ``"draw/<i>"``, so the run from
+    ``initial_weights`` is the same with or without them), one row per draw: ``subject``
+    (``"diag-gfs-sharpness"``), ``draw`` (0 ... n-1), ``stability_ratio``, ``weights`` and the values
+    above of that run.
 
     Shapes:
         ``initial_weights``: D >= 2 floats with a positive product; every value is a scalar float;
-        the table has one row per evaluated iterate.
+        table ``trajectory`` has one row per evaluated iterate, ``draws`` one per draw.
 
     Units:
         sharpness in loss per squared parameter unit; ``learning_rate`` in parameter units squared
@@ -201,8 +225,8 @@ class GFSSharpness(Evaluator):
 
     Raises:
         ConfigError: ``initial_weights`` with fewer than 2 entries, a non-finite one or a
-            non-positive product (raised when the component is built); GD diverging
-            (``|prod(w)| > 1e6``, raised by ``evaluate``).
+            non-positive product, a negative ``num_draws`` (raised when the component is built); GD
+            diverging (``|prod(w)| > 1e6``, from ``initial_weights`` or a draw, raised by ``evaluate``).
 
     Source: Kreisler, Nacson, Soudry & Srebro 2023, "Gradient descent monotonically decreases the
     sharpness of gradient flow solutions in scalar networks and beyond", ICML: the monotone
@@ -226,6 +250,12 @@ class GFSSharpness(Evaluator):
     num_steps: int = param(200, doc="GD iterations", validator=positive_int)
     evaluate_every: int = param(1, doc="GD iterations between GFS evaluations", validator=positive_int)
     num_power_iterations: int = param(100, doc="most power iterations per eigenvalue", validator=positive_int)
+    num_draws: int = param(
+        0,
+        doc="further runs from random initialisations (draw_initial_weights), one row each in table "
+        "'draws' (0: none)",
+        validator=int_at_least(0),
+    )
 
     def __attrs_post_init__(self) -> None:
         """Refuse invalid ``initial_weights`` when the component is built (ConfigError)."""
@@ -233,10 +263,33 @@ class GFSSharpness(Evaluator):
 
     def evaluate(self, subject: Any = None, reference: Any = None, *, generator: Any) -> Metrics:
         """Run GD, measure the GFS sharpness along it; see the class docstring."""
-        import torch
+        from quadriga.seeding import child_generator, child_numpy_rng
 
         del subject, reference
-        w0 = np.asarray(self.initial_weights, dtype=float)
+        values, rows = self._run(np.asarray(self.initial_weights, dtype=float), generator)
+        tables: dict[str, list[dict[str, Any]]] = {"trajectory": rows}
+        if self.num_draws:
+            rng = child_numpy_rng(generator, "initialisations")
+            draws = []
+            for i in range(self.num_draws):
+                weights = draw_initial_weights(rng, depth=len(self.initial_weights))
+                draw_values, _ = self._run(np.asarray(weights), child_generator(generator, f"draw/{i}"))
+                draws.append(
+                    {
+                        "subject": "diag-gfs-sharpness",
+                        "draw": i,
+                        "stability_ratio": float(self.stability_ratio),
+                        "weights": weights,
+                        **draw_values,
+                    }
+                )
+            tables["draws"] = draws
+        return Metrics(values=values, tables=tables)
+
+    def _run(self, w0: np.ndarray, generator: Any) -> tuple[dict[str, float], list[dict[str, Any]]]:
+        """One GD run from ``w0``: the values and the ``trajectory`` rows of the class docstring."""
+        import torch
+
         learning_rate = 2.0 * self.stability_ratio / gfs_sharpness_closed_form(w0)
         path = gradient_descent(w0, learning_rate, self.num_steps)
         losses = [scalar_net_loss(w) for w in path]
@@ -271,7 +324,7 @@ class GFSSharpness(Evaluator):
             "final_loss": float(losses[-1]),
             "learning_rate": float(learning_rate),
         }
-        return Metrics(values=values, tables={"trajectory": rows})
+        return values, rows
 
 
 def top_hessian(w: Any, generator: Any, num_iterations: int, torch: Any) -> tuple[float, Any]:
