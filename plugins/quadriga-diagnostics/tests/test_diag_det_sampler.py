@@ -3,6 +3,7 @@ step, Tweedie's restoration and a point mass in closed form, the evaluator, pipe
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from quadriga_ddpm.noise_schedule import NoiseSchedule
@@ -10,7 +11,12 @@ from quadriga_ddpm.probability_flow import gaussian_flow, score_at
 from quadriga_ddpm.score_models import AnalyticScore
 from quadriga_ddpm.solvers import dpm_solver_pp
 from quadriga_diagnostics.claims import det_sampler_order
-from quadriga_diagnostics.det_sampler import DeterministicSampler, identity_gap, restoration_degradation_step
+from quadriga_diagnostics.det_sampler import (
+    DeterministicSampler,
+    batch_slopes,
+    identity_gap,
+    restoration_degradation_step,
+)
 from quadriga_std.targets.gaussian import GaussianMixture
 
 from quadriga.claims import evaluate_claim
@@ -67,6 +73,36 @@ def test_evaluator_measures_first_order_and_the_identity():
     assert v["error/N=8"] > v["error/N=32"] > 0
 
 
+def test_batch_slopes_on_exact_power_laws():
+    steps = [8, 16, 32, 64]
+    n = np.array(steps, dtype=float)[:, None]
+    noise = np.random.default_rng(0).normal(0.0, 0.1, (4, 3))
+    errors = np.array([0.5, 2.0, 7.0]) * n ** np.array([-1.0, -2.0, -0.5]) * np.exp(noise)
+    got = batch_slopes(steps, errors)
+    want = [np.polyfit(np.log(steps), np.log(errors[:, j]), 1)[0] for j in range(3)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(batch_slopes(steps, errors / np.exp(noise)), [-1.0, -2.0, -0.5], atol=1e-12)
+    # least squares is linear in log error: the mean slope is the slope of the mean log error
+    assert np.isclose(got.mean(), np.polyfit(np.log(steps), np.log(errors).mean(axis=1), 1)[0])
+
+
+def test_evaluator_per_batch_table():
+    m = DeterministicSampler(steps=[8, 16, 32], num_batches=3, batch_size=16, identity_pairs=2).evaluate(
+        generator=torch.Generator().manual_seed(0)
+    )
+    rows = m.tables["per_batch"]
+    assert [r["batch"] for r in rows] == [0, 1, 2] and {r["sampler"] for r in rows} == {"DDIM"}
+    slopes = np.array([r["slope"] for r in rows])
+    np.testing.assert_allclose([r["slope_error"] for r in rows], slopes + 1.0, atol=1e-15)
+    assert np.all((-1.3 < slopes) & (slopes < -0.7))
+    # slope of the mean log error against the slope of the log mean error: a Jensen gap only
+    assert abs(slopes.mean() - m.values["slope"]) < 0.01
+    order2 = DeterministicSampler(order=2, steps=[8, 16, 32], num_batches=2, batch_size=8, identity_pairs=1)
+    rows2 = order2.evaluate(generator=torch.Generator().manual_seed(0)).tables["per_batch"]
+    assert {r["sampler"] for r in rows2} == {"2M"}
+    np.testing.assert_allclose([r["slope_error"] for r in rows2], [r["slope"] + 2.0 for r in rows2])
+
+
 def test_evaluator_refuses_two_step_counts():
     with pytest.raises(ConfigError):
         DeterministicSampler(steps=[8, 16])
@@ -90,5 +126,6 @@ def test_pipeline_runs_both_orders(tmp_path):
 def test_det_sampler_claim_smoke(tmp_path):
     obs = det_sampler_order.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["identity_gap"] < 1e-8
+    assert len(obs.values["DDIM"]) == 2 and obs.numbers["min_error"] > 0.1
     rec = evaluate_claim(det_sampler_order, obs, "smoke")
     assert rec["status"] == "ran"

@@ -144,6 +144,24 @@ def test_evaluator_values_and_errors():
         HierarchicalPolynomial(arms=["forest"])
 
 
+def test_evaluator_per_seed_exponents():
+    dims = [4, 6, 8]
+    m = HierarchicalPolynomial(
+        dims=dims, n_grid=[32, 64, 128, 256, 512], replicates=3, arms=["three-layer", "kernel"]
+    ).evaluate(generator=torch.Generator().manual_seed(0))
+    v, rows = m.values, m.tables["per_seed"]
+    assert [(r["subject"], r["seed"]) for r in rows] == [
+        (a, s) for a in ("three-layer", "kernel") for s in range(3)
+    ]
+    for arm in ("three-layer", "kernel"):
+        exps = [r["exponent"] for r in rows if r["subject"] == arm]
+        # the mean of per-seed least-squares slopes is the slope of log of the geometric means
+        geo = [v[f"n_eps/{arm}/{d}"] for d in dims]
+        assert np.isclose(np.mean(exps), np.polyfit(np.log(dims), np.log(geo), 1)[0], rtol=1e-10)
+        assert v[f"reached/{arm}"] == np.mean([v[f"reached/{arm}/{d}"] for d in dims])
+    assert 0.5 < v["min_feature_r2"] <= min(v[f"feature_r2/{d}"] for d in dims)
+
+
 def test_pipeline_runs(tmp_path):
     res = quadriga.api.run(
         "diag-hier-poly",
@@ -161,4 +179,5 @@ def test_pipeline_runs(tmp_path):
 def test_hier_poly_claim_smoke(tmp_path):
     obs = hier_poly_exponent.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["reached_share_three-layer"] == 1.0
+    assert len(obs.values["kernel"]) == len(obs.values["three-layer"]) == 2
     assert evaluate_claim(hier_poly_exponent, obs, "smoke")["status"] == "ran"

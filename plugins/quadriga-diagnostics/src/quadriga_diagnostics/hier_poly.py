@@ -376,10 +376,16 @@ class HierarchicalPolynomial(Evaluator):
     :func:`quadriga.stats.loglog_slope`; with one replicate the least-squares slope's t interval;
     read it with ``reached``: censored counts flatten it),
     ``predicted_exponent/three-layer`` (``k = 2``) and ``predicted_exponent/kernel`` (``2 q``),
-    ``feature_r2/<d>`` (squared correlation of the learnt feature with ``p``).
+    ``feature_r2/<d>`` (squared correlation of the learnt feature with ``p``, mean over
+    replicates), ``min_feature_r2`` (its smallest value over every (d, replicate)),
+    ``reached/<arm>`` (share of all (d, replicate) reaching ``eps``); table ``per_seed``, one row
+    per (arm, replicate): ``subject`` (the arm), ``seed`` (the replicate, 0 ... replicates - 1, the
+    same seeds for every arm) and ``exponent`` (that replicate's least-squares slope of log
+    ``n_eps`` against log ``d``, censored counts as above; the mean over replicates of the slopes
+    is the slope of the mean log ``n_eps``, i.e. of log of the geometric means ``n_eps/<arm>/<d>``).
 
     Shapes:
-        scalars.
+        scalars; ``per_seed`` has ``len(arms) * replicates`` rows.
 
     Units:
         samples; exponents dimensionless; errors relative to the target's variance.
@@ -456,6 +462,7 @@ class HierarchicalPolynomial(Evaluator):
             "predicted_exponent/three-layer": 2.0,
             "predicted_exponent/kernel": 2.0 * self.link_degree,
         }
+        r2: list[float] = []
         for d in dims:
             runs = [
                 sample_counts(
@@ -477,15 +484,24 @@ class HierarchicalPolynomial(Evaluator):
             ]
             if "three-layer" in arms:
                 values[f"feature_r2/{d}"] = float(np.mean([r["feature_r2"] for r in runs]))
+                r2.extend(float(r["feature_r2"]) for r in runs)
             for a in arms:
                 n_eps = np.array([r["n_eps"][a] for r in runs])
                 values[f"reached/{a}/{d}"] = float(np.mean(np.isfinite(n_eps)))
                 n_eps = np.where(np.isfinite(n_eps), n_eps, max(self.n_grid))  # censored
                 table[a].append(list(n_eps))
                 values[f"n_eps/{a}/{d}"] = float(np.exp(np.mean(np.log(n_eps))))
+        if r2:
+            values["min_feature_r2"] = float(np.min(r2))
+        per_seed: list[dict[str, Any]] = []
         for a in arms:
             ys = np.array(table[a])
             ci = stats.loglog_slope(dims, ys if self.replicates > 1 else ys[:, 0])
             values[f"exponent/{a}"], values[f"exponent_low/{a}"] = ci.estimate, ci.low
             values[f"exponent_high/{a}"] = ci.high
-        return Metrics(values=values)
+            values[f"reached/{a}"] = float(np.mean([values[f"reached/{a}/{d}"] for d in dims]))
+            per_seed.extend(
+                {"subject": a, "seed": r, "exponent": float(stats.loglog_slope(dims, ys[:, r]).estimate)}
+                for r in range(self.replicates)
+            )
+        return Metrics(values=values, tables={"per_seed": per_seed})
