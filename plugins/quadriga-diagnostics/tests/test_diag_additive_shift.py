@@ -10,6 +10,7 @@ from quadriga_diagnostics.additive_shift import (
     AdditiveShift,
     additive_features,
     expected_excess_risk,
+    shift_risks,
     shifted_moments,
 )
 from quadriga_diagnostics.claims_part2 import additive_shift_simpler
@@ -18,6 +19,7 @@ import quadriga.api
 from quadriga.claims import evaluate_claim
 from quadriga.errors import ConfigError
 from quadriga.registry import Registry
+from quadriga.seeding import numpy_rng
 
 
 def test_shifted_moments_are_gaussian_moments():
@@ -53,6 +55,35 @@ def test_evaluator_gap_is_positive_and_refusals():
         AdditiveShift(deg_f=3, deg_g=3)
 
 
+def test_per_design_table_matches_the_exact_risks_and_the_means():
+    ev = AdditiveShift(num_designs=5, shifts=[0.5, 1.0])
+    out = ev.evaluate(generator=torch.Generator().manual_seed(3))
+    rows = out.tables["per_design"]
+    assert len(rows) == 2 * 5 * 2  # shifts x designs x moved input
+    for s in (0.5, 1.0):
+        for moved in ("x", "z"):
+            inc = [r["increase"] for r in rows if r["shift"] == s and r["moved"] == moved]
+            assert [r["design"] for r in rows if r["shift"] == s and r["moved"] == moved] == list(range(5))
+            assert np.mean(inc) == pytest.approx(out.values[f"increase_{moved}/{s:g}"], rel=1e-12)
+        gap = [
+            z["increase"] - x["increase"]
+            for z, x in zip(
+                [r for r in rows if r["shift"] == s and r["moved"] == "z"],
+                [r for r in rows if r["shift"] == s and r["moved"] == "x"],
+                strict=True,
+            )
+        ]
+        assert np.mean(gap) == pytest.approx(out.values[f"gap/{s:g}"], rel=1e-12)
+    # every row recomputed from the same draws: the exact risks of shift_risks, design by design
+    rng = numpy_rng(torch.Generator().manual_seed(3))
+    for j in range(5):
+        r = shift_risks(100, 1, 5, 0.5, [0.5, 1.0], rng)
+        for i, s in enumerate((0.5, 1.0)):
+            for moved in ("x", "z"):
+                (row,) = [q for q in rows if q["shift"] == s and q["moved"] == moved and q["design"] == j]
+                assert row["increase"] == pytest.approx(r[moved][i] - r["base"], rel=1e-12)
+
+
 def test_pipeline_runs(tmp_path):
     res = quadriga.api.run(
         "diag-additive-shift", overrides=["stage.shift.num_designs=2"], out=tmp_path / "run"
@@ -63,4 +94,7 @@ def test_pipeline_runs(tmp_path):
 def test_additive_claim_smoke(tmp_path):
     obs = additive_shift_simpler.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["min_mean_increase_x"] > 0
+    # one comparison per shift, 4 designs per arm, paired by design
+    assert list(obs.values) == ["shift=0.5", "shift=1.0"]
+    assert all(len(obs.values[g][arm]) == 4 for g in obs.values for arm in ("z", "x"))
     assert evaluate_claim(additive_shift_simpler, obs, "smoke")["status"] == "ran"

@@ -12,6 +12,7 @@ from quadriga_diagnostics.symmetric_sim import SymmetricSingleIndex, escape_time
 import quadriga.api
 from quadriga.claims import evaluate_claim
 from quadriga.registry import Registry
+from quadriga.seeding import numpy_rng
 
 
 def test_hermite_is_orthonormal_under_the_gaussian():
@@ -44,6 +45,37 @@ def test_evaluator_values():
     assert v["escaped_share/1"] == 1.0 and v["log_ratio_low/2"] <= v["log_ratio/2"] <= v["log_ratio_high/2"]
 
 
+def test_per_run_table_matches_the_escape_times_and_the_log_ratios():
+    ev = SymmetricSingleIndex(
+        dim=6, n_points=16, replicates=5, max_exponent=3, learning_rate=0.08, max_steps=3000
+    )
+    out = ev.evaluate(generator=torch.Generator().manual_seed(2))
+    rows, v = out.tables["per_run"], out.values
+    assert len(rows) == 2 * 2 * 5  # k = 2, 3 x (k, k - 1) x runs
+    seed = int(numpy_rng(torch.Generator().manual_seed(2)).integers(2**31))
+    logs = {}
+    for k in (1, 2, 3):
+        t = escape_times(k, dim=6, n=16, replicates=5, lr=0.08, max_steps=3000, seed=seed)
+        logs[k] = np.log(np.where(np.isnan(t), 3000, t))
+    for k in (2, 3):
+        for label, at in (("k", k), ("k - 1", k - 1)):
+            got = [r for r in rows if r["k"] == k and r["exponent"] == label]
+            assert [r["run"] for r in got] == list(range(5))
+            assert np.allclose([r["log_escape"] for r in got], logs[at], rtol=0, atol=1e-12)
+        diff = [
+            a["log_escape"] - b["log_escape"]
+            for a, b in zip(
+                [r for r in rows if r["k"] == k and r["exponent"] == "k"],
+                [r for r in rows if r["k"] == k and r["exponent"] == "k - 1"],
+                strict=True,
+            )
+        ]
+        assert np.mean(diff) == pytest.approx(v[f"log_ratio/{k}"], rel=1e-12)
+        assert np.mean(
+            [r["log_escape"] for r in rows if r["k"] == k and r["exponent"] == "k"]
+        ) == pytest.approx(v[f"escape_mean_log/{k}"], rel=1e-12)
+
+
 def test_pipeline_runs(tmp_path):
     res = quadriga.api.run(
         "diag-symmetric-sim",
@@ -56,4 +88,6 @@ def test_pipeline_runs(tmp_path):
 def test_symmetric_claim_smoke(tmp_path):
     obs = symmetric_escape.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["min_escaped_share"] == 1.0
+    # smoke runs k = 1, 2: one comparison (k = 2 against 1), 4 paired runs per arm
+    assert set(obs.values) == {"k", "k - 1"} and all(len(obs.values[a]) == 4 for a in obs.values)
     assert evaluate_claim(symmetric_escape, obs, "smoke")["status"] == "ran"

@@ -103,6 +103,11 @@ class AdditiveShift(Evaluator):
     Returns (``Metrics``): per shift ``delta``: ``increase_x/<delta>``, ``increase_z/<delta>`` (means
     over ``num_designs`` training designs), ``gap/<delta>`` (z minus x, predicted > 0) with
     ``gap_low/<delta>``, ``gap_high/<delta>`` (95 % paired t interval over designs); ``base_risk``.
+    ``tables["per_design"]``: one row per (shift, design, moved input) with columns ``shift``
+    (``delta``), ``design`` (0 .. ``num_designs - 1``, the same designs at every shift), ``moved``
+    (``"x"`` or ``"z"``: the input whose mean moved) and ``increase`` (that design's exact risk
+    increase, shifted minus unshifted); the mean of ``increase`` over the designs of one
+    (shift, moved) is ``increase_<moved>/<delta>``.
 
     Shapes:
         scalars.
@@ -156,9 +161,14 @@ class AdditiveShift(Evaluator):
             for _ in range(self.num_designs)
         ]
         values: dict[str, float] = {"base_risk": float(np.mean([r["base"] for r in runs]))}
+        per_design: list[dict[str, Any]] = []
         for i, s in enumerate(shifts):
             inc_x = np.array([r["x"][i] - r["base"] for r in runs])
             inc_z = np.array([r["z"][i] - r["base"] for r in runs])
+            for moved, inc in (("z", inc_z), ("x", inc_x)):
+                per_design += [
+                    {"shift": s, "design": j, "moved": moved, "increase": float(v)} for j, v in enumerate(inc)
+                ]
             ci = stats.interval(inc_z, "difference", inc_x, paired=True)
             values.update(
                 {
@@ -169,4 +179,4 @@ class AdditiveShift(Evaluator):
                     f"gap_high/{s:g}": ci.high,
                 }
             )
-        return Metrics(values=values)
+        return Metrics(values=values, tables={"per_design": per_design})

@@ -34,7 +34,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Rows, Scale, Tuning
 
 __all__ = [
     "GP_TOLERANCE",
@@ -285,52 +285,67 @@ gp_dd_monotone = Claim(
 """ML-II GP marginal likelihood is monotone as covariates are added; test NLL is not."""
 
 
-def _additive_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Exact risk increases per training design; the paired z-minus-x gap per shift."""
-    import numpy as np
+#: degree 1 (x) + degree 5 (z) only, n = 100, noise 0.5 (the pipeline's defaults, stated)
+_ADDITIVE_SETTING = (
+    "stage.shift.matrix.deg_g=[5]",
+    "stage.shift.deg_f=1",
+    "stage.shift.n_train=100",
+    "stage.shift.sigma=0.5",
+)
+#: the matrix point of ``diag-additive-shift`` the claim reads (deg_g = 5, its only point in the run)
+_ADDITIVE_STAGE = "shift[deg_g=5]"
 
-    from quadriga import stats
+
+def _additive_numbers(result: Any) -> Observations:
+    """The report's numbers and table from a run of ``diag-additive-shift`` (its values come from rows).
+
+    ``numbers``: ``min_mean_increase_x`` (the smallest mean risk increase of a shift of ``x`` over
+    the shifts) and ``designs``; ``table``: per shift, the mean unshifted excess risk, the mean
+    increases of a shift of ``x`` and of ``z`` and their ratio, as the evaluator reports them.
+    """
     from quadriga.claims.run import markdown_table
-    from quadriga_diagnostics.additive_shift import shift_risks
 
-    o = scale.options
-    shifts = [float(s) for s in o["shifts"]]
-    rng = np.random.default_rng(scale.seed)
-    runs = [
-        shift_risks(int(o["n_train"]), int(o["deg_f"]), int(o["deg_g"]), float(o["sigma"]), shifts, rng)
-        for _ in range(scale.replicates)
+    art = result.artifacts[_ADDITIVE_STAGE]
+    v = art.values
+    shifts = list(dict.fromkeys(row["shift"] for row in art.tables["per_design"]))
+    designs = len({row["design"] for row in art.tables["per_design"]})
+    rows = [
+        [
+            s,
+            v["base_risk"],
+            v[f"increase_x/{s:g}"],
+            v[f"increase_z/{s:g}"],
+            v[f"increase_z/{s:g}"] / v[f"increase_x/{s:g}"],
+        ]
+        for s in shifts
     ]
-    intervals, rows, inc_x_means = {}, [], []
-    for i, s in enumerate(shifts):
-        inc_x = np.array([r["x"][i] - r["base"] for r in runs])
-        inc_z = np.array([r["z"][i] - r["base"] for r in runs])
-        intervals[f"shift {s:g}"] = stats.interval(inc_z, "difference", inc_x, paired=True)
-        inc_x_means.append(float(inc_x.mean()))
-        rows.append(
-            [
-                s,
-                float(np.mean([r["base"] for r in runs])),
-                inc_x.mean(),
-                inc_z.mean(),
-                float(inc_z.mean() / inc_x.mean()),
-            ]
-        )
-    numbers = {"min_mean_increase_x": min(inc_x_means), "designs": len(runs)}
+    numbers = {"min_mean_increase_x": min(v[f"increase_x/{s:g}"] for s in shifts), "designs": designs}
     table = markdown_table(
         ["shift", "base excess risk", "increase (x: simpler)", "increase (z: richer)", "ratio z / x"], rows
     )
-    return Observations(intervals=intervals, numbers=numbers, table=table)
+    return Observations(numbers=numbers, table=table)
 
 
 additive_shift_simpler = Claim(
-    arms=("diag-additive-shift",),
-    # experiment=: exact risks per design (shift_risks), as the evaluator computes; one comparison per shift
-    experiment=_additive_experiment,
+    arms=("z", "x"),
+    pipeline="diag-additive-shift",
+    # each training design is a replicate: its exact increase under a shift of z (arm "z") and of x
+    # (arm "x"), paired by design; one comparison per shift
+    rows=Rows(
+        stage=_ADDITIVE_STAGE,
+        table="per_design",
+        column="increase",
+        key="design",
+        count="stage.shift.num_designs",
+        arm="moved",
+        group="shift",
+    ),
+    observe=_additive_numbers,
     effect=Effect(
         quantity="excess-risk increase of additive least squares under a mean shift of the richer "
         "input z (degree 5) minus under the same shift of the simpler input x (degree 1), paired over "
         "training designs",
-        statistic="interval",
+        statistic="difference",
         relation="greater",
         value=0.0,
         why_sign="the result is an ordering of two risk increases (the Dudley-integral bounds carry no "
@@ -353,16 +368,12 @@ additive_shift_simpler = Claim(
     ),
     libraries=("numpy",),
     scales={
-        "smoke": Scale(
-            replicates=4, options={"shifts": [0.5, 1.0], "n_train": 100, "deg_f": 1, "deg_g": 5, "sigma": 0.5}
-        ),
+        "smoke": Scale(replicates=4, overrides=(*_ADDITIVE_SETTING, "stage.shift.shifts=[0.5, 1.0]")),
         "paper": Scale(
-            replicates=50,
-            seed=1,
-            options={"shifts": [0.25, 0.5, 1.0], "n_train": 100, "deg_f": 1, "deg_g": 5, "sigma": 0.5},
+            replicates=50, seed=1, overrides=(*_ADDITIVE_SETTING, "stage.shift.shifts=[0.25, 0.5, 1.0]")
         ),
     },
-    tuning={"diag-additive-shift": Tuning(1, "ERM is least squares; no tuning")},
+    tuning={arm: Tuning(1, "ERM is least squares; no tuning") for arm in ("z", "x")},
 )
 """A shift in the simpler additive component raises the risk less than the same shift in the richer one."""
 
@@ -481,51 +492,65 @@ kl_bon_equivalence = Claim(
 """Best-of-N and the KL-matched tilt become equivalent as the length grows (i.i.d. tokens, exact)."""
 
 
-def _symmetric_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Escape times per exponent on a shared seed; paired log ratios of consecutive exponents."""
-    import numpy as np
+#: the feature dimension d of diag-symmetric-escape (at both scales: the rows are read from its point)
+_SYMMETRIC_DIM = 32
+#: d = 32 only, step 0.5 / d (the pipeline's default step 0.03 is about 0.5 / 16)
+_SYMMETRIC_SETTING = (
+    f"stage.sim.matrix.dim=[{_SYMMETRIC_DIM}]",
+    f"stage.sim.learning_rate={0.5 / _SYMMETRIC_DIM!r}",
+)
+#: the matrix point of ``diag-symmetric-sim`` the claim reads (its only point in the claim's run)
+_SYMMETRIC_STAGE = f"sim[dim={_SYMMETRIC_DIM}]"
 
-    from quadriga import stats
+
+def _symmetric_numbers(result: Any) -> Observations:
+    """The report's numbers and table from a run of ``diag-symmetric-sim`` (its values come from rows).
+
+    ``numbers``: ``min_escaped_share`` (the smallest share of runs that escaped within the budget,
+    over the exponents), ``dim`` and ``replicates``; ``table``: per exponent, the median escape
+    step, the geometric mean (unescaped runs counted at the budget) and the escaped share.
+    """
+    import math
+
     from quadriga.claims.run import markdown_table
-    from quadriga.seeding import derive_seed
-    from quadriga_diagnostics.symmetric_sim import escape_times
 
-    o = scale.options
-    seed = derive_seed(scale.seed, "symmetric-sim")
-    times, shares, rows = {}, [], []
-    dim = int(o["dim"])
-    for k in range(1, int(o["max_exponent"]) + 1):
-        t = escape_times(
-            k,
-            dim=dim,
-            n=int(o["n_points"]),
-            replicates=scale.replicates,
-            lr=float(o["lr_times_dim"]) / dim,
-            max_steps=int(o["max_steps"]),
-            seed=seed,
-        )
-        shares.append(float(np.mean(~np.isnan(t))))
-        times[k] = np.where(np.isnan(t), int(o["max_steps"]), t)
-        rows.append([k, float(np.median(times[k])), float(np.exp(np.mean(np.log(times[k])))), shares[-1]])
-    intervals = {
-        f"k = {k} vs {k - 1}": stats.interval(np.log(times[k]) - np.log(times[k - 1]), "mean")
-        for k in range(2, int(o["max_exponent"]) + 1)
+    art = result.artifacts[_SYMMETRIC_STAGE]
+    v = art.values
+    exponents = sorted(int(name.split("/")[1]) for name in v if name.startswith("escaped_share/"))
+    rows = [
+        [k, v[f"escape_median/{k}"], math.exp(v[f"escape_mean_log/{k}"]), v[f"escaped_share/{k}"]]
+        for k in exponents
+    ]
+    numbers = {
+        "min_escaped_share": min(v[f"escaped_share/{k}"] for k in exponents),
+        "dim": _SYMMETRIC_DIM,
+        "replicates": len({row["run"] for row in art.tables["per_run"]}),
     }
-    numbers = {"min_escaped_share": min(shares), "dim": dim, "replicates": scale.replicates}
     table = markdown_table(
         ["information exponent k", "median escape step", "geometric mean", "escaped share"], rows
     )
-    return Observations(intervals=intervals, numbers=numbers, table=table)
+    return Observations(numbers=numbers, table=table)
 
 
 symmetric_escape = Claim(
-    arms=("diag-symmetric-sim",),
-    # experiment=: escape_times per exponent on one shared seed, as the evaluator does
-    experiment=_symmetric_experiment,
+    arms=("k", "k - 1"),
+    pipeline="diag-symmetric-sim",
+    # each run is a replicate: its log escape step at exponent k (arm "k") and at k - 1 (arm
+    # "k - 1"), paired by run (same initial direction and inputs); one comparison per k = 2, 3
+    rows=Rows(
+        stage=_SYMMETRIC_STAGE,
+        table="per_run",
+        column="log_escape",
+        key="run",
+        count="stage.sim.replicates",
+        arm="exponent",
+        group="k",
+    ),
+    observe=_symmetric_numbers,
     effect=Effect(
         quantity="mean over paired runs of log(escape step at exponent k) - log(escape step at k - 1), "
         "online spherical SGD on power-sum features, k = 2, 3",
-        statistic="interval",
+        statistic="difference",
         relation="greater",
         value=0.0,
         why_sign="the theorem orders escape times by information exponent; the d-scaling constants are "
@@ -547,15 +572,25 @@ symmetric_escape = Claim(
     scales={
         "smoke": Scale(
             replicates=4,
-            options={"max_exponent": 2, "dim": 8, "n_points": 32, "lr_times_dim": 0.5, "max_steps": 2000},
+            overrides=(
+                *_SYMMETRIC_SETTING,
+                "stage.sim.max_exponent=2",
+                "stage.sim.n_points=32",
+                "stage.sim.max_steps=2000",
+            ),
         ),
         "paper": Scale(
             replicates=64,
             seed=1,
-            options={"max_exponent": 3, "dim": 32, "n_points": 64, "lr_times_dim": 0.5, "max_steps": 20000},
+            overrides=(
+                *_SYMMETRIC_SETTING,
+                "stage.sim.max_exponent=3",
+                "stage.sim.n_points=64",
+                "stage.sim.max_steps=20000",
+            ),
         ),
     },
-    tuning={"diag-symmetric-sim": Tuning(1, "one step size 0.5 / d for every exponent")},
+    tuning={arm: Tuning(1, "one step size 0.5 / d for every exponent") for arm in ("k", "k - 1")},
 )
 """Escape time from the plateau grows with the information exponent (symmetric single-index, power sums)."""
 

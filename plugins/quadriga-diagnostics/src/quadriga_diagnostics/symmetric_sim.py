@@ -95,7 +95,12 @@ class SymmetricSingleIndex(Evaluator):
     Returns (``Metrics``): ``escape_median/<k>`` (median over replicates, steps),
     ``escape_mean_log/<k>``, ``escaped_share/<k>``, ``log_ratio/<k+1>`` (mean over replicates of
     ``log T_{k+1} - log T_k``, paired, predicted > 0) with ``log_ratio_low/<k+1>``,
-    ``log_ratio_high/<k+1>`` (95 % t interval).
+    ``log_ratio_high/<k+1>`` (95 % t interval). ``tables["per_run"]``: for each ``k = 2 ..
+    max_exponent`` and each run, two rows with columns ``k``, ``run`` (0 .. ``replicates - 1``,
+    the same initial direction and input stream at every exponent), ``exponent`` (``"k"`` or
+    ``"k - 1"``: which of the pair's exponents the row's run was trained at) and ``log_escape``
+    (log of that run's escape step, ``max_steps`` where it did not escape); the mean over runs of
+    the ``"k"`` minus ``"k - 1"`` values of one ``k`` is ``log_ratio/<k>``.
 
     Shapes:
         scalars.
@@ -147,9 +152,15 @@ class SymmetricSingleIndex(Evaluator):
             times[k] = np.where(np.isnan(t), self.max_steps, t)
             values[f"escape_median/{k}"] = float(np.median(times[k]))
             values[f"escape_mean_log/{k}"] = float(np.mean(np.log(times[k])))
+        per_run: list[dict[str, Any]] = []
         for k in range(2, self.max_exponent + 1):
+            for label, at in (("k", k), ("k - 1", k - 1)):
+                per_run += [
+                    {"k": k, "run": i, "exponent": label, "log_escape": float(v)}
+                    for i, v in enumerate(np.log(times[at]))
+                ]
             ci = stats.interval(np.log(times[k]) - np.log(times[k - 1]), "mean")
             values[f"log_ratio/{k}"] = ci.estimate
             values[f"log_ratio_low/{k}"] = ci.low
             values[f"log_ratio_high/{k}"] = ci.high
-        return Metrics(values=values)
+        return Metrics(values=values, tables={"per_run": per_run})
