@@ -6,6 +6,7 @@ import pytest
 import torch
 from quadriga_stream_sw.components import (
     ExactSWEstimator,
+    MemoryComparison,
     RelativeError,
     StreamSWEstimator,
     StreamSWEvaluator,
@@ -136,6 +137,46 @@ def test_ready_pipeline_runs_and_stream_beats_subsample(tmp_path):
         assert sum(stream) < sum(sub)  # mean over the 5 paired replicates
 
 
+def test_memory_comparison_rows():
+    """sw-memory-comparison: one row per (preset, k, replicate, arm); the rows' means are the values,
+    and a row's errors are those of the three estimators on the replicate's stream and seed."""
+    from quadriga.seeding import child_generator, derive_seed, make_generator
+
+    ks, reps, L = [10, 20], 3, 10
+    ev = MemoryComparison(num_samples=300, batch_size=100, ks=ks, num_projections=L, num_replicates=reps)
+    gen = torch.Generator().manual_seed(7)
+    out = ev.evaluate(generator=gen)
+    rows = out.tables["errors"]
+    assert len(rows) == 2 * len(ks) * reps * 2
+    for preset in ("gaussians", "mixtures"):
+        for k in ks:
+            sel = [r for r in rows if r["preset"] == preset and r["k"] == k]
+            assert {r["retained"] for r in sel} == {out.values[f"{preset}/k={k}/retained"]}
+            for arm in ("stream-sw", "subsample"):
+                errs = [r["relative_error"] for r in sel if r["subject"] == arm]
+                assert sorted(r["replicate"] for r in sel if r["subject"] == arm) == list(range(reps))
+                assert sum(errs) / reps == pytest.approx(out.values[f"{preset}/k={k}/{arm}/relative_error"])
+    # replicate 1 of the mixtures at k = 20, recomputed from its stream and its estimators' seed
+    task = TwoSampleStream(preset="mixtures", num_samples=300, batch_size=100)
+    task.prepare(generator=child_generator(gen, "data/mixtures/1"))
+    seed = derive_seed(int(gen.initial_seed()), "estimators/1")
+    theta = random_projections(2, L, child_generator(make_generator(seed), "projections"))
+    exact = exact_sliced(task.split("source")[0], task.split("target")[0], theta, 2.0)
+    got = {
+        r["subject"]: r for r in rows if r["preset"] == "mixtures" and r["k"] == 20 and r["replicate"] == 1
+    }
+    assert got["stream-sw"]["exact"] == pytest.approx(exact, rel=1e-12)
+    st = StreamSWEstimator(num_projections=L, k=20).estimate(task, generator=make_generator(seed)).value
+    sub = (
+        SubsampleSWEstimator(num_projections=L, match_k=20)
+        .estimate(task, generator=make_generator(seed))
+        .value
+    )
+    assert got["stream-sw"]["relative_error"] == pytest.approx(abs(st - exact) / exact, rel=1e-12)
+    assert got["subsample"]["relative_error"] == pytest.approx(abs(sub - exact) / exact, rel=1e-12)
+    assert got["subsample"]["retained"] == got["stream-sw"]["retained"] < 300
+
+
 def test_claims_at_smoke_scale(tmp_path):
     """Smoke scale: paired ratios per preset and k, slopes per preset, status 'ran'."""
     from quadriga_stream_sw.claims import beats_subsample, flat_in_n
@@ -144,9 +185,9 @@ def test_claims_at_smoke_scale(tmp_path):
 
     rec = evaluate_claim(beats_subsample, beats_subsample.observations("smoke", tmp_path), "smoke")
     assert rec["status"] == "ran" and not rec["holm"]  # smoke scale: no p-values to adjust
-    assert (tmp_path / "error_vs_memory.png").stat().st_size > 1000
+    assert next(tmp_path.rglob("error_vs_memory.png")).stat().st_size > 1000
     groups = {c["group"]: c for c in rec["comparisons"]}
-    assert set(groups) == {f"{p} k={k}" for p in ("gaussians", "mixtures") for k in (10, 50)}
+    assert set(groups) == {f"preset={p},k={k}" for p in ("gaussians", "mixtures") for k in (10, 50)}
     assert all(0 < c["estimate"] < 1 and c["n"] == 2 for c in groups.values())
     flat = evaluate_claim(flat_in_n, flat_in_n.observations("smoke", tmp_path), "smoke")
     assert [c["group"] for c in flat["comparisons"]] == ["gaussians", "mixtures"]

@@ -9,7 +9,9 @@ Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835
 
 Both are :class:`quadriga.claims.Claim` objects: replicate ``rep`` streams the same two
 samples to Stream-SW and to the subsample (paired), and the core computes intervals and
-verdicts (Holm over the presets and k).
+verdicts (Holm over the presets and k). ``stream-sw-beats-subsample`` runs the pipeline
+``stream-sw-vs-subsample`` once and reads its replicates from the rows of the ``sw-memory-comparison``
+stage's ``errors`` table; ``stream-sw-flat-in-n`` still runs its own experiment (:func:`trial`).
 """
 
 from __future__ import annotations
@@ -17,14 +19,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Rows, Scale, Tuning
 from quadriga.stats import mean_se
 
-__all__ = ["beats_subsample", "flat_in_n", "trial"]
+__all__ = ["beats_subsample", "flat_in_n", "observe_memory", "trial"]
 
 PRESETS = ("gaussians", "mixtures")
 NUM_PROJECTIONS = 100
 BATCH = 1000
+#: the pipeline of ``stream-sw-beats-subsample`` and its stage writing ``tables["errors"]``
+PIPELINE = "stream-sw-vs-subsample"
+STUDY = "study"
 
 
 def trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str, Any]]:
@@ -45,32 +50,15 @@ def trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str, 
 
 def _trial(preset: str, n: int, ks: tuple[int, ...], rep: int) -> list[dict[str, Any]]:
     from quadriga.seeding import derive_seed, make_generator
-    from quadriga_stream_sw.components import ExactSWEstimator, StreamSWEstimator, SubsampleSWEstimator
+    from quadriga_stream_sw.components import errors_at_equal_memory
     from quadriga_stream_sw.tasks import TwoSampleStream
 
     task = TwoSampleStream(preset=preset, dim=2, num_samples=n, batch_size=BATCH)
     task.prepare(generator=make_generator(derive_seed(rep, f"task/{preset}/{n}")))
     # one generator seed per replicate for all three estimators: the same directions (the
     # "projections" stream of the stage generator), as in the pipeline's replicate i
-    gen = lambda: make_generator(derive_seed(rep, "estimators"))  # noqa: E731
-    exact = ExactSWEstimator(num_projections=NUM_PROJECTIONS).estimate(task, generator=gen()).value
-    rows = []
-    for k in ks:
-        st = StreamSWEstimator(num_projections=NUM_PROJECTIONS, k=k).estimate(task, generator=gen())
-        sub = SubsampleSWEstimator(num_projections=NUM_PROJECTIONS, match_k=k).estimate(task, generator=gen())
-        rows.append(
-            {
-                "preset": preset,
-                "n": n,
-                "k": k,
-                "rep": rep,
-                "exact": exact,
-                "stream_err": abs(st.value - exact) / exact,
-                "sub_err": abs(sub.value - exact) / exact,
-                "retained": st.info["retained_per_projection"] // 2,
-            }
-        )
-    return rows
+    exact, errs = errors_at_equal_memory(task, ks, derive_seed(rep, "estimators"), NUM_PROJECTIONS)
+    return [{"preset": preset, "n": n, "rep": rep, "exact": exact, **e} for e in errs]
 
 
 def _mean(xs: list[float]) -> float:
@@ -116,21 +104,25 @@ def _figure(summary: list[dict[str, Any]], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
-def _beats_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Per-replicate relative errors of Stream-SW and of the equal-memory subsample, per preset and k."""
-    cfg = scale.options
-    reps = scale.replicates
-    rows = [r for preset in PRESETS for rep in range(reps) for r in trial(preset, cfg["n"], cfg["ks"], rep)]
-    summary, numbers, values = [], {}, {}
-    for preset in PRESETS:
-        for k in cfg["ks"]:
-            sel = sorted((r for r in rows if r["preset"] == preset and r["k"] == k), key=lambda r: r["rep"])
-            s, b = [r["stream_err"] for r in sel], [r["sub_err"] for r in sel]
-            values[f"{preset} k={k}"] = {"stream-sw": s, "subsample": b}
+def observe_memory(result: Any) -> Observations:
+    """The report of ``stream-sw-beats-subsample`` from a run of ``stream-sw-vs-subsample``.
+
+    No values (``Rows`` reads them from ``tables["errors"]`` of stage ``study``): numbers
+    ``"<preset>/k=<k>/retained"`` (floats per direction per stream), the table of mean relative
+    errors +- standard error over replicates per preset and k, and the log-log figure of error
+    against memory (written into the run directory).
+    """
+    rows = result.artifacts[STUDY].tables["errors"]
+    summary, numbers = [], {}
+    for preset in dict.fromkeys(r["preset"] for r in rows):
+        for k in dict.fromkeys(r["k"] for r in rows if r["preset"] == preset):
+            sel = [r for r in rows if r["preset"] == preset and r["k"] == k]
+            s = [r["relative_error"] for r in sel if r["subject"] == "stream-sw"]
+            b = [r["relative_error"] for r in sel if r["subject"] == "subsample"]
             item = {
                 "preset": preset,
                 "k": k,
-                "retained": sel[0]["retained"],
+                "retained": int(sel[0]["retained"]),
                 "stream_err": _mean(s),
                 "stream_se": _se(s),
                 "sub_err": _mean(b),
@@ -138,7 +130,8 @@ def _beats_experiment(scale: Scale, out_dir: Path) -> Observations:
             }
             summary.append(item)
             numbers[f"{preset}/k={k}/retained"] = item["retained"]
-    _figure(summary, out_dir / "error_vs_memory.png")
+    figure = Path(result.dir) / "error_vs_memory.png"
+    _figure(summary, figure)
     table = [
         "| preset | k | floats/direction | Stream-SW rel. err | subsample rel. err |",
         "|---|---|---|---|---|",
@@ -148,21 +141,25 @@ def _beats_experiment(scale: Scale, out_dir: Path) -> Observations:
         f"{r['sub_err']:.2e} ± {r['sub_se']:.1e} |"
         for r in summary
     ]
-    return Observations(
-        values=values,
-        numbers=numbers,
-        table="\n".join(table),
-        figures={"error_vs_memory": str(out_dir / "error_vs_memory.png")},
-    )
+    return Observations(numbers=numbers, table="\n".join(table), figures={"error_vs_memory": str(figure)})
 
 
 _LIBRARIES = ("torch", "POT")
 
 beats_subsample = Claim(
     arms=("stream-sw", "subsample"),
-    # experiment=: one replicate computes the exact SW once and reuses it for every k, and the
-    # groups (preset x k) are not the matrix of a registered pipeline (stream-sw-gaussians has none).
-    experiment=_beats_experiment,
+    # one run of stream-sw-vs-subsample: stage study writes one row per (preset, k, replicate, arm);
+    # each (preset, k) is one comparison, paired by replicate
+    pipeline=PIPELINE,
+    rows=Rows(
+        stage=STUDY,
+        table="errors",
+        column="relative_error",
+        key="replicate",
+        count=f"stage.{STUDY}.num_replicates",
+        group=("preset", "k"),
+    ),
+    observe=observe_memory,
     effect=Effect(
         quantity="relative error to exact SW, Stream-SW / equal-memory random subsample (ratio of means, "
         "paired by replicate)",
@@ -179,8 +176,10 @@ beats_subsample = Claim(
     ),
     libraries=_LIBRARIES,
     scales={
-        "smoke": Scale(replicates=2, options={"ks": (10, 50), "n": 1500}),
-        "paper": Scale(replicates=20, options={"ks": (10, 30, 100, 300), "n": 10_000}),
+        "smoke": Scale(
+            replicates=2, overrides=(f"stage.{STUDY}.ks=[10, 50]", f"stage.{STUDY}.num_samples=1500")
+        ),
+        "paper": Scale(replicates=20),
     },
     tuning={
         "stream-sw": Tuning(1, "KLL c = 2/3, L = 100"),
@@ -215,8 +214,12 @@ def _flat_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 flat_in_n = Claim(
     arms=("stream-sw",),
-    # experiment=: n is the length of a stream built inside the experiment per replicate, not a
-    # matrix key of a registered pipeline, so across= has no points to read.
+    # experiment=: the statistic is the slope of log of the per-n MEAN error against log n, with a
+    # delta-method t interval over independent replicates at each n (stats.loglog_slope on a
+    # (len(ns), replicates) array). The declarative forms lack it: Rows gives per-row values compared
+    # by mean / difference / ratio (no slope across a group column), and across= (refused with
+    # rows=) averages per-replicate slopes of log error, a different statistic (mean of log slopes,
+    # unstable for errors near 0), over repeated stages of a matrix in n, which the pipeline lacks.
     experiment=_flat_experiment,
     effect=Effect(
         quantity="slope of log mean relative error against log n at fixed k (a sketch whose error grew like "

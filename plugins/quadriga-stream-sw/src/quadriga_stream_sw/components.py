@@ -23,8 +23,16 @@ from quadriga import param
 from quadriga.artifacts import Estimate, Metrics, Samples
 from quadriga.errors import ConfigError
 from quadriga.interfaces import Dataset, Estimator, Evaluator, Target, named
-from quadriga.seeding import child_generator
-from quadriga.validators import in_range, instance_of, int_at_least, one_of, optional, positive_int
+from quadriga.seeding import child_generator, derive_seed, make_generator
+from quadriga.validators import (
+    in_range,
+    instance_of,
+    int_at_least,
+    one_of,
+    optional,
+    positive_int,
+    positive_int_list,
+)
 from quadriga_stream_sw.sketch import BACKENDS
 from quadriga_stream_sw.stream import StreamSW, SubsampleSW
 from quadriga_stream_sw.threads import single_thread
@@ -32,11 +40,13 @@ from quadriga_stream_sw.wasserstein import exact_sliced, random_projections, sli
 
 __all__ = [
     "ExactSWEstimator",
+    "MemoryComparison",
     "RelativeError",
     "StreamSWEstimator",
     "StreamSWEvaluator",
     "SubsampleSWEstimator",
     "batch_streams",
+    "errors_at_equal_memory",
 ]
 
 
@@ -426,4 +436,165 @@ class RelativeError(Evaluator):
                     "retained_per_projection": mem,
                 }
             )
+        return Metrics(values=values, tables={"errors": rows})
+
+
+def errors_at_equal_memory(
+    task: Any, ks: Any, seed: int, num_projections: int = 100
+) -> tuple[float, list[dict[str, Any]]]:
+    """Exact SW once, then Stream-SW and the equal-memory subsample for each k, on one prepared task.
+
+    The three estimators run with generators seeded by the same ``seed``, hence on the same
+    directions (the ``"projections"`` stream): replicate ``i`` of ``stream-sw``, ``subsample-sw``
+    and ``exact-sw`` as in the pipeline ``stream-sw-gaussians``.
+
+    Args:
+        task: a prepared two-stream task (``TwoSampleStream``).
+        ks: KLL parameters k (each >= 2); the subsample matches each k (``match_k``).
+        seed: the estimators' seed (an int).
+        num_projections: number of directions L.
+
+    Returns:
+        ``(exact, rows)``: the exact SW_p (units of x) and one row per k, in ``ks`` order, with
+        ``k``, ``stream_err`` and ``sub_err`` (relative errors |SW_hat - SW| / SW, fractions) and
+        ``retained`` (floats per direction per stream, equal for both methods).
+
+    Source: Nguyen 2025, arXiv 2505.06835, vary_k experiments (relative error to exact SW).
+    """
+    gen = lambda: make_generator(seed)  # noqa: E731
+    exact = ExactSWEstimator(num_projections=num_projections).estimate(task, generator=gen()).value
+    rows = []
+    for k in ks:
+        st = StreamSWEstimator(num_projections=num_projections, k=k).estimate(task, generator=gen())
+        sub = SubsampleSWEstimator(num_projections=num_projections, match_k=k).estimate(task, generator=gen())
+        rows.append(
+            {
+                "k": k,
+                "stream_err": abs(st.value - exact) / exact,
+                "sub_err": abs(sub.value - exact) / exact,
+                "retained": st.info["retained_per_projection"] // 2,
+            }
+        )
+    return exact, rows
+
+
+#: the arms of :class:`MemoryComparison`'s table
+MEMORY_ARMS = ("stream-sw", "subsample")
+
+
+@attrs.define(kw_only=True)
+class MemoryComparison(Evaluator):
+    """Stream-SW against the equal-memory subsample, per preset, k and replicate, in one stage.
+
+    Input: none (``subject`` and ``reference`` are ignored). For each replicate ``r`` and preset,
+    a fresh ``TwoSampleStream`` (``num_samples`` points per stream in batches of ``batch_size``)
+    is prepared from the ``"data/<preset>/<r>"`` stream of the stage generator; the exact SW (POT)
+    is computed once and Stream-SW and the subsample matched to each k are scored against it
+    (:func:`errors_at_equal_memory`), all three on the same ``num_projections`` directions,
+    seeded by the ``"estimators/<r>"`` stream (the same for both presets).
+
+    Returns (``Metrics``): ``values`` ``"<preset>/k=<k>/<arm>/relative_error"`` (mean over the
+    replicates) for arm ``stream-sw`` and ``subsample``, ``"<preset>/k=<k>/retained"`` (floats per
+    direction per stream, both methods); ``tables["errors"]``: one row per (preset, k, replicate,
+    arm) with columns ``preset``, ``k``, ``replicate`` (0 .. ``num_replicates - 1``, the same
+    streams and directions for every k and both arms), ``subject`` (the arm), ``relative_error``,
+    ``retained`` and ``exact`` (the replicate's exact SW).
+
+    Shapes:
+        scalars; the streams are ``Tensor[b, d]`` batches, directions ``Tensor[L, d]``.
+
+    Units:
+        ``relative_error`` is a dimensionless fraction; ``exact`` in the units of x; ``retained``
+        counts floats per direction per stream.
+
+    Raises:
+        ConfigError: at build time, an unknown preset, an empty ``presets`` or ``ks``, a k < 2,
+            non-positive sizes, ``dim != 2`` with ``"mixtures"``.
+
+    Source: Nguyen 2025, "Streaming Sliced Optimal Transport", arXiv 2505.06835, Gaussian and
+    MixtureGaussian vary_k experiments (with correct subsample weights 1/m).
+    """
+
+    input_types: ClassVar[dict[str, tuple[type, ...]]] = {}
+    check_params: ClassVar[dict] = {
+        "presets": ["gaussians"],
+        "num_samples": 300,
+        "batch_size": 100,
+        "ks": [10],
+        "num_projections": 10,
+        "num_replicates": 2,
+    }
+
+    presets: list[str] = param(
+        factory=lambda: ["gaussians", "mixtures"],
+        doc="two-sample-stream presets ('gaussians', 'mixtures')",
+    )
+    dim: int = param(2, doc="dimension d of the points ('mixtures' needs 2)", validator=positive_int)
+    num_samples: int = param(10_000, doc="points per stream (n)", validator=positive_int)
+    batch_size: int = param(1_000, doc="points per batch", validator=positive_int)
+    ks: list[int] = param(
+        factory=lambda: [10, 30, 100, 300],
+        doc="KLL parameters k (the subsample keeps as many floats per direction)",
+        validator=positive_int_list,
+    )
+    num_projections: int = param(100, doc=_DOC_L, validator=positive_int)
+    num_replicates: int = param(
+        20,
+        doc="replicates: fresh streams and directions (paired across k and arms)",
+        validator=int_at_least(2),
+    )
+
+    def __attrs_post_init__(self) -> None:
+        from quadriga_stream_sw.tasks import TwoSampleStream
+
+        if not self.presets:
+            raise ConfigError("give at least one preset.", key="presets")
+        if not self.ks or min(self.ks) < 2:
+            raise ConfigError(f"'ks' must be non-empty with every k >= 2, got {self.ks}.", key="ks")
+        for preset in self.presets:  # the task validates the preset and its dimension
+            TwoSampleStream(
+                preset=preset, dim=self.dim, num_samples=self.num_samples, batch_size=self.batch_size
+            )
+
+    def evaluate(self, subject: Any = None, reference: Any = None, *, generator: Any) -> Metrics:
+        """Run every (replicate, preset) and score every k; see the class docstring (torch on one thread)."""
+        del subject, reference
+        with single_thread():  # small sorts: torch's intra-op threads only add contention
+            return self._evaluate(generator)
+
+    def _evaluate(self, generator: Any) -> Metrics:
+        from quadriga_stream_sw.tasks import TwoSampleStream
+
+        root = int(generator.initial_seed())
+        rows: list[dict[str, Any]] = []
+        for preset in self.presets:
+            for rep in range(self.num_replicates):
+                task = TwoSampleStream(
+                    preset=preset, dim=self.dim, num_samples=self.num_samples, batch_size=self.batch_size
+                )
+                task.prepare(generator=child_generator(generator, f"data/{preset}/{rep}"))
+                exact, errs = errors_at_equal_memory(
+                    task, self.ks, derive_seed(root, f"estimators/{rep}"), self.num_projections
+                )
+                for e in errs:
+                    for arm, err in zip(MEMORY_ARMS, (e["stream_err"], e["sub_err"]), strict=True):
+                        rows.append(
+                            {
+                                "preset": preset,
+                                "k": int(e["k"]),
+                                "replicate": rep,
+                                "subject": arm,
+                                "relative_error": float(err),
+                                "retained": int(e["retained"]),
+                                "exact": float(exact),
+                            }
+                        )
+        values: dict[str, float] = {}
+        for preset in self.presets:
+            for k in self.ks:
+                sel = [r for r in rows if r["preset"] == preset and r["k"] == k]
+                values[f"{preset}/k={k}/retained"] = float(sel[0]["retained"])
+                for arm in MEMORY_ARMS:
+                    errs = [r["relative_error"] for r in sel if r["subject"] == arm]
+                    values[f"{preset}/k={k}/{arm}/relative_error"] = sum(errs) / len(errs)
         return Metrics(values=values, tables={"errors": rows})
