@@ -68,3 +68,71 @@ def test_magnetization_error_against_enumeration():
         MagnetizationError(num_bootstrap=200).evaluate(
             {"big": _samples(torch.ones(3, 4, 9))}, ising, generator=torch.Generator().manual_seed(0)
         )
+
+
+def test_replicate_mse_per_chain_table_reads_points_moves_and_run_off():
+    """One row per (subject, chain): the point's settings as columns, the MSE, moves and the largest |x|."""
+    target = Gaussian(mean=[0.0, 0.0], covariance=[[4.0, 0.0], [0.0, 1.0]])  # largest s.d. 2
+    # chain 0 moves on 1 of 3 transitions, chain 1 never moves; means (1.5, 0.75) and (3, -3)
+    c0 = [[0.0, 0.0], [2.0, 1.0], [2.0, 1.0], [2.0, 1.0]]
+    c1 = [[3.0, -3.0]] * 4
+    a = torch.tensor([c0, c1], dtype=torch.float64)
+    subjects = {"mala[step_size=0.1]": _samples(a), "srmala[base_kernel.step_size=0.1]": _samples(2 * a)}
+    m = ReplicateMeanMSE(num_bootstrap=100).evaluate(
+        subjects, target, generator=torch.Generator().manual_seed(0)
+    )
+    rows = m.tables["per_chain"]
+    assert [(r["sampler"], r["step_size"], r["chain"]) for r in rows] == [
+        ("mala", 0.1, 0),
+        ("mala", 0.1, 1),
+        ("srmala", 0.1, 0),
+        ("srmala", 0.1, 1),
+    ]
+    assert rows[0]["subject"] == "mala[step_size=0.1]"
+    assert [r["mse"] for r in rows] == pytest.approx([(1.5**2 + 0.75**2) / 2, 9.0, (3**2 + 1.5**2) / 2, 36.0])
+    assert [r["moved"] for r in rows] == pytest.approx([1 / 3, 0.0, 1 / 3, 0.0])
+    assert [r["max_abs"] for r in rows] == pytest.approx([2.0, 3.0, 4.0, 6.0])
+    assert [r["max_abs_sd"] for r in rows] == pytest.approx([1.0, 1.5, 2.0, 3.0])
+    for name in subjects:  # the rows' mean is the evaluator's mse_mean
+        mine = [r["mse"] for r in rows if r["subject"] == name]
+        assert np.mean(mine) == pytest.approx(m.values[f"{name}/mse_mean"])
+    # a subject named from Python is its own sampler; running means (store = "means") give no moves
+    plain = ReplicateMeanMSE(num_bootstrap=100).evaluate(
+        {"x": _samples(a, store="means")}, target, generator=torch.Generator().manual_seed(0)
+    )
+    assert [set(r) for r in plain.tables["per_chain"]] == [{"subject", "sampler", "chain", "mse"}] * 2
+    assert plain.tables["per_chain"][0]["sampler"] == "x"
+
+
+def test_per_chain_moves_match_the_claim_helpers_on_a_sampler_run():
+    """On a real MALA run the per-chain rows pool to the claims' acceptance and run-off counts."""
+    from quadriga_srmc.claims import _diverged, _moved
+    from quadriga_std.samplers.mcmc import MALA
+
+    target = Gaussian(dim=3, equicorrelation=0.5)
+    out = MALA(step_size=0.3, num_chains=5, num_samples=50, burn_in=10, init="target").sample(
+        target, generator=torch.Generator().manual_seed(1)
+    )
+    m = ReplicateMeanMSE(num_bootstrap=100).evaluate(
+        {"mala": out}, target, generator=torch.Generator().manual_seed(0)
+    )
+    rows = m.tables["per_chain"]
+    assert np.mean([r["moved"] for r in rows]) == pytest.approx(_moved(out.chains))
+    assert (
+        _diverged([r["max_abs_sd"] for r in rows], 1.0)
+        == _diverged(out.chains.abs().amax(dim=(1, 2)), 1.0)
+        == 0
+    )
+    assert 0.2 < np.mean([r["moved"] for r in rows]) < 1.0
+
+
+def test_replicate_mse_num_chains_reads_the_first_chains_of_every_subject():
+    target = Gaussian(mean=[0.0, 0.0], covariance=[[1.0, 0.0], [0.0, 1.0]])
+    offsets = torch.arange(1, 6, dtype=torch.float64)  # chain k has MSE k^2
+    a = offsets[:, None, None] * torch.ones(5, 4, 2, dtype=torch.float64)
+    gen = torch.Generator().manual_seed(0)
+    m = ReplicateMeanMSE(num_bootstrap=100, num_chains=3).evaluate({"a": _samples(a)}, target, generator=gen)
+    assert [r["mse"] for r in m.tables["per_chain"]] == pytest.approx([1.0, 4.0, 9.0])
+    assert m.values["a/mse_mean"] == pytest.approx(14 / 3) and m.values["a/chains"] == 3
+    with pytest.raises(ConfigError, match="5 chains but num_chains = 6"):
+        ReplicateMeanMSE(num_bootstrap=100, num_chains=6).evaluate({"a": _samples(a)}, target, generator=gen)

@@ -68,6 +68,6 @@ def test_claims_smoke(name, tmp_path):
     assert all(math.isfinite(float(v)) for v in obs.numbers.values())
     assert all(Path(f).exists() for f in obs.figures.values())
     if name == "variance_reduction":
-        assert [c["group"] for c in rec["comparisons"]] == ["tuned step h=0.05", "paper step h=0.1"]
+        assert [c["group"] for c in rec["comparisons"]] == ["step_size=0.05", "step_size=0.1"]
         assert all(c["n"] == 8 for c in rec["comparisons"])
-        assert 0.3 < obs.numbers["tuned step h=0.05/mala/acceptance"] < 0.9
+        assert 0.3 < obs.numbers["step_size=0.05/mala/acceptance"] < 0.9

@@ -1,7 +1,9 @@
 """The paper's headline claims as statistical tests (``quadriga verify quadriga-srmc``).
 
-Each claim is a :class:`quadriga.claims.Claim` whose experiment returns per-chain values
-(one chain is one replicate); the core computes the interval and the verdict. Step sizes are
+Each claim reads per-chain values (one chain is one replicate): ``srmc-variance-reduction``
+runs the pipeline of its name and reads the rows of its evaluator's ``per_chain`` table
+(:class:`quadriga.claims.Rows`); the other two still compute them in an ``experiment``
+callable. The core computes the interval and the verdict. Step sizes are
 in quadriga-std's MALA convention y = x + h s(x) + sqrt(2h) xi: h = 0.05 is the official code's
 0.1 (tuned, acceptance about 0.59) and h = 0.1 its 0.2 (the paper's step, acceptance about
 0.14). Acceptance is counted the same way for every sampler: the fraction of kept
@@ -18,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Scale, Tuning
+from quadriga.claims import Claim, Effect, Observations, Plan, Precondition, Rows, Scale, Tuning
 
 __all__ = ["alpha_scaling", "mode_coverage", "variance_reduction"]
 
@@ -49,8 +51,9 @@ def _moved(chains: Any) -> float:
     return float((chains[:, 1:] != chains[:, :-1]).any(-1).double().mean())
 
 
-def _diverged(chains: Any, scale: float) -> int:
-    return int((chains.double().abs().amax(dim=(1, 2)) > DIVERGED_SDS * scale).sum())
+def _diverged(max_abs: Any, scale: float) -> int:
+    """Chains whose largest ``|x_i|`` (``max_abs``, one per chain) exceeds ``DIVERGED_SDS * scale``."""
+    return int((np.asarray(max_abs, dtype=np.float64) > DIVERGED_SDS * scale).sum())
 
 
 def _srmala(h: float, alpha: float, chains: int, opts: Any, **kw: Any) -> Any:
@@ -97,50 +100,72 @@ def _box(data: dict[str, np.ndarray], ylabel: str, path: Path, title: str, log_v
     return fig
 
 
-def _variance_experiment(scale: Scale, out_dir: Path) -> Observations:
-    """Per-chain squared error of the mean for MALA and SR-MALA at the tuned and the paper step."""
-    from quadriga_std.samplers.mcmc import MALA
-    from quadriga_std.targets.gaussian import Gaussian
+#: the stage of ``srmc-variance-reduction`` whose table ``per_chain`` holds one row per chain
+_VARIANCE_STAGE = "mse"
 
-    c, opts = scale.replicates, scale.options
-    target = Gaussian(dim=20, equicorrelation=0.9)
-    sd = float(target.covariance.diagonal().max().sqrt())
-    values: dict[str, dict[str, np.ndarray]] = {}
+
+def _variance_scale(chains: int, steps: int, burn: int) -> Scale:
+    """``chains`` per sampler and step, ``burn`` + ``steps`` transitions each.
+
+    Rows sets ``stage.mse.num_chains`` (the chains the evaluator reads from each sampler) to the
+    replicates; the samplers run ``chains`` each, so a ``verify --plan`` pilot reads the first
+    ``Plan.pilot_replicates`` chains of a paper-scale run.
+    """
+    return Scale(
+        replicates=chains,
+        overrides=(
+            f"stage.mala.num_chains={chains}",
+            f"stage.srmala.num_chains={chains}",
+            f"stage.mala.num_samples={steps}",
+            f"stage.srmala.num_steps={steps}",
+            f"stage.mala.burn_in={burn}",
+            f"stage.srmala.burn_in={burn}",
+        ),
+    )
+
+
+def _variance_numbers(result: Any) -> Observations:
+    """Acceptance, diverged chains, a table and a box plot from a run of ``srmc-variance-reduction``.
+
+    ``numbers``: ``"step_size=H/ARM/acceptance"`` (the fraction of kept transitions that moved,
+    pooled over the chains) and ``"step_size=H/ARM/diverged_chains"`` (chains whose largest
+    ``|x_i|`` exceeds ``DIVERGED_SDS`` times the target's largest s.d.: the evaluator's
+    ``max_abs_sd``), for ARM ``mala`` and ``srmala``; ``table``: per step and sampler the mean
+    MSE over chains, the acceptance and the diverged chains; ``figures["mse"]``: a box plot of
+    the per-chain MSEs (log scale), saved in the run directory. The claim's values come from the
+    rows.
+    """
+    rows = result.artifacts[_VARIANCE_STAGE].tables["per_chain"]
+    cells: dict[tuple[float, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        cells.setdefault((float(row["step_size"]), str(row["sampler"])), []).append(row)
     numbers: dict[str, Any] = {}
-    rows = [
+    lines = [
         "| step h (std) | sampler | MSE of the mean | acceptance (kept) | diverged chains |",
         "|---|---|---|---|---|",
     ]
     boxes = {}
-    for label, h, seed in (("tuned step h=0.05", 0.05, 1), ("paper step h=0.1", 0.1, 2)):
-        base = MALA(
-            step_size=h,
-            num_chains=c,
-            num_samples=int(opts["steps"]),
-            burn_in=int(opts["burn"]),
-            init="target",
-        ).sample(target, generator=_gen(seed))
-        sr = _srmala(h, 1.0, c, opts, alpha_schedule="adaptive", alpha_scale=1000.0).sample(
-            target, generator=_gen(seed + 10)
-        )
-        e_base, e_sr = _mse(base.chains, target.mean), _mse(sr.chains, target.mean)
-        values[label] = {"srmala": e_sr, "mala": e_base}
-        for arm, out, e in (("mala", base, e_base), ("srmala", sr, e_sr)):
-            acc, div = _moved(out.chains), _diverged(out.chains, sd)
-            numbers[f"{label}/{arm}/acceptance"] = acc
-            numbers[f"{label}/{arm}/diverged_chains"] = div
-            rows.append(f"| {h} | {arm} | {e.mean():.4g} | {acc:.3f} | {div} |")
-        boxes[f"MALA h={h}"], boxes[f"SR-MALA h={h}"] = np.log10(e_base), np.log10(e_sr)
+    for h in sorted({h for h, _ in cells}):
+        for arm in ("mala", "srmala"):
+            chain_rows = cells.get((h, arm), [])
+            if not chain_rows:
+                continue
+            e = np.array([r["mse"] for r in chain_rows])
+            acc = float(np.mean([r["moved"] for r in chain_rows]))
+            div = _diverged([r["max_abs_sd"] for r in chain_rows], 1.0)
+            numbers[f"step_size={h:g}/{arm}/acceptance"] = acc
+            numbers[f"step_size={h:g}/{arm}/diverged_chains"] = div
+            lines.append(f"| {h:g} | {arm} | {e.mean():.4g} | {acc:.3f} | {div} |")
+            boxes[f"{'SR-MALA' if arm == 'srmala' else 'MALA'} h={h:g}"] = np.log10(e)
+    path = Path(result.dir) / "mse.png"
     _box(
         boxes,
         "squared error of a chain's mean\n(squared units of x, log scale)",
-        out_dir / "mse.png",
+        path,
         "MALA against SR-MALA (alpha = 1) at two step sizes h, 20-D Gaussian",
         log_values=True,
     )
-    return Observations(
-        values=values, numbers=numbers, table="\n".join(rows), figures={"mse": str(out_dir / "mse.png")}
-    )
+    return Observations(numbers=numbers, table="\n".join(lines), figures={"mse": str(path)})
 
 
 def _no_divergence(obs: Observations) -> tuple[bool, str]:
@@ -154,9 +179,19 @@ def _no_divergence(obs: Observations) -> tuple[bool, str]:
 
 variance_reduction = Claim(
     arms=("srmala", "mala"),
-    # experiment=: a replicate is one chain of a batched run (a pipeline replicate is a whole run
-    # with its own seed), and the two step sizes are hand-built sampler pairs, not a registered pipeline.
-    experiment=_variance_experiment,
+    pipeline="srmc-variance-reduction",
+    # each chain is a replicate: its MSE of the mean, per sampler (arm column "sampler") and step
+    # size (one comparison per step, Holm); the two arms' chains are independent (unpaired)
+    rows=Rows(
+        stage=_VARIANCE_STAGE,
+        table="per_chain",
+        column="mse",
+        key="chain",
+        count="stage.mse.num_chains",
+        arm="sampler",
+        group="step_size",
+    ),
+    observe=_variance_numbers,
     effect=Effect(
         quantity="MSE of the chain mean on the 20-D Gaussian (rho = 0.9), SR-MALA / MALA "
         "(ratio of means over chains)",
@@ -167,7 +202,7 @@ variance_reduction = Claim(
         value=0.8,
         paired=False,
     ),
-    scales=_scales(400),
+    scales={"smoke": _variance_scale(8, 300, 100), "paper": _variance_scale(400, 7000, 3000)},
     plan=Plan(
         effect=0.1,
         pilot_replicates=20,
@@ -175,7 +210,7 @@ variance_reduction = Claim(
     ),
     preconditions=(
         Precondition.number(
-            "tuned step h=0.05/mala/acceptance",
+            "step_size=0.05/mala/acceptance",
             ">=",
             0.4,
             "the tuned MALA baseline accepts at least 40 % of moves (pitfall 2: an untuned baseline "
@@ -248,8 +283,12 @@ def _alpha_experiment(scale: Scale, out_dir: Path) -> Observations:
 
 alpha_scaling = Claim(
     arms=("srmala",),
-    # experiment=: replicates are chains of one batched run per alpha, and the slope's interval
-    # resamples chains within each alpha; `across=` reads one pipeline replicate per point instead.
+    # experiment=: the statistic is the log-log slope of the per-alpha MEANS over chains (delta-method
+    # t interval, loglog_slope on a [alphas, chains] array, chains independent across alphas). Rows
+    # gives per-row values for mean/difference/ratio, one comparison per `group` value, and has no
+    # `across` (a slope of log per-group means against a group column); `across=` needs one pipeline
+    # replicate per point and fits a slope per replicate, i.e. the mean of per-chain slopes, which
+    # pairs chains that share nothing and is a different statistic (log of means vs mean of logs).
     experiment=_alpha_experiment,
     effect=Effect(
         quantity="slope of log asymptotic variance against log alpha, alpha in {1, 2, 4, 8}",

@@ -155,11 +155,38 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
     ``baseline`` ``mse_ratio`` (median / baseline median) with its interval. The table
     ``replicate_mse`` keeps each row with the interval ends as columns.
 
+    The table ``per_chain`` has one row per (subject, chain), so that a claim can read the chains
+    as replicates (:class:`quadriga.claims.Rows`): ``subject`` (the stage name), ``sampler`` (the
+    stage table it was expanded from, ``"mala"`` for ``mala[step_size=0.1]``), one column per
+    setting of the subject's matrix point, named by the last part of its key
+    (``base_kernel.step_size`` -> ``step_size``, so one setting varied in differently nested
+    components reads as one column; the whole key when two last parts coincide), ``chain``
+    (0-based), ``mse`` (the chain's error above; its mean over chains is ``mse_mean``), and, when
+    the chains hold draws (not running means, ``info["store"] == "means"``), ``moved`` (the
+    fraction of consecutive stored draws that differ: the post-burn-in acceptance when every
+    draw is kept; dimensionless), ``max_abs`` (the largest ``|x_i|`` over the chain's stored
+    draws, units of x) and, when the reference has a ``covariance``, ``max_abs_sd`` (``max_abs``
+    over the reference's largest marginal standard deviation: a chain that ran off reads in the
+    thousands).
+
+    With ``num_chains`` > 0 only the first ``num_chains`` chains of every subject are evaluated
+    (every value, interval and table computed from the chains; ``acceptance_rate`` and
+    ``score_evals`` stay the sampler's, over all its chains), so that one setting fixes the number
+    of replicate chains of several sampler stages (the claim ``srmc-variance-reduction`` sets it
+    to its replicates).
+
     Raises:
-        ConfigError: a subject without chains, a reference without an exact ``mean``, an unknown baseline.
+        ConfigError: a subject without chains, a reference without an exact ``mean``, an unknown
+            baseline, a subject with fewer chains than ``num_chains``.
 
     Source: Hu et al. 2026, Sec. 5 (MSE of the mean over replicates).
     """
+
+    num_chains: int = param(
+        0,
+        doc="evaluate the first num_chains chains of every subject (0: all of them)",
+        validator=int_at_least(0),
+    )
 
     def evaluate(self, subject: Any, reference: Any = None, *, generator: Any) -> Metrics:
         """Compute the metrics for one subject or ``{name: Samples}`` against ``reference`` (a Target)."""
@@ -172,12 +199,16 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
             )
         mu = np.asarray(mu.detach().cpu().double().numpy() if hasattr(mu, "double") else mu, dtype=np.float64)
         rng = child_numpy_rng(generator, "bootstrap")
+        subjects = {n: self._first_chains(n, s) for n, s in subjects.items()}
         mses = {n: ((chain_means(s, n) - mu) ** 2).mean(1) for n, s in subjects.items()}
         values: dict[str, float] = {}
         intervals: dict[str, dict[str, Any]] = {}
         rows = []
+        per_chain: list[dict[str, Any]] = []
+        sd = _largest_sd(reference)
         for n, s in subjects.items():
             e = mses[n]
+            per_chain.extend(_chain_rows(n, s, e, sd))
             lo, hi = bootstrap_median(e, rng, self.num_bootstrap, self.level)
             draws = s.info.get("draws_per_chain") or (s.chains.shape[1] * s.info.get("thin", 1))
             row = {
@@ -202,8 +233,82 @@ class ReplicateMeanMSE(_ReplicateEvaluator):
             values.update(v)
             intervals.update(ci)
         return Metrics(
-            values=values, intervals=intervals, tables={"replicate_mse": rows}, figures={"mse": _box(mses)}
+            values=values,
+            intervals=intervals,
+            tables={"replicate_mse": rows, "per_chain": per_chain},
+            figures={"mse": _box(mses)},
         )
+
+    def _first_chains(self, name: str, samples: Any) -> Any:
+        """``samples`` with its first ``num_chains`` chains only (all of them when it is 0).
+
+        Raises:
+            ConfigError: the subject has no chains or fewer than ``num_chains``.
+        """
+        chains = getattr(samples, "chains", None)
+        if not self.num_chains or chains is None:
+            return samples
+        if chains.shape[0] < self.num_chains:
+            raise ConfigError(
+                f"subject '{name}' has {chains.shape[0]} chains but num_chains = {self.num_chains}; "
+                "run the sampler with at least as many chains or lower num_chains.",
+                key="num_chains",
+            )
+        kept = chains[: self.num_chains]
+        return Samples(x=kept.reshape(-1, kept.shape[-1]), chains=kept, info=dict(samples.info))
+
+
+def _largest_sd(reference: Any) -> float | None:
+    """The reference's largest marginal standard deviation, or ``None`` without a ``covariance``."""
+    cov = getattr(reference, "covariance", None)
+    if cov is None:
+        return None
+    cov = np.asarray(cov.detach().cpu().double().numpy() if hasattr(cov, "double") else cov, dtype=np.float64)
+    return float(np.sqrt(np.max(np.diag(np.atleast_2d(cov)))))
+
+
+def _point_columns(name: str) -> dict[str, Any]:
+    """``{"sampler": source, setting: value, ...}`` of a stage name (``srmala[base_kernel.step_size=0.1]``).
+
+    A setting is named by the last part of its dotted key, or by the whole key where two last parts
+    coincide; a name that is not a stage name (a subject named from Python) is its own ``sampler``.
+    """
+    from quadriga.stage_names import parse_stage_name
+
+    try:
+        parsed = parse_stage_name(name)
+    except ConfigError:
+        return {"sampler": name}
+    point = parsed.point_dict()
+    short = [k.rsplit(".", 1)[-1] for k in point]
+    names = short if len(set(short)) == len(short) else list(point)
+    return {"sampler": parsed.source, **dict(zip(names, point.values(), strict=True))}
+
+
+def _chain_rows(name: str, samples: Any, errors: np.ndarray, sd: float | None) -> list[dict[str, Any]]:
+    """The ``per_chain`` rows of one subject (see :class:`ReplicateMeanMSE`).
+
+    ``errors`` is ``ndarray[c]``; ``sd`` the reference's largest marginal s.d. (``None``: no ``max_abs_sd``).
+    """
+    head = {"subject": name, **_point_columns(name)}
+    chains = samples.chains
+    moved = max_abs = None
+    if samples.info.get("store", "draws") != "means" and hasattr(chains, "double"):
+        x = chains.double()
+        max_abs = x.abs().amax(dim=(1, 2)).numpy()
+        if x.shape[1] > 1:
+            moved = (x[:, 1:] != x[:, :-1]).any(-1).double().mean(1).numpy()
+    out = []
+    for k, e in enumerate(errors):
+        row = {**head, "chain": k, "mse": float(e)}
+        if moved is not None:
+            row["moved"] = float(moved[k])
+        if max_abs is not None:
+            row["max_abs"] = float(max_abs[k])
+            if sd is not None:
+                row["max_abs_sd"] = float(max_abs[k]) / sd
+        out.append(row)
+    return out
 
 
 def _box(mses: dict[str, np.ndarray], reference: str = "the exact mean") -> Any:
