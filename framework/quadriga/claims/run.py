@@ -403,14 +403,7 @@ def read_row_groups(
     table = _row_table(result, rows, where)
     group = tuple(getattr(rows, "group", ()))
     parts: dict[str, list[Any]] = {}
-    for row in table:
-        lacking = next((c for c in group if c not in row), None)
-        if lacking is not None:
-            raise ConfigError(
-                f"a row of {where} has no group column '{lacking}' (its columns: {', '.join(row)})."
-                f"{suggest(lacking, row)}",
-                key="rows",
-            )
+    for row in table:  # _row_table checked that every row has the group columns
         parts.setdefault(point_label({c: row[c] for c in group}), []).append(row)
     if len(parts) <= 1:
         return _read_table(table, rows, arms, replicates, paired, where)
@@ -462,7 +455,8 @@ def _row_table(result: Any, rows: Any, where: str) -> list[Any]:
     """The rows of ``tables[rows.table]`` of ``rows.stage``, each with the arm, key and value columns.
 
     Raises:
-        ConfigError: (key ``rows``) no result for the stage, no such table, a row lacking a column.
+        ConfigError: (key ``rows``) no result for the stage, no such table, a row lacking a column
+            (the arm, key or value column, or one of ``rows.group``).
     """
     artifact = result.artifacts.get(rows.stage)
     if artifact is None:
@@ -478,11 +472,13 @@ def _row_table(result: Any, rows: Any, where: str) -> list[Any]:
             key="rows",
         )
     table = list(tables[rows.table])
-    for column in (rows.arm, rows.key, rows.column):
+    group = tuple(getattr(rows, "group", ()))
+    for column in (rows.arm, rows.key, rows.column, *group):
         lacking = next((r for r in table if column not in r), None)
         if lacking is not None:
+            what = "group column" if column in group else "column"
             raise ConfigError(
-                f"a row of {where} has no column '{column}' (its columns: {', '.join(lacking)})."
+                f"a row of {where} has no {what} '{column}' (its columns: {', '.join(lacking)})."
                 f"{suggest(column, lacking)}",
                 key="rows",
             )
