@@ -1165,11 +1165,30 @@ def test_grouped_rows_make_one_comparison_per_group(tmp_path):
     assert err.value.key == "rows"
     with pytest.raises(ConfigError, match="read them with read_row_groups"):
         read_rows(_table_result(table), rows, ("a", "b"), 3)
-    # one group is the plain {arm: values}; a row lacking the column is named
-    assert read_row_groups(_table_result(table[:6]), rows, ("a", "b"), 3)[0] == {"a": a0, "b": b0}
+    # one group keeps its label (a smoke scale running one setting); a row lacking the column is named
+    assert read_row_groups(_table_result(table[:6]), rows, ("a", "b"), 3)[0] == {
+        "shift=0": {"a": a0, "b": b0}
+    }
+    one = evaluate_claim(claim, Observations(values={"shift=0": {"a": a0, "b": b0}}), "paper")
+    assert [c["group"] for c in one["comparisons"]] == ["shift=0"]
     with pytest.raises(ConfigError, match="has no group column 'shift'"):
         read_row_groups(_table_result([{k: v for k, v in table[0].items() if k != "shift"}]), rows, ("a",))
-    # the group cannot be the key, arm or value column
-    with pytest.raises(ConfigError, match=r"Rows\.group names item") as err:
+    # the group cannot be the key, arm or value column, name a column twice, or come unordered
+    with pytest.raises(ConfigError) as err:
         Rows(**spec, group=("item",))
     assert err.value.key == "rows" and "per 'shift'" in rows.describe()
+    assert (
+        err.value.reason == "Rows.group names 'item' (the key column); group by another column of the table."
+    )
+    for bad, says in [
+        (["shift", "shift"], "names a column twice"),
+        ({"shift", "k"}, "a column name or a list of them"),
+        ({"shift": 1}, "a column name or a list of them"),
+        (None, "a column name or a list of them"),
+        (b"shift", "a column name or a list of them"),
+        ([""], "non-empty strings"),
+    ]:
+        with pytest.raises(ConfigError, match=says) as err:
+            Rows(**spec, group=bad)
+        assert err.value.key == "rows"
+    assert Rows(**spec, group=["shift", "k"]).group == ("shift", "k")

@@ -344,19 +344,36 @@ def _nonfinite(instance: Any, attribute: Any, value: Any) -> None:
 def _group(instance: Any, attribute: Any, value: Any) -> None:
     for name in value:
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"Rows.group must name columns (non-empty strings), got {value!r}.", key="rows")
-    taken = {instance.arm, instance.key, instance.column} & set(value)
+            raise ConfigError(
+                f"Rows.group must name columns (a string or a list of non-empty strings), got {value!r}.",
+                key="rows",
+            )
+    if len(set(value)) < len(value):
+        raise ConfigError(f"Rows.group names a column twice: {list(value)!r}.", key="rows")
+    roles = {instance.arm: "arm", instance.key: "key", instance.column: "value"}
+    taken = [f"'{name}' (the {roles[name]} column)" for name in value if name in roles]
     if taken:
         raise ConfigError(
-            f"Rows.group names {', '.join(sorted(taken))}, already the arm, key or value column; group by "
-            "another column of the table.",
-            key="rows",
+            f"Rows.group names {', '.join(taken)}; group by another column of the table.", key="rows"
         )
 
 
 def _as_columns(value: Any) -> tuple[Any, ...]:
-    """One column name or several, as a tuple."""
-    return (value,) if isinstance(value, str) else tuple(value)
+    """One column name or several (a list or tuple, in order), as a tuple.
+
+    Raises:
+        ConfigError: (key ``rows``) anything else: a set or a mapping (no fixed order, so the
+            groups' labels could change between runs), bytes, a number or None.
+    """
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(
+            f"Rows.group must be a column name or a list of them (in order), got {value!r} "
+            f"({type(value).__name__}).",
+            key="rows",
+        )
+    return tuple(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -404,7 +421,8 @@ class Rows:
             in order of first appearance, is its own comparison in the claim's Holm family, with
             ``count`` rows per arm (the items are the same in every group), read, paired and
             dropped as above within the group; ``rows_dropped/LABEL/ARM`` then counts each
-            group's dropped rows. One group only gives the ungrouped ``{arm: [values]}``.
+            group's dropped rows. A table holding one group (a scale that runs one setting) is
+            still read as a group, under its label.
 
     Raises:
         ConfigError: (key ``rows``) an empty name, a ``count`` that is not ``task.NAME.PARAM`` or

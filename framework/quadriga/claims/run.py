@@ -386,12 +386,14 @@ def read_row_groups(
 
     The rows are split by the values of the ``rows.group`` columns, in order of first appearance;
     each group is read as :func:`read_rows_dropped` reads a whole table (``replicates`` rows per arm
-    in every group, paired by key within the group). Without ``rows.group``, or with one group,
-    this is :func:`read_rows_dropped`.
+    in every group, paired by key within the group). Without ``rows.group`` this is
+    :func:`read_rows_dropped`.
 
     Returns:
-        ``(values, dropped)``: ``{arm: [values]}`` and ``{arm: rows left out}`` with one group,
-        else ``{"col=value,...": {arm: [values]}}`` and ``{"col=value,...": {arm: rows left out}}``.
+        ``(values, dropped)``: ``{arm: [values]}`` and ``{arm: rows left out}`` without
+        ``rows.group``; with it, ``{"col=value,...": {arm: [values]}}`` and ``{"col=value,...":
+        {arm: rows left out}}``, even when the table holds one group (a scale that runs one
+        setting keeps its label, and the numbers their names).
 
     Raises:
         ConfigError: (key ``rows``) a row lacking a group column (the closest column suggested);
@@ -405,7 +407,7 @@ def read_row_groups(
     parts: dict[str, list[Any]] = {}
     for row in table:  # _row_table checked that every row has the group columns
         parts.setdefault(point_label({c: row[c] for c in group}), []).append(row)
-    if len(parts) <= 1:
+    if not group:
         return _read_table(table, rows, arms, replicates, paired, where)
     values: dict[str, Any] = {}
     dropped: dict[str, Any] = {}

@@ -151,8 +151,10 @@ def test_pipeline_runs(tmp_path):
 
 def test_plrf_claim_smoke(tmp_path):
     obs = plrf_exponents.observations("smoke", tmp_path, Registry(use_env=False))
-    # one point at smoke scale: one group, the rows of the two W draws
-    assert list(obs.values) == ["plrf"] and len(obs.values["plrf"]) == 2
+    # one point at smoke scale: one group, under its label, the rows of the two W draws
+    assert list(obs.values) == ["phase=II,alpha=1.0,beta=0.7"]
+    (group,) = obs.values.values()
+    assert list(group) == ["plrf"] and len(group["plrf"]) == 2
     assert obs.numbers["d_max"] == 64 and obs.numbers["min_interior_decades"] > 0
     assert obs.numbers["largest_simulation_gap_in_se"] < 6
     assert evaluate_claim(plrf_exponents, obs, "smoke")["status"] == "ran"

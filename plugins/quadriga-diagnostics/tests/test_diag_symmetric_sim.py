@@ -88,6 +88,7 @@ def test_pipeline_runs(tmp_path):
 def test_symmetric_claim_smoke(tmp_path):
     obs = symmetric_escape.observations("smoke", tmp_path, Registry(use_env=False))
     assert obs.numbers["min_escaped_share"] == 1.0
-    # smoke runs k = 1, 2: one comparison (k = 2 against 1), 4 paired runs per arm
-    assert set(obs.values) == {"k", "k - 1"} and all(len(obs.values[a]) == 4 for a in obs.values)
+    # smoke runs k = 1, 2: one comparison (k = 2 against 1), under its label; 4 paired runs per arm
+    assert list(obs.values) == ["k=2"]
+    assert set(obs.values["k=2"]) == {"k", "k - 1"} and all(len(v) == 4 for v in obs.values["k=2"].values())
     assert evaluate_claim(symmetric_escape, obs, "smoke")["status"] == "ran"
